@@ -1,0 +1,150 @@
+#pragma once
+// What a run reports while it trains: metric points, step spans, events and the final summary.
+// Every series name is listed with its unit and meaning in docs/metrics.md.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "stagewise/engine/model_plan.h"
+#include "stagewise/engine/spec.h"
+
+namespace stagewise::engine {
+
+/// Series names (docs/metrics.md). Per-stage series carry the stage index, run series stage -1.
+namespace series {
+// per stage, every step
+inline constexpr const char* kLoss = "loss";                  // local (aux) loss
+inline constexpr const char* kAccuracy = "accuracy";          // local (aux) accuracy, 0..1
+inline constexpr const char* kQueueDepth = "queue_depth";     // items waiting at the input
+inline constexpr const char* kStaleness = "staleness";        // upstream steps ahead of this one
+// per stage, every report interval (~250 ms)
+inline constexpr const char* kComputeFraction = "compute_fraction";  // sliding 1 s window
+inline constexpr const char* kWaitFraction = "wait_fraction";
+inline constexpr const char* kBlockedFraction = "blocked_fraction";
+inline constexpr const char* kStepsPerSec = "steps_per_sec";
+inline constexpr const char* kBytesSent = "bytes_sent";              // cumulative
+inline constexpr const char* kBackpropBytes = "backprop_bytes";      // cumulative, would-be
+inline constexpr const char* kActivationBytes = "activation_bytes";  // peak so far
+// per stage (layer >= 0 for the per-layer value), every probe
+inline constexpr const char* kGradCosine = "grad_cosine";
+// per run
+inline constexpr const char* kSamplesPerSec = "samples_per_sec";
+inline constexpr const char* kTestAccuracy = "test_accuracy";
+inline constexpr const char* kTestLoss = "test_loss";
+inline constexpr const char* kCpuUtilization = "cpu_utilization";  // process CPU / cores, 0..1
+inline constexpr const char* kProgress = "progress";                // 0..1
+}  // namespace series
+
+/// One value of one series. `step` is the stage's step (run series: the last stage's).
+struct MetricPoint {
+  std::string name;
+  int stage = -1;  ///< -1: run-level series
+  int layer = -1;  ///< >= 0 only for per-layer series
+  int64_t step = 0;
+  double timeS = 0;  ///< seconds since the run started
+  double value = 0;
+};
+
+/// One step of one stage, for the utilization timeline.
+struct StepSpan {
+  int stage = 0;
+  int64_t step = 0;
+  double startS = 0;  ///< compute start, seconds since run start
+  double endS = 0;    ///< compute end
+};
+
+enum class EventKind { Started, Paused, Resumed, StopRequested, Completed, Stopped, Failed,
+                       Checkpoint, Info, Warning };
+std::string toString(EventKind kind);
+
+struct RunEvent {
+  EventKind kind = EventKind::Info;
+  double timeS = 0;
+  int stage = -1;
+  std::string message;
+};
+
+enum class RunStatus { Running, Completed, Stopped, Failed, Interrupted };
+std::string toString(RunStatus status);
+
+/// A stage as the run was set up.
+struct StageInfo {
+  int index = 0;
+  int firstLayer = 0;
+  int lastLayer = 0;
+  std::string device;
+  std::string auxHead;  ///< "classifier" for the last stage
+  int threads = 1;
+  int64_t params = 0;
+  int64_t auxParams = 0;
+};
+
+/// Sent once before the first metric.
+struct RunInfo {
+  std::string name;
+  std::string specJson;  ///< the resolved spec, canonical JSON
+  Mode mode = Mode::Local;
+  std::vector<StageInfo> stages;
+  std::vector<LayerInfo> layers;
+  int64_t totalSteps = 0;
+  int batchSize = 0;
+  std::string blas;
+  std::string torchVersion;
+};
+
+inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+
+struct StageSummary {
+  int index = 0;
+  std::string device;
+  int firstLayer = 0;
+  int lastLayer = 0;
+  int threads = 1;
+  int64_t steps = 0;
+  double finalLoss = kNoValue;      ///< mean over the last 50 steps
+  double finalAccuracy = kNoValue;  ///< mean over the last 50 steps
+  double computeFraction = 0;       ///< whole run
+  double waitFraction = 0;
+  double blockedFraction = 0;
+  int64_t bytesSent = 0;
+  int64_t backpropBytes = 0;
+  double gradCosine = kNoValue;     ///< last probe (local mode)
+  int64_t peakActivationBytes = 0;
+  double paramChecksum = 0;         ///< sum of body parameters at the end (tests, comparisons)
+  double meanStepSeconds = 0;       ///< mean compute time per step
+};
+
+struct RunSummary {
+  RunStatus status = RunStatus::Completed;
+  Mode mode = Mode::Local;
+  int64_t steps = 0;                ///< steps finished by the last stage
+  int64_t samples = 0;
+  double samplesPerSec = 0;         ///< after a 20-step warm-up
+  double testAccuracy = kNoValue;
+  double testLoss = kNoValue;
+  double wallSeconds = 0;
+  double cpuUtilization = 0;
+  double pipelineEfficiency = kNoValue;  ///< achieved / (1 / slowest stage's step time)
+  std::string blas;
+  int threads = 0;                  ///< total intra-op threads over all stages
+  bool flushDenormal = true;
+  std::string error;                ///< failed: what went wrong, naming the stage
+  int failedStage = -1;
+  std::vector<StageSummary> stages;
+};
+
+/// Receives a run's reports. All callbacks come from one engine thread, in order, never from
+/// a compute thread; an observer may take its time without slowing training down.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void onStart(const RunInfo& /*info*/) {}
+  virtual void onMetrics(const std::vector<MetricPoint>& /*points*/) {}
+  virtual void onSpans(const std::vector<StepSpan>& /*spans*/) {}
+  virtual void onEvent(const RunEvent& /*event*/) {}
+  virtual void onFinish(const RunSummary& /*summary*/) {}
+};
+
+}  // namespace stagewise::engine

@@ -1,0 +1,50 @@
+#pragma once
+// The model as an ordered list of layers with their costs, computed without LibTorch so the
+// designer, `inspect` and the partition estimate can show it instantly.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stagewise/engine/spec.h"
+
+namespace stagewise::engine {
+
+/// Shape of one sample and the number of classes, read from the dataset headers.
+struct InputShape {
+  std::vector<int64_t> dims;  ///< e.g. {1, 28, 28} or {32}
+  int numClasses = 10;
+  int64_t numel() const;
+};
+
+/// One layer (MLP: Linear + activation; the classifier is the last layer).
+struct LayerInfo {
+  int index = 0;
+  std::string name;                ///< "fc3", "classifier"
+  std::string description;         ///< "Linear 512→512 + ReLU"
+  std::vector<int64_t> outShape;   ///< per sample
+  int64_t params = 0;
+  int64_t flops = 0;               ///< forward FLOPs per sample (multiply-add = 2)
+  int64_t activationBytes = 0;     ///< output activation bytes per sample (float32)
+};
+
+struct ModelPlan {
+  InputShape input;
+  std::vector<LayerInfo> layers;
+  int64_t totalParams() const;
+  int64_t totalFlops() const;
+  int64_t inputBytes() const;  ///< bytes of one input sample (float32)
+};
+
+/// Builds the layer list for `model` on inputs of `input`. Throws SpecError on bad model fields.
+ModelPlan planModel(const ModelSpec& model, const InputShape& input);
+
+/// Parameters and forward FLOPs per sample of an aux head fed by `inShape`.
+struct AuxCost {
+  int64_t params = 0;
+  int64_t flops = 0;
+};
+AuxCost auxHeadCost(const std::string& kind, int hidden, const std::vector<int64_t>& inShape,
+                    int numClasses);
+
+}  // namespace stagewise::engine

@@ -1,0 +1,148 @@
+#pragma once
+// Experiment specification: what to train, how to cut it, how to run it.
+// Plain structs, no LibTorch. JSON format documented in docs/experiment-format.md.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stagewise::engine {
+
+/// Training mode: independent local updates per stage, or the end-to-end baseline.
+enum class Mode { Local, Backprop };
+
+std::string toString(Mode mode);
+std::optional<Mode> modeFromString(std::string_view text);
+
+/// Per-stage execution settings (resolved: defaults with the stage's overrides applied).
+struct StageSettings {
+  std::string device = "cpu";    ///< "cpu" or "cuda:N"
+  std::string auxHead = "linear"; ///< "linear" or "mlp" (ignored for the last stage)
+  int auxHidden = 256;           ///< hidden width of an "mlp" aux head
+  int threads = 1;               ///< intra-op threads of the stage's compute thread
+  std::vector<int> cores;        ///< CPU cores to pin the stage to; empty: no pinning
+  double lrScale = 1.0;          ///< multiplies train.lr for this stage
+  int delayMs = 0;               ///< straggler injection: sleep per step
+};
+
+/// Optional per-stage overrides of StageSettings, as written in the spec's `stages` list.
+struct StageOverride {
+  std::optional<std::string> device;
+  std::optional<std::string> auxHead;
+  std::optional<int> auxHidden;
+  std::optional<int> threads;
+  std::optional<std::vector<int>> cores;
+  std::optional<double> lrScale;
+  std::optional<int> delayMs;
+};
+
+struct DatasetSpec {
+  std::string kind = "fashion-mnist"; ///< fashion-mnist | idx | cifar10 | synthetic
+  std::string path;                   ///< folder for idx / cifar10 (fashion-mnist: optional)
+  int64_t limitTrain = 0;             ///< use only the first N training samples (0: all)
+  int64_t limitTest = 0;              ///< use only the first N test samples (0: all)
+  // synthetic: Gaussian clusters, deterministic for a seed
+  int64_t syntheticTrain = 4096;
+  int64_t syntheticTest = 1024;
+  int syntheticFeatures = 32;
+  int syntheticClasses = 4;
+};
+
+struct ModelSpec {
+  std::string kind = "mlp";                 ///< mlp (cnn, vit: see docs)
+  std::vector<int> hidden = std::vector<int>(8, 512); ///< MLP hidden widths, one layer each
+  std::string activation = "relu";          ///< relu | gelu | tanh
+};
+
+struct PartitionSpec {
+  std::vector<int> cuts;          ///< layer indices where stages 2..K begin
+  std::string balance = "manual"; ///< manual | flops (then `stages` gives the stage count)
+  int numStages = 0;              ///< used by balance=flops
+};
+
+struct TrainSpec {
+  int batchSize = 32;
+  int epochs = 1;
+  int64_t maxSteps = 0;           ///< 0: run `epochs` full epochs
+  std::string optimizer = "adam"; ///< adam | sgd
+  double lr = 1e-3;
+  double weightDecay = 0.0;
+  double momentum = 0.9;          ///< sgd only
+  uint64_t seed = 1;
+  int queueCapacity = 4;          ///< bounded queue between stages (allowed staleness)
+  int backpropThreads = 0;        ///< intra-op threads in backprop mode; 0: one per core
+};
+
+struct EvalSpec {
+  int64_t interval = 1000;  ///< steps between test evaluations (0: only at the end)
+  int64_t maxSamples = 0;   ///< evaluate on the first N test samples (0: all)
+};
+
+struct ProbeSpec {
+  int64_t interval = 100;   ///< steps between gradient-cosine probes (0: only at the end, -1: never)
+  int batchSize = 256;
+};
+
+/// Fault hooks for tests.
+struct DebugSpec {
+  int64_t failAtStep = -1;  ///< the stage throws at this step
+  int64_t nanAtStep = -1;   ///< the stage's input turns NaN at this step
+  int stage = 0;            ///< which stage the hooks apply to
+};
+
+/// A whole experiment. Field names mirror the JSON keys (snake_case there).
+struct ExperimentSpec {
+  std::string name;
+  DatasetSpec dataset;
+  ModelSpec model;
+  PartitionSpec partition;
+  StageSettings stageDefaults;
+  std::vector<StageOverride> stages; ///< empty, or exactly one entry per stage
+  Mode mode = Mode::Local;
+  TrainSpec train;
+  EvalSpec eval;
+  ProbeSpec probe;
+  DebugSpec debug;
+
+  /// Number of stages implied by the cuts (or partition.numStages when balancing).
+  int stageCount() const;
+  /// Defaults with stage `index`'s overrides applied.
+  StageSettings stageSettings(int index) const;
+};
+
+/// Invalid input: `field` is the dotted JSON key ("train.batch_size"), `what()` says what to fix.
+class SpecError : public std::runtime_error {
+ public:
+  SpecError(std::string field, const std::string& message);
+  const std::string& field() const { return m_field; }
+
+ private:
+  std::string m_field;
+};
+
+/// Parses and type-checks a spec (unknown keys and wrong types are errors). Throws SpecError.
+ExperimentSpec parseSpec(std::string_view json);
+/// Reads a spec file; errors name the file. Throws SpecError.
+ExperimentSpec loadSpec(const std::string& path);
+/// Canonical JSON for a spec (round-trips through parseSpec).
+std::string specToJson(const ExperimentSpec& spec, int indent = 2);
+
+/// Applies `dotted.key=value` overrides to a JSON document; the value is read as JSON where it
+/// parses, else as a string. Throws SpecError for a malformed assignment.
+std::string applyOverrides(std::string_view json, const std::vector<std::string>& assignments);
+
+/// One problem found by semantic validation, with the field to change.
+struct Problem {
+  std::string field;
+  std::string message;
+};
+
+/// Checks value ranges, devices and stage counts that parsing cannot (cuts against the model:
+/// see partition.h). `devices` lists the devices that exist ("cpu", "cuda:0", ...).
+std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
+                                  const std::vector<std::string>& devices);
+
+}  // namespace stagewise::engine

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Stagewise needs, only those missing (idempotent).
+# Usage: scripts/deps.sh [--gui] [--tools]
+#   default: build + test dependencies (engine, CLI, store, workbench, tests)
+#   --tools: also Xvfb/ImageMagick/xdotool for screenshots
+set -euo pipefail
+
+want=(
+  build-essential cmake ninja-build pkg-config
+  libtorch-dev libgloo-dev
+  libopenblas0-openmp         # LibTorch calls the system BLAS: reference BLAS is ~7x slower
+  nlohmann-json3-dev libsqlite3-dev sqlite3 zlib1g-dev
+  qt6-base-dev qt6-base-dev-tools libqcustomplot-dev libgl-dev
+  qt6-svg-dev
+  dataset-fashion-mnist
+)
+for a in "$@"; do
+  case "$a" in
+    --tools) want+=(xvfb imagemagick xdotool x11-utils) ;;
+    --gui) ;;
+    *) echo "deps.sh: unknown option '$a' (use --tools)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps.sh: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Make sure LibTorch resolves BLAS to OpenBLAS (OpenMP flavour), not the reference libblas3.
+if command -v update-alternatives >/dev/null; then
+  for alt in libblas.so.3-x86_64-linux-gnu liblapack.so.3-x86_64-linux-gnu; do
+    cand=$(update-alternatives --list "$alt" 2>/dev/null | grep openblas-openmp | head -1 || true)
+    if [ -n "$cand" ]; then
+      cur=$(readlink -f "/etc/alternatives/$alt" 2>/dev/null || true)
+      [ "$cur" = "$(readlink -f "$cand")" ] || ${SUDO:-} update-alternatives --set "$alt" "$cand" >/dev/null
+    fi
+  done
+fi
+echo "deps.sh: all dependencies present"
