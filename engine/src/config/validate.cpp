@@ -1,1 +1,119 @@
-// (being written)
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "stagewise/engine/partition.h"
+#include "stagewise/engine/spec.h"
+
+namespace stagewise::engine {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+void checkStage(const StageSettings& s, const std::string& at, const std::vector<std::string>& devices,
+                std::vector<Problem>& out) {
+  if (std::find(devices.begin(), devices.end(), s.device) == devices.end())
+    out.push_back({at + ".device", "device '" + s.device + "' does not exist here; available: " +
+                                       joined(devices)});
+  if (s.auxHead != "linear" && s.auxHead != "mlp")
+    out.push_back({at + ".aux_head", "unknown aux head '" + s.auxHead + "'; use linear or mlp"});
+  if (s.auxHidden < 1 || s.auxHidden > 65536)
+    out.push_back({at + ".aux_hidden", "must be between 1 and 65536"});
+  if (s.threads < 1 || s.threads > 256)
+    out.push_back({at + ".threads", "must be between 1 and 256"});
+  int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int c : s.cores)
+    if (c < 0 || c >= hw)
+      out.push_back({at + ".cores", "core " + std::to_string(c) + " does not exist; this machine has cores 0.." +
+                                        std::to_string(hw - 1)});
+  if (!(s.lrScale >= 0) || !std::isfinite(s.lrScale))
+    out.push_back({at + ".lr_scale", "must be a finite number >= 0"});
+  if (s.delayMs < 0 || s.delayMs > 60000)
+    out.push_back({at + ".delay_ms", "must be between 0 and 60000"});
+}
+
+}  // namespace
+
+std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
+                                  const std::vector<std::string>& devices) {
+  std::vector<Problem> out;
+  const auto& d = spec.dataset;
+  if (d.kind != "fashion-mnist" && d.kind != "idx" && d.kind != "cifar10" && d.kind != "synthetic")
+    out.push_back({"dataset.kind", "unknown dataset '" + d.kind +
+                                       "'; use fashion-mnist, idx, cifar10 or synthetic"});
+  if ((d.kind == "idx" || d.kind == "cifar10") && d.path.empty())
+    out.push_back({"dataset.path", "a " + d.kind + " dataset needs the folder holding its files"});
+  if (d.limitTrain < 0) out.push_back({"dataset.limit_train", "must be >= 0 (0: all)"});
+  if (d.limitTest < 0) out.push_back({"dataset.limit_test", "must be >= 0 (0: all)"});
+  if (d.kind == "synthetic") {
+    if (d.syntheticTrain < 1) out.push_back({"dataset.synthetic_train", "must be >= 1"});
+    if (d.syntheticTest < 1) out.push_back({"dataset.synthetic_test", "must be >= 1"});
+    if (d.syntheticFeatures < 1 || d.syntheticFeatures > 100000)
+      out.push_back({"dataset.synthetic_features", "must be between 1 and 100000"});
+    if (d.syntheticClasses < 2 || d.syntheticClasses > 1000)
+      out.push_back({"dataset.synthetic_classes", "must be between 2 and 1000"});
+  }
+
+  const auto& m = spec.model;
+  if (m.kind != "mlp")
+    out.push_back({"model.kind", "model '" + m.kind + "' is not available in this build; use mlp"});
+  if (m.hidden.empty()) out.push_back({"model.hidden", "needs at least one hidden width"});
+  for (size_t i = 0; i < m.hidden.size(); ++i)
+    if (m.hidden[i] < 1 || m.hidden[i] > 65536)
+      out.push_back({"model.hidden[" + std::to_string(i) + "]", "width must be between 1 and 65536"});
+  if (m.activation != "relu" && m.activation != "gelu" && m.activation != "tanh")
+    out.push_back({"model.activation", "unknown activation '" + m.activation + "'; use relu, gelu or tanh"});
+
+  const auto& p = spec.partition;
+  if (p.balance != "manual" && p.balance != "flops")
+    out.push_back({"partition.balance", "unknown balance '" + p.balance + "'; use manual or flops"});
+  if (p.balance == "flops" && (p.numStages < 1 || (numLayers > 0 && p.numStages > numLayers)))
+    out.push_back({"partition.stages", "balance=flops needs a stage count between 1 and " +
+                                           std::to_string(numLayers) + " (the number of layers)"});
+  if (p.balance == "manual" && numLayers > 0)
+    for (auto& problem : validateCuts(p.cuts, numLayers)) out.push_back(problem);
+
+  const int stages = spec.stageCount();
+  if (!spec.stages.empty() && static_cast<int>(spec.stages.size()) != stages)
+    out.push_back({"stages", "lists " + std::to_string(spec.stages.size()) +
+                                 " stage entries but the partition makes " + std::to_string(stages) +
+                                 " stages: give one entry per stage, or none"});
+  checkStage(spec.stageDefaults, "stage_defaults", devices, out);
+  for (size_t i = 0; i < spec.stages.size(); ++i)
+    checkStage(spec.stageSettings(static_cast<int>(i)), "stages[" + std::to_string(i) + "]", devices,
+               out);
+
+  const auto& t = spec.train;
+  if (t.batchSize < 1 || t.batchSize > 65536)
+    out.push_back({"train.batch_size", "must be between 1 and 65536"});
+  if (t.maxSteps < 0) out.push_back({"train.max_steps", "must be >= 0 (0: run train.epochs)"});
+  if (t.maxSteps == 0 && t.epochs < 1)
+    out.push_back({"train.epochs", "must be >= 1 when train.max_steps is 0"});
+  if (t.optimizer != "adam" && t.optimizer != "sgd")
+    out.push_back({"train.optimizer", "unknown optimizer '" + t.optimizer + "'; use adam or sgd"});
+  if (!(t.lr > 0) || !std::isfinite(t.lr)) out.push_back({"train.lr", "must be a finite number > 0"});
+  if (!(t.weightDecay >= 0) || !std::isfinite(t.weightDecay))
+    out.push_back({"train.weight_decay", "must be a finite number >= 0"});
+  if (!(t.momentum >= 0 && t.momentum < 1)) out.push_back({"train.momentum", "must be in [0, 1)"});
+  if (t.queueCapacity < 1 || t.queueCapacity > 1024)
+    out.push_back({"train.queue_capacity", "must be between 1 and 1024"});
+  if (t.backpropThreads < 0 || t.backpropThreads > 256)
+    out.push_back({"train.backprop_threads", "must be between 0 (one per core) and 256"});
+
+  if (spec.eval.interval < 0) out.push_back({"eval.interval", "must be >= 0 (0: only at the end)"});
+  if (spec.eval.maxSamples < 0) out.push_back({"eval.max_samples", "must be >= 0 (0: all)"});
+  if (spec.probe.interval < -1)
+    out.push_back({"probe.interval", "must be >= 0 (0: only at the end) or -1 (never)"});
+  if (spec.probe.batchSize < 1 || spec.probe.batchSize > 65536)
+    out.push_back({"probe.batch_size", "must be between 1 and 65536"});
+  if (spec.debug.stage < 0 || spec.debug.stage >= stages)
+    out.push_back({"debug.stage", "must name a stage between 0 and " + std::to_string(stages - 1)});
+  return out;
+}
+
+}  // namespace stagewise::engine

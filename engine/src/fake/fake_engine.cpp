@@ -1,1 +1,224 @@
-// (being written)
+// A deterministic stand-in engine: the same Run / RunObserver contract as the LibTorch engine,
+// with scripted numbers, so storage and UI tests run in milliseconds without LibTorch.
+
+#include "stagewise/engine/fake_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "metrics/reporter.h"
+#include "runtime/run_control.h"
+#include "stagewise/engine/dataset.h"
+#include "stagewise/engine/partition.h"
+
+namespace stagewise::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class FakeRun final : public Run {
+ public:
+  FakeRun(const ExperimentSpec& spec, RunObserver* observer, const FakeScript& script)
+      : m_spec(spec), m_script(script), m_reporter(observer, std::chrono::milliseconds(50)) {
+    InputShape shape;
+    try {
+      shape = probeInputShape(spec.dataset);
+    } catch (const std::exception&) {
+      shape.dims = {1, 28, 28};  // the fake runs even where the dataset is not installed
+      shape.numClasses = 10;
+    }
+    m_plan = planModel(spec.model, shape);
+    auto problems = validateSpec(spec, static_cast<int>(m_plan.layers.size()), {"cpu"});
+    if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
+    m_partition = makePartition(spec, m_plan);
+    m_stages = spec.mode == Mode::Backprop ? 1 : static_cast<int>(m_partition.stages.size());
+  }
+
+  ~FakeRun() override {
+    m_control.requestStop();
+    if (m_thread.joinable()) m_thread.join();
+  }
+
+  void start() override {
+    if (m_thread.joinable()) return;
+    m_control.setState(RunState::Running);
+    m_start = Clock::now();
+    m_thread = std::thread([this] { body(); });
+  }
+  void pause() override {
+    m_control.pause();
+    m_reporter.event({EventKind::Paused, elapsed(), -1, "paused"});
+  }
+  void resume() override {
+    m_control.resume();
+    m_reporter.event({EventKind::Resumed, elapsed(), -1, "resumed"});
+  }
+  void requestStop() override { m_control.requestStop(); }
+  RunSummary wait() override {
+    std::unique_lock lock(m_mutex);
+    m_doneCv.wait(lock, [&] { return m_finished; });
+    return m_summary;
+  }
+  bool waitFor(std::chrono::milliseconds timeout) override {
+    std::unique_lock lock(m_mutex);
+    return m_doneCv.wait_for(lock, timeout, [&] { return m_finished; });
+  }
+  RunState state() const override { return m_control.state(); }
+  Progress progress() const override {
+    Progress p;
+    p.step = m_step.load();
+    p.totalSteps = m_script.steps;
+    p.elapsedS = std::chrono::duration<double>(Clock::now() - m_start).count();
+    if (p.step > 0) {
+      p.samplesPerSec = p.step * m_spec.train.batchSize / std::max(1e-9, p.elapsedS);
+      p.etaS = (p.totalSteps - p.step) * p.elapsedS / p.step;
+    }
+    return p;
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
+
+  RunInfo info() const {
+    RunInfo info;
+    info.name = m_spec.name;
+    info.specJson = specToJson(m_spec);
+    info.mode = m_spec.mode;
+    info.layers = m_plan.layers;
+    info.totalSteps = m_script.steps;
+    info.batchSize = m_spec.train.batchSize;
+    info.blas = "fake";
+    info.torchVersion = "none (fake engine)";
+    for (int k = 0; k < m_stages; ++k) {
+      const auto& s = m_partition.stages[static_cast<size_t>(k)];
+      StageInfo si;
+      si.index = k;
+      si.firstLayer = m_spec.mode == Mode::Backprop ? 0 : s.firstLayer;
+      si.lastLayer = m_spec.mode == Mode::Backprop ? static_cast<int>(m_plan.layers.size()) - 1 : s.lastLayer;
+      si.device = s.settings.device;
+      si.auxHead = (s.isLast || m_spec.mode == Mode::Backprop) ? "classifier" : s.settings.auxHead;
+      si.threads = s.settings.threads;
+      si.params = m_spec.mode == Mode::Backprop ? m_plan.totalParams() : s.params;
+      si.auxParams = s.auxParams;
+      info.stages.push_back(si);
+    }
+    return info;
+  }
+
+  void body() {
+    m_reporter.start(info());
+    m_reporter.event({EventKind::Started, 0, -1, "fake run started"});
+    std::mt19937_64 rng(m_script.seed);
+    std::normal_distribution<double> noise(0.0, 0.02);
+    RunSummary summary;
+    summary.mode = m_spec.mode;
+    summary.blas = "fake";
+    summary.stages.resize(static_cast<size_t>(m_stages));
+    std::vector<MetricPoint> batch;
+    int64_t step = 0;
+    for (; step < m_script.steps; ++step) {
+      if (!m_control.waitIfPaused()) break;
+      if (step == m_script.failAtStep) {
+        summary.status = RunStatus::Failed;
+        summary.failedStage = m_script.failStage;
+        summary.error = "stage " + std::to_string(m_script.failStage) + ": injected failure at step " +
+                        std::to_string(step) + " (fake engine)";
+        m_reporter.event({EventKind::Failed, elapsed(), m_script.failStage, summary.error});
+        break;
+      }
+      const auto stepTime = std::chrono::microseconds(std::llround(m_script.stepSeconds * 1e6));
+      if (stepTime.count() > 0 && !m_control.sleepFor(stepTime))
+        break;
+      const double t = elapsed();
+      for (int k = 0; k < m_stages; ++k) {
+        const double depth = 1.0 + 0.15 * k;
+        const double loss = 2.3 * std::exp(-static_cast<double>(step) / (60.0 * depth)) + 0.25 + noise(rng);
+        const double acc = std::clamp(1.0 - loss / 2.6, 0.0, 1.0);
+        batch.push_back({series::kLoss, k, -1, step, t, loss});
+        batch.push_back({series::kAccuracy, k, -1, step, t, acc});
+        batch.push_back({series::kQueueDepth, k, -1, step, t, static_cast<double>((step + k) % 3)});
+        batch.push_back({series::kStaleness, k, -1, step, t, k == 0 ? 0.0 : static_cast<double>(1 + (step % 2))});
+        auto& ss = summary.stages[static_cast<size_t>(k)];
+        ss.finalLoss = loss;
+        ss.finalAccuracy = acc;
+        ss.steps = step + 1;
+        m_reporter.addSpan({k, step, t - m_script.stepSeconds * 0.8, t});
+        if (step % 10 == 0) {
+          const double compute = 0.85 - 0.05 * k;
+          batch.push_back({series::kComputeFraction, k, -1, step, t, compute});
+          batch.push_back({series::kWaitFraction, k, -1, step, t, (1 - compute) * 0.7});
+          batch.push_back({series::kBlockedFraction, k, -1, step, t, (1 - compute) * 0.3});
+          batch.push_back({series::kStepsPerSec, k, -1, step, t, 1.0 / std::max(1e-6, m_script.stepSeconds)});
+        }
+        if (m_spec.mode == Mode::Local && m_spec.probe.interval > 0 && step % m_spec.probe.interval == 0) {
+          const bool last = k + 1 == m_stages;
+          const double cosine = last ? 1.0 : 0.3 + 0.5 * std::exp(-step / 400.0) + 0.05 * k;
+          batch.push_back({series::kGradCosine, k, -1, step, t, cosine});
+          ss.gradCosine = cosine;
+        }
+      }
+      batch.push_back({series::kSamplesPerSec, -1, -1, step, t,
+                       m_spec.train.batchSize / std::max(1e-6, m_script.stepSeconds)});
+      batch.push_back({series::kProgress, -1, -1, step, t, (step + 1.0) / m_script.steps});
+      if (m_spec.eval.interval > 0 && step > 0 && step % m_spec.eval.interval == 0) {
+        summary.testAccuracy = std::clamp(0.9 - 0.8 * std::exp(-step / 80.0), 0.0, 1.0);
+        summary.testLoss = 2.3 * std::exp(-step / 80.0) + 0.3;
+        batch.push_back({series::kTestAccuracy, -1, -1, step, t, summary.testAccuracy});
+        batch.push_back({series::kTestLoss, -1, -1, step, t, summary.testLoss});
+      }
+      m_reporter.add(batch);
+      m_step.store(step + 1);
+    }
+    summary.steps = m_step.load();
+    summary.samples = summary.steps * m_spec.train.batchSize;
+    summary.wallSeconds = elapsed();
+    summary.samplesPerSec = summary.samples / std::max(1e-9, summary.wallSeconds);
+    for (int k = 0; k < m_stages; ++k) {
+      auto& ss = summary.stages[static_cast<size_t>(k)];
+      ss.index = k;
+      ss.device = m_partition.stages[static_cast<size_t>(k)].settings.device;
+      ss.computeFraction = 0.85 - 0.05 * k;
+      ss.waitFraction = (1 - ss.computeFraction) * 0.7;
+      ss.blockedFraction = (1 - ss.computeFraction) * 0.3;
+    }
+    if (summary.status != RunStatus::Failed) {
+      summary.status = m_control.stopRequested() ? RunStatus::Stopped : RunStatus::Completed;
+      m_reporter.event({summary.status == RunStatus::Stopped ? EventKind::Stopped : EventKind::Completed,
+                        elapsed(), -1, toString(summary.status)});
+    }
+    m_reporter.finish(summary);
+    m_control.setState(RunState::Finished);
+    {
+      std::lock_guard lock(m_mutex);
+      m_summary = summary;
+      m_finished = true;
+    }
+    m_doneCv.notify_all();
+  }
+
+  ExperimentSpec m_spec;
+  FakeScript m_script;
+  ModelPlan m_plan;
+  PartitionPlan m_partition;
+  int m_stages = 1;
+  Reporter m_reporter;
+  RunControl m_control;
+  Clock::time_point m_start = Clock::now();
+  std::atomic<int64_t> m_step{0};
+  std::thread m_thread;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_doneCv;
+  bool m_finished = false;
+  RunSummary m_summary;
+};
+
+}  // namespace
+
+std::unique_ptr<Run> createFakeRun(const ExperimentSpec& spec, RunObserver* observer,
+                                   const FakeScript& script) {
+  return std::make_unique<FakeRun>(spec, observer, script);
+}
+
+}  // namespace stagewise::engine

@@ -1,1 +1,116 @@
-// (being written)
+#include "stagewise/engine/partition.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace stagewise::engine {
+
+std::vector<Problem> validateCuts(const std::vector<int>& cuts, int numLayers) {
+  std::vector<Problem> out;
+  for (size_t i = 0; i < cuts.size(); ++i) {
+    const std::string field = "partition.cuts[" + std::to_string(i) + "]";
+    const int c = cuts[i];
+    if (c < 1 || c > numLayers - 1) {
+      out.push_back({field, "cut " + std::to_string(i + 1) + " is at layer " + std::to_string(c) +
+                                "; cuts must lie between 1 and " + std::to_string(numLayers - 1) +
+                                " (the model has " + std::to_string(numLayers) + " layers, 0.." +
+                                std::to_string(numLayers - 1) + ")"});
+    } else if (i > 0 && c <= cuts[i - 1]) {
+      out.push_back({field, "stage " + std::to_string(i + 1) + " is empty: cut " + std::to_string(i + 1) +
+                                " (layer " + std::to_string(c) + ") must come after cut " +
+                                std::to_string(i) + " (layer " + std::to_string(cuts[i - 1]) +
+                                "); move or remove cut " + std::to_string(i + 1)});
+    }
+  }
+  return out;
+}
+
+std::vector<double> flopCosts(const ModelPlan& plan) {
+  std::vector<double> costs;
+  for (const auto& l : plan.layers) costs.push_back(3.0 * static_cast<double>(l.flops));
+  return costs;
+}
+
+std::vector<int> balanceCuts(const std::vector<double>& cost, int stages) {
+  const int n = static_cast<int>(cost.size());
+  stages = std::clamp(stages, 1, std::max(1, n));
+  std::vector<double> prefix(static_cast<size_t>(n) + 1, 0.0);
+  for (int i = 0; i < n; ++i) prefix[static_cast<size_t>(i) + 1] = prefix[static_cast<size_t>(i)] + cost[static_cast<size_t>(i)];
+  auto sum = [&](int a, int b) { return prefix[static_cast<size_t>(b)] - prefix[static_cast<size_t>(a)]; };
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[k][i]: smallest possible max stage cost splitting layers [0, i) into k stages.
+  std::vector<std::vector<double>> best(static_cast<size_t>(stages) + 1, std::vector<double>(static_cast<size_t>(n) + 1, inf));
+  std::vector<std::vector<int>> from(best.size(), std::vector<int>(static_cast<size_t>(n) + 1, 0));
+  best[0][0] = 0;
+  for (int k = 1; k <= stages; ++k)
+    for (int i = k; i <= n; ++i)
+      for (int j = k - 1; j < i; ++j) {
+        double v = std::max(best[static_cast<size_t>(k) - 1][static_cast<size_t>(j)], sum(j, i));
+        if (v < best[static_cast<size_t>(k)][static_cast<size_t>(i)] - 1e-9) {
+          best[static_cast<size_t>(k)][static_cast<size_t>(i)] = v;
+          from[static_cast<size_t>(k)][static_cast<size_t>(i)] = j;
+        }
+      }
+  std::vector<int> cuts;
+  for (int k = stages, i = n; k > 1; --k) {
+    i = from[static_cast<size_t>(k)][static_cast<size_t>(i)];
+    cuts.push_back(i);
+  }
+  std::reverse(cuts.begin(), cuts.end());
+  return cuts;
+}
+
+std::vector<int> resolveCuts(const ExperimentSpec& spec, const ModelPlan& plan) {
+  const int n = static_cast<int>(plan.layers.size());
+  if (spec.partition.balance == "flops") {
+    if (spec.partition.numStages < 1 || spec.partition.numStages > n)
+      throw SpecError("partition.stages", "balance=flops needs a stage count between 1 and " +
+                                              std::to_string(n) + " (the number of layers)");
+    return balanceCuts(flopCosts(plan), spec.partition.numStages);
+  }
+  auto problems = validateCuts(spec.partition.cuts, n);
+  if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
+  return spec.partition.cuts;
+}
+
+PartitionPlan makePartition(const ExperimentSpec& spec, const ModelPlan& plan) {
+  return makePartition(spec, plan, resolveCuts(spec, plan));
+}
+
+PartitionPlan makePartition(const ExperimentSpec& spec, const ModelPlan& plan,
+                            const std::vector<int>& cuts) {
+  const int n = static_cast<int>(plan.layers.size());
+  auto problems = validateCuts(cuts, n);
+  if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
+  PartitionPlan out;
+  std::vector<int> starts = {0};
+  starts.insert(starts.end(), cuts.begin(), cuts.end());
+  for (size_t k = 0; k < starts.size(); ++k) {
+    StagePlan s;
+    s.index = static_cast<int>(k);
+    s.firstLayer = starts[k];
+    s.lastLayer = (k + 1 < starts.size() ? starts[k + 1] : n) - 1;
+    s.isLast = k + 1 == starts.size();
+    s.settings = spec.stageSettings(s.index);
+    for (int i = s.firstLayer; i <= s.lastLayer; ++i) {
+      const auto& l = plan.layers[static_cast<size_t>(i)];
+      s.params += l.params;
+      s.flops += l.flops;
+      s.activationBytes += l.activationBytes;
+    }
+    const auto& lastLayer = plan.layers[static_cast<size_t>(s.lastLayer)];
+    if (!s.isLast) {
+      AuxCost aux = auxHeadCost(s.settings.auxHead, s.settings.auxHidden, lastLayer.outShape,
+                                plan.input.numClasses);
+      s.auxParams = aux.params;
+      s.auxFlops = aux.flops;
+      s.outBytes = lastLayer.activationBytes;
+      s.activationBytes += s.settings.auxHead == "mlp" ? int64_t{s.settings.auxHidden} * 4 : 0;
+      s.activationBytes += int64_t{plan.input.numClasses} * 4;
+    }
+    out.stages.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace stagewise::engine

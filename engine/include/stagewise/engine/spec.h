@@ -116,11 +116,13 @@ struct ExperimentSpec {
 /// Invalid input: `field` is the dotted JSON key ("train.batch_size"), `what()` says what to fix.
 class SpecError : public std::runtime_error {
  public:
-  SpecError(std::string field, const std::string& message);
+  SpecError(std::string field, std::string message, const std::string& source = {});
   const std::string& field() const { return m_field; }
+  const std::string& message() const { return m_message; }
 
  private:
   std::string m_field;
+  std::string m_message;
 };
 
 /// Parses and type-checks a spec (unknown keys and wrong types are errors). Throws SpecError.

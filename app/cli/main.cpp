@@ -1,0 +1,1 @@
+int stagewise_placeholder_main;

@@ -1,0 +1,14 @@
+#pragma once
+// Whole-file reads shared by the dataset loaders; errors name the file (DatasetError).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stagewise::engine {
+
+std::vector<uint8_t> readFileBytes(const std::string& path);
+/// The file's bytes, gunzipped when they start with the gzip magic.
+std::vector<uint8_t> readMaybeGzip(const std::string& path);
+
+}  // namespace stagewise::engine

@@ -1,0 +1,46 @@
+#include "runtime/run_control.h"
+
+namespace stagewise::engine {
+
+void RunControl::pause() {
+  {
+    std::lock_guard lock(m_mutex);
+    if (stopRequested()) return;
+    m_paused.store(true, std::memory_order_release);
+  }
+  if (state() == RunState::Running) setState(RunState::Paused);
+}
+
+void RunControl::resume() {
+  {
+    std::lock_guard lock(m_mutex);
+    m_paused.store(false, std::memory_order_release);
+  }
+  m_cv.notify_all();
+  if (state() == RunState::Paused) setState(RunState::Running);
+}
+
+void RunControl::requestStop() {
+  {
+    std::lock_guard lock(m_mutex);
+    m_stop.store(true, std::memory_order_release);
+  }
+  m_cv.notify_all();
+  RunState s = state();
+  if (s == RunState::Running || s == RunState::Paused) setState(RunState::Stopping);
+}
+
+bool RunControl::waitIfPaused() {
+  if (!paused()) return !stopRequested();
+  std::unique_lock lock(m_mutex);
+  m_cv.wait(lock, [&] { return !paused() || stopRequested(); });
+  return !stopRequested();
+}
+
+bool RunControl::sleepFor(std::chrono::microseconds d) {
+  std::unique_lock lock(m_mutex);
+  m_cv.wait_for(lock, d, [&] { return stopRequested(); });
+  return !stopRequested();
+}
+
+}  // namespace stagewise::engine

@@ -1,0 +1,155 @@
+#include "sqlite_db.h"
+
+#include <limits>
+#include <utility>
+
+namespace stagewise::storage::detail {
+
+namespace {
+
+std::string describe(sqlite3* db, int rc, std::string_view what) {
+  std::string msg = "run store: ";
+  msg += what;
+  msg += ": ";
+  msg += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  return msg;
+}
+
+}  // namespace
+
+Database::Database(const std::string& path, int flags) : m_path(path) {
+  const int rc = sqlite3_open_v2(path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = "cannot open run store '" + path + "': " +
+                      (m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc));
+    sqlite3_close_v2(m_db);
+    m_db = nullptr;
+    throw StoreError(msg);
+  }
+  sqlite3_extended_result_codes(m_db, 1);
+}
+
+Database::~Database() { sqlite3_close_v2(m_db); }
+
+void Database::check(int rc, std::string_view what) const {
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_OK || primary == SQLITE_ROW || primary == SQLITE_DONE) return;
+  throw StoreError(describe(m_db, rc, what));
+}
+
+void Database::exec(std::string_view sql) {
+  char* err = nullptr;
+  const std::string text(sql);
+  const int rc = sqlite3_exec(m_db, text.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = "run store: " + text.substr(0, 80) + ": " + (err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    throw StoreError(msg);
+  }
+}
+
+std::string Database::queryText(const std::string& sql) {
+  Statement st(*this, sql);
+  return st.step() ? st.getText(0) : std::string();
+}
+
+int64_t Database::queryInt(const std::string& sql) {
+  Statement st(*this, sql);
+  return st.step() ? st.getInt(0) : 0;
+}
+
+Statement::Statement(Database& db, std::string_view sql) : m_db(&db) {
+  const int rc = sqlite3_prepare_v3(db.handle(), sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &m_stmt, nullptr);
+  db.check(rc, std::string("prepare ") + std::string(sql.substr(0, 60)));
+}
+
+Statement::~Statement() { sqlite3_finalize(m_stmt); }
+
+Statement::Statement(Statement&& other) noexcept
+    : m_db(other.m_db), m_stmt(std::exchange(other.m_stmt, nullptr)) {}
+
+Statement& Statement::bind(int index, int64_t value) {
+  m_db->check(sqlite3_bind_int64(m_stmt, index, value), "bind");
+  return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+  m_db->check(sqlite3_bind_double(m_stmt, index, value), "bind");
+  return *this;
+}
+
+Statement& Statement::bind(int index, std::string_view value) {
+  m_db->check(sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                                  SQLITE_UTF8),
+              "bind");
+  return *this;
+}
+
+Statement& Statement::bindNull(int index) {
+  m_db->check(sqlite3_bind_null(m_stmt, index), "bind");
+  return *this;
+}
+
+bool Statement::step() {
+  const int rc = sqlite3_step(m_stmt);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  const std::string sql = sqlite3_sql(m_stmt) ? sqlite3_sql(m_stmt) : "";
+  sqlite3_reset(m_stmt);
+  m_db->check(rc, sql.substr(0, 80));
+  return false;
+}
+
+void Statement::run() {
+  while (step()) {
+  }
+  reset();
+}
+
+void Statement::reset() {
+  sqlite3_reset(m_stmt);
+  sqlite3_clear_bindings(m_stmt);
+}
+
+bool Statement::isNull(int column) const {
+  return sqlite3_column_type(m_stmt, column) == SQLITE_NULL;
+}
+
+int64_t Statement::getInt(int column) const { return sqlite3_column_int64(m_stmt, column); }
+
+double Statement::getDouble(int column) const {
+  if (isNull(column)) return std::numeric_limits<double>::quiet_NaN();
+  return sqlite3_column_double(m_stmt, column);
+}
+
+std::string Statement::getText(int column) const {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
+  if (!text) return {};
+  return std::string(text, static_cast<size_t>(sqlite3_column_bytes(m_stmt, column)));
+}
+
+std::optional<int64_t> Statement::getOptInt(int column) const {
+  if (isNull(column)) return std::nullopt;
+  return getInt(column);
+}
+
+std::optional<double> Statement::getOptDouble(int column) const {
+  if (isNull(column)) return std::nullopt;
+  return sqlite3_column_double(m_stmt, column);
+}
+
+Transaction::Transaction(Database& db, bool immediate) : m_db(db) {
+  m_db.exec(immediate ? "BEGIN IMMEDIATE" : "BEGIN");
+}
+
+Transaction::~Transaction() {
+  if (m_open) sqlite3_exec(m_db.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void Transaction::commit() {
+  m_db.exec("COMMIT");
+  m_open = false;
+}
+
+}  // namespace stagewise::storage::detail
