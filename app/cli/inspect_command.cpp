@@ -1,1 +1,102 @@
-int stagewise_placeholder_inspect_command;
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "stagewise/engine/dataset.h"
+#include "stagewise/engine/engine.h"
+#include "stagewise/engine/partition.h"
+
+namespace stagewise::cli {
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+std::string human(double v) {
+  char buf[32];
+  if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
+  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
+  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+}  // namespace
+
+int inspectCommand(const std::vector<std::string>& argv) {
+  Args args(argv, {"--config"}, {"--set"}, {"--json", "--help"});
+  if (args.flag("--help")) {
+    std::cout << "usage: stagewise-cli inspect --config FILE [--set key=value]... [--json]\n";
+    return 0;
+  }
+  engine::ExperimentSpec spec = specFromArgs(args.required("--config"), args.values("--set"));
+  const engine::EngineInfo info = engine::engineInfo();
+  const engine::InputShape shape = engine::probeInputShape(spec.dataset);
+  const engine::ModelPlan plan = engine::planModel(spec.model, shape);
+  auto problems = engine::validateSpec(spec, static_cast<int>(plan.layers.size()), info.devices);
+  if (!problems.empty()) {
+    for (const auto& p : problems) std::cerr << "error: " << p.field << ": " << p.message << "\n";
+    return 2;
+  }
+  const engine::PartitionPlan partition = engine::makePartition(spec, plan);
+  const engine::SpeedEstimate est = engine::estimateSpeed(partition, plan, spec.train.batchSize, info.hardwareCores);
+
+  if (args.flag("--json")) {
+    nlohmann::json layers = nlohmann::json::array(), stages = nlohmann::json::array();
+    for (const auto& l : plan.layers)
+      layers.push_back({{"index", l.index}, {"name", l.name}, {"description", l.description},
+                        {"shape", l.outShape}, {"params", l.params}, {"flops", l.flops},
+                        {"activation_bytes", l.activationBytes}});
+    for (size_t k = 0; k < partition.stages.size(); ++k) {
+      const auto& s = partition.stages[k];
+      stages.push_back({{"index", s.index}, {"layers", {s.firstLayer, s.lastLayer}},
+                        {"device", s.settings.device}, {"threads", s.settings.threads},
+                        {"aux_head", s.isLast ? "classifier" : s.settings.auxHead},
+                        {"params", s.params}, {"aux_params", s.auxParams},
+                        {"cost_share", est.stageShare[k]},
+                        {"boundary_bytes_per_batch", k < est.boundaryBytes.size() ? est.boundaryBytes[k] : 0},
+                        {"backprop_boundary_bytes_per_batch",
+                         k < est.backpropBoundaryBytes.size() ? est.backpropBoundaryBytes[k] : 0}});
+    }
+    nlohmann::json out = {{"input", shape.dims}, {"classes", shape.numClasses}, {"layers", layers},
+                          {"stages", stages}, {"cores", info.hardwareCores},
+                          {"predicted_speedup", est.speedup}, {"pipeline_efficiency", est.pipelineEfficiency},
+                          {"backprop_best_threads", est.backpropThreads}, {"cores_shared", est.coresShared},
+                          {"blas", info.blas}};
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+
+  std::printf("input %s, %d classes, %zu layers, %s parameters\n\n", shapeText(shape.dims).c_str(),
+              shape.numClasses, plan.layers.size(), human(static_cast<double>(plan.totalParams())).c_str());
+  std::printf("%5s  %-11s %-28s %-10s %9s %9s %10s\n", "index", "name", "layer", "shape", "params", "FLOPs",
+              "act bytes");
+  for (const auto& l : plan.layers)
+    std::printf("%5d  %-11s %-28s %-10s %9s %9s %10lld\n", l.index, l.name.c_str(), l.description.c_str(),
+                shapeText(l.outShape).c_str(), human(static_cast<double>(l.params)).c_str(),
+                human(static_cast<double>(l.flops)).c_str(), static_cast<long long>(l.activationBytes));
+  std::printf("\n%5s  %-8s %-7s %3s  %-10s %9s %8s %14s %16s\n", "stage", "layers", "device", "thr", "aux head",
+              "params", "share", "sent/batch", "bp would send");
+  for (size_t k = 0; k < partition.stages.size(); ++k) {
+    const auto& s = partition.stages[k];
+    std::printf("%5d  %2d..%-4d %-7s %3d  %-10s %9s %7.1f%% %14s %16s\n", s.index, s.firstLayer, s.lastLayer,
+                s.settings.device.c_str(), s.settings.threads, s.isLast ? "classifier" : s.settings.auxHead.c_str(),
+                human(static_cast<double>(s.params + s.auxParams)).c_str(), 100 * est.stageShare[k],
+                k < est.boundaryBytes.size() ? (human(static_cast<double>(est.boundaryBytes[k])) + "B").c_str() : "-",
+                k < est.backpropBoundaryBytes.size() ? (human(static_cast<double>(est.backpropBoundaryBytes[k])) + "B").c_str() : "-");
+  }
+  std::printf("\npredicted speed-up over backprop (at its best, %d thread%s): %.2fx on %d core%s%s\n",
+              est.backpropThreads, est.backpropThreads > 1 ? "s" : "", est.speedup, info.hardwareCores,
+              info.hardwareCores > 1 ? "s" : "", est.coresShared ? " (stages share cores)" : "");
+  std::printf("predicted pipeline efficiency: %.0f%%\n", 100 * est.pipelineEfficiency);
+  std::printf("BLAS: %s\n", info.blas.c_str());
+  return 0;
+}
+
+}  // namespace stagewise::cli

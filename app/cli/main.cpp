@@ -1,1 +1,59 @@
-int stagewise_placeholder_main;
+// stagewise-cli: headless local-parallel training, inspection and the run store.
+
+#include <iostream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "stagewise/engine/dataset.h"
+#ifdef STAGEWISE_HAVE_STORE
+#include "stagewise/cli/runs_command.h"
+#endif
+
+namespace {
+
+const char* kUsage = R"(usage: stagewise-cli <command> [options]
+
+commands:
+  train    --config FILE [--set key=value]... [--db PATH | --no-store] [--json] [--quiet]
+           train an experiment; Ctrl+C stops it cleanly (the run is kept as 'stopped')
+  inspect  --config FILE [--set key=value]... [--json]
+           print the layer table, each stage's cost share and the predicted speed-up
+  runs     list|show|export|tag|note|delete ... (the run store; 'runs --help')
+
+  --set overrides any key of the experiment, its value read as JSON where it parses:
+        --set train.max_steps=200 --set mode=backprop --set partition.cuts=[4]
+  presets: resources/experiments/*.json (default: mlp-fmnist-4stage.json)
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "train") return stagewise::cli::trainCommand(args);
+    if (command == "inspect") return stagewise::cli::inspectCommand(args);
+#ifdef STAGEWISE_HAVE_STORE
+    if (command == "runs") return stagewise::cli::runsCommand(args, std::cout, std::cerr);
+#endif
+    std::cerr << "error: unknown command '" << command << "'; use train, inspect or runs (see --help)\n";
+    return 2;
+  } catch (const stagewise::cli::UsageError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const stagewise::engine::SpecError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const stagewise::engine::DatasetError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,1 +1,98 @@
-int stagewise_placeholder_train_command;
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "progress_line.h"
+#include "stagewise/engine/engine.h"
+#include "stagewise/engine/observer_fanout.h"
+#include "summary_json.h"
+#ifdef STAGEWISE_HAVE_STORE
+#include "stagewise/recorder/recorder.h"
+#include "stagewise/storage/store.h"
+#endif
+
+namespace stagewise::cli {
+
+namespace {
+std::atomic<int> g_signal{0};
+extern "C" void onSignal(int sig) { g_signal.store(sig); }
+}  // namespace
+
+engine::ExperimentSpec specFromArgs(const std::string& path, const std::vector<std::string>& sets) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("cannot open experiment file '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    std::string json = sets.empty() ? text.str() : engine::applyOverrides(text.str(), sets);
+    return engine::parseSpec(json);
+  } catch (const engine::SpecError& e) {
+    throw engine::SpecError(e.field(), e.message(), path);
+  }
+}
+
+int trainCommand(const std::vector<std::string>& argv) {
+  Args args(argv, {"--config", "--db"}, {"--set"}, {"--json", "--quiet", "--no-store", "--help"});
+  if (args.flag("--help")) {
+    std::cout << "usage: stagewise-cli train --config FILE [--set key=value]... [--db PATH | --no-store] "
+                 "[--json] [--quiet]\n";
+    return 0;
+  }
+  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  engine::ExperimentSpec spec = specFromArgs(args.required("--config"), args.values("--set"));
+  if (spec.name.empty()) spec.name = "experiment";
+
+  const bool json = args.flag("--json");
+  ProgressPrinter printer(std::cerr, isatty(STDERR_FILENO) != 0, args.flag("--quiet"));
+  engine::ObserverFanout fanout;
+  fanout.add(&printer);
+
+  std::optional<int64_t> runId;
+#ifdef STAGEWISE_HAVE_STORE
+  std::unique_ptr<storage::Store> store;
+  std::unique_ptr<recorder::Recorder> rec;
+  if (!args.flag("--no-store")) {
+    const std::string path = storage::resolveStorePath(args.value("--db").value_or(""), "");
+    store = std::make_unique<storage::Store>(storage::Store::open(path));
+    rec = std::make_unique<recorder::Recorder>(*store);
+    fanout.add(rec.get());
+  }
+#else
+  if (args.value("--db")) std::cerr << "[warning] this build has no run store; --db is ignored\n";
+#endif
+
+  auto run = engine::createRun(spec, &fanout);
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  run->start();
+  bool stopAsked = false;
+  while (!run->waitFor(std::chrono::milliseconds(200))) {
+    if (g_signal.load() && !stopAsked) {
+      stopAsked = true;
+      std::cerr << "\n[info] stopping (signal " << g_signal.load() << "); the run is kept as 'stopped'\n";
+      run->requestStop();
+    }
+    printer.tick(run->progress());
+  }
+  engine::RunSummary summary = run->wait();
+  printer.tick(run->progress());
+  printer.done();
+#ifdef STAGEWISE_HAVE_STORE
+  if (rec) runId = rec->runId();
+#endif
+  if (json) {
+    std::cout << summaryJson(summary, runId).dump() << std::endl;
+  } else {
+    std::cout << summaryTable(summary);
+    if (runId) std::cout << "saved as run " << *runId << "\n";
+  }
+  return summary.status == engine::RunStatus::Failed ? 1 : 0;
+}
+
+}  // namespace stagewise::cli

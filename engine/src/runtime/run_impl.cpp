@@ -1,1 +1,407 @@
-// (being written)
+// The LibTorch run: builds the stages, starts the loader, stage and analysis threads, watches
+// them from a supervisor thread and reports through the Reporter.
+
+#include <sys/resource.h>
+
+#include <random>
+#include <thread>
+
+#include "data/tensor_data.h"
+#include "model/torch_model.h"
+#include "probe/probe.h"
+#include "runtime/run_context.h"
+#include "runtime/snapshot.h"
+#include "runtime/stage_worker.h"
+#include "runtime/thread_setup.h"
+#include "stagewise/engine/engine.h"
+
+namespace stagewise::engine {
+
+std::vector<torch::Tensor> StageModules::bodyParams() const { return parametersOf(layers); }
+std::vector<torch::Tensor> StageModules::auxParams() const {
+  return aux ? aux->parameters() : std::vector<torch::Tensor>{};
+}
+
+void RunContext::fail(int stage, const std::string& message) {
+  {
+    std::lock_guard lock(failureMutex);
+    if (!error.empty()) return;  // the first failure is the cause; the rest are its echoes
+    error = message;
+    failedStage = stage;
+  }
+  reporter.event({EventKind::Failed, now(), stage, message});
+  stopAll();
+}
+
+void RunContext::stopAll() {
+  control.requestStop();
+  for (auto& c : channels) c->close(/*drop=*/true);
+  if (snapshots) snapshots->close();
+}
+
+namespace {
+
+double processCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainSpec& t, double lrScale,
+                                                       std::vector<torch::Tensor> params) {
+  const double lr = t.lr * lrScale;
+  if (t.optimizer == "sgd")
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(lr).momentum(t.momentum).weight_decay(t.weightDecay));
+  return std::make_unique<torch::optim::Adam>(params,
+                                              torch::optim::AdamOptions(lr).weight_decay(t.weightDecay));
+}
+
+class TorchRun final : public Run {
+ public:
+  TorchRun(const ExperimentSpec& spec, RunObserver* observer)
+      : m_spec(spec), m_reporter(observer), m_ctx(m_spec, m_reporter) {
+    m_info = engineInfo();
+    // Validate what needs no data first, so a typo does not wait for a dataset load.
+    m_data = loadTensorData(spec.dataset, spec.train.seed);
+    m_plan = planModel(spec.model, m_data.shape);
+    auto problems = validateSpec(spec, static_cast<int>(m_plan.layers.size()), m_info.devices);
+    if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
+    m_partition = makePartition(spec, m_plan);
+    buildStages();
+  }
+
+  ~TorchRun() override {
+    m_ctx.stopAll();
+    if (m_supervisor.joinable()) m_supervisor.join();
+  }
+
+  void start() override {
+    std::lock_guard lock(m_mutex);
+    if (m_supervisor.joinable()) return;
+    m_ctx.control.setState(RunState::Running);
+    m_supervisor = std::thread([this] { supervise(); });
+  }
+  void pause() override {
+    if (m_ctx.control.state() != RunState::Running) return;
+    m_ctx.control.pause();
+    m_reporter.event({EventKind::Paused, m_ctx.now(), -1, "paused"});
+  }
+  void resume() override {
+    if (m_ctx.control.state() != RunState::Paused) return;
+    m_ctx.control.resume();
+    m_reporter.event({EventKind::Resumed, m_ctx.now(), -1, "resumed"});
+  }
+  void requestStop() override {
+    if (m_ctx.control.stopRequested()) return;
+    m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1, "stop requested"});
+    m_ctx.stopAll();
+  }
+  RunSummary wait() override {
+    std::unique_lock lock(m_mutex);
+    m_done.wait(lock, [&] { return m_finished; });
+    return m_summary;
+  }
+  bool waitFor(std::chrono::milliseconds timeout) override {
+    std::unique_lock lock(m_mutex);
+    return m_done.wait_for(lock, timeout, [&] { return m_finished; });
+  }
+  RunState state() const override { return m_ctx.control.state(); }
+  Progress progress() const override {
+    Progress p;
+    p.step = m_ctx.lastStageSteps.load();
+    p.totalSteps = m_ctx.totalSteps;
+    p.elapsedS = m_ctx.now();
+    p.samplesPerSec = samplesPerSec(p.elapsedS);
+    if (p.step > 0) {
+      const double perStep = p.samplesPerSec > 0 ? m_ctx.batchSize / p.samplesPerSec : p.elapsedS / p.step;
+      p.etaS = static_cast<double>(p.totalSteps - p.step) * perStep;
+    }
+    return p;
+  }
+
+ private:
+  double samplesPerSec(double now) const {
+    const double warm = m_ctx.warmupEndS.load();
+    if (warm < 0 || now <= warm) return 0;
+    return static_cast<double>(m_ctx.samplesAfterWarmup.load()) / (now - warm);
+  }
+
+  void buildStages() {
+    const uint64_t seed = m_spec.train.seed;
+    const bool backprop = m_spec.mode == Mode::Backprop;
+    auto layers = buildLayers(m_spec.model, m_plan, seed);
+    auto shadowLayers = buildLayers(m_spec.model, m_plan, seed);
+    std::vector<StagePlan> plans = m_partition.stages;
+    if (backprop) {
+      StagePlan all = plans.front();
+      all.firstLayer = 0;
+      all.lastLayer = static_cast<int>(m_plan.layers.size()) - 1;
+      all.isLast = true;
+      all.params = m_plan.totalParams();
+      all.auxParams = all.auxFlops = all.outBytes = 0;
+      all.settings.threads = m_spec.train.backpropThreads > 0 ? m_spec.train.backpropThreads : m_info.hardwareCores;
+      plans = {all};
+    }
+    for (const auto& p : plans) {
+      auto s = std::make_unique<StageRuntime>();
+      s->plan = p;
+      s->isLast = p.isLast;
+      s->device = torch::Device(p.settings.device);
+      StageModules shadow;
+      for (int i = p.firstLayer; i <= p.lastLayer; ++i) {
+        s->layerInfo.push_back(m_plan.layers[static_cast<size_t>(i)]);
+        s->modules.layers.push_back(layers[static_cast<size_t>(i)]);
+        shadow.layers.push_back(shadowLayers[static_cast<size_t>(i)]);
+      }
+      if (!p.isLast) {
+        const auto& outShape = m_plan.layers[static_cast<size_t>(p.lastLayer)].outShape;
+        const uint64_t auxSeed = seed + 7919ull * static_cast<uint64_t>(p.index + 1);
+        s->modules.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed);
+        shadow.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed);
+      }
+      for (auto& l : s->modules.layers) l->to(s->device);
+      if (s->modules.aux) s->modules.aux->to(s->device);
+      auto params = s->modules.bodyParams();
+      auto aux = s->modules.auxParams();
+      params.insert(params.end(), aux.begin(), aux.end());
+      s->optimizer = makeOptimizer(m_spec.train, p.settings.lrScale, params);
+      m_shadow.push_back(std::move(shadow));
+      m_isLast.push_back(p.isLast);
+      m_stages.push_back(std::move(s));
+    }
+    m_ctx.totalSteps = totalStepsFor(m_spec, m_data.trainX.size(0));
+    m_ctx.batchSize = m_spec.train.batchSize;
+    const size_t k = m_stages.size();
+    for (size_t i = 0; i < k; ++i)
+      m_ctx.channels.push_back(std::make_unique<QueueChannel>(static_cast<size_t>(m_spec.train.queueCapacity)));
+    m_ctx.produced = std::make_unique<std::atomic<int64_t>[]>(k + 1);
+    for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(0);
+    const bool probe = !backprop && m_spec.probe.interval >= 0;
+    m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k), probe ? m_spec.probe.interval : 0,
+                                                        m_spec.eval.interval, m_ctx.totalSteps);
+    if (probe || m_spec.eval.interval > 0) m_ctx.snapshots = m_snapshots.get();
+    // a fixed, seeded probe batch from the training set
+    std::mt19937_64 rng(seed ^ 0x9B0BEull);
+    const int64_t n = m_data.trainX.size(0);
+    std::vector<int64_t> idx(static_cast<size_t>(std::min<int64_t>(m_spec.probe.batchSize, n)));
+    for (auto& i : idx) i = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+    auto index = torch::from_blob(idx.data(), {static_cast<int64_t>(idx.size())}, torch::kInt64).clone();
+    m_probeX = m_data.trainX.index_select(0, index);
+    m_probeY = m_data.trainY.index_select(0, index);
+    m_testX = m_data.testX;
+    m_testY = m_data.testY;
+    if (m_spec.eval.maxSamples > 0 && m_spec.eval.maxSamples < m_testX.size(0)) {
+      m_testX = m_testX.slice(0, 0, m_spec.eval.maxSamples);
+      m_testY = m_testY.slice(0, 0, m_spec.eval.maxSamples);
+    }
+  }
+
+  RunInfo runInfo() const {
+    RunInfo info;
+    info.name = m_spec.name;
+    info.specJson = specToJson(m_spec);
+    info.mode = m_spec.mode;
+    info.layers = m_plan.layers;
+    info.totalSteps = m_ctx.totalSteps;
+    info.batchSize = m_spec.train.batchSize;
+    info.blas = m_info.blas;
+    info.torchVersion = m_info.torchVersion;
+    for (const auto& s : m_stages) {
+      StageInfo si;
+      si.index = s->plan.index;
+      si.firstLayer = s->plan.firstLayer;
+      si.lastLayer = s->plan.lastLayer;
+      si.device = s->plan.settings.device;
+      si.auxHead = s->isLast ? "classifier" : s->plan.settings.auxHead;
+      si.threads = s->plan.settings.threads;
+      si.params = s->plan.params;
+      si.auxParams = s->plan.auxParams;
+      info.stages.push_back(si);
+    }
+    return info;
+  }
+
+  void loadShadowFrom(const Snapshot& snap) {
+    for (size_t i = 0; i < m_shadow.size(); ++i) loadParams(m_shadow[i], snap.body[i], snap.aux[i]);
+  }
+
+  void loadShadowFromLive() {
+    for (size_t i = 0; i < m_shadow.size(); ++i) {
+      std::vector<torch::Tensor> body, aux;
+      for (auto& p : m_stages[i]->modules.bodyParams()) body.push_back(p.detach().to(torch::kCPU));
+      for (auto& p : m_stages[i]->modules.auxParams()) aux.push_back(p.detach().to(torch::kCPU));
+      loadParams(m_shadow[i], body, aux);
+    }
+  }
+
+  void measure(int64_t step, bool probe, bool eval, RunSummary* summary) {
+    const double t = m_ctx.now();
+    std::vector<MetricPoint> points;
+    if (eval) {
+      EvalResult r = evaluate(m_shadow, m_testX, m_testY);
+      points.push_back({series::kTestAccuracy, -1, -1, step, t, r.accuracy});
+      points.push_back({series::kTestLoss, -1, -1, step, t, r.loss});
+      if (summary) summary->testAccuracy = r.accuracy, summary->testLoss = r.loss;
+    }
+    if (probe) {
+      ProbeResult r = gradientCosine(m_shadow, m_isLast, m_probeX, m_probeY);
+      for (size_t k = 0; k < r.stage.size(); ++k) {
+        points.push_back({series::kGradCosine, static_cast<int>(k), -1, step, t, r.stage[k]});
+        for (size_t l = 0; l < r.layer[k].size(); ++l)
+          points.push_back({series::kGradCosine, static_cast<int>(k), m_stages[k]->plan.firstLayer + static_cast<int>(l),
+                            step, t, r.layer[k][l]});
+        if (summary) summary->stages[k].gradCosine = r.stage[k];
+      }
+    }
+    m_reporter.add(points);
+  }
+
+  void analyse() {
+    try {
+      setupComputeThread(1, {});
+      while (auto snap = m_snapshots->next()) {
+        loadShadowFrom(*snap);
+        measure(snap->step, snap->probe, snap->eval, nullptr);
+      }
+    } catch (const std::exception& e) {
+      m_ctx.fail(-1, std::string("probe/evaluation: ") + e.what());
+    }
+  }
+
+  void supervise() {
+    m_reporter.start(runInfo());
+    m_reporter.event({EventKind::Started, 0.0, -1,
+                      toString(m_spec.mode) + " run started: " + std::to_string(m_stages.size()) +
+                          " stage(s), " + std::to_string(m_ctx.totalSteps) + " steps, BLAS " + m_info.blas});
+    m_ctx.start = RunContext::Clock::now();
+    const double cpu0 = processCpuSeconds();
+    std::vector<std::thread> threads;
+    threads.emplace_back([this] { runLoader(m_ctx, m_data); });
+    for (auto& s : m_stages) threads.emplace_back([this, st = s.get()] { runStage(m_ctx, *st); });
+    std::thread analysis;
+    if (m_ctx.snapshots) analysis = std::thread([this] { analyse(); });
+
+    // Report run-level metrics until the last stage is done.
+    double lastCpu = cpu0, lastT = 0;
+    const int cores = m_info.hardwareCores;
+    while (true) {
+      std::unique_lock lock(m_mutex);
+      m_done.wait_for(lock, std::chrono::milliseconds(250));
+      lock.unlock();
+      const double t = m_ctx.now();
+      const double cpu = processCpuSeconds();
+      const int64_t steps = m_ctx.lastStageSteps.load();
+      std::vector<MetricPoint> points = {
+          {series::kSamplesPerSec, -1, -1, steps, t, samplesPerSec(t)},
+          {series::kProgress, -1, -1, steps, t, m_ctx.totalSteps > 0 ? double(steps) / m_ctx.totalSteps : 0},
+          {series::kCpuUtilization, -1, -1, steps, t, (cpu - lastCpu) / std::max(1e-3, (t - lastT) * cores)}};
+      m_reporter.add(points);
+      lastCpu = cpu, lastT = t;
+      if (steps >= m_ctx.totalSteps || m_ctx.control.stopRequested()) break;
+    }
+    for (auto& th : threads) th.join();
+    m_snapshots->close();
+    if (analysis.joinable()) analysis.join();
+    finish(cpu0);
+  }
+
+  void finish(double cpu0) {
+    RunSummary s;
+    s.mode = m_spec.mode;
+    s.wallSeconds = m_ctx.now();
+    s.steps = m_ctx.lastStageSteps.load();
+    s.samples = std::min<int64_t>(s.steps * m_spec.train.batchSize, s.steps * m_spec.train.batchSize);
+    s.samplesPerSec = samplesPerSec(s.wallSeconds);
+    s.cpuUtilization = (processCpuSeconds() - cpu0) / std::max(1e-3, s.wallSeconds * m_info.hardwareCores);
+    s.blas = m_info.blas;
+    s.flushDenormal = true;
+    double slowest = 0;
+    for (const auto& st : m_stages) {
+      StageSummary ss;
+      ss.index = st->plan.index;
+      ss.device = st->plan.settings.device;
+      ss.firstLayer = st->plan.firstLayer;
+      ss.lastLayer = st->plan.lastLayer;
+      ss.threads = st->plan.settings.threads;
+      ss.steps = st->meter.steps();
+      ss.finalLoss = st->meter.recentLoss();
+      ss.finalAccuracy = st->meter.recentAccuracy();
+      auto f = st->meter.total();
+      ss.computeFraction = f.compute, ss.waitFraction = f.wait, ss.blockedFraction = f.blocked;
+      ss.bytesSent = st->bytesSent;
+      ss.backpropBytes = st->backpropBytes;
+      ss.peakActivationBytes = st->peakActivationBytes;
+      ss.meanStepSeconds = st->meter.meanComputeSeconds();
+      {
+        torch::NoGradGuard noGrad;
+        double sum = 0;
+        for (auto& p : st->modules.bodyParams()) sum += p.to(torch::kFloat64).sum().item<double>();
+        ss.paramChecksum = sum;
+      }
+      slowest = std::max(slowest, ss.meanStepSeconds);
+      s.threads += ss.threads;
+      s.stages.push_back(ss);
+    }
+    if (slowest > 0 && s.samplesPerSec > 0)
+      s.pipelineEfficiency = s.samplesPerSec / (m_spec.train.batchSize / slowest);
+    {
+      std::lock_guard lock(m_ctx.failureMutex);
+      s.error = m_ctx.error;
+      s.failedStage = m_ctx.failedStage;
+    }
+    if (!s.error.empty()) {
+      s.status = RunStatus::Failed;
+    } else {
+      s.status = m_ctx.control.stopRequested() ? RunStatus::Stopped : RunStatus::Completed;
+      try {
+        setupComputeThread(m_info.hardwareCores, {});
+        loadShadowFromLive();
+        const bool probe = m_spec.mode == Mode::Local && m_spec.probe.interval >= 0;
+        measure(s.steps, probe, true, &s);
+      } catch (const std::exception& e) {
+        m_reporter.event({EventKind::Warning, m_ctx.now(), -1, std::string("final evaluation failed: ") + e.what()});
+      }
+      m_reporter.event({s.status == RunStatus::Completed ? EventKind::Completed : EventKind::Stopped, m_ctx.now(), -1,
+                        toString(s.status) + " after " + std::to_string(s.steps) + " steps"});
+    }
+    if (m_snapshots->dropped() > 0)
+      m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
+                        std::to_string(m_snapshots->dropped()) + " probe/eval snapshots skipped: the analysis thread fell behind"});
+    m_reporter.finish(s);
+    m_ctx.control.setState(RunState::Finished);
+    {
+      std::lock_guard lock(m_mutex);
+      m_summary = s;
+      m_finished = true;
+    }
+    m_done.notify_all();
+  }
+
+  ExperimentSpec m_spec;
+  Reporter m_reporter;
+  RunContext m_ctx;
+  EngineInfo m_info;
+  TensorData m_data;
+  ModelPlan m_plan;
+  PartitionPlan m_partition;
+  std::vector<std::unique_ptr<StageRuntime>> m_stages;
+  std::vector<StageModules> m_shadow;
+  std::vector<bool> m_isLast;
+  std::unique_ptr<SnapshotCoordinator> m_snapshots;
+  torch::Tensor m_probeX, m_probeY, m_testX, m_testY;
+  std::thread m_supervisor;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_done;
+  bool m_finished = false;
+  RunSummary m_summary;
+};
+
+}  // namespace
+
+std::unique_ptr<Run> createRun(const ExperimentSpec& spec, RunObserver* observer) {
+  return std::make_unique<TorchRun>(spec, observer);
+}
+
+}  // namespace stagewise::engine

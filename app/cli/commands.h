@@ -1,0 +1,15 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "stagewise/engine/spec.h"
+
+namespace stagewise::cli {
+
+int trainCommand(const std::vector<std::string>& args);
+int inspectCommand(const std::vector<std::string>& args);
+
+/// Reads --config FILE and applies every --set override. Throws SpecError / UsageError.
+engine::ExperimentSpec specFromArgs(const std::string& configPath, const std::vector<std::string>& sets);
+
+}  // namespace stagewise::cli

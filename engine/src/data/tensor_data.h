@@ -1,0 +1,19 @@
+#pragma once
+// The dataset as tensors: inputs standardised with the training set's mean and std.
+
+#include "stagewise/engine/dataset.h"
+
+namespace stagewise::engine {
+
+struct TensorData {
+  torch::Tensor trainX;  ///< float [N, sample...]
+  torch::Tensor trainY;  ///< int64 [N]
+  torch::Tensor testX;
+  torch::Tensor testY;
+  InputShape shape;
+};
+
+/// Loads (or synthesises) the spec's dataset. Throws DatasetError naming the file.
+TensorData loadTensorData(const DatasetSpec& spec, uint64_t seed);
+
+}  // namespace stagewise::engine

@@ -1,0 +1,23 @@
+#pragma once
+// LibTorch modules for a model plan: one Sequential per layer, aux heads per stage.
+
+#include <vector>
+
+#include "stagewise/engine/model_plan.h"
+#include "stagewise/engine/partition.h"
+
+namespace stagewise::engine {
+
+/// The layers of `plan` as modules, initialised deterministically from `seed` (layer i always
+/// gets the same weights for a seed, whatever the cut or mode).
+std::vector<torch::nn::Sequential> buildLayers(const ModelSpec& spec, const ModelPlan& plan,
+                                               uint64_t seed);
+
+/// An aux head for a stage whose output has `inShape` (per sample).
+torch::nn::Sequential buildAuxHead(const StageSettings& settings, const std::vector<int64_t>& inShape,
+                                   int numClasses, uint64_t seed);
+
+/// All parameters of a list of modules, in order.
+std::vector<torch::Tensor> parametersOf(const std::vector<torch::nn::Sequential>& modules);
+
+}  // namespace stagewise::engine

@@ -1,0 +1,34 @@
+#pragma once
+// Gradient similarity and test evaluation on a copy of the network. Runs on the analysis thread
+// (or after the stage threads joined); never touches the modules that train.
+
+#include <vector>
+
+#include "runtime/run_context.h"
+
+namespace stagewise::engine {
+
+/// Cosine of the local vs the true end-to-end gradient per stage, and per layer.
+struct ProbeResult {
+  std::vector<double> stage;               ///< per stage: all body parameters concatenated
+  std::vector<std::vector<double>> layer;  ///< per stage, per body layer
+};
+
+/// `stages` are copies (same architecture as the run's). `x`, `y`: the probe batch.
+ProbeResult gradientCosine(std::vector<StageModules>& stages, const std::vector<bool>& isLast,
+                           const torch::Tensor& x, const torch::Tensor& y);
+
+struct EvalResult {
+  double loss = 0;
+  double accuracy = 0;
+};
+
+/// Test loss and accuracy of the composed network (all stages' bodies, the final classifier).
+EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x, const torch::Tensor& y,
+                    int64_t chunk = 1000);
+
+/// Copies `params` into the modules' parameters (same order as bodyParams()/auxParams()).
+void loadParams(StageModules& modules, const std::vector<torch::Tensor>& body,
+                const std::vector<torch::Tensor>& aux);
+
+}  // namespace stagewise::engine

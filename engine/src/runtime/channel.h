@@ -1,0 +1,42 @@
+#pragma once
+// What travels between stages, and the channel interface it travels through. The stage workers
+// do not know which channel they use: an in-process bounded queue, or c10d send/recv.
+
+#include <optional>
+
+#include "runtime/bounded_queue.h"
+
+namespace stagewise::engine {
+
+/// One batch on its way downstream: detached activations (or inputs) and labels.
+struct Batch {
+  int64_t step = 0;
+  torch::Tensor x;
+  torch::Tensor y;
+};
+
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  /// Blocks while the receiver is full. False once the channel is closed.
+  virtual bool send(Batch batch) = 0;
+  /// Blocks until a batch arrives. Empty once closed.
+  virtual std::optional<Batch> recv() = 0;
+  virtual void close(bool drop) = 0;
+  virtual size_t depth() const = 0;
+};
+
+/// In-process channel: a bounded FIFO whose capacity is the allowed staleness.
+class QueueChannel final : public Channel {
+ public:
+  explicit QueueChannel(size_t capacity) : m_queue(capacity) {}
+  bool send(Batch batch) override { return m_queue.push(std::move(batch)); }
+  std::optional<Batch> recv() override { return m_queue.pop(); }
+  void close(bool drop) override { m_queue.close(drop); }
+  size_t depth() const override { return m_queue.size(); }
+
+ private:
+  BoundedQueue<Batch> m_queue;
+};
+
+}  // namespace stagewise::engine

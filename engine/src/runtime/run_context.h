@@ -1,0 +1,76 @@
+#pragma once
+// State shared by the threads of one LibTorch run.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "metrics/reporter.h"
+#include "metrics/stage_meter.h"
+#include "runtime/channel.h"
+#include "runtime/run_control.h"
+#include "stagewise/engine/partition.h"
+
+namespace stagewise::engine {
+
+class SnapshotCoordinator;
+
+/// The modules of one stage: its body layers and (except the last stage) its aux head.
+struct StageModules {
+  std::vector<torch::nn::Sequential> layers;
+  torch::nn::Sequential aux{nullptr};
+  std::vector<torch::Tensor> bodyParams() const;
+  std::vector<torch::Tensor> auxParams() const;
+};
+
+/// A stage as it trains: plan, modules, optimizer, device and what it measured.
+struct StageRuntime {
+  StagePlan plan;
+  std::vector<LayerInfo> layerInfo;  ///< the plan's layers firstLayer..lastLayer
+  bool isLast = false;
+  StageModules modules;
+  torch::Device device{torch::kCPU};
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  // written by the stage thread; read after it joined
+  StageMeter meter;
+  int64_t bytesSent = 0;
+  int64_t backpropBytes = 0;
+  int64_t peakActivationBytes = 0;
+};
+
+struct RunContext {
+  using Clock = std::chrono::steady_clock;
+
+  explicit RunContext(const ExperimentSpec& s, Reporter& r) : spec(s), reporter(r) {}
+  double now() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+  /// Records the first failure, stops the run and wakes every waiting thread.
+  void fail(int stage, const std::string& message);
+  /// Stops the run and closes every channel (dropping what is queued).
+  void stopAll();
+
+  const ExperimentSpec& spec;
+  Reporter& reporter;
+  RunControl control;
+  Clock::time_point start = Clock::now();
+  int64_t totalSteps = 0;
+  int batchSize = 0;
+
+  std::vector<std::unique_ptr<Channel>> channels;  ///< channels[k] feeds stage k
+  std::unique_ptr<std::atomic<int64_t>[]> produced;  ///< [0]: loader, [k+1]: stage k finished
+  SnapshotCoordinator* snapshots = nullptr;
+
+  // samples/s counted at the last stage after a 20-step warm-up
+  std::atomic<int64_t> lastStageSteps{0};
+  std::atomic<int64_t> samplesAfterWarmup{0};
+  std::atomic<double> warmupEndS{-1.0};
+
+  std::mutex failureMutex;
+  std::string error;
+  int failedStage = -1;
+};
+
+}  // namespace stagewise::engine

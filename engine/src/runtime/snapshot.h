@@ -1,0 +1,52 @@
+#pragma once
+// Consistent parameter snapshots for the probe and the evaluator. Each stage copies its own
+// parameters between two of its own steps (after finishing step s); a snapshot is complete when
+// every stage has offered step s. Copies never feed back into training.
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+
+namespace stagewise::engine {
+
+struct Snapshot {
+  int64_t step = 0;
+  bool probe = false;
+  bool eval = false;
+  std::vector<std::vector<torch::Tensor>> body;  ///< per stage
+  std::vector<std::vector<torch::Tensor>> aux;   ///< per stage (empty for the last)
+};
+
+class SnapshotCoordinator {
+ public:
+  SnapshotCoordinator(int stages, int64_t probeInterval, int64_t evalInterval, int64_t totalSteps);
+
+  /// True if stages should offer their parameters after finishing `step`.
+  bool wanted(int64_t step) const;
+  /// Called by stage `stage` after finishing `step` (only when wanted()).
+  void offer(int stage, int64_t step, const std::vector<torch::Tensor>& body,
+             const std::vector<torch::Tensor>& aux);
+  /// Blocks until a complete snapshot is ready; empty once closed.
+  std::optional<Snapshot> next();
+  void close();
+  int64_t dropped() const;
+
+ private:
+  int m_stages;
+  int64_t m_probeInterval, m_evalInterval, m_totalSteps;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_cv;
+  struct Pending {
+    int count = 0;
+    bool skip = false;
+    Snapshot snapshot;
+  };
+  std::map<int64_t, Pending> m_partial;
+  std::deque<Snapshot> m_ready;
+  bool m_closed = false;
+  int64_t m_dropped = 0;
+};
+
+}  // namespace stagewise::engine
