@@ -20,6 +20,7 @@ static void assign(json& doc, const std::string& key, const json& value) {
     if (part.empty()) throw SpecError(key, "empty part in dotted key; write e.g. train.lr=0.01");
     path += (path.empty() ? "" : ".") + part;
     json* next = nullptr;
+    if (node->is_null() && isIndex(part)) *node = json::array();  // "stages.1.device" on no list yet
     if (node->is_array() && isIndex(part)) {
       size_t i = std::stoul(part);
       if (i > 4096) throw SpecError(path, "list index " + part + " is too large");

@@ -1,0 +1,118 @@
+// Experiment spec: parsing, overrides and validation messages a user acts on.
+#include <QtTest>
+
+#include "stagewise/engine/spec.h"
+
+using namespace stagewise::engine;
+
+class TestSpec : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void defaultsWhenEmpty() {
+    ExperimentSpec s = parseSpec("{}");
+    QCOMPARE(s.model.kind, std::string("mlp"));
+    QCOMPARE(s.train.batchSize, 32);
+    QCOMPARE(s.stageCount(), 1);
+    QVERIFY(s.mode == Mode::Local);
+  }
+
+  void readsEveryField() {
+    ExperimentSpec s = parseSpec(R"({"name":"x","dataset":{"kind":"synthetic","synthetic_features":8},
+      "model":{"hidden":[16,16,16]},"partition":{"cuts":[1,2]},"mode":"backprop",
+      "stage_defaults":{"threads":2,"aux_head":"mlp"},"stages":[{},{"delay_ms":5},{"device":"cpu","lr_scale":0.5}],
+      "train":{"batch_size":8,"max_steps":10,"optimizer":"sgd","lr":0.1,"seed":7,"queue_capacity":2},
+      "eval":{"interval":0},"probe":{"interval":5,"batch_size":16},"debug":{"fail_at_step":3,"stage":1}})");
+    QCOMPARE(s.stageCount(), 3);
+    QCOMPARE(s.stageSettings(1).delayMs, 5);
+    QCOMPARE(s.stageSettings(1).threads, 2);
+    QCOMPARE(s.stageSettings(2).lrScale, 0.5);
+    QCOMPARE(s.stageSettings(0).auxHead, std::string("mlp"));
+    QVERIFY(s.mode == Mode::Backprop);
+    QCOMPARE(s.train.seed, uint64_t{7});
+    QCOMPARE(s.debug.failAtStep, int64_t{3});
+    // canonical JSON round-trips
+    ExperimentSpec again = parseSpec(specToJson(s));
+    QCOMPARE(specToJson(again), specToJson(s));
+  }
+
+  void unknownKeySuggestsTheRightOne() {
+    try {
+      parseSpec(R"({"train":{"batchsize":64}})");
+      QFAIL("accepted an unknown key");
+    } catch (const SpecError& e) {
+      QCOMPARE(e.field(), std::string("train.batchsize"));
+      QVERIFY2(std::string(e.what()).find("did you mean 'train.batch_size'") != std::string::npos, e.what());
+    }
+  }
+
+  void wrongTypeNamesFieldAndType() {
+    try {
+      parseSpec(R"({"train":{"lr":"fast"}})");
+      QFAIL("accepted a string learning rate");
+    } catch (const SpecError& e) {
+      QCOMPARE(e.field(), std::string("train.lr"));
+      QVERIFY(std::string(e.what()).find("expected a number") != std::string::npos);
+    }
+    QVERIFY_THROWS_EXCEPTION(SpecError, parseSpec(R"({"partition":{"cuts":[1.5]}})"));
+    QVERIFY_THROWS_EXCEPTION(SpecError, parseSpec(R"({"mode":"pipelined"})"));
+    QVERIFY_THROWS_EXCEPTION(SpecError, parseSpec("{not json"));
+  }
+
+  void overridesReadJsonOrString() {
+    std::string json = applyOverrides(R"({"train":{"lr":0.1}})",
+                                      {"train.max_steps=200", "mode=backprop", "partition.cuts=[4]",
+                                       "name=my run", "stages.1.device=cpu"});
+    ExperimentSpec s = parseSpec(json);
+    QCOMPARE(s.train.maxSteps, int64_t{200});
+    QVERIFY(s.mode == Mode::Backprop);
+    QCOMPARE(s.partition.cuts, std::vector<int>{4});
+    QCOMPARE(s.name, std::string("my run"));
+    QCOMPARE(s.stages.size(), size_t{2});
+    QCOMPARE(s.train.lr, 0.1);
+    QVERIFY_THROWS_EXCEPTION(SpecError, applyOverrides("{}", {"no-equals-sign"}));
+    QVERIFY_THROWS_EXCEPTION(SpecError, applyOverrides("{}", {"train..lr=1"}));
+  }
+
+  void stageListLengthMustMatch() {
+    ExperimentSpec s = parseSpec(R"({"partition":{"cuts":[2,4,6]},"stages":[{},{},{}]})");
+    auto problems = validateSpec(s, 9, {"cpu"});
+    QVERIFY(!problems.empty());
+    QCOMPARE(problems.front().field, std::string("stages"));
+    const std::string& msg = problems.front().message;
+    QVERIFY2(msg.find("3 stage entries") != std::string::npos && msg.find("4 stages") != std::string::npos,
+             msg.c_str());
+  }
+
+  void missingDeviceListsAvailableOnes() {
+    ExperimentSpec s = parseSpec(R"({"partition":{"cuts":[2]},"stages":[{},{"device":"cuda:1"}]})");
+    auto problems = validateSpec(s, 9, {"cpu", "cuda:0"});
+    QCOMPARE(problems.size(), size_t{1});
+    QCOMPARE(problems[0].field, std::string("stages[1].device"));
+    QVERIFY(problems[0].message.find("available: cpu, cuda:0") != std::string::npos);
+  }
+
+  void badCutsNameTheStage() {
+    ExperimentSpec s = parseSpec(R"({"partition":{"cuts":[2,2]}})");
+    auto problems = validateSpec(s, 9, {"cpu"});
+    QCOMPARE(problems.size(), size_t{1});
+    QVERIFY2(problems[0].message.find("stage 2 is empty") != std::string::npos, problems[0].message.c_str());
+    s = parseSpec(R"({"partition":{"cuts":[9]}})");
+    problems = validateSpec(s, 9, {"cpu"});
+    QCOMPARE(problems.size(), size_t{1});
+    QVERIFY(problems[0].message.find("between 1 and 8") != std::string::npos);
+  }
+
+  void rangeChecks() {
+    ExperimentSpec s = parseSpec(R"({"train":{"batch_size":0,"lr":-1,"optimizer":"lbfgs"}})");
+    auto problems = validateSpec(s, 9, {"cpu"});
+    QStringList fields;
+    for (auto& p : problems) fields << QString::fromStdString(p.field);
+    QVERIFY(fields.contains("train.batch_size"));
+    QVERIFY(fields.contains("train.lr"));
+    QVERIFY(fields.contains("train.optimizer"));
+    QVERIFY(validateSpec(parseSpec("{}"), 9, {"cpu"}).empty());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSpec)
+#include "test_spec.moc"

@@ -1,0 +1,197 @@
+// The LibTorch engine on small synthetic data: the properties local parallelism rests on.
+#include <QtTest>
+
+#include "recording_observer.h"
+#include "stagewise/engine/dataset.h"
+#include "stagewise/engine/engine.h"
+
+using namespace stagewise::engine;
+using namespace std::chrono_literals;
+
+namespace {
+
+ExperimentSpec small(const std::string& extra = "") {
+  std::string json = R"({"dataset":{"kind":"synthetic","synthetic_train":2048,"synthetic_test":512,
+     "synthetic_features":32,"synthetic_classes":4},
+     "model":{"hidden":[64,64,64,64]},"partition":{"cuts":[2,4]},
+     "train":{"batch_size":32,"max_steps":120,"seed":5,"queue_capacity":2,"backprop_threads":1},
+     "eval":{"interval":0},"probe":{"interval":-1}})";
+  ExperimentSpec spec = parseSpec(json);
+  if (!extra.empty()) {
+    std::vector<std::string> sets;
+    size_t start = 0;
+    while (start < extra.size()) {
+      size_t end = extra.find(' ', start);
+      if (end == std::string::npos) end = extra.size();
+      sets.push_back(extra.substr(start, end - start));
+      start = end + 1;
+    }
+    spec = parseSpec(applyOverrides(specToJson(spec), sets));
+  }
+  return spec;
+}
+
+RunSummary train(const ExperimentSpec& spec, RecordingObserver& obs) {
+  auto run = createRun(spec, &obs);
+  run->start();
+  return run->wait();
+}
+
+}  // namespace
+
+class TestTraining : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void localRunTrainsAndReports() {
+    RecordingObserver obs;
+    RunSummary s = train(small("probe.interval=40 eval.interval=60"), obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    QCOMPARE(s.steps, int64_t{120});
+    QCOMPARE(s.stages.size(), size_t{3});
+    QCOMPARE(obs.info.stages.size(), size_t{3});
+    QVERIFY(obs.finished);
+    for (int k = 0; k < 3; ++k) {
+      auto loss = obs.series(series::kLoss, k);
+      QCOMPARE(loss.size(), size_t{120});
+      QVERIFY2(loss.back() < loss.front(), "local loss did not go down");
+      const auto& st = s.stages[size_t(k)];
+      QCOMPARE(st.steps, int64_t{120});
+      QVERIFY(std::abs(st.computeFraction + st.waitFraction + st.blockedFraction - 1.0) < 1e-6);
+    }
+    QVERIFY(s.testAccuracy > 0.5);  // 4 well separated clusters
+    QCOMPARE(s.stages[0].bytesSent, int64_t{120 * 32 * (64 * 4 + 8)});
+    QCOMPARE(s.stages[0].backpropBytes, int64_t{120 * 32 * 64 * 4 * 2});
+    QCOMPARE(s.stages[2].bytesSent, int64_t{0});
+    QVERIFY(obs.series(series::kTestAccuracy, -1).size() >= 2);  // at step 60 and at the end
+    QVERIFY(obs.spans >= 3 * 120);
+  }
+
+  void lastStageCosineIsOne() {
+    RecordingObserver obs;
+    RunSummary s = train(small("probe.interval=30"), obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    auto last = obs.series(series::kGradCosine, 2);
+    QVERIFY(last.size() >= 4);
+    for (double c : last) QVERIFY2(std::abs(c - 1.0) < 1e-5, std::to_string(c).c_str());
+    auto first = obs.series(series::kGradCosine, 0);
+    QVERIFY(!first.empty());
+    for (double c : first) QVERIFY(c > -1.0001 && c < 1.0001);
+    QVERIFY(std::abs(first.back() - 1.0) > 1e-4);  // an upstream stage's local gradient is not the true one
+    QVERIFY(!obs.series(series::kGradCosine, 0, 0).empty());  // per layer too
+  }
+
+  void gradientIsTruncatedAtTheBoundary() {
+    // Stage 1 learns ten times slower in run B; with no gradient crossing the boundary stage 0
+    // must train exactly as in run A.
+    RecordingObserver a, b;
+    RunSummary sa = train(small("partition.cuts=[2] stages=[{},{}]"), a);
+    RunSummary sb = train(small("partition.cuts=[2] stages=[{},{\"lr_scale\":0.1}]"), b);
+    QVERIFY(sa.status == RunStatus::Completed && sb.status == RunStatus::Completed);
+    QCOMPARE(a.series(series::kLoss, 0), b.series(series::kLoss, 0));
+    QCOMPARE(sa.stages[0].paramChecksum, sb.stages[0].paramChecksum);
+    QVERIFY(sa.stages[1].paramChecksum != sb.stages[1].paramChecksum);
+  }
+
+  void oneLocalStageEqualsBackprop() {
+    RecordingObserver l, b;
+    RunSummary sl = train(small("partition.cuts=[]"), l);
+    RunSummary sb = train(small("partition.cuts=[] mode=backprop"), b);
+    QVERIFY(sl.status == RunStatus::Completed && sb.status == RunStatus::Completed);
+    QCOMPARE(sb.stages.size(), size_t{1});
+    QCOMPARE(l.series(series::kLoss, 0), b.series(series::kLoss, 0));
+    QCOMPARE(sl.stages[0].paramChecksum, sb.stages[0].paramChecksum);
+    QCOMPARE(sl.testAccuracy, sb.testAccuracy);
+  }
+
+  void localRunIsTimingInvariant() {
+    // Different stragglers force different interleavings; the losses must not change.
+    RecordingObserver base, slow0, slow2;
+    train(small("train.max_steps=60"), base);
+    train(small("train.max_steps=60 stages=[{\"delay_ms\":4},{},{}]"), slow0);
+    train(small("train.max_steps=60 stages=[{},{},{\"delay_ms\":4}] train.queue_capacity=1"), slow2);
+    for (int k = 0; k < 3; ++k) {
+      auto ref = base.series(series::kLoss, k);
+      QCOMPARE(ref.size(), size_t{60});
+      QCOMPARE(slow0.series(series::kLoss, k), ref);
+      QCOMPARE(slow2.series(series::kLoss, k), ref);
+    }
+  }
+
+  void stopWithFullQueuesIsPrompt() {
+    RecordingObserver obs;
+    auto run = createRun(small("train.max_steps=100000 stages=[{},{},{\"delay_ms\":300}]"), &obs);
+    run->start();
+    QTRY_VERIFY_WITH_TIMEOUT(run->progress().step >= 1, 10000);
+    std::this_thread::sleep_for(400ms);  // queues upstream of the straggler are full now
+    auto t0 = std::chrono::steady_clock::now();
+    run->requestStop();
+    RunSummary s = run->wait();
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    QVERIFY2(took < 1.3, std::to_string(took).c_str());
+    QVERIFY(s.status == RunStatus::Stopped);
+  }
+
+  void pauseHoldsProgress() {
+    RecordingObserver obs;
+    auto run = createRun(small("train.max_steps=100000"), &obs);
+    run->start();
+    QTRY_VERIFY_WITH_TIMEOUT(run->progress().step >= 5, 10000);
+    run->pause();
+    std::this_thread::sleep_for(200ms);
+    const int64_t held = run->progress().step;
+    std::this_thread::sleep_for(300ms);
+    QVERIFY(run->progress().step <= held + 1);
+    QVERIFY(run->state() == RunState::Paused);
+    run->resume();
+    QTRY_VERIFY_WITH_TIMEOUT(run->progress().step > held + 5, 10000);
+    run->requestStop();
+    QVERIFY(run->waitFor(3s));
+  }
+
+  void failingStageEndsTheRunCleanly() {
+    RecordingObserver obs;
+    auto t0 = std::chrono::steady_clock::now();
+    RunSummary s = train(small("train.max_steps=100000 debug.fail_at_step=20 debug.stage=1"), obs);
+    QVERIFY(std::chrono::steady_clock::now() - t0 < 20s);
+    QVERIFY(s.status == RunStatus::Failed);
+    QCOMPARE(s.failedStage, 1);
+    QVERIFY2(s.error.find("stage 1") != std::string::npos && s.error.find("injected failure") != std::string::npos,
+             s.error.c_str());
+    QVERIFY(s.stages[1].steps == 20);
+    bool failedEvent = false;
+    for (auto& e : obs.events) failedEvent |= e.kind == EventKind::Failed && e.stage == 1;
+    QVERIFY(failedEvent);
+  }
+
+  void nanLossNamesTheStage() {
+    RecordingObserver obs;
+    RunSummary s = train(small("train.max_steps=100000 debug.nan_at_step=10 debug.stage=2"), obs);
+    QVERIFY(s.status == RunStatus::Failed);
+    QCOMPARE(s.failedStage, 2);
+    QVERIFY2(s.error.find("stage 2") != std::string::npos && s.error.find("non-finite loss") != std::string::npos,
+             s.error.c_str());
+  }
+
+  void badInputIsRefusedBeforeStart() {
+    RecordingObserver obs;
+    try {
+      createRun(small("stages=[{},{\"device\":\"cuda:7\"},{}]"), &obs);
+      QFAIL("a missing device was accepted");
+    } catch (const SpecError& e) {
+      QCOMPARE(e.field(), std::string("stages[1].device"));
+    }
+    QVERIFY_THROWS_EXCEPTION(SpecError, createRun(small("partition.cuts=[3,3]"), &obs));
+    QVERIFY_THROWS_EXCEPTION(DatasetError, createRun(small("dataset.kind=idx dataset.path=/nonexistent"), &obs));
+  }
+
+  void engineInfoListsCpu() {
+    EngineInfo info = engineInfo();
+    QVERIFY(!info.devices.empty());
+    QCOMPARE(info.devices.front(), std::string("cpu"));
+    QVERIFY(!info.torchVersion.empty());
+    QVERIFY(info.hardwareCores >= 1);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTraining)
+#include "test_training.moc"
