@@ -1,0 +1,127 @@
+// Cutting, joining and moving stage boundaries on the canvas with the mouse, and undo/redo.
+
+#include <QMouseEvent>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QtTest>
+
+#include "designer/design_document.h"
+#include "designer/design_workspace.h"
+#include "designer/estimate_panel.h"
+#include "designer/network_scene.h"
+#include "designer/network_view.h"
+
+using namespace stagewise;
+using namespace stagewise::ui;
+
+class TestDesignCanvas : public QObject {
+  Q_OBJECT
+
+  static engine::ExperimentSpec smallSpec() {
+    engine::ExperimentSpec spec;
+    spec.name = "canvas";
+    spec.dataset.kind = "synthetic";
+    spec.model.hidden = {64, 64, 64, 64, 64};  // 6 layers: fc1..fc5 + classifier
+    spec.partition.cuts = {2};
+    return spec;
+  }
+
+  struct Fixture {
+    DesignDocument doc{EngineDescription{}};
+    DesignWorkspace workspace{&doc};
+    Fixture() {
+      doc.load(smallSpec());
+      workspace.resize(1400, 900);
+      workspace.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&workspace));
+      workspace.view()->resetZoom();
+      workspace.view()->centerOn(workspace.scene()->gapCenter(3));
+    }
+    QPoint at(const QPointF& scenePos) const { return workspace.view()->mapFromScene(scenePos); }
+    QWidget* viewport() const { return workspace.view()->viewport(); }
+    void click(const QPointF& scenePos) {
+      QTest::mouseClick(viewport(), Qt::LeftButton, {}, at(scenePos));
+    }
+  };
+
+ private Q_SLOTS:
+  void clickingAGapCutsAndClickingACutJoins() {
+    Fixture f;
+    QCOMPARE(f.doc.spec().partition.cuts, std::vector<int>({2}));
+    f.click(f.workspace.scene()->gapCenter(4));
+    QCOMPARE(f.doc.spec().partition.cuts, std::vector<int>({2, 4}));
+    QCOMPARE(f.doc.spec().stageCount(), 3);
+    QCOMPARE(f.doc.partition().stages.size(), size_t(3));
+    f.click(f.workspace.scene()->gapCenter(2));
+    QCOMPARE(f.doc.spec().partition.cuts, std::vector<int>({4}));
+    QCOMPARE(f.doc.undoStack()->count(), 2);
+    // A click on a layer block selects its stage instead of cutting.
+    f.click(f.workspace.scene()->layerCenter(5));
+    QCOMPARE(f.doc.selectedStage(), 1);
+    QCOMPARE(f.doc.spec().partition.cuts, std::vector<int>({4}));
+  }
+
+  void undoAndRedoRestoreEveryCut() {
+    Fixture f;
+    f.click(f.workspace.scene()->gapCenter(4));
+    f.click(f.workspace.scene()->gapCenter(1));
+    QCOMPARE(f.doc.spec().partition.cuts, std::vector<int>({1, 2, 4}));
+    QVERIFY(f.doc.isModified());
+    f.doc.undoStack()->undo();
+    QCOMPARE(f.doc.spec().partition.cuts, std::vector<int>({2, 4}));
+    f.doc.undoStack()->undo();
+    QCOMPARE(f.doc.spec().partition.cuts, std::vector<int>({2}));
+    QVERIFY(!f.doc.isModified());
+    f.doc.undoStack()->redo();
+    QCOMPARE(f.doc.spec().partition.cuts, std::vector<int>({2, 4}));
+    // The canvas follows the document: the band for stage 3 is drawn again.
+    QCOMPARE(f.doc.partition().stages.size(), size_t(3));
+  }
+
+  void stageSettingsFollowASplit() {
+    Fixture f;
+    auto spec = f.doc.spec();
+    spec.stages = {{}, {}};
+    spec.stages[1].threads = 3;
+    f.doc.edit(spec, QStringLiteral("threads"));
+    f.click(f.workspace.scene()->gapCenter(4));  // splits stage 2 (layers 2..5)
+    QCOMPARE(f.doc.spec().stageSettings(1).threads, 3);
+    QCOMPARE(f.doc.spec().stageSettings(2).threads, 3);
+    QCOMPARE(f.doc.spec().stageSettings(0).threads, 1);
+  }
+
+  void draggingACutMovesIt() {
+    Fixture f;
+    f.click(f.workspace.scene()->gapCenter(4));  // cuts {2, 4}
+    auto* scene = f.workspace.scene();
+    const QPoint from = f.at(scene->cutGrip(0));
+    const QPoint to = f.at(scene->gapCenter(3));
+    QTest::mousePress(f.viewport(), Qt::LeftButton, {}, from);
+    // Past the next cut: the move is clamped so no stage gets empty.
+    QTest::mouseMove(f.viewport(), f.at(scene->gapCenter(5)));
+    QTest::mouseMove(f.viewport(), to);
+    QTest::mouseRelease(f.viewport(), Qt::LeftButton, {}, to);
+    QCOMPARE(f.doc.spec().partition.cuts, std::vector<int>({3, 4}));
+    f.doc.undoStack()->undo();
+    QCOMPARE(f.doc.spec().partition.cuts, std::vector<int>({2, 4}));
+  }
+
+  void estimateFollowsTheCut() {
+    Fixture f;
+    const double before = f.doc.estimate()->speedup;
+    f.click(f.workspace.scene()->gapCenter(4));
+    QVERIFY(f.doc.estimate().has_value());
+    QCOMPARE(f.doc.estimate()->stageShare.size(), size_t(3));
+    QCOMPARE(f.doc.estimate()->boundaryBytes.size(), size_t(2));
+    QVERIFY(f.doc.estimate()->speedup != before);
+    // Auto-balance re-cuts into the requested number of stages as one undo step.
+    f.workspace.estimatePanel()->stageCountSpin()->setValue(2);
+    const int steps = f.doc.undoStack()->count();
+    QTest::mouseClick(f.workspace.estimatePanel()->balanceButton(), Qt::LeftButton);
+    QCOMPARE(f.doc.spec().partition.cuts.size(), size_t(1));
+    QCOMPARE(f.doc.undoStack()->count(), steps + 1);
+  }
+};
+
+QTEST_MAIN(TestDesignCanvas)
+#include "test_design_canvas.moc"

@@ -1,0 +1,53 @@
+#pragma once
+// What the workbench is given from outside: how to create a run, which devices exist, and what
+// the engine was built with. app/gui fills this from the LibTorch engine (or the fake engine);
+// tests fill it with the fake engine. Keeping it injected is what lets `ui` link only
+// stagewise_core and never include a LibTorch header.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stagewise/engine/metrics.h"
+#include "stagewise/engine/run.h"
+#include "stagewise/engine/spec.h"
+
+namespace stagewise::ui {
+
+/// Creates (does not start) a run of a spec; may throw SpecError or std::runtime_error.
+using RunFactory = std::function<std::unique_ptr<engine::Run>(const engine::ExperimentSpec&,
+                                                              engine::RunObserver*)>;
+
+/// Creates an extra observer for one run (the recorder writing it into the store), or null.
+using ObserverFactory = std::function<std::unique_ptr<engine::RunObserver>()>;
+
+/// The engine as the UI sees it (a copy of engine::EngineInfo, which lives in a header the UI
+/// library must not depend on).
+struct EngineDescription {
+  std::string torchVersion = "unknown";
+  std::string blas = "unknown";
+  bool cudaAvailable = false;
+  std::vector<std::string> devices = {"cpu"};  ///< devices that exist: "cpu", "cuda:0", ...
+  int hardwareCores = 1;
+  bool fake = false;  ///< the fake engine: scripted numbers, no training
+};
+
+/// One entry of a device picker: devices that do not exist are shown greyed with the reason.
+struct DeviceChoice {
+  std::string id;
+  bool available = true;
+  std::string reason;  ///< why it is not available (empty when it is)
+};
+
+/// Everything the workbench needs from the engine side.
+struct EngineServices {
+  RunFactory createRun;
+  ObserverFactory createRecorder;  ///< optional
+  EngineDescription engine;
+};
+
+/// The devices to offer: those that exist, plus cuda:0 greyed when CUDA is absent.
+std::vector<DeviceChoice> deviceChoices(const EngineDescription& engine);
+
+}  // namespace stagewise::ui

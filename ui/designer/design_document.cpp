@@ -1,0 +1,172 @@
+#include "designer/design_document.h"
+
+#include <QUndoCommand>
+#include <regex>
+
+#include "designer/spec_edits.h"
+#include "stagewise/engine/dataset.h"
+
+namespace stagewise::ui {
+
+namespace {
+
+class SpecEditCommand : public QUndoCommand {
+ public:
+  SpecEditCommand(DesignDocument* doc, engine::ExperimentSpec before,
+                  engine::ExperimentSpec after, const QString& text, int mergeId)
+      : QUndoCommand(text),
+        m_doc(doc),
+        m_before(std::move(before)),
+        m_after(std::move(after)),
+        m_mergeId(mergeId) {}
+  void undo() override { m_doc->setSpecDirect(m_before); }
+  void redo() override { m_doc->setSpecDirect(m_after); }
+  int id() const override { return m_mergeId; }
+  bool mergeWith(const QUndoCommand* other) override {
+    m_after = static_cast<const SpecEditCommand*>(other)->m_after;
+    return true;
+  }
+
+ private:
+  DesignDocument* m_doc;
+  engine::ExperimentSpec m_before;
+  engine::ExperimentSpec m_after;
+  int m_mergeId;
+};
+
+// "stages[2].device" -> 2, "partition.cuts[1]" -> cut 1.
+void locate(DesignProblem& p) {
+  static const std::regex stageRe(R"(^stages\[(\d+)\])");
+  static const std::regex cutRe(R"(^partition\.cuts\[(\d+)\])");
+  std::smatch m;
+  if (std::regex_search(p.field, m, stageRe)) p.stage = std::stoi(m[1].str());
+  if (std::regex_search(p.field, m, cutRe)) p.cut = std::stoi(m[1].str());
+}
+
+}  // namespace
+
+DesignDocument::DesignDocument(EngineDescription engine, QObject* parent)
+    : QObject(parent), m_engine(std::move(engine)), m_cores(std::max(1, m_engine.hardwareCores)) {
+  recompute();
+}
+
+void DesignDocument::load(const engine::ExperimentSpec& spec, const QString& filePath) {
+  m_undo.clear();
+  m_spec = spec;
+  recompute();
+  // The canvas edits explicit cuts: resolve balance=flops once, on load.
+  if (m_spec.partition.balance == "flops" && !m_plan.layers.empty()) {
+    m_spec = resolvedForDesign(m_spec, m_plan);
+    recompute();
+  }
+  m_selectedStage = 0;
+  setFilePath(filePath);
+  Q_EMIT selectedStageChanged(m_selectedStage);
+  Q_EMIT changed();
+}
+
+void DesignDocument::edit(const engine::ExperimentSpec& next, const QString& text, int mergeId) {
+  m_undo.push(new SpecEditCommand(this, m_spec, next, text, mergeId));
+}
+
+void DesignDocument::setSpecDirect(const engine::ExperimentSpec& spec) {
+  m_spec = spec;
+  recompute();
+  if (m_selectedStage >= m_spec.stageCount()) selectStage(m_spec.stageCount() - 1);
+  Q_EMIT changed();
+}
+
+void DesignDocument::setFilePath(const QString& path) {
+  if (path == m_filePath) return;
+  m_filePath = path;
+  Q_EMIT filePathChanged(path);
+}
+
+void DesignDocument::selectStage(int stage) {
+  stage = std::clamp(stage, 0, std::max(0, m_spec.stageCount() - 1));
+  if (stage == m_selectedStage) return;
+  m_selectedStage = stage;
+  Q_EMIT selectedStageChanged(stage);
+}
+
+void DesignDocument::setEstimateCores(int cores) {
+  cores = std::max(1, cores);
+  if (cores == m_cores) return;
+  m_cores = cores;
+  recompute();
+  Q_EMIT changed();
+}
+
+std::vector<DesignProblem> DesignDocument::problemsForStage(int stage) const {
+  std::vector<DesignProblem> out;
+  for (const auto& p : m_problems)
+    if (p.stage == stage) out.push_back(p);
+  return out;
+}
+
+QString DesignDocument::blockReason() const {
+  QStringList lines;
+  for (const auto& p : m_problems)
+    lines << (p.field.empty() ? QString::fromStdString(p.message)
+                              : QString::fromStdString(p.field + ": " + p.message));
+  return lines.join(QLatin1Char('\n'));
+}
+
+engine::InputShape DesignDocument::inputShapeFor(const engine::DatasetSpec& d) {
+  const std::string key = d.kind + "\n" + d.path + "\n" + std::to_string(d.syntheticFeatures) +
+                          "\n" + std::to_string(d.syntheticClasses);
+  if (key != m_probedKey) {
+    m_probedKey = key;
+    m_probeError.clear();
+    try {
+      m_probedShape = engine::probeInputShape(d);
+    } catch (const std::exception& e) {
+      m_probeError = e.what();
+      // A stand-in shape keeps the canvas and the estimate useful while the data is missing.
+      m_probedShape = {};
+      m_probedShape.dims = d.kind == "cifar10" ? std::vector<int64_t>{3, 32, 32}
+                                               : std::vector<int64_t>{1, 28, 28};
+      m_probedShape.numClasses = 10;
+    }
+  }
+  m_inputGuessed = !m_probeError.empty();
+  return m_probedShape;
+}
+
+void DesignDocument::recompute() {
+  m_problems.clear();
+  m_partition = {};
+  m_estimate.reset();
+  const engine::InputShape shape = inputShapeFor(m_spec.dataset);
+  if (!m_probeError.empty()) m_problems.push_back({"dataset", m_probeError});
+  try {
+    m_plan = engine::planModel(m_spec.model, shape);
+  } catch (const engine::SpecError& e) {
+    m_plan = {};
+    m_plan.input = shape;
+    m_problems.push_back({e.field(), e.message()});
+  }
+  for (const auto& p : engine::validateSpec(m_spec, layerCount(), m_engine.devices))
+    m_problems.push_back({p.field, p.message});
+  if (!m_plan.layers.empty() &&
+      engine::validateCuts(m_spec.partition.cuts, layerCount()).empty()) {
+    try {
+      m_partition = engine::makePartition(m_spec, m_plan, m_spec.partition.cuts);
+      m_estimate = engine::estimateSpeed(m_partition, m_plan, std::max(1, m_spec.train.batchSize),
+                                         m_cores);
+    } catch (const engine::SpecError& e) {
+      m_problems.push_back({e.field(), e.message()});
+    }
+  }
+  // Duplicates come from the model being checked twice (plan and validation).
+  std::vector<DesignProblem> unique;
+  for (auto& p : m_problems) {
+    locate(p);
+    bool seen = false;
+    for (const auto& u : unique) seen |= u.field == p.field && u.message == p.message;
+    if (!seen) unique.push_back(p);
+  }
+  m_problems = std::move(unique);
+}
+
+}  // namespace stagewise::ui

@@ -1,0 +1,95 @@
+#pragma once
+// The experiment being designed: the spec, everything derived from it (model plan, stages,
+// speed estimate, problems), the selected stage, and the undo stack every edit goes through.
+
+#include <QObject>
+#include <QString>
+#include <QUndoStack>
+#include <optional>
+
+#include "common/services.h"
+#include "stagewise/engine/model_plan.h"
+#include "stagewise/engine/partition.h"
+#include "stagewise/engine/spec.h"
+
+namespace stagewise::ui {
+
+/// Where a problem shows up in the designer.
+struct DesignProblem {
+  std::string field;    ///< dotted spec key, e.g. "stages[1].device"
+  std::string message;
+  int stage = -1;       ///< the stage it belongs to, or -1
+  int cut = -1;         ///< the cut it belongs to, or -1
+};
+
+class DesignDocument : public QObject {
+  Q_OBJECT
+ public:
+  explicit DesignDocument(EngineDescription engine, QObject* parent = nullptr);
+
+  const engine::ExperimentSpec& spec() const { return m_spec; }
+  const EngineDescription& engineDescription() const { return m_engine; }
+  QUndoStack* undoStack() { return &m_undo; }
+
+  /// Replaces the whole document (open, new, preset); clears undo history.
+  void load(const engine::ExperimentSpec& spec, const QString& filePath = {});
+  /// Applies an edit through the undo stack. Edits with the same non-negative `mergeId` in a
+  /// row merge into one undo step (a spin box being stepped).
+  void edit(const engine::ExperimentSpec& next, const QString& text, int mergeId = -1);
+  /// Sets the spec without recording it (used by undo commands).
+  void setSpecDirect(const engine::ExperimentSpec& spec);
+
+  QString filePath() const { return m_filePath; }
+  void setFilePath(const QString& path);
+  bool isModified() const { return !m_undo.isClean(); }
+  void markSaved() { m_undo.setClean(); }
+
+  // Derived state, recomputed after every change.
+  int layerCount() const { return static_cast<int>(m_plan.layers.size()); }
+  const engine::ModelPlan& plan() const { return m_plan; }
+  /// Stages of a valid cut; empty when the cuts are invalid.
+  const engine::PartitionPlan& partition() const { return m_partition; }
+  const std::optional<engine::SpeedEstimate>& estimate() const { return m_estimate; }
+  const std::vector<DesignProblem>& problems() const { return m_problems; }
+  /// Problems are listed for these; empty when none.
+  std::vector<DesignProblem> problemsForStage(int stage) const;
+  bool canRun() const { return m_problems.empty(); }
+  /// Why Run is blocked (every problem on its own line), empty when it is not.
+  QString blockReason() const;
+  /// True when the dataset could not be read and the plan uses a stand-in input shape.
+  bool inputShapeGuessed() const { return m_inputGuessed; }
+
+  int selectedStage() const { return m_selectedStage; }
+  void selectStage(int stage);
+
+  /// Cores the estimate assumes (the machine's by default).
+  int estimateCores() const { return m_cores; }
+  void setEstimateCores(int cores);
+
+ Q_SIGNALS:
+  void changed();
+  void selectedStageChanged(int stage);
+  void filePathChanged(const QString& path);
+
+ private:
+  void recompute();
+  engine::InputShape inputShapeFor(const engine::DatasetSpec& dataset);
+
+  EngineDescription m_engine;
+  engine::ExperimentSpec m_spec;
+  QUndoStack m_undo;
+  QString m_filePath;
+  engine::ModelPlan m_plan;
+  engine::PartitionPlan m_partition;
+  std::optional<engine::SpeedEstimate> m_estimate;
+  std::vector<DesignProblem> m_problems;
+  int m_selectedStage = 0;
+  int m_cores = 1;
+  // The dataset probe reads file headers: cache it per dataset so edits stay instant.
+  std::string m_probedKey;
+  engine::InputShape m_probedShape;
+  std::string m_probeError;
+  bool m_inputGuessed = false;
+};
+
+}  // namespace stagewise::ui

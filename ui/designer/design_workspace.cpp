@@ -1,0 +1,188 @@
+#include "designer/design_workspace.h"
+
+#include <QFileDialog>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "common/format.h"
+#include "common/spec_io.h"
+#include "designer/estimate_panel.h"
+#include "designer/model_panel.h"
+#include "designer/network_scene.h"
+#include "designer/network_view.h"
+#include "designer/stage_inspector.h"
+
+namespace stagewise::ui {
+
+static QToolButton* toolButton(const QString& text, const QString& tip, QWidget* parent) {
+  auto* b = new QToolButton(parent);
+  b->setText(text);
+  b->setToolTip(tip);
+  b->setAutoRaise(true);
+  return b;
+}
+
+DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
+    : QWidget(parent), m_doc(doc) {
+  m_model = new ModelPanel(doc, this);
+  auto* modelScroll = new QScrollArea(this);
+  modelScroll->setWidget(m_model);
+  modelScroll->setWidgetResizable(true);
+  modelScroll->setFrameShape(QFrame::NoFrame);
+  modelScroll->setMinimumWidth(300);
+
+  m_scene = new NetworkScene(doc, this);
+  m_view = new NetworkView(m_scene, this);
+  m_view->setToolTip(tr("Click between two layers to cut or join stages; drag a cut's grip to "
+                        "move it; click a layer to inspect its stage. Ctrl+wheel zooms."));
+  auto* zoomIn = toolButton(QStringLiteral("+"), tr("Zoom in (Ctrl+wheel)"), this);
+  auto* zoomOut = toolButton(QStringLiteral("−"), tr("Zoom out"), this);
+  auto* fit = toolButton(tr("Fit"), tr("Fit the network to the view"), this);
+  m_summary = new QLabel(this);
+  auto* canvasBar = new QHBoxLayout;
+  canvasBar->addWidget(m_summary, 1);
+  canvasBar->addWidget(zoomOut);
+  canvasBar->addWidget(zoomIn);
+  canvasBar->addWidget(fit);
+  auto* canvas = new QWidget(this);
+  auto* canvasLayout = new QVBoxLayout(canvas);
+  canvasLayout->setContentsMargins(0, 0, 0, 0);
+  canvasLayout->addLayout(canvasBar);
+  canvasLayout->addWidget(m_view, 1);
+
+  m_inspector = new StageInspector(doc, this);
+  m_estimate = new EstimatePanel(doc, this);
+  auto* inspectorBox = new QGroupBox(tr("Stage"), this);
+  (new QVBoxLayout(inspectorBox))->addWidget(m_inspector);
+  auto* estimateBox = new QGroupBox(tr("Estimate"), this);
+  (new QVBoxLayout(estimateBox))->addWidget(m_estimate);
+  auto* right = new QWidget(this);
+  auto* rightLayout = new QVBoxLayout(right);
+  rightLayout->setContentsMargins(0, 0, 0, 0);
+  rightLayout->addWidget(inspectorBox);
+  rightLayout->addWidget(estimateBox, 1);
+  right->setMinimumWidth(320);
+
+  auto* splitter = new QSplitter(Qt::Horizontal, this);
+  splitter->addWidget(modelScroll);
+  splitter->addWidget(canvas);
+  splitter->addWidget(right);
+  splitter->setStretchFactor(0, 0);
+  splitter->setStretchFactor(1, 1);
+  splitter->setStretchFactor(2, 0);
+  splitter->setSizes({320, 640, 380});
+
+  m_problems = new QListWidget(this);
+  m_problems->setMaximumHeight(90);
+  m_problems->setToolTip(tr("What blocks the run. Fix these, or undo (Ctrl+Z)."));
+  m_run = new QPushButton(tr("Run ▶"), this);
+  m_run->setMinimumHeight(40);
+  m_run->setMinimumWidth(120);
+  auto* bottom = new QHBoxLayout;
+  bottom->addWidget(m_problems, 1);
+  bottom->addWidget(m_run, 0, Qt::AlignBottom);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(splitter, 1);
+  layout->addLayout(bottom);
+
+  connect(zoomIn, &QToolButton::clicked, m_view, &NetworkView::zoomIn);
+  connect(zoomOut, &QToolButton::clicked, m_view, &NetworkView::zoomOut);
+  connect(fit, &QToolButton::clicked, m_view, &NetworkView::zoomToFit);
+  connect(m_run, &QPushButton::clicked, this, &DesignWorkspace::runRequested);
+  connect(m_model, &ModelPanel::presetChosen, this, &DesignWorkspace::openFile);
+  connect(doc, &DesignDocument::changed, this, &DesignWorkspace::refresh);
+  refresh();
+}
+
+void DesignWorkspace::refresh() {
+  const auto& plan = m_doc->plan();
+  m_summary->setText(tr("%1 layers · %2 stages · %3 params · %4 FLOPs/sample")
+                         .arg(plan.layers.size())
+                         .arg(m_doc->spec().stageCount())
+                         .arg(formatCount(double(plan.totalParams())),
+                              formatCount(double(plan.totalFlops()))));
+  m_problems->clear();
+  for (const auto& p : m_doc->problems()) {
+    auto* item = new QListWidgetItem(
+        QStringLiteral("⚠ ") + QString::fromStdString(p.field.empty() ? p.message
+                                                                       : p.field + ": " + p.message),
+        m_problems);
+    item->setForeground(QColor(0xd0, 0x30, 0x30));
+  }
+  if (m_doc->problems().empty())
+    (new QListWidgetItem(tr("✓ Ready to run"), m_problems))->setForeground(QColor(0x2e, 0x8b, 0x3e));
+  m_run->setEnabled(m_doc->canRun());
+  m_run->setToolTip(m_doc->canRun() ? tr("Train this experiment (Ctrl+R)")
+                                    : tr("Cannot run:\n%1").arg(m_doc->blockReason()));
+}
+
+bool DesignWorkspace::maybeDiscard() {
+  if (!m_doc->isModified()) return true;
+  const auto answer = QMessageBox::question(
+      this, tr("Unsaved changes"), tr("The experiment has unsaved changes. Save them first?"),
+      QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  if (answer == QMessageBox::Save) return save();
+  return answer == QMessageBox::Discard;
+}
+
+bool DesignWorkspace::openFile(const QString& path) {
+  if (!maybeDiscard()) return false;
+  try {
+    const auto spec = readSpecFile(path);
+    // Presets live in the resources: saving one must ask for a real file.
+    m_doc->load(spec, path.startsWith(QLatin1Char(':')) ? QString() : path);
+    Q_EMIT message(tr("Opened %1").arg(path));
+    return true;
+  } catch (const engine::SpecError& e) {
+    QMessageBox::warning(this, tr("Cannot open experiment"), QString::fromStdString(e.what()));
+    return false;
+  }
+}
+
+void DesignWorkspace::openWithDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), m_doc->filePath(),
+                                                    tr("Experiments (*.json);;All files (*)"));
+  if (!path.isEmpty()) openFile(path);
+}
+
+void DesignWorkspace::newExperiment() {
+  if (!maybeDiscard()) return;
+  m_doc->load(defaultSpec());
+}
+
+bool DesignWorkspace::save() {
+  if (m_doc->filePath().isEmpty()) return saveAs();
+  const QString error = writeSpecFile(m_doc->filePath(), m_doc->spec());
+  if (!error.isEmpty()) {
+    QMessageBox::warning(this, tr("Cannot save experiment"),
+                         tr("%1: %2").arg(m_doc->filePath(), error));
+    return false;
+  }
+  m_doc->markSaved();
+  Q_EMIT message(tr("Saved %1").arg(m_doc->filePath()));
+  return true;
+}
+
+bool DesignWorkspace::saveAs() {
+  QString suggested = m_doc->filePath();
+  if (suggested.isEmpty())
+    suggested = QString::fromStdString(m_doc->spec().name.empty() ? "experiment"
+                                                                  : m_doc->spec().name) +
+                QStringLiteral(".json");
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), suggested,
+                                                    tr("Experiments (*.json)"));
+  if (path.isEmpty()) return false;
+  m_doc->setFilePath(path);
+  return save();
+}
+
+}  // namespace stagewise::ui

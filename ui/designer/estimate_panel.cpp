@@ -1,0 +1,183 @@
+#include "designer/estimate_panel.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include "common/format.h"
+#include "common/theme.h"
+#include "designer/spec_edits.h"
+#include "stagewise/engine/partition.h"
+
+namespace stagewise::ui {
+
+EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent)
+    : QWidget(parent), m_doc(doc) {
+  m_plot = new QCustomPlot(this);
+  m_plot->setMinimumHeight(150);
+  m_plot->setToolTip(tr("Each stage's share of the work of one local step (forward, aux head, "
+                        "backward), from FLOPs. The slowest stage sets the pace."));
+  m_plot->yAxis->setLabel(tr("share of work %"));
+  m_plot->yAxis->setRange(0, 100);
+
+  m_speedup = new QLabel(this);
+  m_efficiency = new QLabel(this);
+  m_note = new QLabel(this);
+  m_note->setWordWrap(true);
+  QFont big = m_speedup->font();
+  big.setPointSizeF(big.pointSizeF() * 1.4);
+  big.setBold(true);
+  m_speedup->setFont(big);
+  m_speedup->setToolTip(tr("Predicted steps/s of local-parallel training over end-to-end "
+                           "backprop at its best thread count, from FLOPs and a measured "
+                           "thread-scaling model. A run measures the real number."));
+  m_efficiency->setToolTip(tr("Mean stage time / slowest stage time: 100% when the stages are "
+                              "perfectly balanced."));
+
+  m_cores = new QSpinBox(this);
+  m_cores->setRange(1, 1024);
+  m_cores->setValue(doc->estimateCores());
+  m_cores->setToolTip(tr("Cores the estimate assumes (this machine's by default)."));
+
+  m_bytes = new QTableWidget(0, 3, this);
+  m_bytes->setHorizontalHeaderLabels({tr("Boundary"), tr("Local / batch"), tr("Backprop / batch")});
+  m_bytes->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  m_bytes->verticalHeader()->hide();
+  m_bytes->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_bytes->setSelectionMode(QAbstractItemView::NoSelection);
+  m_bytes->setMaximumHeight(150);
+  m_bytes->setToolTip(tr("Bytes crossing each stage boundary per batch: local training sends "
+                         "activations and labels forward; pipelined backprop would also send "
+                         "gradients back."));
+
+  m_stageCount = new QSpinBox(this);
+  m_stageCount->setRange(1, 64);
+  m_stageCount->setToolTip(tr("How many stages auto-balance makes."));
+  m_strategy = new QComboBox(this);
+  m_balance = new QPushButton(tr("Auto-balance"), this);
+  m_balance->setToolTip(tr("Choose cuts that minimise the most expensive stage."));
+
+  auto* summary = new QFormLayout;
+  summary->addRow(tr("Speed-up vs backprop"), m_speedup);
+  summary->addRow(tr("Pipeline efficiency"), m_efficiency);
+  summary->addRow(tr("Cores"), m_cores);
+  auto* balanceBox = new QGroupBox(tr("Balance"), this);
+  auto* balanceRow = new QHBoxLayout(balanceBox);
+  balanceRow->addWidget(new QLabel(tr("Stages"), balanceBox));
+  balanceRow->addWidget(m_stageCount);
+  balanceRow->addWidget(m_strategy, 1);
+  balanceRow->addWidget(m_balance);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(summary);
+  layout->addWidget(m_note);
+  layout->addWidget(m_plot, 1);
+  layout->addWidget(m_bytes);
+  layout->addWidget(balanceBox);
+
+  addBalanceStrategy({tr("by FLOPs"),
+                      tr("Balance forward + backward FLOPs of each stage's layers."),
+                      [](const engine::ModelPlan& plan) {
+                        return std::optional<std::vector<double>>(engine::flopCosts(plan));
+                      },
+                      {}});
+  addBalanceStrategy({tr("by measured time"), {}, {},
+                      tr("Needs per-layer step times measured by a run; the engine does not "
+                         "report them yet.")});
+
+  connect(m_cores, &QSpinBox::valueChanged, doc, &DesignDocument::setEstimateCores);
+  connect(m_balance, &QPushButton::clicked, this, &EstimatePanel::autoBalance);
+  connect(doc, &DesignDocument::changed, this, &EstimatePanel::refresh);
+  refresh();
+}
+
+void EstimatePanel::addBalanceStrategy(const BalanceStrategy& strategy) {
+  // A measured strategy registered later replaces the greyed placeholder of the same name.
+  for (int i = 0; i < int(m_strategies.size()); ++i)
+    if (m_strategies[size_t(i)].name == strategy.name) {
+      m_strategies.erase(m_strategies.begin() + i);
+      m_strategy->removeItem(i);
+      break;
+    }
+  m_strategies.push_back(strategy);
+  m_strategy->addItem(strategy.name);
+  auto* item = qobject_cast<QStandardItemModel*>(m_strategy->model())->item(m_strategy->count() - 1);
+  item->setEnabled(bool(strategy.cost));
+  item->setToolTip(strategy.cost ? strategy.toolTip : strategy.unavailableReason);
+}
+
+void EstimatePanel::autoBalance() {
+  const int index = m_strategy->currentIndex();
+  if (index < 0 || index >= int(m_strategies.size()) || !m_strategies[size_t(index)].cost) return;
+  const auto& plan = m_doc->plan();
+  if (plan.layers.empty()) return;
+  const auto costs = m_strategies[size_t(index)].cost(plan);
+  if (!costs) return;
+  const int stages = std::min(m_stageCount->value(), int(plan.layers.size()));
+  const auto cuts = engine::balanceCuts(*costs, stages);
+  m_doc->edit(withCuts(m_doc->spec(), cuts),
+              tr("Auto-balance %1 stages %2").arg(stages).arg(m_strategies[size_t(index)].name));
+}
+
+void EstimatePanel::refresh() {
+  stylePlot(m_plot);
+  m_plot->clearPlottables();
+  m_stageCount->setMaximum(std::max(1, m_doc->layerCount()));
+  if (!m_stageCount->hasFocus()) m_stageCount->setValue(m_doc->spec().stageCount());
+  m_cores->blockSignals(true);
+  m_cores->setValue(m_doc->estimateCores());
+  m_cores->blockSignals(false);
+  const auto& estimate = m_doc->estimate();
+  m_bytes->setRowCount(0);
+  if (!estimate) {
+    m_speedup->setText(QStringLiteral("—"));
+    m_efficiency->setText(QStringLiteral("—"));
+    m_note->setText(tr("No estimate: fix the problems listed first."));
+    m_plot->replot();
+    return;
+  }
+  m_speedup->setText(QStringLiteral("%1×").arg(estimate->speedup, 0, 'f', 2));
+  m_efficiency->setText(QStringLiteral("%1%").arg(estimate->pipelineEfficiency * 100, 0, 'f', 0));
+  m_note->setText(estimate->coresShared
+                      ? tr("⚠ The stages want more threads than the %1 cores: they will share "
+                           "them, which caps the speed-up.")
+                            .arg(m_doc->estimateCores())
+                      : tr("Backprop baseline: %n thread(s).", nullptr, estimate->backpropThreads));
+
+  const int n = int(estimate->stageShare.size());
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  double top = 0;
+  for (int k = 0; k < n; ++k) {
+    auto* bar = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    bar->setWidth(0.7);
+    bar->setPen(QPen(stageColor(k).darker(120)));
+    bar->setBrush(stageColor(k));
+    const double share = estimate->stageShare[size_t(k)] * 100;
+    bar->addData(k + 1, share);
+    top = std::max(top, share);
+    ticker->addTick(k + 1, tr("S%1").arg(k + 1));
+  }
+  m_plot->xAxis->setTicker(ticker);
+  m_plot->xAxis->setRange(0.4, n + 0.6);
+  m_plot->yAxis->setRange(0, std::max(10.0, top * 1.15));
+  m_plot->replot();
+
+  m_bytes->setRowCount(int(estimate->boundaryBytes.size()));
+  for (int b = 0; b < int(estimate->boundaryBytes.size()); ++b) {
+    m_bytes->setItem(b, 0, new QTableWidgetItem(tr("S%1 → S%2").arg(b + 1).arg(b + 2)));
+    m_bytes->setItem(b, 1, new QTableWidgetItem(formatBytes(double(estimate->boundaryBytes[size_t(b)]))));
+    m_bytes->setItem(
+        b, 2, new QTableWidgetItem(formatBytes(double(estimate->backpropBoundaryBytes[size_t(b)]))));
+  }
+}
+
+}  // namespace stagewise::ui

@@ -1,0 +1,264 @@
+#include "designer/network_scene.h"
+
+#include <QApplication>
+#include <QGraphicsSceneMouseEvent>
+#include <QPalette>
+#include <cmath>
+
+#include "common/format.h"
+#include "common/theme.h"
+#include "designer/network_items.h"
+#include "designer/spec_edits.h"
+
+namespace stagewise::ui {
+
+using M = CanvasMetrics;
+
+NetworkScene::NetworkScene(DesignDocument* doc, QObject* parent)
+    : QGraphicsScene(parent), m_doc(doc) {
+  connect(doc, &DesignDocument::changed, this, &NetworkScene::rebuild);
+  connect(doc, &DesignDocument::selectedStageChanged, this, &NetworkScene::rebuild);
+  rebuild();
+}
+
+QPointF NetworkScene::gapCenter(int gap) const {
+  return {M::kBlockLeft + M::kBlockWidth / 2, M::gapY(gap)};
+}
+
+QPointF NetworkScene::layerCenter(int layer) const {
+  return {M::kBlockLeft + M::kBlockWidth / 2, M::layerTop(layer) + M::kBlockHeight / 2};
+}
+
+QPointF NetworkScene::cutGrip(int cutIndex) const {
+  const auto& cuts = m_doc->spec().partition.cuts;
+  const int gap = cutIndex >= 0 && cutIndex < int(cuts.size()) ? cuts[size_t(cutIndex)] : 0;
+  return {M::kBandRight - M::kHandleWidth / 2, M::gapY(gap)};
+}
+
+int NetworkScene::gapAt(const QPointF& pos) const {
+  const int n = m_doc->layerCount();
+  if (pos.x() < M::kBandLeft || pos.x() > M::kBandRight) return 0;
+  for (int gap = 1; gap < n; ++gap)
+    if (std::abs(pos.y() - M::gapY(gap)) <= M::kGap / 2) return gap;
+  return 0;
+}
+
+int NetworkScene::layerAt(const QPointF& pos) const {
+  for (int layer = 0; layer < m_doc->layerCount(); ++layer) {
+    const double top = M::layerTop(layer);
+    if (pos.y() >= top && pos.y() <= top + M::kBlockHeight && pos.x() >= M::kBandLeft &&
+        pos.x() <= M::kBandRight)
+      return layer;
+  }
+  return -1;
+}
+
+int NetworkScene::stageOfLayer(int layer) const {
+  int stage = 0;
+  for (int c : m_doc->spec().partition.cuts)
+    if (layer >= c) ++stage;
+  return stage;
+}
+
+int NetworkScene::cutIndexAt(int gap) const {
+  const auto& cuts = m_doc->spec().partition.cuts;
+  for (size_t i = 0; i < cuts.size(); ++i)
+    if (cuts[i] == gap) return int(i);
+  return -1;
+}
+
+QString NetworkScene::gapLabel(int gap) const {
+  const auto& layers = m_doc->plan().layers;
+  if (gap <= 0 || gap >= int(layers.size())) return {};
+  return QString::fromStdString(layers[size_t(gap - 1)].name + " | " + layers[size_t(gap)].name);
+}
+
+void NetworkScene::rebuild() {
+  clearDrag();
+  clear();
+  m_hover = nullptr;
+  m_cutItems.clear();
+  const auto& spec = m_doc->spec();
+  const auto& plan = m_doc->plan();
+  const int n = m_doc->layerCount();
+  const QPalette pal = QApplication::palette();
+
+  // Input block.
+  const QRectF inputRect(M::kBlockLeft, M::layerTop(-1), M::kBlockWidth, M::kBlockHeight);
+  QStringList inputLines{QString::fromStdString(spec.dataset.kind) +
+                         QStringLiteral(" · %1 classes").arg(plan.input.numClasses)};
+  if (m_doc->inputShapeGuessed()) inputLines << tr("dataset not found: shape assumed");
+  auto* input = new BlockItem(inputRect, tr("input"), formatShape(plan.input.dims), inputLines);
+  input->setDimmed(true);
+  addItem(input);
+
+  // Stage bands (only for a valid cut list).
+  const auto& stages = m_doc->partition().stages;
+  const auto& estimate = m_doc->estimate();
+  for (const auto& s : stages) {
+    const QRectF rect(M::kBandLeft, M::layerTop(s.firstLayer) - M::kGap / 2 + 3,
+                      M::kBandRight - M::kBandLeft,
+                      M::layerTop(s.lastLayer) + M::kBlockHeight - M::layerTop(s.firstLayer) +
+                          M::kGap - 6);
+    QStringList lines;
+    lines << QString::fromStdString(s.settings.device) +
+                 tr(" · %n thread(s)", nullptr, s.settings.threads);
+    if (estimate && size_t(s.index) < estimate->stageShare.size())
+      lines << tr("%1% of the work").arg(estimate->stageShare[size_t(s.index)] * 100, 0, 'f', 1);
+    lines << tr("%1 params").arg(formatCount(double(s.params + s.auxParams)));
+    if (s.settings.delayMs > 0) lines << tr("straggler +%1 ms").arg(s.settings.delayMs);
+    QString problem;
+    for (const auto& p : m_doc->problemsForStage(s.index))
+      problem = QString::fromStdString(p.message);
+    addItem(new StageBandItem(rect, s.index, stageColor(s.index), lines,
+                              s.index == m_doc->selectedStage(), problem));
+    // The aux head that gives this stage its local loss.
+    const double y = M::layerTop(s.lastLayer);
+    const QRectF auxRect(M::kAuxLeft, y + 4, M::kAuxWidth, M::kBlockHeight - 8);
+    if (!s.isLast) {
+      auto* aux = new BlockItem(
+          auxRect, tr("aux head"), QString::fromStdString(s.settings.auxHead),
+          {tr("%1 params").arg(formatCount(double(s.auxParams))), tr("→ local loss")});
+      aux->setAccent(stageColor(s.index));
+      addItem(aux);
+    } else {
+      auto* head = new BlockItem(auxRect, tr("model output"), QString(),
+                                 {tr("classifier"), tr("→ final loss")});
+      head->setAccent(stageColor(s.index));
+      head->setDimmed(true);
+      addItem(head);
+    }
+    auto* link = addLine(M::kBlockLeft + M::kBlockWidth, y + M::kBlockHeight / 2, M::kAuxLeft,
+                         y + M::kBlockHeight / 2, QPen(stageColor(s.index), 1.5, Qt::DotLine));
+    link->setZValue(-1);
+  }
+
+  // Layer blocks and the arrows between them.
+  QPen arrow(pal.color(QPalette::Mid), 1.5);
+  for (int i = -1; i < n - 1; ++i)
+    addLine(M::kBlockLeft + M::kBlockWidth / 2, M::layerTop(i) + M::kBlockHeight,
+            M::kBlockLeft + M::kBlockWidth / 2, M::layerTop(i + 1), arrow)
+        ->setZValue(-2);
+  for (const auto& l : plan.layers) {
+    const QRectF rect(M::kBlockLeft, M::layerTop(l.index), M::kBlockWidth, M::kBlockHeight);
+    auto* block = new BlockItem(rect, QString::fromStdString(l.name), formatShape(l.outShape),
+                                {QString::fromStdString(l.description),
+                                 tr("%1 params · %2 FLOPs").arg(formatCount(double(l.params)),
+                                                               formatCount(double(l.flops)))});
+    const int stage = stageOfLayer(l.index);
+    if (!stages.empty()) block->setAccent(stageColor(stage));
+    block->setToolTip(tr("%1: %2\nOutput %3 per sample, %4 activation bytes\nClick to inspect "
+                         "stage %5")
+                          .arg(QString::fromStdString(l.name), QString::fromStdString(l.description),
+                               formatShape(l.outShape), formatBytes(double(l.activationBytes)))
+                          .arg(stage + 1));
+    addItem(block);
+  }
+
+  // Cuts; those the model cannot have are drawn red at the nearest place they could be.
+  const auto& cuts = spec.partition.cuts;
+  for (size_t i = 0; i < cuts.size(); ++i) {
+    bool bad = false;
+    QString message;
+    for (const auto& p : m_doc->problems())
+      if (p.cut == int(i)) bad = true, message = QString::fromStdString(p.message);
+    const int gap = std::clamp(cuts[i], 1, std::max(1, n - 1));
+    auto* line = new CutLineItem(bad ? CutLineItem::Kind::Invalid : CutLineItem::Kind::Cut,
+                                 bad ? tr("invalid cut %1").arg(i + 1) : QString());
+    line->setPos(0, M::gapY(gap) + (bad && cuts[i] != gap ? 6 : 0));
+    line->setToolTip(bad ? message
+                         : tr("Cut %1 between %2.\nClick to join the stages, drag the grip to "
+                              "move it.")
+                               .arg(i + 1)
+                               .arg(gapLabel(gap)));
+    addItem(line);
+    m_cutItems.push_back(line);
+  }
+  const double bottom = M::layerTop(n) + 10;
+  setSceneRect(QRectF(-20, -20, M::kBandRight + 40, bottom + 20));
+}
+
+void NetworkScene::showHover(int gap) {
+  if (gap <= 0 || cutIndexAt(gap) >= 0) {
+    if (m_hover) m_hover->hide();
+    return;
+  }
+  if (!m_hover) {
+    m_hover = new CutLineItem(CutLineItem::Kind::HoverAdd, {});
+    addItem(m_hover);
+  }
+  m_hover->setLabel(tr("click to cut: %1").arg(gapLabel(gap)));
+  m_hover->setPos(0, M::gapY(gap));
+  m_hover->show();
+}
+
+void NetworkScene::clearDrag() {
+  m_pressGap = 0;
+  m_dragCut = -1;
+  m_dragTarget = 0;
+  m_dragging = false;
+}
+
+void NetworkScene::mousePressEvent(QGraphicsSceneMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return QGraphicsScene::mousePressEvent(event);
+  const QPointF pos = event->scenePos();
+  if (const int gap = gapAt(pos); gap > 0) {
+    m_pressGap = gap;
+    m_dragCut = cutIndexAt(gap);
+    m_dragTarget = gap;
+    event->accept();
+    return;
+  }
+  if (const int layer = layerAt(pos); layer >= 0) {
+    m_doc->selectStage(stageOfLayer(layer));
+    event->accept();
+    return;
+  }
+  QGraphicsScene::mousePressEvent(event);
+}
+
+void NetworkScene::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
+  const QPointF pos = event->scenePos();
+  if (m_pressGap > 0 && (event->buttons() & Qt::LeftButton)) {
+    if (m_dragCut < 0) return;
+    const int n = m_doc->layerCount();
+    const auto [lo, hi] = cutRange(m_doc->spec().partition.cuts, m_dragCut, n);
+    const int nearest =
+        int(std::lround((pos.y() - M::gapY(1)) / (M::kBlockHeight + M::kGap))) + 1;
+    const int target = std::clamp(nearest, lo, hi);
+    if (target != m_dragTarget || m_dragging) {
+      m_dragging = m_dragging || target != m_pressGap;
+      m_dragTarget = target;
+      auto* line = m_cutItems[size_t(m_dragCut)];
+      line->setPos(0, M::gapY(target));
+      line->setLabel(tr("move to %1").arg(gapLabel(target)));
+      if (m_hover) m_hover->hide();
+    }
+    return;
+  }
+  showHover(gapAt(pos));
+  QGraphicsScene::mouseMoveEvent(event);
+}
+
+void NetworkScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
+  if (m_pressGap <= 0 || event->button() != Qt::LeftButton)
+    return QGraphicsScene::mouseReleaseEvent(event);
+  const int pressGap = m_pressGap, dragCut = m_dragCut, target = m_dragTarget;
+  const bool dragging = m_dragging;
+  clearDrag();
+  const auto& spec = m_doc->spec();
+  if (dragging && target != pressGap) {
+    m_doc->edit(moveCut(spec, dragCut, target, m_doc->layerCount()),
+                tr("Move cut %1 to %2").arg(dragCut + 1).arg(gapLabel(target)));
+  } else if (dragging) {
+    rebuild();  // dragged back to where it was: nothing to change
+  } else if (gapAt(event->scenePos()) == pressGap) {
+    const bool join = cutIndexAt(pressGap) >= 0;
+    m_doc->edit(toggleCut(spec, pressGap),
+                join ? tr("Join stages at %1").arg(gapLabel(pressGap))
+                     : tr("Cut at %1").arg(gapLabel(pressGap)));
+  }
+  event->accept();
+}
+
+}  // namespace stagewise::ui
