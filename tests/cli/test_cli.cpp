@@ -1,0 +1,149 @@
+// stagewise-cli as a user runs it: exit codes, one-line errors, the --json summary, inspect.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+const QString kCli = STAGEWISE_BINARY_DIR "/app/cli/stagewise-cli";
+
+struct Result {
+  int code = -1;
+  QString out, err;
+};
+
+Result runCli(const QStringList& args, int timeoutMs = 120000) {
+  QProcess p;
+  p.start(kCli, args);
+  p.waitForFinished(timeoutMs);
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
+QString writeSpec(const QTemporaryDir& dir, const QByteArray& json) {
+  const QString path = dir.filePath("spec.json");
+  QFile f(path);
+  f.open(QIODevice::WriteOnly);
+  f.write(json);
+  return path;
+}
+
+const QByteArray kSmall = R"({"name":"cli-test","dataset":{"kind":"synthetic","synthetic_train":1024,"synthetic_test":256},
+  "model":{"hidden":[32,32,32]},"partition":{"cuts":[2]},"train":{"max_steps":60},"eval":{"interval":0},
+  "probe":{"interval":20}})";
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void trainPrintsJsonSummaryLast() {
+    QTemporaryDir dir;
+    Result r = runCli({"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set",
+                       "train.max_steps=50", "--set", "stages=[{},{}]"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QStringList lines = r.out.trimmed().split('\n');
+    QJsonParseError error;
+    QJsonObject o = QJsonDocument::fromJson(lines.last().toUtf8(), &error).object();
+    QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(lines.last()));
+    for (const char* key : {"run_id", "status", "mode", "samples_per_sec", "test_accuracy", "wall_seconds", "blas",
+                            "threads", "stages"})
+      QVERIFY2(o.contains(key), key);
+    QCOMPARE(o["status"].toString(), QString("completed"));
+    QCOMPARE(o["mode"].toString(), QString("local"));
+    QCOMPARE(o["steps"].toInt(), 50);
+    const QJsonArray stages = o["stages"].toArray();
+    QCOMPARE(stages.size(), 2);
+    for (const char* key : {"index", "device", "layers", "final_loss", "compute_fraction", "bytes_sent", "grad_cosine"})
+      QVERIFY2(stages[0].toObject().contains(key), key);
+    QCOMPARE(stages[1].toObject()["layers"].toArray()[0].toInt(), 2);
+    QVERIFY(std::abs(stages[1].toObject()["grad_cosine"].toDouble() - 1.0) < 1e-5);
+  }
+
+  void backpropModeByOverride() {
+    QTemporaryDir dir;
+    Result r = runCli({"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set", "mode=backprop"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QJsonObject o = QJsonDocument::fromJson(r.out.trimmed().split('\n').last().toUtf8()).object();
+    QCOMPARE(o["mode"].toString(), QString("backprop"));
+    QCOMPARE(o["stages"].toArray().size(), 1);
+  }
+
+  void badInputGetsOneLineError_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("no command") << QStringList{} << "usage";
+    QTest::newRow("unknown command") << QStringList{"fly"} << "unknown command 'fly'";
+    QTest::newRow("missing config") << QStringList{"train"} << "missing --config";
+    QTest::newRow("no such file") << QStringList{"train", "--config", "/nonexistent.json"} << "cannot open";
+    QTest::newRow("unknown option") << QStringList{"train", "--confg", "x"} << "unknown option --confg";
+    QTest::newRow("bad set") << QStringList{"train", "--config", "SPEC", "--set", "oops"} << "dotted.key=value";
+    QTest::newRow("unknown key") << QStringList{"train", "--config", "SPEC", "--set", "train.batchsize=3"}
+                                 << "did you mean 'train.batch_size'";
+    QTest::newRow("empty stage") << QStringList{"train", "--config", "SPEC", "--set", "partition.cuts=[2,2]"}
+                                 << "stage 2 is empty";
+    QTest::newRow("stage count") << QStringList{"train", "--config", "SPEC", "--set", "stages=[{},{},{}]"}
+                                 << "3 stage entries but the partition makes 2 stages";
+    QTest::newRow("device") << QStringList{"train", "--config", "SPEC", "--set", "stage_defaults.device=cuda:3"}
+                            << "available: cpu";
+    QTest::newRow("dataset") << QStringList{"train", "--config", "SPEC", "--set", "dataset.kind=idx", "--set",
+                                            "dataset.path=/nonexistent"}
+                             << "/nonexistent";
+  }
+  void badInputGetsOneLineError() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kSmall);
+    for (auto& a : args)
+      if (a == "SPEC") a = spec;
+    if (args.contains("--config") && args[0] == "train") args << "--no-store";
+    Result r = runCli(args);
+    QVERIFY2(r.code != 0, qPrintable(r.out));
+    QVERIFY2(r.err.contains(expected) || r.out.contains(expected), qPrintable(r.err));
+    if (!args.isEmpty() && expected != "usage") QCOMPARE(r.err.trimmed().count('\n'), 0);
+  }
+
+  void failedRunExitsNonZeroWithStage() {
+    QTemporaryDir dir;
+    Result r = runCli({"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set",
+                       "debug.fail_at_step=5", "--set", "debug.stage=1"});
+    QCOMPARE(r.code, 1);
+    QJsonObject o = QJsonDocument::fromJson(r.out.trimmed().split('\n').last().toUtf8()).object();
+    QCOMPARE(o["status"].toString(), QString("failed"));
+    QCOMPARE(o["failed_stage"].toInt(), 1);
+    QVERIFY(o["error"].toString().contains("stage 1"));
+  }
+
+  void sigtermStopsCleanly() {
+    QTemporaryDir dir;
+    QProcess p;
+    p.start(kCli, {"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set", "train.max_steps=1000000"});
+    QVERIFY(p.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(p.readAllStandardError().contains("step"), 30000);
+    p.terminate();
+    QVERIFY(p.waitForFinished(5000));
+    QCOMPARE(p.exitCode(), 0);
+    QJsonObject o = QJsonDocument::fromJson(QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last().toUtf8()).object();
+    QCOMPARE(o["status"].toString(), QString("stopped"));
+  }
+
+  void inspectShowsLayersAndStages() {
+    QTemporaryDir dir;
+    Result r = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o["layers"].toArray().size(), 4);
+    QCOMPARE(o["stages"].toArray().size(), 2);
+    QVERIFY(o["predicted_speedup"].toDouble() > 0);
+    Result text = runCli({"inspect", "--config", writeSpec(dir, kSmall)});
+    QVERIFY(text.out.contains("classifier"));
+    QVERIFY(text.out.contains("predicted speed-up"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
