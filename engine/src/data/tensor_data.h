@@ -1,4 +1,5 @@
 #pragma once
+#include <torch/torch.h>  // free here: the engine precompiles it
 // The dataset as tensors: inputs standardised with the training set's mean and std.
 
 #include "stagewise/engine/dataset.h"

@@ -1,4 +1,5 @@
 #pragma once
+#include <torch/torch.h>  // free here: the engine precompiles it
 // LibTorch modules for a model plan: one Sequential per layer, aux heads per stage.
 
 #include <vector>

@@ -1,4 +1,5 @@
 #pragma once
+#include <torch/torch.h>  // free here: the engine precompiles it
 // Gradient similarity and test evaluation on a copy of the network. Runs on the analysis thread
 // (or after the stage threads joined); never touches the modules that train.
 

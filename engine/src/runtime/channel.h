@@ -1,4 +1,5 @@
 #pragma once
+#include <torch/torch.h>  // free here: the engine precompiles it
 // What travels between stages, and the channel interface it travels through. The stage workers
 // do not know which channel they use: an in-process bounded queue, or c10d send/recv.
 

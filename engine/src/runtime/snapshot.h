@@ -1,4 +1,5 @@
 #pragma once
+#include <torch/torch.h>  // free here: the engine precompiles it
 // Consistent parameter snapshots for the probe and the evaluator. Each stage copies its own
 // parameters between two of its own steps (after finishing step s); a snapshot is complete when
 // every stage has offered step s. Copies never feed back into training.
