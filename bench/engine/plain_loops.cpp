@@ -36,10 +36,17 @@ std::vector<torch::Tensor> batchIndices(const ExperimentSpec& spec, int64_t n, i
   return out;
 }
 
-torch::nn::Sequential chain(const std::vector<torch::nn::Sequential>& layers, int first, int last) {
-  torch::nn::Sequential s;
-  for (int i = first; i <= last; ++i) s->push_back(layers[static_cast<size_t>(i)]);
-  return s;
+struct Chain {
+  std::vector<torch::nn::Sequential> layers;
+  torch::Tensor forward(torch::Tensor h) {
+    for (auto& l : layers) h = l->forward(h);
+    return h;
+  }
+  std::vector<torch::Tensor> parameters() const { return parametersOf(layers); }
+};
+
+Chain chain(const std::vector<torch::nn::Sequential>& layers, int first, int last) {
+  return {std::vector<torch::nn::Sequential>(layers.begin() + first, layers.begin() + last + 1)};
 }
 
 }  // namespace
@@ -51,7 +58,7 @@ PlainResult plainBackprop(const ExperimentSpec& spec, const TensorData& data, in
     ModelPlan plan = planModel(spec.model, data.shape);
     auto layers = buildLayers(spec.model, plan, spec.train.seed);
     auto model = chain(layers, 0, static_cast<int>(layers.size()) - 1);
-    torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(spec.train.lr));
+    torch::optim::Adam opt(model.parameters(), torch::optim::AdamOptions(spec.train.lr));
     auto batches = batchIndices(spec, data.trainX.size(0), steps);
     double warmEnd = 0;
     int64_t samples = 0;
@@ -59,7 +66,7 @@ PlainResult plainBackprop(const ExperimentSpec& spec, const TensorData& data, in
     for (int64_t s = 0; s < steps; ++s) {
       auto x = data.trainX.index_select(0, batches[static_cast<size_t>(s)]);
       auto y = data.trainY.index_select(0, batches[static_cast<size_t>(s)]);
-      auto loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+      auto loss = torch::nn::functional::cross_entropy(model.forward(x), y);
       opt.zero_grad();
       loss.backward();
       opt.step();
@@ -101,7 +108,7 @@ PlainResult plainLocal(const ExperimentSpec& spec, const TensorData& data, int64
       const auto& st = part.stages[i];
       auto body = chain(layers, st.firstLayer, st.lastLayer);
       torch::nn::Sequential head{nullptr};
-      auto params = body->parameters();
+      auto params = body.parameters();
       if (!st.isLast) {
         head = buildAuxHead(st.settings, plan.layers[static_cast<size_t>(st.lastLayer)].outShape,
                             plan.input.numClasses, spec.train.seed + i);
@@ -110,7 +117,7 @@ PlainResult plainLocal(const ExperimentSpec& spec, const TensorData& data, int64
       torch::optim::Adam opt(params, torch::optim::AdamOptions(spec.train.lr));
       for (int64_t s = 0; s < steps; ++s) {
         Item item = *queues[i]->pop();
-        auto h = body->forward(item.x);
+        auto h = body.forward(item.x);
         if (!st.isLast) queues[i + 1]->push({h.detach(), item.y});
         auto loss = torch::nn::functional::cross_entropy(st.isLast ? h : head->forward(h), item.y);
         opt.zero_grad();
