@@ -123,7 +123,8 @@ class TestCli : public QObject {
     QProcess p;
     p.start(kCli, {"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set", "train.max_steps=1000000"});
     QVERIFY(p.waitForStarted());
-    QTRY_VERIFY_WITH_TIMEOUT(p.readAllStandardError().contains("step"), 30000);
+    QByteArray err;
+    QTRY_VERIFY_WITH_TIMEOUT((err += p.readAllStandardError()).contains("step"), 30000);
     p.terminate();
     QVERIFY(p.waitForFinished(5000));
     QCOMPARE(p.exitCode(), 0);
