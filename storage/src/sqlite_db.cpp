@@ -20,8 +20,8 @@ std::string describe(sqlite3* db, int rc, std::string_view what) {
 Database::Database(const std::string& path, int flags) : m_path(path) {
   const int rc = sqlite3_open_v2(path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    std::string msg = "cannot open run store '" + path + "': " +
-                      (m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc));
+    std::string msg = "cannot open run store '" + path +
+                      "': " + (m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc));
     sqlite3_close_v2(m_db);
     m_db = nullptr;
     throw StoreError(msg);
@@ -29,7 +29,9 @@ Database::Database(const std::string& path, int flags) : m_path(path) {
   sqlite3_extended_result_codes(m_db, 1);
 }
 
-Database::~Database() { sqlite3_close_v2(m_db); }
+Database::~Database() {
+  sqlite3_close_v2(m_db);
+}
 
 void Database::check(int rc, std::string_view what) const {
   const int primary = rc & 0xff;
@@ -64,7 +66,9 @@ Statement::Statement(Database& db, std::string_view sql) : m_db(&db) {
   db.check(rc, std::string("prepare ") + std::string(sql.substr(0, 60)));
 }
 
-Statement::~Statement() { sqlite3_finalize(m_stmt); }
+Statement::~Statement() {
+  sqlite3_finalize(m_stmt);
+}
 
 Statement::Statement(Statement&& other) noexcept
     : m_db(other.m_db), m_stmt(std::exchange(other.m_stmt, nullptr)) {}
@@ -80,9 +84,9 @@ Statement& Statement::bind(int index, double value) {
 }
 
 Statement& Statement::bind(int index, std::string_view value) {
-  m_db->check(sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT,
-                                  SQLITE_UTF8),
-              "bind");
+  m_db->check(
+      sqlite3_bind_text64(m_stmt, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
+      "bind");
   return *this;
 }
 
@@ -116,7 +120,9 @@ bool Statement::isNull(int column) const {
   return sqlite3_column_type(m_stmt, column) == SQLITE_NULL;
 }
 
-int64_t Statement::getInt(int column) const { return sqlite3_column_int64(m_stmt, column); }
+int64_t Statement::getInt(int column) const {
+  return sqlite3_column_int64(m_stmt, column);
+}
 
 double Statement::getDouble(int column) const {
   if (isNull(column)) return std::numeric_limits<double>::quiet_NaN();

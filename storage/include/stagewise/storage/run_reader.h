@@ -1,0 +1,118 @@
+#pragma once
+// Reading the run store: listing runs, their details and their series.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stagewise/storage/records.h"
+
+namespace stagewise::storage {
+
+class RunStore;
+
+/// Columns runs can be sorted by. Names as in runColumnFromString / the CLI's --sort.
+enum class RunColumn {
+  Id,
+  Name,
+  CreatedAt,
+  FinishedAt,
+  Status,
+  Mode,
+  ModelKind,
+  StageCount,
+  Steps,
+  TestAccuracy,
+  TestLoss,
+  SamplesPerSec,
+  WallSeconds,
+  CpuUtilization,
+  PipelineEfficiency
+};
+/// "id", "name", "created", "finished", "status", "mode", "model", "stages", "steps",
+/// "test_accuracy", "test_loss", "samples_per_sec", "wall_seconds", "cpu_utilization",
+/// "pipeline_efficiency".
+std::string toString(RunColumn column);
+std::optional<RunColumn> runColumnFromString(std::string_view text);
+std::vector<std::string> runColumnNames();
+
+/// Which runs to list. Every set criterion must hold.
+struct RunFilter {
+  std::string text;                        ///< case-insensitive substring of name, notes or any tag
+  std::vector<RunStatus> statuses;         ///< any of these; empty: all
+  std::string mode;                        ///< "local" / "backprop"; empty: all
+  std::optional<TimestampMs> createdFrom;  ///< inclusive
+  std::optional<TimestampMs> createdTo;    ///< exclusive
+  std::vector<std::string> tags;           ///< carries every one of these tags (exact)
+};
+
+/// Sort order of listRuns. Runs with no value in the column (e.g. no test accuracy yet) come
+/// last either way; ties are broken by id, newest first.
+struct RunOrder {
+  RunColumn column = RunColumn::CreatedAt;
+  bool descending = true;
+};
+
+/// An x range for series reads, inclusive on both ends, on the XAxis of the call.
+struct XRange {
+  double from = 0;
+  double to = 0;
+};
+
+/// Read access with its own read-only connection. In WAL mode readers never block the writer
+/// and see each committed batch as it lands. One RunReader per thread; it is cheap to make.
+/// Everything throws StoreError on a database error.
+class RunReader {
+ public:
+  explicit RunReader(const RunStore& store);
+  ~RunReader();
+  RunReader(RunReader&&) noexcept;
+  RunReader& operator=(RunReader&&) noexcept;
+
+  // ---- runs
+  /// A page of runs (limit < 0: all). specJson / summaryJson are left empty; see run().
+  std::vector<RunRecord> listRuns(const RunFilter& filter = {}, const RunOrder& order = {},
+                                  int limit = -1, int offset = 0);
+  int64_t countRuns(const RunFilter& filter = {});
+  /// One run with everything, or nullopt.
+  std::optional<RunRecord> run(int64_t runId);
+  std::vector<StageRecord> stages(int64_t runId);
+  std::vector<LayerRecord> layers(int64_t runId);
+  std::vector<EventRecord> events(int64_t runId);
+  std::vector<CheckpointRecord> checkpoints(int64_t runId);
+  /// Every tag in use, sorted, for filter completion.
+  std::vector<std::string> allTags();
+  /// The dotted spec keys whose values differ between the runs, in key order. Throws StoreError
+  /// for an unknown run id.
+  std::vector<SpecDifference> diffSpecs(const std::vector<int64_t>& runIds);
+
+  // ---- series
+  /// The run's series ordered by name, stage, layer.
+  std::vector<SeriesInfo> listSeries(int64_t runId);
+  std::optional<SeriesInfo> findSeries(int64_t runId, const SeriesKey& key);
+  /// Every point (in write order), optionally only those with x in `range`. Empty if there is
+  /// no such series.
+  std::vector<SeriesPoint> loadSeries(int64_t runId, const SeriesKey& key, XAxis axis = XAxis::Step,
+                                      std::optional<XRange> range = std::nullopt);
+  /// The series cut into `pixels` equal columns of x (over `range`, else its whole extent), each
+  /// with the min/max/first/last of its points. Uses the stored summary levels, so a
+  /// million-point series costs about as much as a few thousand points.
+  DecimatedSeries loadDecimated(int64_t runId, const SeriesKey& key, int pixels,
+                                XAxis axis = XAxis::Step,
+                                std::optional<XRange> range = std::nullopt);
+  /// Several series (of one or several runs) sampled on one grid of `points` x values spread
+  /// over `range` (else the union of their extents); see AlignedSeries.
+  AlignedSeries alignSeries(const std::vector<SeriesRef>& refs, int points,
+                            XAxis axis = XAxis::Step, std::optional<XRange> range = std::nullopt);
+  /// Streams a series' points in write order without holding them all (exports).
+  void forEachPoint(int64_t seriesId, const std::function<void(const SeriesPoint&)>& visit);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+}  // namespace stagewise::storage

@@ -1,0 +1,36 @@
+#include "stagewise/storage/records.h"
+
+#include <chrono>
+
+namespace stagewise::storage {
+
+TimestampMs nowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string toString(RunStatus status) {
+  switch (status) {
+    case RunStatus::Running:
+      return "running";
+    case RunStatus::Completed:
+      return "completed";
+    case RunStatus::Stopped:
+      return "stopped";
+    case RunStatus::Failed:
+      return "failed";
+    case RunStatus::Interrupted:
+      return "interrupted";
+  }
+  return "running";
+}
+
+std::optional<RunStatus> runStatusFromString(std::string_view text) {
+  for (RunStatus s : {RunStatus::Running, RunStatus::Completed, RunStatus::Stopped,
+                      RunStatus::Failed, RunStatus::Interrupted}) {
+    if (toString(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace stagewise::storage

@@ -1,0 +1,99 @@
+#pragma once
+// The writer thread's connection and what it knows about the runs it records: their lock files,
+// and per series the next sequence number and the open summary-level buckets. Used only from
+// the writer thread.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "levels.h"
+#include "liveness.h"
+#include "sqlite_db.h"
+#include "stagewise/storage/options.h"
+#include "stagewise/storage/records.h"
+
+namespace stagewise::storage::detail {
+
+class WriterDb {
+ public:
+  WriterDb(const std::string& path, const StoreOptions& options);
+  ~WriterDb();
+  Database& db() { return *m_db; }
+
+  // Each in its own transaction; the run's lock is taken before the `running` status commits.
+  int64_t createRun(const NewRun& run);
+  void resumeRun(int64_t runId);
+
+  // Inside the caller's batch transaction. Return false (or the number of points not written)
+  // for a run this writer does not record.
+  int64_t writePoints(int64_t runId, const std::vector<PointInput>& points);
+  bool writeEvent(int64_t runId, const EventInput& event);
+  bool writeCheckpoint(int64_t runId, const std::string& path, int64_t step);
+  bool finishRun(int64_t runId, const RunFinish& finish);
+  void writeHeartbeats();
+  /// Marks every run not finished yet `interrupted` (the writer is shutting down).
+  void interruptAll(const std::string& why);
+  /// Writes the changed level buckets and point counts; call just before COMMIT.
+  void flushLevels();
+
+  /// After COMMIT: releases the locks of runs finished in the batch.
+  void afterCommit();
+  /// After ROLLBACK: in-memory series state ran ahead of the database, so forget it.
+  void afterRollback();
+  bool hasLiveRuns() const { return !m_runs.empty(); }
+
+ private:
+  struct SeriesState {
+    int64_t id = 0;
+    int64_t nextSeq = 0;
+    SeriesLevels levels;
+    bool touched = false;
+  };
+  struct KeyView {
+    std::string_view name;
+    int stage;
+    int layer;
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(const KeyView& k) const;
+    size_t operator()(const SeriesKey& k) const {
+      return (*this)(KeyView{k.name, k.stage, k.layer});
+    }
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return a.stage == b.stage && a.layer == b.layer && std::string_view(a.name) == b.name;
+    }
+  };
+  struct RunState {
+    std::optional<RunLock> lock;
+    bool finishing = false;
+    std::unordered_map<SeriesKey, std::unique_ptr<SeriesState>, KeyHash, KeyEqual> series;
+  };
+
+  RunState* live(int64_t runId);
+  SeriesState& seriesFor(int64_t runId, RunState& run, const PointInput& point);
+  void insertRunChildren(int64_t runId, const NewRun& run);
+
+  std::string m_path;
+  std::unique_ptr<Database> m_db;
+  std::map<int64_t, RunState> m_runs;
+  std::vector<SeriesState*> m_touched;
+  std::string m_host;
+  int64_t m_pid = 0;
+  TimestampMs m_startedAtMs = 0;
+  // Statements prepared once: the point insert runs hundreds of thousands of times a second.
+  std::unique_ptr<Statement> m_insertPoint;
+  std::unique_ptr<Statement> m_upsertLevel;
+  std::unique_ptr<Statement> m_updateCount;
+};
+
+}  // namespace stagewise::storage::detail
