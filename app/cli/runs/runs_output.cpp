@@ -1,0 +1,161 @@
+#include "runs_output.h"
+
+#include <cmath>
+#include <ctime>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "stagewise/storage/export.h"
+
+namespace stagewise::cli::detail {
+
+using namespace stagewise::storage;
+
+namespace {
+
+std::string formatTime(TimestampMs ms) {
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M", &local);
+  return buf;
+}
+
+std::string fixed(const std::optional<double>& v, int decimals) {
+  if (!v || !std::isfinite(*v)) return "-";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(decimals) << *v;
+  return s.str();
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : sep) + item;
+  return out;
+}
+
+// Names can be long; a table cell keeps the start and marks the cut.
+std::string clip(const std::string& text, size_t width) {
+  if (text.size() <= width) return text;
+  return text.substr(0, width - 3) + "...";
+}
+
+void printTable(const std::vector<std::vector<std::string>>& rows,
+                const std::vector<bool>& rightAligned, std::ostream& out) {
+  std::vector<size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(widths[c] - row[c].size(), ' ');
+      const bool last = c + 1 == row.size();
+      line += rightAligned[c] ? pad + row[c] : row[c] + (last ? "" : pad);
+      if (!last) line += "  ";
+    }
+    out << line << '\n';
+  }
+}
+
+}  // namespace
+
+void printRunTable(const std::vector<RunRecord>& runs, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows = {{"ID", "NAME", "STATUS", "MODE", "STAGES",
+                                                 "TEST ACC", "SAMPLES/S", "WALL S", "CREATED",
+                                                 "TAGS"}};
+  for (const RunRecord& r : runs) {
+    rows.push_back({std::to_string(r.id), clip(r.name, 40), toString(r.status), r.mode,
+                    std::to_string(r.stageCount), fixed(r.testAccuracy, 4),
+                    fixed(r.samplesPerSec, 1), fixed(r.wallSeconds, 1), formatTime(r.createdAtMs),
+                    join(r.tags, ",")});
+  }
+  printTable(rows, {true, false, false, false, true, true, true, true, false, false}, out);
+}
+
+void printRunJson(const std::vector<RunRecord>& runs, std::ostream& out) {
+  out << "[";
+  for (size_t i = 0; i < runs.size(); ++i) out << (i ? ",\n " : "\n ") << runToJson(runs[i]);
+  out << (runs.empty() ? "]\n" : "\n]\n");
+}
+
+void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostream& out) {
+  const auto stages = reader.stages(r.id);
+  const auto series = reader.listSeries(r.id);
+  const auto events = reader.events(r.id);
+  const auto checkpoints = reader.checkpoints(r.id);
+  if (json) {
+    nlohmann::json j = nlohmann::json::parse(runToJson(r));
+    for (const StageRecord& s : stages) {
+      j["stages"].push_back(
+          {{"index", s.index},
+           {"first_layer", s.firstLayer},
+           {"last_layer", s.lastLayer},
+           {"device", s.device},
+           {"aux_head", s.auxHead},
+           {"params", s.params},
+           {"final_loss", s.finalLoss ? nlohmann::json(*s.finalLoss) : nullptr},
+           {"final_accuracy", s.finalAccuracy ? nlohmann::json(*s.finalAccuracy) : nullptr}});
+    }
+    for (const SeriesInfo& s : series) {
+      j["series"].push_back({{"name", s.key.name},
+                             {"stage", s.key.stage},
+                             {"layer", s.key.layer},
+                             {"points", s.pointCount}});
+    }
+    for (const CheckpointRecord& c : checkpoints) {
+      j["checkpoints"].push_back({{"path", c.path}, {"step", c.step}});
+    }
+    j["event_count"] = events.size();
+    out << j.dump(2) << '\n';
+    return;
+  }
+  out << "Run " << r.id << ": " << r.name << '\n';
+  std::vector<std::vector<std::string>> info = {
+      {"status", toString(r.status) + (r.error.empty() ? "" : " (" + r.error + ")")},
+      {"mode", r.mode},
+      {"model",
+       r.modelKind + ", " + std::to_string(r.stageCount) + " stages on " + join(r.devices, ", ")},
+      {"created", formatTime(r.createdAtMs)},
+      {"finished", r.finishedAtMs ? formatTime(*r.finishedAtMs) : "-"},
+      {"steps", r.steps ? std::to_string(*r.steps) : "-"},
+      {"test accuracy", fixed(r.testAccuracy, 4)},
+      {"test loss", fixed(r.testLoss, 4)},
+      {"samples/s", fixed(r.samplesPerSec, 1)},
+      {"wall seconds", fixed(r.wallSeconds, 1)},
+      {"pipeline eff.", fixed(r.pipelineEfficiency, 3)},
+      {"tags", r.tags.empty() ? "-" : join(r.tags, ", ")},
+      {"notes", r.notes.empty() ? "-" : r.notes},
+      {"writer", "pid " + std::to_string(r.writer.pid) + " on " + r.writer.host},
+  };
+  for (auto& row : info) row[0] += ":";
+  printTable(info, {false, false}, out);
+
+  out << "\nStages\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"STAGE", "LAYERS", "DEVICE", "AUX HEAD", "PARAMS", "STEPS", "FINAL LOSS", "FINAL ACC"}};
+  for (const StageRecord& s : stages) {
+    rows.push_back({std::to_string(s.index),
+                    std::to_string(s.firstLayer) + "-" + std::to_string(s.lastLayer), s.device,
+                    s.auxHead, std::to_string(s.params + s.auxParams),
+                    s.steps ? std::to_string(*s.steps) : "-", fixed(s.finalLoss, 4),
+                    fixed(s.finalAccuracy, 4)});
+  }
+  printTable(rows, {true, false, false, false, true, true, true, true}, out);
+
+  out << "\nSeries (" << series.size() << ")\n";
+  rows = {{"NAME", "STAGE", "LAYER", "POINTS", "STEPS"}};
+  for (const SeriesInfo& s : series) {
+    rows.push_back({s.key.name, std::to_string(s.key.stage), std::to_string(s.key.layer),
+                    std::to_string(s.pointCount),
+                    std::to_string(s.firstStep) + "-" + std::to_string(s.lastStep)});
+  }
+  printTable(rows, {false, true, true, true, true}, out);
+  out << "\nEvents: " << events.size() << ", checkpoints: " << checkpoints.size() << '\n';
+  for (const CheckpointRecord& c : checkpoints)
+    out << "  step " << c.step << ": " << c.path << '\n';
+}
+
+}  // namespace stagewise::cli::detail
