@@ -63,6 +63,7 @@ void DesignDocument::load(const engine::ExperimentSpec& spec, const QString& fil
   setFilePath(filePath);
   Q_EMIT selectedStageChanged(m_selectedStage);
   Q_EMIT changed();
+  Q_EMIT loaded();
 }
 
 void DesignDocument::edit(const engine::ExperimentSpec& next, const QString& text, int mergeId) {

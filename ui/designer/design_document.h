@@ -68,6 +68,8 @@ class DesignDocument : public QObject {
 
  Q_SIGNALS:
   void changed();
+  /// A whole new experiment was loaded (open, new, preset).
+  void loaded();
   void selectedStageChanged(int stage);
   void filePathChanged(const QString& path);
 

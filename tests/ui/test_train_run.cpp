@@ -1,0 +1,170 @@
+// A short fake run driven from the Train workspace: plots receive points in batches, pause,
+// resume and stop work, a failing stage is named, and "both" runs backprop after local.
+
+#include <QComboBox>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "bridge/engine_controller.h"
+#include "common/fake_services.h"
+#include "designer/design_document.h"
+#include "live/event_log.h"
+#include "live/live_dashboard.h"
+#include "live/plot_panel.h"
+#include "live/timeline_panel.h"
+#include "live/train_workspace.h"
+#include "live/utilization_panel.h"
+
+using namespace stagewise;
+using namespace stagewise::ui;
+using State = EngineController::State;
+
+class TestTrainRun : public QObject {
+  Q_OBJECT
+
+  static engine::ExperimentSpec spec(int64_t steps) {
+    engine::ExperimentSpec s;
+    s.name = "train-test";
+    s.dataset.kind = "synthetic";
+    s.model.hidden = {32, 32, 32};
+    s.partition.cuts = {1, 2};  // 3 stages
+    s.train.maxSteps = steps;
+    s.eval.interval = 50;
+    s.probe.interval = 20;
+    return s;
+  }
+
+  struct Fixture {
+    engine::FakeScript script;
+    EngineServices services;
+    DesignDocument doc;
+    EngineController controller;
+    TrainWorkspace workspace;
+    explicit Fixture(int64_t steps, double stepSeconds = 0.002)
+        : script{steps, stepSeconds},
+          services(fakeEngineServices(script)),
+          doc(services.engine),
+          controller(services),
+          workspace(&controller, &doc) {
+      doc.load(spec(steps));
+      workspace.resize(1300, 850);
+      workspace.show();
+    }
+  };
+
+ private Q_SLOTS:
+  void shortRunFillsThePlotsInBatches() {
+    Fixture f(300);
+    QSignalSpy batches(&f.controller, &EngineController::batchArrived);
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.runButton()->isEnabled());
+    QTest::mouseClick(f.workspace.runButton(), Qt::LeftButton);
+    QVERIFY(f.controller.isBusy());
+    QVERIFY(!f.workspace.runButton()->isEnabled());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 15000);
+    QCOMPARE(f.controller.state(), State::Idle);
+
+    LiveDashboard* d = f.workspace.dashboard();
+    PlotPanel* loss = d->lossPanel();
+    // One graph per stage plus the test loss, each with every step received.
+    QCOMPARE(loss->graphCount(), 4);
+    for (int g = 0; g < 3; ++g) {
+      QCOMPARE(loss->receivedPoints(g), 300);
+      QVERIFY(loss->shownPoints(g) > 10);
+    }
+    QCOMPARE(loss->legendText(0), QStringLiteral("S1"));
+    QVERIFY(d->accuracyPanel()->graphCount() >= 4);
+    QCOMPARE(d->cosinePanel()->graphCount(), 3);
+    QVERIFY(d->cosinePanel()->receivedPoints(0) >= 10);
+    QCOMPARE(d->throughputPanel()->graphCount(), 1);
+    QCOMPARE(d->queuePanel()->graphCount(), 6);
+    QVERIFY(d->utilizationPanel()->barValue(0, 0) > 0.5);
+    QVERIFY(d->timelinePanel()->drawnSpans(2) > 0);
+    // Points arrived in batches, far fewer than steps.
+    QVERIFY2(batches.count() < 150, qPrintable(QString::number(batches.count())));
+    QCOMPARE(f.workspace.progressBar()->value(), 1000);
+    QCOMPARE(f.workspace.summaries().size(), size_t(1));
+    QVERIFY(f.workspace.summaries()[0].status == engine::RunStatus::Completed);
+    QVERIFY(f.workspace.runButton()->isEnabled());
+  }
+
+  void pauseResumeAndStop() {
+    Fixture f(100000, 0.001);
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(f.controller.state(), State::Running, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(f.workspace.dashboard()->lossPanel()->receivedPoints(0) > 20, 5000);
+    QTest::mouseClick(f.workspace.pauseButton(), Qt::LeftButton);
+    QCOMPARE(f.controller.state(), State::Paused);
+    QCOMPARE(f.workspace.pauseButton()->text(), QStringLiteral("Resume"));
+    QTest::qWait(200);  // let in-flight points drain
+    const int paused = f.workspace.dashboard()->lossPanel()->receivedPoints(0);
+    QTest::qWait(300);
+    QCOMPARE(f.workspace.dashboard()->lossPanel()->receivedPoints(0), paused);
+    QTest::mouseClick(f.workspace.pauseButton(), Qt::LeftButton);
+    QCOMPARE(f.controller.state(), State::Running);
+    QTRY_VERIFY_WITH_TIMEOUT(f.workspace.dashboard()->lossPanel()->receivedPoints(0) > paused, 5000);
+
+    QElapsedTimer timer;
+    timer.start();
+    QTest::mouseClick(f.workspace.stopButton(), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 3000);
+    QVERIFY(timer.elapsed() < 2000);
+    QCOMPARE(f.workspace.summaries().size(), size_t(1));
+    QVERIFY(f.workspace.summaries()[0].status == engine::RunStatus::Stopped);
+    QVERIFY(f.workspace.summaries()[0].steps < 100000);
+    QVERIFY(f.workspace.eventLog()->messages().join(QLatin1Char('\n')).contains(QStringLiteral("stopped")));
+  }
+
+  void failingStageIsNamed() {
+    Fixture f(400);
+    auto s = f.doc.spec();
+    s.debug.failAtStep = 60;
+    s.debug.stage = 1;
+    f.doc.load(s);
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
+    QVERIFY(f.workspace.failureBanner()->isVisible());
+    QVERIFY2(f.workspace.failureBanner()->text().contains(QStringLiteral("Stage 2")),
+             qPrintable(f.workspace.failureBanner()->text()));
+    QVERIFY(f.workspace.summaries().back().status == engine::RunStatus::Failed);
+    QCOMPARE(f.workspace.summaries().back().failedStage, 1);
+  }
+
+  void bothRunsBackpropAfterLocal() {
+    Fixture f(120);
+    f.workspace.modeCombo()->setCurrentIndex(2);
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 15000);
+    QCOMPARE(f.workspace.summaries().size(), size_t(2));
+    QVERIFY(f.workspace.summaries()[0].mode == engine::Mode::Local);
+    QVERIFY(f.workspace.summaries()[1].mode == engine::Mode::Backprop);
+    PlotPanel* loss = f.workspace.dashboard()->lossPanel();
+    QStringList legends;
+    for (int g = 0; g < loss->graphCount(); ++g) legends << loss->legendText(g);
+    QVERIFY2(legends.contains(QStringLiteral("backprop")), qPrintable(legends.join(QLatin1Char(','))));
+    QVERIFY(legends.contains(QStringLiteral("S3")));
+  }
+
+  void startFailureIsReportedNotThrown() {
+    Fixture f(100);
+    auto services = f.services;
+    services.createRun = [](const engine::ExperimentSpec&, engine::RunObserver*)
+        -> std::unique_ptr<engine::Run> { throw std::runtime_error("dataset unreadable"); };
+    EngineController controller(services);
+    TrainWorkspace ws(&controller, &f.doc);
+    QSignalSpy finished(&ws, &TrainWorkspace::runFinished);
+    QVERIFY(ws.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 5000);
+    QVERIFY(ws.failureBanner()->text().contains(QStringLiteral("dataset unreadable")));
+    QCOMPARE(controller.state(), State::Idle);
+  }
+};
+
+QTEST_MAIN(TestTrainRun)
+#include "test_train_run.moc"

@@ -1,0 +1,165 @@
+#include "bridge/engine_controller.h"
+
+namespace stagewise::ui {
+
+EngineController::EngineController(EngineServices services, QObject* parent)
+    : QObject(parent), m_services(std::move(services)) {
+  m_drain.setInterval(33);
+  connect(&m_drain, &QTimer::timeout, this, &EngineController::drain);
+}
+
+EngineController::~EngineController() {
+  m_stopRequested = true;
+  {
+    std::lock_guard lock(m_runMutex);
+    if (m_run) m_run->requestStop();
+  }
+  if (m_worker.joinable()) m_worker.join();
+}
+
+engine::Mode EngineController::phaseMode(int phase) const {
+  return phase >= 0 && size_t(phase) < m_modes.size() ? m_modes[size_t(phase)]
+                                                       : engine::Mode::Local;
+}
+
+bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan) {
+  if (isBusy() || !m_services.createRun) return false;
+  if (m_worker.joinable()) m_worker.join();  // the last plan's worker has already returned
+  m_feed.reset();
+  m_stopRequested = false;
+  m_pauseRequested = false;
+  m_workerPhase = 0;
+  m_modes.clear();
+  if (plan != RunPlan::Backprop) m_modes.push_back(engine::Mode::Local);
+  if (plan != RunPlan::Local) m_modes.push_back(engine::Mode::Backprop);
+  m_phaseCount = int(m_modes.size());
+  m_currentPhase = 0;
+  m_progress = {};
+  setState(State::Starting);
+  m_worker = std::thread([this, spec, modes = m_modes] { work(spec, modes); });
+  m_drain.start();
+  return true;
+}
+
+void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes) {
+  for (size_t phase = 0; phase < modes.size() && !m_stopRequested; ++phase) {
+    m_workerPhase = int(phase);
+    engine::ExperimentSpec phaseSpec = spec;
+    phaseSpec.mode = modes[phase];
+    FeedObserver feed(&m_feed, int(phase));
+    std::unique_ptr<engine::RunObserver> recorder;
+    if (m_services.createRecorder) {
+      try {
+        recorder = m_services.createRecorder();
+      } catch (const std::exception& e) {
+        m_feed.event(int(phase), {engine::EventKind::Warning, 0, -1,
+                                  std::string("this run will not be saved: ") + e.what()});
+      }
+    }
+    FanoutObserver fanout({&feed, recorder.get()});
+    engine::RunSummary summary;
+    try {
+      // Declared after the observers, so it is destroyed (joined) before them.
+      std::unique_ptr<engine::Run> run = m_services.createRun(phaseSpec, &fanout);
+      // Unpublished before the run is destroyed, however this block is left.
+      struct Unpublish {
+        EngineController* self;
+        ~Unpublish() {
+          std::lock_guard lock(self->m_runMutex);
+          self->m_run = nullptr;
+        }
+      } unpublish{this};
+      {
+        std::lock_guard lock(m_runMutex);
+        m_run = run.get();
+        if (m_stopRequested) run->requestStop();
+      }
+      run->start();
+      if (m_pauseRequested) run->pause();
+      summary = run->wait();
+    } catch (const std::exception& e) {
+      m_feed.startFailed(int(phase), e.what());
+      break;
+    }
+    if (const std::string error = fanout.firstError(); !error.empty())
+      m_feed.event(int(phase), {engine::EventKind::Warning, summary.wallSeconds, -1,
+                                "recording the run failed: " + error});
+    if (summary.status != engine::RunStatus::Completed) break;
+  }
+  m_feed.planDone();
+}
+
+void EngineController::pause() {
+  if (m_state != State::Running && m_state != State::Starting) return;
+  m_pauseRequested = true;
+  {
+    std::lock_guard lock(m_runMutex);
+    if (m_run) m_run->pause();
+  }
+  setState(State::Paused);
+}
+
+void EngineController::resume() {
+  if (m_state != State::Paused) return;
+  m_pauseRequested = false;
+  {
+    std::lock_guard lock(m_runMutex);
+    if (m_run) m_run->resume();
+  }
+  setState(State::Running);
+}
+
+void EngineController::stop() {
+  if (!isBusy() || m_state == State::Stopping) return;
+  m_stopRequested = true;
+  {
+    std::lock_guard lock(m_runMutex);
+    if (m_run) {
+      // A paused run must wake up to notice the stop.
+      if (m_pauseRequested) m_run->resume();
+      m_run->requestStop();
+    }
+  }
+  setState(State::Stopping);
+}
+
+void EngineController::setState(State state) {
+  if (state == m_state) return;
+  m_state = state;
+  Q_EMIT stateChanged(state);
+}
+
+void EngineController::drain() {
+  FeedDrain drained = m_feed.take();
+  for (const PhaseBatch& batch : drained.batches) {
+    m_currentPhase = batch.phase;
+    if (batch.info) {
+      m_progress = {};
+      m_progress.totalSteps = batch.info->totalSteps;
+      if (m_state == State::Starting) setState(State::Running);
+    }
+    if (batch.summary) {
+      // The run is gone once it has finished: its summary has the final count.
+      m_progress.step = batch.summary->steps;
+      m_progress.elapsedS = batch.summary->wallSeconds;
+      m_progress.etaS = 0;
+    }
+    Q_EMIT batchArrived(batch);
+  }
+  {
+    std::lock_guard lock(m_runMutex);
+    if (m_run) {
+      m_progress = m_run->progress();
+      m_currentPhase = m_workerPhase;
+    }
+  }
+  Q_EMIT progressChanged(m_progress, m_currentPhase, m_phaseCount);
+  if (drained.planDone) {
+    m_drain.stop();
+    if (m_worker.joinable()) m_worker.join();  // it has returned: planDone is its last act
+    setState(State::Idle);
+    Q_EMIT planFinished();
+  }
+}
+
+}  // namespace stagewise::ui

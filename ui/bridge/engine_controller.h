@@ -1,0 +1,79 @@
+#pragma once
+// The one object that runs the engine for the GUI. Runs are created, started and waited for on
+// a worker thread; observer callbacks land in a RunFeed under a short lock, and a ~30 Hz timer
+// on the UI thread drains it and emits one batch per phase. Pause, resume and stop return at
+// once. Nothing here ever blocks the UI thread on the engine.
+
+#include <QObject>
+#include <QTimer>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "bridge/run_feed.h"
+#include "common/services.h"
+#include "stagewise/engine/run.h"
+
+namespace stagewise::ui {
+
+/// Which modes to run: one, or local then backprop on the same data.
+enum class RunPlan { Local, Backprop, Both };
+
+class EngineController : public QObject {
+  Q_OBJECT
+ public:
+  enum class State { Idle, Starting, Running, Paused, Stopping };
+  Q_ENUM(State)
+
+  explicit EngineController(EngineServices services, QObject* parent = nullptr);
+  ~EngineController() override;
+
+  /// Starts the plan on the worker thread; false if a run is still going.
+  bool start(const engine::ExperimentSpec& spec, RunPlan plan);
+  void pause();
+  void resume();
+  void stop();
+
+  State state() const { return m_state; }
+  bool isBusy() const { return m_state != State::Idle; }
+  /// Progress of the current phase (updated by the drain timer).
+  const engine::Progress& progress() const { return m_progress; }
+  int currentPhase() const { return m_currentPhase; }
+  int phaseCount() const { return m_phaseCount; }
+  /// Mode of phase `phase` of the current plan.
+  engine::Mode phaseMode(int phase) const;
+
+  /// How often the feed is drained (default 33 ms).
+  void setDrainInterval(int ms) { m_drain.setInterval(ms); }
+  const EngineServices& services() const { return m_services; }
+
+ Q_SIGNALS:
+  void stateChanged(stagewise::ui::EngineController::State state);
+  /// Everything that arrived for one phase since the last drain, in order.
+  void batchArrived(const stagewise::ui::PhaseBatch& batch);
+  void progressChanged(const stagewise::engine::Progress& progress, int phase, int phases);
+  /// The whole plan is over (completed, stopped, failed or could not start).
+  void planFinished();
+
+ private:
+  void drain();
+  void setState(State state);
+  void work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes);
+
+  EngineServices m_services;
+  RunFeed m_feed;
+  QTimer m_drain;
+  std::thread m_worker;
+  std::mutex m_runMutex;  // guards m_run: the worker sets it, the UI thread calls into it
+  engine::Run* m_run = nullptr;
+  std::atomic<bool> m_stopRequested{false};
+  std::atomic<bool> m_pauseRequested{false};
+  std::atomic<int> m_workerPhase{0};
+  std::vector<engine::Mode> m_modes;
+  State m_state = State::Idle;
+  engine::Progress m_progress;
+  int m_currentPhase = 0;
+  int m_phaseCount = 0;
+};
+
+}  // namespace stagewise::ui

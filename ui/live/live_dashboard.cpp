@@ -1,0 +1,123 @@
+#include "live/live_dashboard.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSlider>
+#include <QVBoxLayout>
+
+#include "live/plot_panel.h"
+#include "live/timeline_panel.h"
+#include "live/utilization_panel.h"
+
+namespace stagewise::ui {
+
+namespace s = engine::series;
+
+LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent), m_data(data) {
+  const QColor strong = palette().color(QPalette::Text);
+  m_loss = new PlotPanel(tr("Local loss"), tr("nats"), data, this);
+  m_loss->addRule({s::kLoss, true, {}, Qt::SolidLine, 1.3, {}});
+  m_loss->addRule({s::kTestLoss, false, tr("test"), Qt::SolidLine, 2.5, strong});
+  m_accuracy = new PlotPanel(tr("Accuracy"), tr("fraction correct"), data, this);
+  m_accuracy->addRule({s::kAccuracy, true, tr(" local"), Qt::SolidLine, 1.2, {}});
+  m_accuracy->addRule({s::kTestAccuracy, false, tr("test"), Qt::SolidLine, 2.5, strong});
+  m_accuracy->setFixedYRange(0, 1);
+  m_cosine = new PlotPanel(tr("Gradient cosine (local vs true)"), tr("cosine"), data, this);
+  m_cosine->addRule({s::kGradCosine, true, {}, Qt::SolidLine, 1.8, {}});
+  m_cosine->setFixedYRange(-1, 1.05);
+  m_throughput = new PlotPanel(tr("Throughput"), tr("samples/s"), data, this);
+  m_throughput->addRule({s::kSamplesPerSec, false, tr("samples/s"), Qt::SolidLine, 1.8, strong});
+  m_queue = new PlotPanel(tr("Queue depth and staleness"), tr("items / steps"), data, this);
+  m_queue->addRule({s::kQueueDepth, true, tr(" queue"), Qt::SolidLine, 1.2, {}});
+  m_queue->addRule({s::kStaleness, true, tr(" stale"), Qt::DotLine, 1.2, {}});
+  m_utilization = new UtilizationPanel(data, this);
+  m_timeline = new TimelinePanel(data, this);
+
+  m_smoothing = new QSlider(Qt::Horizontal, this);
+  m_smoothing->setRange(0, 99);
+  m_smoothing->setMaximumWidth(200);
+  m_smoothing->setToolTip(tr("Smoothing: exponential moving average weight, debiased so the "
+                             "first points are not pulled towards zero."));
+  m_smoothingValue = new QLabel(QStringLiteral("0.00"), this);
+  m_xAxis = new QComboBox(this);
+  m_xAxis->addItem(tr("x: step"));
+  m_xAxis->addItem(tr("x: wall time"));
+  m_xAxis->setToolTip(tr("Plot against each stage's own step, or against time since the start "
+                         "(in local mode stages are at different steps at the same moment)."));
+  m_logLoss = new QCheckBox(tr("Log-scale loss"), this);
+  auto* follow = new QPushButton(tr("Follow all"), this);
+  follow->setToolTip(tr("Zoom every panel back out to the newest data (or double-click one)."));
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Smoothing"), this));
+  controls->addWidget(m_smoothing);
+  controls->addWidget(m_smoothingValue);
+  controls->addSpacing(16);
+  controls->addWidget(m_xAxis);
+  controls->addWidget(m_logLoss);
+  controls->addWidget(follow);
+  controls->addStretch();
+
+  auto* grid = new QGridLayout;
+  grid->setSpacing(6);
+  grid->addWidget(m_loss, 0, 0);
+  grid->addWidget(m_accuracy, 0, 1);
+  grid->addWidget(m_cosine, 0, 2);
+  grid->addWidget(m_utilization, 1, 0);
+  grid->addWidget(m_timeline, 1, 1);
+  grid->addWidget(m_throughput, 1, 2);
+  grid->addWidget(m_queue, 2, 0, 1, 3);
+  grid->setRowStretch(0, 3);
+  grid->setRowStretch(1, 3);
+  grid->setRowStretch(2, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(controls);
+  layout->addLayout(grid, 1);
+
+  m_replot.setInterval(100);  // at most 10 redraws a second while training
+  connect(&m_replot, &QTimer::timeout, this, [this] { refreshAll(); });
+  connect(m_smoothing, &QSlider::valueChanged, this, [this](int v) {
+    m_smoothingValue->setText(QString::number(v / 100.0, 'f', 2));
+    m_data->setSmoothing(v / 100.0);
+    refreshAll(true);
+  });
+  connect(m_xAxis, &QComboBox::currentIndexChanged, this, [this](int index) {
+    for (auto* p : linePanels()) p->setXAxis(index == 0 ? XAxisKind::Step : XAxisKind::Time);
+  });
+  connect(m_logLoss, &QCheckBox::toggled, m_loss, &PlotPanel::setLogY);
+  connect(follow, &QPushButton::clicked, this, [this] {
+    for (auto* p : linePanels()) p->resetView();
+  });
+}
+
+QList<PlotPanel*> LiveDashboard::linePanels() const {
+  return {m_loss, m_accuracy, m_cosine, m_throughput, m_queue};
+}
+
+void LiveDashboard::setLive(bool live) {
+  if (live) {
+    m_replot.start();
+  } else {
+    m_replot.stop();
+    refreshAll(true);
+  }
+}
+
+void LiveDashboard::refreshAll(bool force) {
+  for (auto* p : linePanels()) p->refresh(force);
+  m_utilization->refresh(force);
+  m_timeline->refresh(force);
+  ++m_redraws;
+}
+
+void LiveDashboard::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  refreshAll(true);
+}
+
+}  // namespace stagewise::ui

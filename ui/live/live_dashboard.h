@@ -1,0 +1,66 @@
+#pragma once
+// The Train workspace's panels in a grid: local loss, accuracy, gradient cosine, samples/s,
+// queue depth and staleness, utilization bars and the span timeline, with the controls they
+// share (smoothing, x axis, log scale). Redrawn by a timer at most 10 times a second.
+
+#include <QTimer>
+#include <QWidget>
+
+#include "live/live_data.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSlider;
+
+namespace stagewise::ui {
+
+class PlotPanel;
+class TimelinePanel;
+class UtilizationPanel;
+
+class LiveDashboard : public QWidget {
+  Q_OBJECT
+ public:
+  explicit LiveDashboard(LiveData* data, QWidget* parent = nullptr);
+
+  PlotPanel* lossPanel() const { return m_loss; }
+  PlotPanel* accuracyPanel() const { return m_accuracy; }
+  PlotPanel* cosinePanel() const { return m_cosine; }
+  PlotPanel* throughputPanel() const { return m_throughput; }
+  PlotPanel* queuePanel() const { return m_queue; }
+  UtilizationPanel* utilizationPanel() const { return m_utilization; }
+  TimelinePanel* timelinePanel() const { return m_timeline; }
+  QList<PlotPanel*> linePanels() const;
+  QSlider* smoothingSlider() const { return m_smoothing; }
+  QTimer* replotTimer() { return &m_replot; }
+
+  /// Redraw timer on (while a run is live) or off.
+  void setLive(bool live);
+  /// How many times the panels were redrawn (benchmarks, tests).
+  int redrawCount() const { return m_redraws; }
+
+ public Q_SLOTS:
+  void refreshAll(bool force = false);
+
+ protected:
+  void showEvent(QShowEvent* event) override;
+
+ private:
+  LiveData* m_data;
+  PlotPanel* m_loss;
+  PlotPanel* m_accuracy;
+  PlotPanel* m_cosine;
+  PlotPanel* m_throughput;
+  PlotPanel* m_queue;
+  UtilizationPanel* m_utilization;
+  TimelinePanel* m_timeline;
+  QSlider* m_smoothing;
+  QLabel* m_smoothingValue;
+  QComboBox* m_xAxis;
+  QCheckBox* m_logLoss;
+  QTimer m_replot;
+  int m_redraws = 0;
+};
+
+}  // namespace stagewise::ui

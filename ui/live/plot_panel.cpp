@@ -1,0 +1,286 @@
+#include "live/plot_panel.h"
+
+#include <QMenu>
+#include <QVBoxLayout>
+#include <cmath>
+#include <qcustomplot.h>
+
+#include "common/theme.h"
+#include "live/plot_export.h"
+
+namespace stagewise::ui {
+
+PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data, QWidget* parent)
+    : QWidget(parent), m_data(data), m_title(title) {
+  m_plot = new QCustomPlot(this);
+  m_plot->setMinimumSize(220, 150);
+  m_plot->plotLayout()->insertRow(0);
+  auto* heading = new QCPTextElement(m_plot, title, QFont(font().family(), -1, QFont::Bold));
+  m_plot->plotLayout()->addElement(0, 0, heading);
+  m_plot->yAxis->setLabel(yLabel);
+  m_plot->xAxis->setLabel(tr("step"));
+  m_plot->legend->setVisible(true);
+  m_plot->legend->setFont(QFont(font().family(), 8));
+  m_plot->legend->setIconSize(14, 8);
+  m_plot->legend->setRowSpacing(-3);
+  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);
+  m_plot->setNoAntialiasingOnDrag(true);
+  m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
+  m_plot->setToolTip(tr("Drag to pan, wheel to zoom, double-click to follow the newest data "
+                        "again. Click a legend entry to hide its graph. Right-click to export."));
+
+  m_hoverLine = new QCPItemStraightLine(m_plot);
+  m_hoverLine->setVisible(false);
+  m_hoverText = new QCPItemText(m_plot);
+  m_hoverText->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+  m_hoverText->position->setType(QCPItemPosition::ptAxisRectRatio);
+  m_hoverText->position->setCoords(0.01, 0.01);
+  m_hoverText->setPadding(QMargins(4, 2, 4, 2));
+  m_hoverText->setVisible(false);
+  m_hoverText->setClipToAxisRect(true);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_plot);
+
+  connect(m_data, &LiveData::seriesAdded, this, &PlotPanel::onSeriesAdded);
+  connect(m_data, &LiveData::cleared, this, &PlotPanel::onCleared);
+  connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
+    if (m_settingRange) return;
+    // The user zoomed or panned: stop following, and re-decimate for the new range.
+    m_follow = false;
+    refresh(true);
+  });
+  connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetView(); });
+  connect(m_plot, &QCustomPlot::mouseMove, this, &PlotPanel::updateHover);
+  connect(m_plot, &QCustomPlot::customContextMenuRequested, this, &PlotPanel::showMenu);
+  connect(m_plot, &QCustomPlot::legendClick, this,
+          [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
+            auto* pli = qobject_cast<QCPPlottableLegendItem*>(item);
+            if (!pli) return;
+            QCPAbstractPlottable* graph = pli->plottable();
+            graph->setVisible(!graph->visible());
+            QColor c = m_plot->legend->textColor();
+            if (!graph->visible()) c.setAlpha(90);
+            pli->setTextColor(c);
+            pli->setSelected(false);
+            refresh(true);
+          });
+  applyStyle();
+}
+
+void PlotPanel::applyStyle() {
+  stylePlot(m_plot);
+  const QPalette pal = palette();
+  QColor bg = pal.color(QPalette::ToolTipBase);
+  bg.setAlpha(220);
+  m_hoverText->setBrush(bg);
+  m_hoverText->setColor(pal.color(QPalette::ToolTipText));
+  m_hoverText->setPen(QPen(pal.color(QPalette::Mid)));
+  m_hoverLine->setPen(QPen(pal.color(QPalette::Mid), 1, Qt::DashLine));
+}
+
+void PlotPanel::addRule(const SeriesRule& rule) {
+  m_rules.push_back(rule);
+  for (const auto& [key, buffer] : m_data->allSeries()) onSeriesAdded(key);
+}
+
+void PlotPanel::setXAxis(XAxisKind axis) {
+  if (axis == m_axis) return;
+  m_axis = axis;
+  m_plot->xAxis->setLabel(axis == XAxisKind::Step ? tr("step") : tr("time (s)"));
+  m_follow = true;
+  refresh(true);
+}
+
+void PlotPanel::setLogY(bool on) {
+  m_logY = on;
+  m_plot->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  m_plot->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
+                              : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  refresh(true);
+}
+
+void PlotPanel::setFixedYRange(double lo, double hi) {
+  m_fixedY = true;
+  m_yLo = lo;
+  m_yHi = hi;
+  m_plot->yAxis->setRange(lo, hi);
+}
+
+void PlotPanel::onSeriesAdded(const LiveKey& key) {
+  for (const auto& b : m_bound)
+    if (b.key == key) return;
+  for (const SeriesRule& rule : m_rules) {
+    if (rule.name != key.name || key.layer != -1 || rule.perStage != (key.stage >= 0)) continue;
+    const engine::RunInfo* info = m_data->phaseInfo(key.phase);
+    const bool backprop = info && info->mode == engine::Mode::Backprop;
+    auto* graph = m_plot->addGraph();
+    QColor color = rule.color.isValid() ? rule.color : stageColor(std::max(0, key.stage));
+    QString legend = rule.perStage ? tr("S%1%2").arg(key.stage + 1).arg(rule.legend) : rule.legend;
+    Qt::PenStyle style = rule.style;
+    if (backprop) {
+      // The baseline run of a "both" plan (or a backprop run) reads as one grey line.
+      legend = rule.perStage ? tr("backprop%1").arg(rule.legend) : rule.legend + tr(" (backprop)");
+      color = palette().color(QPalette::Text);
+      color.setAlpha(170);
+      style = Qt::DashLine;
+    }
+    graph->setPen(QPen(color, rule.width, style));
+    graph->setName(legend);
+    graph->setAdaptiveSampling(true);
+    m_bound.push_back({key, graph});
+    m_seenRevision = ~uint64_t(0);
+    return;
+  }
+}
+
+void PlotPanel::onCleared() {
+  for (const auto& b : m_bound) m_plot->removeGraph(b.graph);
+  m_bound.clear();
+  m_follow = true;
+  m_hoverText->setVisible(false);
+  m_hoverLine->setVisible(false);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotPanel::resetView() {
+  m_follow = true;
+  refresh(true);
+}
+
+int PlotPanel::shownPoints(int index) const {
+  return index >= 0 && index < graphCount() ? m_bound[size_t(index)].graph->data()->size() : 0;
+}
+
+int PlotPanel::receivedPoints(int index) const {
+  if (index < 0 || index >= graphCount()) return 0;
+  const SeriesBuffer* s = m_data->series(m_bound[size_t(index)].key);
+  return s ? int(s->size()) : 0;
+}
+
+QString PlotPanel::legendText(int index) const {
+  return index >= 0 && index < graphCount() ? m_bound[size_t(index)].graph->name() : QString();
+}
+
+QString PlotPanel::readout() const {
+  return m_hoverText->visible() ? m_hoverText->text() : QString();
+}
+
+void PlotPanel::refresh(bool force) {
+  if (!force && m_data->revision() == m_seenRevision) return;
+  m_seenRevision = m_data->revision();
+  if (!isVisible() && !force) return;
+  const int columns = std::max(50, m_plot->axisRect()->width());
+  double xLo = m_plot->xAxis->range().lower, xHi = m_plot->xAxis->range().upper;
+  if (m_follow) {
+    xLo = std::numeric_limits<double>::infinity();
+    xHi = -xLo;
+    for (const auto& b : m_bound) {
+      const SeriesBuffer* s = m_data->series(b.key);
+      if (!s || s->empty() || !b.graph->visible()) continue;
+      xLo = std::min(xLo, s->x(0, m_axis));
+      xHi = std::max(xHi, s->x(s->size() - 1, m_axis));
+    }
+    if (!(xLo <= xHi)) xLo = 0, xHi = 1;
+    if (xHi - xLo < 1e-9) xHi = xLo + 1;
+  }
+  double yLo = std::numeric_limits<double>::infinity(), yHi = -yLo;
+  QVector<QCPGraphData> data;
+  for (const auto& b : m_bound) {
+    const SeriesBuffer* s = m_data->series(b.key);
+    m_scratch.clear();
+    if (s) s->decimate(m_axis, xLo, xHi, columns, m_scratch);
+    data.resize(qsizetype(m_scratch.size()));
+    for (size_t i = 0; i < m_scratch.size(); ++i) {
+      data[qsizetype(i)] = QCPGraphData(m_scratch[i].x, m_scratch[i].y);
+      const double y = m_scratch[i].y;
+      if (b.graph->visible() && std::isfinite(y) && (!m_logY || y > 0)) {
+        yLo = std::min(yLo, y);
+        yHi = std::max(yHi, y);
+      }
+    }
+    b.graph->data()->set(data, true);
+  }
+  if (m_follow) {
+    m_settingRange = true;
+    m_plot->xAxis->setRange(xLo, xHi);
+    if (m_fixedY) {
+      m_plot->yAxis->setRange(m_yLo, m_yHi);
+    } else if (yLo <= yHi) {
+      if (m_logY) {
+        m_plot->yAxis->setRange(yLo / 1.3, yHi * 1.3);
+      } else {
+        const double pad = std::max(1e-9, (yHi - yLo) * 0.06);
+        m_plot->yAxis->setRange(yLo - pad, yHi + pad);
+      }
+    }
+    m_settingRange = false;
+  }
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotPanel::updateHover(QMouseEvent* event) {
+  const QPointF pos = event->position();
+  if (!m_plot->axisRect()->rect().contains(pos.toPoint()) || m_bound.empty()) {
+    if (m_hoverText->visible()) {
+      m_hoverText->setVisible(false);
+      m_hoverLine->setVisible(false);
+      m_plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+    return;
+  }
+  const double x = m_plot->xAxis->pixelToCoord(pos.x());
+  QStringList lines;
+  double snapped = x;
+  for (const auto& b : m_bound) {
+    const SeriesBuffer* s = m_data->series(b.key);
+    if (!s || !b.graph->visible()) continue;
+    const int64_t i = s->nearest(x, m_axis);
+    if (i < 0) continue;
+    snapped = s->x(size_t(i), m_axis);
+    lines << QStringLiteral("%1: %2").arg(b.graph->name()).arg(s->y(size_t(i)), 0, 'g', 4);
+  }
+  const QString where = m_axis == XAxisKind::Step
+                            ? tr("step %1").arg(qint64(std::llround(snapped)))
+                            : tr("%1 s").arg(snapped, 0, 'f', 2);
+  m_hoverText->setText(where + QLatin1Char('\n') + lines.join(QLatin1Char('\n')));
+  m_hoverText->setVisible(true);
+  m_hoverLine->point1->setCoords(snapped, 0);
+  m_hoverLine->point2->setCoords(snapped, 1);
+  m_hoverLine->setVisible(true);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotPanel::showMenu(const QPoint& pos) {
+  QMenu menu(this);
+  menu.addAction(tr("Follow newest data"), this, &PlotPanel::resetView);
+  QAction* log = menu.addAction(tr("Logarithmic y axis"), this, [this](bool on) { setLogY(on); });
+  log->setCheckable(true);
+  log->setChecked(m_logY);
+  log->setEnabled(!m_fixedY);
+  menu.addSeparator();
+  menu.addAction(tr("Export…"), this, &PlotPanel::exportWithDialog);
+  menu.exec(m_plot->mapToGlobal(pos));
+}
+
+void PlotPanel::exportWithDialog() { exportPlotWithDialog(m_plot, m_title, this); }
+
+QString PlotPanel::exportTo(const QString& path, int width, int height) {
+  refresh(true);
+  m_hoverText->setVisible(false);
+  m_hoverLine->setVisible(false);
+  return exportPlot(m_plot, path, width, height, m_title);
+}
+
+void PlotPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange ||
+      event->type() == QEvent::ApplicationPaletteChange) {
+    applyStyle();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+  }
+}
+
+}  // namespace stagewise::ui

@@ -1,0 +1,95 @@
+#pragma once
+// A live line chart over LiveData series. It picks series by rule (name, per stage or per run),
+// draws each decimated to the pixels it has, follows the newest data until the user zooms or
+// pans (double-click follows again), reads values out under the mouse, toggles graphs from the
+// legend and exports to PNG, SVG or PDF.
+
+#include <QWidget>
+#include <functional>
+
+#include "live/live_data.h"
+
+class QCPGraph;
+class QCPItemStraightLine;
+class QCPItemText;
+class QCustomPlot;
+class QMouseEvent;
+
+namespace stagewise::ui {
+
+/// Which series a panel shows and how.
+struct SeriesRule {
+  std::string name;
+  bool perStage = true;  ///< stage >= 0 (layer -1); otherwise the run-level series
+  QString legend;        ///< run-level legend; per stage "S<n>" (+ this suffix when set)
+  Qt::PenStyle style = Qt::SolidLine;
+  double width = 1.5;
+  QColor color;          ///< invalid: the stage's colour
+};
+
+class PlotPanel : public QWidget {
+  Q_OBJECT
+ public:
+  PlotPanel(const QString& title, const QString& yLabel, LiveData* data, QWidget* parent = nullptr);
+
+  void addRule(const SeriesRule& rule);
+  void setXAxis(XAxisKind axis);
+  XAxisKind xAxisKind() const { return m_axis; }
+  void setLogY(bool on);
+  bool logY() const { return m_logY; }
+  /// Keeps the y axis at [lo, hi] (accuracy, cosine) instead of fitting the data.
+  void setFixedYRange(double lo, double hi);
+
+  QCustomPlot* plot() const { return m_plot; }
+  QString title() const { return m_title; }
+  int graphCount() const { return int(m_bound.size()); }
+  /// Points currently handed to QCustomPlot for graph `index` (after decimation).
+  int shownPoints(int index) const;
+  /// Points received for graph `index`.
+  int receivedPoints(int index) const;
+  QString legendText(int index) const;
+  bool isFollowing() const { return m_follow; }
+  /// The last hover read-out (empty when the mouse is not over the plot).
+  QString readout() const;
+
+  /// Writes the panel as .png, .svg or .pdf by the file's suffix. Empty string on success.
+  QString exportTo(const QString& path, int width = 0, int height = 0);
+
+ public Q_SLOTS:
+  /// Redraws if new data arrived since the last call (or `force`). Cheap when nothing changed.
+  void refresh(bool force = false);
+  void resetView();
+  void exportWithDialog();
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  struct Bound {
+    LiveKey key;
+    QCPGraph* graph;
+  };
+  void onSeriesAdded(const LiveKey& key);
+  void onCleared();
+  void updateHover(QMouseEvent* event);
+  void showMenu(const QPoint& pos);
+  void applyStyle();
+
+  LiveData* m_data;
+  QString m_title;
+  QCustomPlot* m_plot;
+  QCPItemText* m_hoverText;
+  QCPItemStraightLine* m_hoverLine;
+  std::vector<SeriesRule> m_rules;
+  std::vector<Bound> m_bound;
+  std::vector<PlotPoint> m_scratch;
+  XAxisKind m_axis = XAxisKind::Step;
+  bool m_logY = false;
+  bool m_fixedY = false;
+  double m_yLo = 0, m_yHi = 1;
+  bool m_follow = true;
+  bool m_settingRange = false;
+  uint64_t m_seenRevision = ~uint64_t(0);
+};
+
+}  // namespace stagewise::ui

@@ -1,0 +1,37 @@
+#pragma once
+// A timeline of each stage's compute spans over the last seconds: gaps are time a stage spent
+// waiting or blocked, so a straggler and the pipeline bubbles behind it show at a glance.
+
+#include <QWidget>
+
+#include "live/live_data.h"
+
+class QCustomPlot;
+
+namespace stagewise::ui {
+
+class TimelinePanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TimelinePanel(LiveData* data, QWidget* parent = nullptr);
+  QCustomPlot* plot() const { return m_plot; }
+  /// Spans drawn for stage `stage` (after the last refresh).
+  int drawnSpans(int stage) const;
+  void setWindowSeconds(double seconds) { m_window = seconds; }
+
+ public Q_SLOTS:
+  void refresh(bool force = false);
+
+ protected:
+  void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  LiveData* m_data;
+  QCustomPlot* m_plot;
+  double m_window = 2.0;
+  std::vector<int> m_drawn;
+  uint64_t m_seenRevision = ~uint64_t(0);
+};
+
+}  // namespace stagewise::ui

@@ -1,0 +1,200 @@
+#include "live/train_workspace.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "common/format.h"
+#include "designer/design_document.h"
+#include "live/event_log.h"
+#include "live/live_dashboard.h"
+
+namespace stagewise::ui {
+
+using State = EngineController::State;
+
+TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc,
+                               QWidget* parent)
+    : QWidget(parent), m_controller(controller), m_doc(doc) {
+  m_run = new QPushButton(tr("Run ▶"), this);
+  m_pause = new QPushButton(tr("Pause"), this);
+  m_pause->setToolTip(tr("Pause every stage (the run keeps its place)."));
+  m_stop = new QPushButton(tr("Stop ■"), this);
+  m_stop->setToolTip(tr("Stop the run (Ctrl+. or Esc). It is saved as stopped."));
+  m_mode = new QComboBox(this);
+  m_mode->addItem(tr("Local (parallel stages)"), int(RunPlan::Local));
+  m_mode->addItem(tr("Backprop (baseline)"), int(RunPlan::Backprop));
+  m_mode->addItem(tr("Both, one after the other"), int(RunPlan::Both));
+  m_mode->setToolTip(tr("Local: each stage learns from its own aux head, all in parallel. "
+                        "Backprop: the same layers trained end to end. Both: local, then "
+                        "backprop on the same data, overlaid in the plots."));
+  m_progress = new QProgressBar(this);
+  m_progress->setRange(0, 1000);
+  m_progress->setTextVisible(true);
+  m_progress->setFormat(QStringLiteral("%p%"));
+  m_eta = new QLabel(this);
+  m_eta->setMinimumWidth(180);
+  m_status = new QLabel(tr("Idle"), this);
+  m_banner = new QLabel(this);
+  m_banner->setWordWrap(true);
+  m_banner->setStyleSheet(QStringLiteral(
+      "QLabel { background: #f8d7da; color: #842029; border: 1px solid #d03030; "
+      "border-radius: 4px; padding: 6px; }"));
+  m_banner->hide();
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(m_run);
+  bar->addWidget(m_pause);
+  bar->addWidget(m_stop);
+  bar->addWidget(m_mode);
+  bar->addWidget(m_progress, 1);
+  bar->addWidget(m_eta);
+  bar->addWidget(m_status);
+
+  m_dashboard = new LiveDashboard(&m_data, this);
+  m_log = new EventLog(this);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(m_dashboard);
+  split->addWidget(m_log);
+  split->setStretchFactor(0, 5);
+  split->setStretchFactor(1, 1);
+  split->setSizes({700, 140});
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(bar);
+  layout->addWidget(m_banner);
+  layout->addWidget(split, 1);
+
+  connect(m_run, &QPushButton::clicked, this, &TrainWorkspace::startRun);
+  connect(m_pause, &QPushButton::clicked, this, &TrainWorkspace::togglePause);
+  connect(m_stop, &QPushButton::clicked, this, &TrainWorkspace::stopRun);
+  connect(controller, &EngineController::batchArrived, this, &TrainWorkspace::onBatch);
+  connect(controller, &EngineController::progressChanged, this, &TrainWorkspace::onProgress);
+  connect(controller, &EngineController::stateChanged, this, &TrainWorkspace::updateControls);
+  connect(controller, &EngineController::planFinished, this, [this] {
+    m_dashboard->setLive(false);
+    updateControls();
+    Q_EMIT runFinished();
+  });
+  connect(doc, &DesignDocument::changed, this, &TrainWorkspace::updateControls);
+  connect(doc, &DesignDocument::loaded, this, [this] {
+    if (!m_controller->isBusy())
+      m_mode->setCurrentIndex(m_doc->spec().mode == engine::Mode::Backprop ? 1 : 0);
+  });
+  m_mode->setCurrentIndex(doc->spec().mode == engine::Mode::Backprop ? 1 : 0);
+  updateControls();
+}
+
+bool TrainWorkspace::startRun() {
+  if (m_controller->isBusy()) return false;
+  if (!m_doc->canRun()) {
+    showFailure(tr("Cannot run: %1").arg(m_doc->blockReason()));
+    return false;
+  }
+  m_data.clear();
+  m_summaries.clear();
+  m_banner->hide();
+  m_progress->setValue(0);
+  m_log->clear();
+  const auto plan = RunPlan(m_mode->currentData().toInt());
+  if (!m_controller->start(m_doc->spec(), plan)) return false;
+  m_log->addNote(tr("Starting %1 (%2)").arg(QString::fromStdString(m_doc->spec().name),
+                                             m_mode->currentText()));
+  m_dashboard->setLive(true);
+  updateControls();
+  Q_EMIT runStarted();
+  return true;
+}
+
+void TrainWorkspace::togglePause() {
+  if (m_controller->state() == State::Paused)
+    m_controller->resume();
+  else
+    m_controller->pause();
+}
+
+void TrainWorkspace::stopRun() { m_controller->stop(); }
+
+QString TrainWorkspace::phaseName(int phase) const {
+  return m_controller->phaseMode(phase) == engine::Mode::Backprop ? tr("backprop") : tr("local");
+}
+
+void TrainWorkspace::onBatch(const PhaseBatch& batch) {
+  if (batch.info) {
+    m_data.beginPhase(batch.phase, *batch.info);
+    m_log->addNote(tr("%1 run: %n stage(s), %2 steps, BLAS %3", nullptr,
+                      int(batch.info->stages.size()))
+                       .arg(phaseName(batch.phase))
+                       .arg(batch.info->totalSteps)
+                       .arg(QString::fromStdString(batch.info->blas)));
+  }
+  m_data.addPoints(batch.phase, batch.points);
+  m_data.addSpans(batch.phase, batch.spans);
+  for (const auto& e : batch.events) {
+    m_log->addEvent(phaseName(batch.phase), e);
+    if (e.kind == engine::EventKind::Failed)
+      showFailure(e.stage >= 0 ? tr("Stage %1 failed: %2")
+                                     .arg(e.stage + 1)
+                                     .arg(QString::fromStdString(e.message))
+                               : tr("The run failed: %1").arg(QString::fromStdString(e.message)));
+  }
+  if (!batch.startError.empty()) {
+    const QString text = tr("Could not start the %1 run: %2")
+                             .arg(phaseName(batch.phase), QString::fromStdString(batch.startError));
+    m_log->addNote(text, true);
+    showFailure(text);
+  }
+  if (batch.summary) {
+    const auto& s = *batch.summary;
+    m_summaries.push_back(s);
+    QString line = tr("%1 run %2 after %3 steps, %4 samples/s")
+                       .arg(phaseName(batch.phase),
+                            QString::fromStdString(engine::toString(s.status)))
+                       .arg(s.steps)
+                       .arg(s.samplesPerSec, 0, 'f', 0);
+    if (std::isfinite(s.testAccuracy)) line += tr(", test accuracy %1").arg(s.testAccuracy, 0, 'f', 4);
+    m_log->addNote(line, s.status == engine::RunStatus::Failed);
+    if (s.status == engine::RunStatus::Failed)
+      showFailure(s.failedStage >= 0 ? tr("Stage %1 failed: %2")
+                                           .arg(s.failedStage + 1)
+                                           .arg(QString::fromStdString(s.error))
+                                     : tr("The run failed: %1").arg(QString::fromStdString(s.error)));
+    Q_EMIT message(line);
+  }
+}
+
+void TrainWorkspace::onProgress(const engine::Progress& p, int phase, int phases) {
+  const double within = p.totalSteps > 0 ? double(p.step) / double(p.totalSteps) : 0.0;
+  m_progress->setValue(int(std::lround(1000.0 * (phase + within) / std::max(1, phases))));
+  QString eta = tr("%1 / %2 steps").arg(p.step).arg(p.totalSteps);
+  if (p.etaS >= 0) eta += tr(" · ETA %1").arg(formatDuration(p.etaS));
+  if (phases > 1) eta = tr("%1 %2/%3 · ").arg(phaseName(phase)).arg(phase + 1).arg(phases) + eta;
+  m_eta->setText(eta);
+}
+
+void TrainWorkspace::showFailure(const QString& text) {
+  m_banner->setText(QStringLiteral("⚠ ") + text);
+  m_banner->show();
+}
+
+void TrainWorkspace::updateControls() {
+  const State state = m_controller->state();
+  const bool idle = state == State::Idle;
+  m_run->setEnabled(idle && m_doc->canRun());
+  m_run->setToolTip(!m_doc->canRun() ? tr("Cannot run:\n%1").arg(m_doc->blockReason())
+                    : idle           ? tr("Train the designed experiment (Ctrl+R)")
+                                     : tr("A run is in progress"));
+  m_pause->setEnabled(state == State::Running || state == State::Paused);
+  m_pause->setText(state == State::Paused ? tr("Resume") : tr("Pause"));
+  m_stop->setEnabled(!idle && state != State::Stopping);
+  m_mode->setEnabled(idle);
+  static const char* const kNames[] = {"Idle", "Starting…", "Running", "Paused", "Stopping…"};
+  m_status->setText(tr(kNames[int(state)]));
+}
+
+}  // namespace stagewise::ui

@@ -1,0 +1,73 @@
+#pragma once
+// The Train workspace: run, pause, resume and stop the designed experiment (local, backprop, or
+// both one after the other), its progress and ETA, the live dashboard and the event log. A
+// failed stage is named in a banner.
+
+#include <QWidget>
+
+#include "bridge/engine_controller.h"
+#include "live/live_data.h"
+
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+
+namespace stagewise::ui {
+
+class DesignDocument;
+class EventLog;
+class LiveDashboard;
+
+class TrainWorkspace : public QWidget {
+  Q_OBJECT
+ public:
+  TrainWorkspace(EngineController* controller, DesignDocument* doc, QWidget* parent = nullptr);
+
+  LiveData* data() { return &m_data; }
+  LiveDashboard* dashboard() const { return m_dashboard; }
+  EventLog* eventLog() const { return m_log; }
+  QPushButton* runButton() const { return m_run; }
+  QPushButton* pauseButton() const { return m_pause; }
+  QPushButton* stopButton() const { return m_stop; }
+  QComboBox* modeCombo() const { return m_mode; }
+  QProgressBar* progressBar() const { return m_progress; }
+  QLabel* failureBanner() const { return m_banner; }
+  /// Summaries of the phases of the last plan, in order.
+  const std::vector<engine::RunSummary>& summaries() const { return m_summaries; }
+
+ public Q_SLOTS:
+  /// Starts the designed experiment if it is valid and nothing is running.
+  bool startRun();
+  void togglePause();
+  void stopRun();
+  void updateControls();
+
+ Q_SIGNALS:
+  void runStarted();
+  void runFinished();
+  void message(const QString& text);
+
+ private:
+  void onBatch(const PhaseBatch& batch);
+  void onProgress(const engine::Progress& progress, int phase, int phases);
+  void showFailure(const QString& text);
+  QString phaseName(int phase) const;
+
+  EngineController* m_controller;
+  DesignDocument* m_doc;
+  LiveData m_data;
+  LiveDashboard* m_dashboard;
+  EventLog* m_log;
+  QPushButton* m_run;
+  QPushButton* m_pause;
+  QPushButton* m_stop;
+  QComboBox* m_mode;
+  QProgressBar* m_progress;
+  QLabel* m_eta;
+  QLabel* m_status;
+  QLabel* m_banner;
+  std::vector<engine::RunSummary> m_summaries;
+};
+
+}  // namespace stagewise::ui

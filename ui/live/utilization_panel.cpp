@@ -1,0 +1,101 @@
+#include "live/utilization_panel.h"
+
+#include <QMenu>
+#include <QVBoxLayout>
+#include <cmath>
+#include <qcustomplot.h>
+
+#include "common/theme.h"
+#include "live/plot_export.h"
+
+namespace stagewise::ui {
+
+namespace {
+const char* const kSeries[3] = {engine::series::kComputeFraction, engine::series::kWaitFraction,
+                                engine::series::kBlockedFraction};
+}
+
+UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
+    : QWidget(parent), m_data(data) {
+  m_plot = new QCustomPlot(this);
+  m_plot->setMinimumSize(220, 150);
+  m_plot->plotLayout()->insertRow(0);
+  m_plot->plotLayout()->addElement(
+      0, 0, new QCPTextElement(m_plot, tr("Utilization per stage"),
+                               QFont(font().family(), -1, QFont::Bold)));
+  m_plot->yAxis->setLabel(tr("share of last 1 s"));
+  m_plot->yAxis->setRange(0, 1.0);
+  m_plot->legend->setVisible(true);
+  m_plot->legend->setFont(QFont(font().family(), 8));
+  m_plot->legend->setIconSize(14, 8);
+  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  m_plot->setToolTip(tr("Compute: forward, aux head, backward, step. Wait: input queue empty "
+                        "(upstream is slower). Blocked: output queue full (downstream is "
+                        "slower). Right-click to export."));
+  const QColor colors[3] = {QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
+                            QColor(0xe1, 0x57, 0x59)};
+  const QString names[3] = {tr("compute"), tr("wait (input)"), tr("blocked (output)")};
+  for (int i = 0; i < 3; ++i) {
+    m_bars[i] = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+    m_bars[i]->setName(names[i]);
+    m_bars[i]->setBrush(colors[i]);
+    m_bars[i]->setPen(QPen(colors[i].darker(130)));
+    m_bars[i]->setWidth(0.6);
+    if (i > 0) m_bars[i]->moveAbove(m_bars[i - 1]);
+  }
+  m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(m_plot, &QCustomPlot::customContextMenuRequested, this, [this](const QPoint& pos) {
+    QMenu menu(this);
+    menu.addAction(tr("Export…"), this,
+                   [this] { exportPlotWithDialog(m_plot, tr("Utilization per stage"), this); });
+    menu.exec(m_plot->mapToGlobal(pos));
+  });
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_plot);
+  connect(m_data, &LiveData::cleared, this, [this] { refresh(true); });
+  stylePlot(m_plot);
+}
+
+double UtilizationPanel::barValue(int kind, int stage) const {
+  if (kind < 0 || kind > 2) return std::nan("");
+  auto it = m_bars[kind]->data()->findBegin(stage + 1, false);
+  if (it == m_bars[kind]->data()->constEnd() || it->key != stage + 1) return std::nan("");
+  return it->value;
+}
+
+void UtilizationPanel::refresh(bool force) {
+  if (!force && m_data->revision() == m_seenRevision) return;
+  m_seenRevision = m_data->revision();
+  const int phase = m_data->currentPhase();
+  const engine::RunInfo* info = m_data->phaseInfo(phase);
+  const int stages = info ? int(info->stages.size()) : 0;
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  for (int i = 0; i < 3; ++i) {
+    QVector<double> keys, values;
+    for (int k = 0; k < stages; ++k) {
+      const double v = m_data->latest({phase, kSeries[i], k, -1});
+      keys << k + 1;
+      values << (std::isfinite(v) ? std::clamp(v, 0.0, 1.0) : 0.0);
+    }
+    m_bars[i]->setData(keys, values, true);
+  }
+  for (int k = 0; k < stages; ++k)
+    ticker->addTick(k + 1, info && info->mode == engine::Mode::Backprop ? tr("model")
+                                                                         : tr("S%1").arg(k + 1));
+  m_plot->xAxis->setTicker(ticker);
+  m_plot->xAxis->setRange(0.4, std::max(1, stages) + 0.6);
+  m_plot->yAxis->setRange(0, 1.0);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void UtilizationPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange ||
+      event->type() == QEvent::ApplicationPaletteChange) {
+    stylePlot(m_plot);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+  }
+}
+
+}  // namespace stagewise::ui

@@ -1,0 +1,35 @@
+#pragma once
+// Where each stage's time goes, as stacked bars per stage: computing, waiting for input,
+// blocked on a full output queue (the engine's sliding 1 s window, so the bars move live).
+
+#include <QWidget>
+
+#include "live/live_data.h"
+
+class QCPBars;
+class QCustomPlot;
+
+namespace stagewise::ui {
+
+class UtilizationPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit UtilizationPanel(LiveData* data, QWidget* parent = nullptr);
+  QCustomPlot* plot() const { return m_plot; }
+  /// Current bar value (compute/wait/blocked = 0/1/2) of stage `stage`, or NaN.
+  double barValue(int kind, int stage) const;
+
+ public Q_SLOTS:
+  void refresh(bool force = false);
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  LiveData* m_data;
+  QCustomPlot* m_plot;
+  QCPBars* m_bars[3];
+  uint64_t m_seenRevision = ~uint64_t(0);
+};
+
+}  // namespace stagewise::ui
