@@ -1,0 +1,172 @@
+#include "stagewise/recorder/recorder.h"
+
+#include <cmath>
+
+#include "stagewise/engine/spec.h"
+#include "stagewise/storage/run_writer.h"
+#include "summary_json.h"
+
+namespace stagewise::recorder {
+
+namespace {
+
+std::optional<double> measured(double v) {
+  if (std::isnan(v)) return std::nullopt;
+  return v;
+}
+
+storage::RunStatus statusOf(engine::RunStatus status) {
+  switch (status) {
+    case engine::RunStatus::Running:
+      return storage::RunStatus::Interrupted;  // never final
+    case engine::RunStatus::Completed:
+      return storage::RunStatus::Completed;
+    case engine::RunStatus::Stopped:
+      return storage::RunStatus::Stopped;
+    case engine::RunStatus::Failed:
+      return storage::RunStatus::Failed;
+    case engine::RunStatus::Interrupted:
+      return storage::RunStatus::Interrupted;
+  }
+  return storage::RunStatus::Interrupted;
+}
+
+std::string modelKindOf(const std::string& specJson) {
+  try {
+    return engine::parseSpec(specJson).model.kind;
+  } catch (const std::exception&) {
+    return {};  // a spec the engine ran but this build cannot parse: keep the rest
+  }
+}
+
+}  // namespace
+
+Recorder::Recorder(storage::RunStore& store, RecorderOptions options)
+    : m_store(store), m_options(std::move(options)) {}
+
+std::optional<int64_t> Recorder::runId() const {
+  const int64_t id = m_runId.load();
+  if (id == 0) return std::nullopt;
+  return id;
+}
+
+std::string Recorder::error() const {
+  std::lock_guard lock(m_errorMutex);
+  return m_error;
+}
+
+void Recorder::fail(const std::string& what) {
+  std::lock_guard lock(m_errorMutex);
+  if (m_error.empty()) m_error = what;
+}
+
+void Recorder::onStart(const engine::RunInfo& info) {
+  try {
+    storage::RunWriter& writer = m_store.writer();
+    if (m_options.resumeRunId) {
+      writer.resumeRun(*m_options.resumeRunId);
+      m_runId = *m_options.resumeRunId;
+      return;
+    }
+    storage::NewRun run;
+    run.name = info.name;
+    run.mode = engine::toString(info.mode);
+    run.specJson = info.specJson;
+    run.modelKind = modelKindOf(info.specJson);
+    run.totalSteps = info.totalSteps;
+    run.batchSize = info.batchSize;
+    run.blas = info.blas;
+    run.torchVersion = info.torchVersion;
+    run.tags = m_options.tags;
+    run.notes = m_options.notes;
+    for (const engine::StageInfo& s : info.stages) {
+      storage::StageRecord r;
+      r.index = s.index;
+      r.firstLayer = s.firstLayer;
+      r.lastLayer = s.lastLayer;
+      r.device = s.device;
+      r.auxHead = s.auxHead;
+      r.threads = s.threads;
+      r.params = s.params;
+      r.auxParams = s.auxParams;
+      run.stages.push_back(std::move(r));
+    }
+    for (const engine::LayerInfo& l : info.layers) {
+      run.layers.push_back(
+          {l.index, l.name, l.description, l.outShape, l.params, l.flops, l.activationBytes});
+    }
+    m_runId = writer.createRun(run);
+  } catch (const std::exception& e) {
+    fail(std::string("recording not started: ") + e.what());
+  }
+}
+
+void Recorder::onMetrics(const std::vector<engine::MetricPoint>& points) {
+  const int64_t id = m_runId.load();
+  if (id == 0 || points.empty()) return;
+  std::vector<storage::PointInput> out;
+  out.reserve(points.size());
+  for (const engine::MetricPoint& p : points) {
+    out.push_back({p.name, p.stage, p.layer, p.step, p.timeS, p.value});
+    if (p.stage < 0) m_lastStep = std::max(m_lastStep, p.step);
+  }
+  m_store.writer().appendPoints(id, std::move(out));
+}
+
+void Recorder::onSpans(const std::vector<engine::StepSpan>& spans) {
+  const int64_t id = m_runId.load();
+  if (id == 0 || spans.empty() || !m_options.recordSpans) return;
+  std::vector<storage::PointInput> out;
+  out.reserve(spans.size());
+  for (const engine::StepSpan& s : spans) {
+    out.push_back({"step_seconds", s.stage, -1, s.step, s.endS, s.endS - s.startS});
+  }
+  m_store.writer().appendPoints(id, std::move(out));
+}
+
+void Recorder::onEvent(const engine::RunEvent& event) {
+  const int64_t id = m_runId.load();
+  if (id == 0) return;
+  storage::RunWriter& writer = m_store.writer();
+  writer.appendEvent(id, {engine::toString(event.kind), event.timeS, event.stage, event.message});
+  // The engine names the checkpoint file in the event's message.
+  if (event.kind == engine::EventKind::Checkpoint && !event.message.empty()) {
+    writer.addCheckpoint(id, event.message, m_lastStep);
+  }
+}
+
+void Recorder::onFinish(const engine::RunSummary& summary) {
+  const int64_t id = m_runId.load();
+  if (id == 0) return;
+  storage::RunFinish f;
+  f.status = statusOf(summary.status);
+  f.summaryJson = detail::summaryToJson(summary);
+  f.steps = summary.steps;
+  f.testAccuracy = measured(summary.testAccuracy);
+  f.testLoss = measured(summary.testLoss);
+  f.samplesPerSec = measured(summary.samplesPerSec);
+  f.wallSeconds = measured(summary.wallSeconds);
+  f.cpuUtilization = measured(summary.cpuUtilization);
+  f.pipelineEfficiency = measured(summary.pipelineEfficiency);
+  f.error = summary.error;
+  if (summary.failedStage >= 0) f.failedStage = summary.failedStage;
+  for (const engine::StageSummary& s : summary.stages) {
+    storage::StageRecord r;
+    r.index = s.index;
+    r.steps = s.steps;
+    r.finalLoss = measured(s.finalLoss);
+    r.finalAccuracy = measured(s.finalAccuracy);
+    r.computeFraction = measured(s.computeFraction);
+    r.gradCosine = measured(s.gradCosine);
+    f.stages.push_back(std::move(r));
+  }
+  try {
+    storage::RunWriter& writer = m_store.writer();
+    writer.finishRun(id, std::move(f));
+    writer.flush();
+  } catch (const std::exception& e) {
+    fail(std::string("recording the end of run ") + std::to_string(id) + " failed: " + e.what());
+  }
+}
+
+}  // namespace stagewise::recorder
