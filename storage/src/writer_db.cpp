@@ -44,6 +44,10 @@ WriterDb::WriterDb(const std::string& path, const StoreOptions& options)
       m_host(hostName()),
       m_pid(currentPid()),
       m_startedAtMs(nowMs()) {
+  // The writer inserts children only under parents it created itself, so foreign keys need
+  // no checking here: skipping the parent lookup per point is ~15% of ingest time. Deletes
+  // (RunStore's connection) still cascade.
+  m_db->exec("PRAGMA foreign_keys = OFF");
   m_insertPoint = std::make_unique<Statement>(
       *m_db, "INSERT INTO points (series_id, seq, step, t, value) VALUES (?1, ?2, ?3, ?4, ?5)");
   m_upsertLevel = std::make_unique<Statement>(*m_db, kUpsertLevelSql);

@@ -144,6 +144,25 @@ class TestStoreOpen : public QObject {
     expectRefused(path, "damaged");
   }
 
+  void largeFileCheckRefusesTruncationAndBadHeader() {
+    // Files above fullCheckMaxBytes get the structural check instead of a full read.
+    StoreOptions structural;
+    structural.fullCheckMaxBytes = 0;
+    const std::string truncated = storeWithData();
+    std::filesystem::resize_file(truncated, std::filesystem::file_size(truncated) / 2);
+    const QByteArray before = fileHash(QString::fromStdString(truncated));
+    QVERIFY_THROWS_EXCEPTION(StoreError, RunStore(truncated, structural));
+    QCOMPARE(fileHash(QString::fromStdString(truncated)), before);
+
+    const std::string odd = storeWithData();
+    std::filesystem::resize_file(odd, std::filesystem::file_size(odd) + 100);  // not whole pages
+    QVERIFY_THROWS_EXCEPTION(StoreError, RunStore(odd, structural));
+
+    const std::string healthy = storeWithData();
+    RunStore store(healthy, structural);
+    QCOMPARE(RunReader(store).countRuns(), int64_t(1));
+  }
+
   void refusesDirectory() {
     const std::string path = m_dir.filePath("adir").toStdString();
     std::filesystem::create_directory(path);
