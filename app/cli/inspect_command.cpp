@@ -27,6 +27,13 @@ std::string human(double v) {
   return buf;
 }
 
+// printf pads by bytes; layer descriptions hold multi-byte characters such as "→".
+std::string pad(const std::string& s, size_t width) {
+  size_t shown = 0;
+  for (unsigned char c : s) shown += (c & 0xC0) != 0x80;
+  return s + std::string(width > shown ? width - shown : 0, ' ');
+}
+
 }  // namespace
 
 int inspectCommand(const std::vector<std::string>& argv) {
@@ -78,7 +85,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
   std::printf("%5s  %-11s %-28s %-10s %9s %9s %10s\n", "index", "name", "layer", "shape", "params", "FLOPs",
               "act bytes");
   for (const auto& l : plan.layers)
-    std::printf("%5d  %-11s %-28s %-10s %9s %9s %10lld\n", l.index, l.name.c_str(), l.description.c_str(),
+    std::printf("%5d  %-11s %s %-10s %9s %9s %10lld\n", l.index, l.name.c_str(), pad(l.description, 28).c_str(),
                 shapeText(l.outShape).c_str(), human(static_cast<double>(l.params)).c_str(),
                 human(static_cast<double>(l.flops)).c_str(), static_cast<long long>(l.activationBytes));
   std::printf("\n%5s  %-8s %-7s %3s  %-10s %9s %8s %14s %16s\n", "stage", "layers", "device", "thr", "aux head",
