@@ -6,6 +6,9 @@
 #include "commands.h"
 #include "stagewise/engine/dataset.h"
 #ifdef STAGEWISE_HAVE_STORE
+#include "stagewise/storage/store_error.h"
+#endif
+#ifdef STAGEWISE_HAVE_STORE
 #include "stagewise/cli/runs_command.h"
 #endif
 
@@ -52,6 +55,11 @@ int main(int argc, char** argv) {
   } catch (const stagewise::engine::DatasetError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
+#ifdef STAGEWISE_HAVE_STORE
+  } catch (const stagewise::storage::StoreError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+#endif
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

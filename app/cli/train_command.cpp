@@ -14,7 +14,8 @@
 #include "summary_json.h"
 #ifdef STAGEWISE_HAVE_STORE
 #include "stagewise/recorder/recorder.h"
-#include "stagewise/storage/store.h"
+#include "stagewise/storage/paths.h"
+#include "stagewise/storage/run_store.h"
 #endif
 
 namespace stagewise::cli {
@@ -55,11 +56,10 @@ int trainCommand(const std::vector<std::string>& argv) {
 
   std::optional<int64_t> runId;
 #ifdef STAGEWISE_HAVE_STORE
-  std::unique_ptr<storage::Store> store;
+  std::unique_ptr<storage::RunStore> store;
   std::unique_ptr<recorder::Recorder> rec;
   if (!args.flag("--no-store")) {
-    const std::string path = storage::resolveStorePath(args.value("--db").value_or(""), "");
-    store = std::make_unique<storage::Store>(storage::Store::open(path));
+    store = std::make_unique<storage::RunStore>(storage::resolveDbPath(args.value("--db")));
     rec = std::make_unique<recorder::Recorder>(*store);
     fanout.add(rec.get());
   }
@@ -84,7 +84,10 @@ int trainCommand(const std::vector<std::string>& argv) {
   printer.tick(run->progress());
   printer.done();
 #ifdef STAGEWISE_HAVE_STORE
-  if (rec) runId = rec->runId();
+  if (rec) {
+    runId = rec->runId();
+    if (!rec->error().empty()) std::cerr << "[warning] the run store stopped recording: " << rec->error() << "\n";
+  }
 #endif
   if (json) {
     std::cout << summaryJson(summary, runId).dump() << std::endl;
