@@ -37,7 +37,8 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   modelScroll->setWidget(m_model);
   modelScroll->setWidgetResizable(true);
   modelScroll->setFrameShape(QFrame::NoFrame);
-  modelScroll->setMinimumWidth(300);
+  modelScroll->setMinimumWidth(330);
+  modelScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
 
   m_scene = new NetworkScene(doc, this);
   m_view = new NetworkView(m_scene, this);
@@ -78,10 +79,10 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   splitter->setStretchFactor(0, 0);
   splitter->setStretchFactor(1, 1);
   splitter->setStretchFactor(2, 0);
-  splitter->setSizes({320, 640, 380});
+  splitter->setSizes({340, 640, 380});
 
   m_problems = new QListWidget(this);
-  m_problems->setMaximumHeight(90);
+  m_problems->setMaximumHeight(72);
   m_problems->setToolTip(tr("What blocks the run. Fix these, or undo (Ctrl+Z)."));
   m_run = new QPushButton(tr("Run ▶"), this);
   m_run->setMinimumHeight(40);

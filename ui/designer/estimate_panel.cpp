@@ -53,7 +53,7 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent)
   m_bytes->verticalHeader()->hide();
   m_bytes->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_bytes->setSelectionMode(QAbstractItemView::NoSelection);
-  m_bytes->setMaximumHeight(150);
+  m_bytes->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   m_bytes->setToolTip(tr("Bytes crossing each stage boundary per batch: local training sends "
                          "activations and labels forward; pipelined backprop would also send "
                          "gradients back."));
@@ -178,6 +178,10 @@ void EstimatePanel::refresh() {
     m_bytes->setItem(
         b, 2, new QTableWidgetItem(formatBytes(double(estimate->backpropBoundaryBytes[size_t(b)]))));
   }
+  // Show every boundary up to a handful without a scroll bar.
+  const int rows = std::clamp(m_bytes->rowCount(), 1, 5);
+  m_bytes->setFixedHeight(m_bytes->horizontalHeader()->height() +
+                          rows * m_bytes->verticalHeader()->defaultSectionSize() + 4);
 }
 
 }  // namespace stagewise::ui

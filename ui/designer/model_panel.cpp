@@ -65,10 +65,10 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   m_syntheticRow = new QWidget(this);
   auto* synth = new QHBoxLayout(m_syntheticRow);
   synth->setContentsMargins(0, 0, 0, 0);
-  synth->addWidget(m_features);
-  synth->addWidget(new QLabel(tr("features"), m_syntheticRow));
-  synth->addWidget(m_classes);
-  synth->addWidget(new QLabel(tr("classes"), m_syntheticRow));
+  m_features->setSuffix(tr(" features"));
+  m_classes->setSuffix(tr(" classes"));
+  synth->addWidget(m_features, 1);
+  synth->addWidget(m_classes, 1);
   m_limit = spin(this, 0, 100000000, tr("Use only the first N training samples (0: all)."));
   m_limit->setSpecialValueText(tr("all"));
 

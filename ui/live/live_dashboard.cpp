@@ -9,6 +9,9 @@
 #include <QSlider>
 #include <QVBoxLayout>
 
+#include <cmath>
+
+#include "common/app_settings.h"
 #include "live/plot_panel.h"
 #include "live/timeline_panel.h"
 #include "live/utilization_panel.h"
@@ -21,19 +24,20 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   const QColor strong = palette().color(QPalette::Text);
   m_loss = new PlotPanel(tr("Local loss"), tr("nats"), data, this);
   m_loss->addRule({s::kLoss, true, {}, Qt::SolidLine, 1.3, {}});
-  m_loss->addRule({s::kTestLoss, false, tr("test"), Qt::SolidLine, 2.5, strong});
+  m_loss->addRule({s::kTestLoss, false, tr("test"), Qt::SolidLine, 2.0, strong, true});
   m_accuracy = new PlotPanel(tr("Accuracy"), tr("fraction correct"), data, this);
   m_accuracy->addRule({s::kAccuracy, true, tr(" local"), Qt::SolidLine, 1.2, {}});
-  m_accuracy->addRule({s::kTestAccuracy, false, tr("test"), Qt::SolidLine, 2.5, strong});
+  m_accuracy->addRule({s::kTestAccuracy, false, tr("test"), Qt::SolidLine, 2.0, strong, true});
   m_accuracy->setFixedYRange(0, 1);
   m_cosine = new PlotPanel(tr("Gradient cosine (local vs true)"), tr("cosine"), data, this);
-  m_cosine->addRule({s::kGradCosine, true, {}, Qt::SolidLine, 1.8, {}});
+  m_cosine->addRule({s::kGradCosine, true, {}, Qt::SolidLine, 1.8, {}, true});
   m_cosine->setFixedYRange(-1, 1.05);
   m_throughput = new PlotPanel(tr("Throughput"), tr("samples/s"), data, this);
   m_throughput->addRule({s::kSamplesPerSec, false, tr("samples/s"), Qt::SolidLine, 1.8, strong});
   m_queue = new PlotPanel(tr("Queue depth and staleness"), tr("items / steps"), data, this);
   m_queue->addRule({s::kQueueDepth, true, tr(" queue"), Qt::SolidLine, 1.2, {}});
   m_queue->addRule({s::kStaleness, true, tr(" stale"), Qt::DotLine, 1.2, {}});
+  m_queue->setLegendColumns(8);
   m_utilization = new UtilizationPanel(data, this);
   m_timeline = new TimelinePanel(data, this);
 
@@ -43,6 +47,7 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   m_smoothing->setToolTip(tr("Smoothing: exponential moving average weight, debiased so the "
                              "first points are not pulled towards zero."));
   m_smoothingValue = new QLabel(QStringLiteral("0.00"), this);
+  m_smoothingValue->setMinimumWidth(m_smoothingValue->fontMetrics().horizontalAdvance(QStringLiteral("0.000")));
   m_xAxis = new QComboBox(this);
   m_xAxis->addItem(tr("x: step"));
   m_xAxis->addItem(tr("x: wall time"));
@@ -86,6 +91,9 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
     m_data->setSmoothing(v / 100.0);
     refreshAll(true);
   });
+  m_smoothing->setValue(int(std::lround(AppSettings::smoothing() * 100)));
+  connect(m_smoothing, &QSlider::valueChanged, this,
+          [](int v) { AppSettings::setSmoothing(v / 100.0); });
   connect(m_xAxis, &QComboBox::currentIndexChanged, this, [this](int index) {
     for (auto* p : linePanels()) p->setXAxis(index == 0 ? XAxisKind::Step : XAxisKind::Time);
   });

@@ -109,6 +109,11 @@ void PlotPanel::setFixedYRange(double lo, double hi) {
   m_plot->yAxis->setRange(lo, hi);
 }
 
+void PlotPanel::setLegendColumns(int columns) {
+  m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  m_plot->legend->setWrap(columns);
+}
+
 void PlotPanel::onSeriesAdded(const LiveKey& key) {
   for (const auto& b : m_bound)
     if (b.key == key) return;
@@ -128,6 +133,7 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
       style = Qt::DashLine;
     }
     graph->setPen(QPen(color, rule.width, style));
+    if (rule.markers) graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 6));
     graph->setName(legend);
     graph->setAdaptiveSampling(true);
     m_bound.push_back({key, graph});
@@ -212,7 +218,8 @@ void PlotPanel::refresh(bool force) {
       if (m_logY) {
         m_plot->yAxis->setRange(yLo / 1.3, yHi * 1.3);
       } else {
-        const double pad = std::max(1e-9, (yHi - yLo) * 0.06);
+        // A flat series still gets a readable axis around its value.
+        const double pad = std::max({1e-9, (yHi - yLo) * 0.06, std::abs(yHi) * 0.02});
         m_plot->yAxis->setRange(yLo - pad, yHi + pad);
       }
     }

@@ -25,6 +25,7 @@ struct SeriesRule {
   Qt::PenStyle style = Qt::SolidLine;
   double width = 1.5;
   QColor color;          ///< invalid: the stage's colour
+  bool markers = false;  ///< sparse series (evaluations): draw a dot at each point
 };
 
 class PlotPanel : public QWidget {
@@ -39,6 +40,8 @@ class PlotPanel : public QWidget {
   bool logY() const { return m_logY; }
   /// Keeps the y axis at [lo, hi] (accuracy, cosine) instead of fitting the data.
   void setFixedYRange(double lo, double hi);
+  /// Legend entries per row (many series: a wide legend instead of a tall one).
+  void setLegendColumns(int columns);
 
   QCustomPlot* plot() const { return m_plot; }
   QString title() const { return m_title; }

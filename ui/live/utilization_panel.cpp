@@ -24,11 +24,17 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
       0, 0, new QCPTextElement(m_plot, tr("Utilization per stage"),
                                QFont(font().family(), -1, QFont::Bold)));
   m_plot->yAxis->setLabel(tr("share of last 1 s"));
-  m_plot->yAxis->setRange(0, 1.0);
+  m_plot->yAxis->setRange(0, 1.22);
   m_plot->legend->setVisible(true);
   m_plot->legend->setFont(QFont(font().family(), 8));
   m_plot->legend->setIconSize(14, 8);
-  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignHCenter);
+  m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  m_plot->legend->setWrap(3);
+  // Room above the bars for the one-line legend.
+  QSharedPointer<QCPAxisTickerFixed> yTicks(new QCPAxisTickerFixed);
+  yTicks->setTickStep(0.25);
+  m_plot->yAxis->setTicker(yTicks);
   m_plot->setToolTip(tr("Compute: forward, aux head, backward, step. Wait: input queue empty "
                         "(upstream is slower). Blocked: output queue full (downstream is "
                         "slower). Right-click to export."));
@@ -85,7 +91,7 @@ void UtilizationPanel::refresh(bool force) {
                                                                          : tr("S%1").arg(k + 1));
   m_plot->xAxis->setTicker(ticker);
   m_plot->xAxis->setRange(0.4, std::max(1, stages) + 0.6);
-  m_plot->yAxis->setRange(0, 1.0);
+  m_plot->yAxis->setRange(0, 1.22);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

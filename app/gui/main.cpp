@@ -1,0 +1,133 @@
+// stagewise: the workbench. Parses the command line, chooses the engine (LibTorch, or the fake
+// one with --fake), opens the run store and shows the main window.
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QMessageBox>
+#include <QTimer>
+#include <iostream>
+
+#include "common/app_settings.h"
+#include "common/fake_services.h"
+#include "common/spec_io.h"
+#include "common/theme.h"
+#include "designer/design_document.h"
+#include "designer/design_workspace.h"
+#include "live/train_workspace.h"
+#include "main_window.h"
+#include "stagewise/storage/paths.h"
+#include "stagewise/storage/run_store.h"
+#ifdef STAGEWISE_HAVE_ENGINE
+#include "stagewise/engine/engine.h"
+#endif
+#ifdef STAGEWISE_HAVE_RECORDER
+#include "stagewise/recorder/recorder.h"
+#endif
+
+using namespace stagewise;
+
+static ui::EngineServices engineServices(bool fake) {
+#ifdef STAGEWISE_HAVE_ENGINE
+  if (!fake) {
+    const engine::EngineInfo info = engine::engineInfo();
+    ui::EngineServices services;
+    services.engine.torchVersion = info.torchVersion;
+    services.engine.blas = info.blas;
+    services.engine.cudaAvailable = info.cudaAvailable;
+    services.engine.devices = info.devices;
+    services.engine.hardwareCores = info.hardwareCores;
+    services.createRun = [](const engine::ExperimentSpec& spec, engine::RunObserver* observer) {
+      return engine::createRun(spec, observer);
+    };
+    return services;
+  }
+#else
+  (void)fake;
+#endif
+  engine::FakeScript script;
+  script.stepSeconds = 0.004;
+  return ui::fakeEngineServices(script);
+}
+
+int main(int argc, char** argv) {
+  QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
+      Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("Stagewise"));
+  QApplication::setApplicationName(QStringLiteral("stagewise"));
+  QApplication::setApplicationDisplayName(QStringLiteral("Stagewise"));
+  QApplication::setApplicationVersion(QStringLiteral(STAGEWISE_VERSION));
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/stagewise.svg")));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      QStringLiteral("Workbench for local-parallel training: design stage cuts, train, compare."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  const QCommandLineOption specOption(QStringLiteral("spec"),
+                                      QStringLiteral("Experiment to open (default: the default preset)."),
+                                      QStringLiteral("FILE"));
+  const QCommandLineOption dbOption(
+      QStringLiteral("db"),
+      QStringLiteral("Run store file (else $STAGEWISE_DB, the saved setting, or the default)."),
+      QStringLiteral("PATH"));
+  const QCommandLineOption fakeOption(QStringLiteral("fake"),
+                                      QStringLiteral("Use the fake engine (scripted numbers, no training)."));
+  const QCommandLineOption themeOption(QStringLiteral("theme"), QStringLiteral("light or dark."),
+                                       QStringLiteral("THEME"));
+  const QCommandLineOption workspaceOption(QStringLiteral("workspace"),
+                                           QStringLiteral("Start in design, train or runs."),
+                                           QStringLiteral("NAME"));
+  const QCommandLineOption runOption(QStringLiteral("run"),
+                                     QStringLiteral("Start training the experiment right away."));
+  const QCommandLineOption quitOption(QStringLiteral("quit-after-run"),
+                                      QStringLiteral("With --run: quit when the run is over (scripts)."));
+  parser.addOptions(
+      {specOption, dbOption, fakeOption, themeOption, workspaceOption, runOption, quitOption});
+  parser.process(app);
+
+  const ui::Theme theme = parser.isSet(themeOption) ? ui::themeFromString(parser.value(themeOption))
+                                                    : ui::AppSettings::theme();
+  ui::applyTheme(app, theme);
+
+#ifdef STAGEWISE_HAVE_ENGINE
+  const bool fake = parser.isSet(fakeOption);
+#else
+  const bool fake = true;
+#endif
+  ui::EngineServices services = engineServices(fake);
+
+  std::shared_ptr<storage::RunStore> store;
+  try {
+    std::optional<std::string> explicitDb;
+    if (parser.isSet(dbOption)) explicitDb = parser.value(dbOption).toStdString();
+    std::optional<std::string> saved;
+    if (!ui::AppSettings::storePath().isEmpty()) saved = ui::AppSettings::storePath().toStdString();
+    store = std::make_shared<storage::RunStore>(storage::resolveDbPath(explicitDb, saved));
+  } catch (const std::exception& e) {
+    QMessageBox::warning(nullptr, QStringLiteral("Stagewise"),
+                         QStringLiteral("The run store could not be opened, so runs will not be "
+                                        "kept:\n%1")
+                             .arg(QString::fromStdString(e.what())));
+  }
+#ifdef STAGEWISE_HAVE_RECORDER
+  if (store)
+    services.createRecorder = [store]() -> std::unique_ptr<engine::RunObserver> {
+      return std::make_unique<recorder::Recorder>(*store);
+    };
+#endif
+
+  ui::MainWindow window(services, store);
+  if (parser.isSet(specOption)) window.designWorkspace()->openFile(parser.value(specOption));
+  const QString workspace = parser.value(workspaceOption).toLower();
+  if (workspace == QLatin1String("train")) window.showWorkspace(ui::MainWindow::kTrain);
+  if (workspace == QLatin1String("runs")) window.showWorkspace(ui::MainWindow::kRuns);
+  window.show();
+  if (parser.isSet(runOption)) {
+    QTimer::singleShot(0, &window, &ui::MainWindow::startRun);
+    if (parser.isSet(quitOption))
+      QObject::connect(window.trainWorkspace(), &ui::TrainWorkspace::runFinished, &app,
+                       &QApplication::quit, Qt::QueuedConnection);
+  }
+  return app.exec();
+}

@@ -1,0 +1,186 @@
+// The Runs workspace on a real store: listing, filtering, comparing two runs, notes and tags,
+// deleting with confirmation, CSV export, runs written elsewhere appearing, and opening a run's
+// spec back in Design.
+
+#include <QApplication>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTableWidget>
+#include <QtTest>
+#include <qcustomplot.h>
+
+#include "common/fake_services.h"
+#include "designer/design_document.h"
+#include "main_window.h"
+#include "run_store_fixture.h"
+#include "runs/compare_panel.h"
+#include "runs/run_table_model.h"
+#include "runs/runs_workspace.h"
+#include "stagewise/storage/run_reader.h"
+
+using namespace stagewise;
+using namespace stagewise::ui;
+using test::addRun;
+using test::runSpec;
+
+class TestRunsWorkspace : public QObject {
+  Q_OBJECT
+
+  static void selectRows(RunsWorkspace& ws, const std::vector<int64_t>& ids) {
+    auto* selection = ws.table()->selectionModel();
+    selection->clearSelection();
+    for (int64_t id : ids) {
+      const int row = ws.model()->rowOf(id);
+      QVERIFY2(row >= 0, "run not loaded in the table");
+      selection->select(ws.model()->index(row, 0),
+                        QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    }
+  }
+
+  static void waitLoaded(RunsWorkspace& ws, int rows) {
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), rows, 5000);
+    for (int r = 0; r < rows; ++r) ws.model()->data(ws.model()->index(r, 0), Qt::DisplayRole);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.model()->isSettled() && ws.model()->runId(rows - 1) >= 0, 5000);
+  }
+
+ private Q_SLOTS:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void listsFiltersAndSorts() {
+    test::TempStore t;
+    addRun(*t.store, runSpec("alpha", {2}), 0.80);
+    addRun(*t.store, runSpec("beta", {1, 3}), 0.90);
+    addRun(*t.store, runSpec("gamma", {2}), 0.70);
+    RunsWorkspace ws(t.store);
+    ws.show();
+    waitLoaded(ws, 3);
+    ws.table()->sortByColumn(RunTableModel::kAccuracy, Qt::DescendingOrder);
+    waitLoaded(ws, 3);
+    QCOMPARE(ws.model()->data(ws.model()->index(0, RunTableModel::kName), Qt::DisplayRole).toString(),
+             QStringLiteral("beta"));
+    QCOMPARE(ws.model()->data(ws.model()->index(0, RunTableModel::kStages), Qt::DisplayRole).toInt(), 3);
+    QTest::keyClicks(ws.searchEdit(), QStringLiteral("alp"));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 1, 5000);
+    ws.searchEdit()->clear();
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 3, 5000);
+    ws.statusCombo()->setCurrentIndex(ws.statusCombo()->findData(QStringLiteral("failed")));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 0, 5000);
+  }
+
+  void comparesTwoRuns() {
+    test::TempStore t;
+    const int64_t a = addRun(*t.store, runSpec("two-stage", {2}), 0.80);
+    const int64_t b = addRun(*t.store, runSpec("three-stage", {1, 3}), 0.90);
+    addRun(*t.store, runSpec("other", {2}), 0.70);
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    waitLoaded(ws, 3);
+    QSignalSpy loaded(ws.comparePanel(), &ComparePanel::loaded);
+    selectRows(ws, {a, b});
+    QTRY_VERIFY_WITH_TIMEOUT(ws.comparePanel()->isLoaded() && loaded.count() > 0, 5000);
+    QCOMPARE(ws.comparePanel()->runs(), std::vector<int64_t>({a, b}));
+    QCustomPlot* overlay = ws.comparePanel()->overlayPlot();
+    QCOMPARE(overlay->graphCount(), 2);
+    QVERIFY(overlay->graph(0)->data()->size() > 50);
+    QVERIFY(overlay->graph(1)->data()->size() > 50);
+    QCOMPARE(ws.comparePanel()->summaryPlot()->plottableCount(), 2);
+    // The spec keys that differ: the cut and the name, nothing else.
+    QTableWidget* diff = ws.comparePanel()->diffTable();
+    QStringList keys;
+    for (int r = 0; r < diff->rowCount(); ++r) keys << diff->item(r, 0)->text();
+    QVERIFY2(keys.contains(QStringLiteral("partition.cuts")), qPrintable(keys.join(QLatin1Char(','))));
+    QVERIFY(keys.contains(QStringLiteral("name")));
+    QCOMPARE(keys.size(), 2);
+    // Wall-time alignment reloads the overlay.
+    ws.comparePanel()->alignCombo()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.comparePanel()->isLoaded(), 5000);
+    QVERIFY(overlay->xAxis->range().upper < 10);  // seconds, not steps
+  }
+
+  void notesTagsDeleteAndExport() {
+    test::TempStore t;
+    const int64_t a = addRun(*t.store, runSpec("keep", {2}), 0.80);
+    const int64_t b = addRun(*t.store, runSpec("drop", {2}), 0.85);
+    RunsWorkspace ws(t.store);
+    ws.show();
+    waitLoaded(ws, 2);
+    selectRows(ws, {a});
+    QVERIFY(ws.saveMetaButton()->isEnabled());
+    ws.tagsEdit()->setText(QStringLiteral("baseline, fmnist"));
+    ws.notesEdit()->setPlainText(QStringLiteral("first try"));
+    QTest::mouseClick(ws.saveMetaButton(), Qt::LeftButton);
+    ws.executor()->waitIdle();
+    storage::RunReader reader(*t.store);
+    QTRY_COMPARE_WITH_TIMEOUT(reader.run(a)->tags, std::vector<std::string>({"baseline", "fmnist"}), 5000);
+    QCOMPARE(reader.run(a)->notes, std::string("first try"));
+    // The tag is searchable.
+    ws.searchEdit()->setText(QStringLiteral("fmnist"));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 1, 5000);
+    ws.searchEdit()->clear();
+    waitLoaded(ws, 2);
+
+    const QString csv = QDir::temp().filePath(QStringLiteral("stagewise-test-export.csv"));
+    QFile::remove(csv);
+    selectRows(ws, {a});
+    ws.exportCsv(csv);
+    ws.executor()->waitIdle();
+    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(csv), 5000);
+    QFile file(csv);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY(lines.first().startsWith(QStringLiteral("run_id,")));
+    QCOMPARE(lines.size(), 1 + 200 + 4);  // header, loss points, test accuracy points
+    QFile::remove(csv);
+
+    // Delete asks first; answering Yes deletes.
+    selectRows(ws, {b});
+    QTimer::singleShot(200, [] {
+      for (QWidget* w : QApplication::topLevelWidgets())
+        if (auto* box = qobject_cast<QMessageBox*>(w)) box->button(QMessageBox::Yes)->click();
+    });
+    QTest::mouseClick(ws.deleteButton(), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 1, 5000);
+    QVERIFY(!reader.run(b).has_value());
+    QVERIFY(reader.run(a).has_value());
+  }
+
+  void runsWrittenElsewhereAppear() {
+    test::TempStore t;
+    addRun(*t.store, runSpec("first", {2}), 0.8);
+    RunsWorkspace ws(t.store);
+    ws.setPollInterval(100);
+    waitLoaded(ws, 1);
+    // Another process: its own store object, connection and writer on the same file.
+    storage::RunStore other(t.path());
+    addRun(other, runSpec("from-elsewhere", {1}), 0.9);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 2, 5000);
+  }
+
+  void openingARunLoadsItsSpecInDesign() {
+    test::TempStore t;
+    const int64_t id = addRun(*t.store, runSpec("reopen-me", {1, 2, 3}), 0.8);
+    MainWindow window(fakeEngineServices(), t.store);
+    window.show();
+    RunsWorkspace* ws = window.runsWorkspace();
+    QVERIFY(ws);
+    window.showWorkspace(MainWindow::kRuns);
+    waitLoaded(*ws, 1);
+    QVERIFY(window.document()->spec().name != "reopen-me");
+    selectRows(*ws, {id});
+    QVERIFY(ws->openButton()->isEnabled());
+    QTest::mouseClick(ws->openButton(), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(window.document()->spec().name, std::string("reopen-me"), 5000);
+    QCOMPARE(window.document()->spec().partition.cuts, std::vector<int>({1, 2, 3}));
+    QCOMPARE(window.currentWorkspace(), MainWindow::kDesign);
+    QVERIFY(window.document()->canRun());
+  }
+};
+
+QTEST_MAIN(TestRunsWorkspace)
+#include "test_runs_workspace.moc"

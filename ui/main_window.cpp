@@ -1,0 +1,203 @@
+#include "main_window.h"
+
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QUndoStack>
+
+#include "bridge/engine_controller.h"
+#include "common/about_dialog.h"
+#include "common/app_settings.h"
+#include "common/spec_io.h"
+#include "common/theme.h"
+#include "designer/design_document.h"
+#include "designer/design_workspace.h"
+#include "live/train_workspace.h"
+#include "runs/runs_workspace.h"
+#include "stagewise/storage/run_store.h"
+
+namespace stagewise::ui {
+
+MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStore> store,
+                       QWidget* parent)
+    : QMainWindow(parent), m_services(std::move(services)), m_store(std::move(store)) {
+  setObjectName(QStringLiteral("MainWindow"));
+  setWindowIcon(QIcon(QStringLiteral(":/icons/stagewise.svg")));
+  m_doc = new DesignDocument(m_services.engine, this);
+  m_controller = new EngineController(m_services, this);
+  m_design = new DesignWorkspace(m_doc, this);
+  m_train = new TrainWorkspace(m_controller, m_doc, this);
+  m_tabs = new QTabWidget(this);
+  m_tabs->setDocumentMode(true);
+  m_tabs->addTab(m_design, tr("Design"));
+  m_tabs->addTab(m_train, tr("Train"));
+  if (m_store) {
+    m_runs = new RunsWorkspace(m_store, this);
+    m_tabs->addTab(m_runs, tr("Runs"));
+    connect(m_runs, &RunsWorkspace::message, this,
+            [this](const QString& m) { statusBar()->showMessage(m, 6000); });
+    connect(m_runs, &RunsWorkspace::openSpecRequested, this,
+            [this](const engine::ExperimentSpec& spec, const QString& title) {
+              if (!m_design->maybeDiscard()) return;
+              m_doc->load(spec);
+              showWorkspace(kDesign);
+              statusBar()->showMessage(tr("Opened the spec of %1").arg(title), 6000);
+            });
+    connect(m_train, &TrainWorkspace::runFinished, m_runs, &RunsWorkspace::poll);
+  } else {
+    auto* none = new QLabel(tr("No run store is open, so runs are not kept.\nStart with --db "
+                               "PATH or set STAGEWISE_DB."),
+                            this);
+    none->setAlignment(Qt::AlignCenter);
+    m_tabs->addTab(none, tr("Runs"));
+  }
+  m_tabs->setTabToolTip(kDesign, tr("Design the network and its stages (Ctrl+1)"));
+  m_tabs->setTabToolTip(kTrain, tr("Train and watch it live (Ctrl+2)"));
+  m_tabs->setTabToolTip(kRuns, tr("Browse and compare past runs (Ctrl+3)"));
+  setCentralWidget(m_tabs);
+
+  m_engineLabel = new QLabel(this);
+  QStringList devices;
+  for (const auto& d : m_services.engine.devices) devices << QString::fromStdString(d);
+  m_engineLabel->setText(
+      tr("%1 · %2 · store: %3")
+          .arg(m_services.engine.fake ? tr("fake engine")
+                                      : tr("LibTorch %1").arg(QString::fromStdString(
+                                            m_services.engine.torchVersion)),
+               devices.join(QStringLiteral(", ")),
+               m_store ? QString::fromStdString(m_store->path()) : tr("none")));
+  statusBar()->addPermanentWidget(m_engineLabel);
+
+  buildMenus();
+  connect(m_design, &DesignWorkspace::runRequested, this, &MainWindow::startRun);
+  connect(m_design, &DesignWorkspace::message, this,
+          [this](const QString& m) { statusBar()->showMessage(m, 5000); });
+  connect(m_train, &TrainWorkspace::message, this,
+          [this](const QString& m) { statusBar()->showMessage(m, 8000); });
+  connect(m_doc, &DesignDocument::changed, this, &MainWindow::updateTitle);
+  connect(m_doc, &DesignDocument::changed, this, &MainWindow::updateRunActions);
+  connect(m_doc, &DesignDocument::filePathChanged, this, &MainWindow::updateTitle);
+  connect(m_doc->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
+  connect(m_controller, &EngineController::stateChanged, this, &MainWindow::updateRunActions);
+
+  resize(1440, 900);
+  restoreGeometry(AppSettings::windowGeometry());
+  restoreState(AppSettings::windowState());
+  m_doc->load(defaultSpec());
+  updateTitle();
+  updateRunActions();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&New experiment"), QKeySequence::New, m_design, &DesignWorkspace::newExperiment);
+  file->addAction(tr("&Open…"), QKeySequence::Open, m_design, &DesignWorkspace::openWithDialog);
+  file->addAction(tr("&Save"), QKeySequence::Save, m_design, &DesignWorkspace::save);
+  file->addAction(tr("Save &as…"), QKeySequence::SaveAs, m_design, &DesignWorkspace::saveAs);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* undo = m_doc->undoStack()->createUndoAction(this, tr("&Undo"));
+  undo->setShortcuts({QKeySequence::Undo});
+  QAction* redo = m_doc->undoStack()->createRedoAction(this, tr("&Redo"));
+  redo->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence(tr("Ctrl+Y"))});
+  edit->addAction(undo);
+  edit->addAction(redo);
+
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  m_runAction = run->addAction(tr("&Run"), QKeySequence(tr("Ctrl+R")), this, &MainWindow::startRun);
+  m_pauseAction = run->addAction(tr("&Pause / resume"), QKeySequence(tr("Ctrl+P")), m_train,
+                                 &TrainWorkspace::togglePause);
+  m_stopAction = run->addAction(tr("&Stop"), m_train, &TrainWorkspace::stopRun);
+  m_stopAction->setShortcuts({QKeySequence(tr("Ctrl+.")), QKeySequence(Qt::Key_Escape)});
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  const QString names[] = {tr("&Design"), tr("&Train"), tr("R&uns")};
+  for (int i = 0; i < 3; ++i)
+    view->addAction(names[i], QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)), this,
+                    [this, i] { showWorkspace(Workspace(i)); });
+  view->addSeparator();
+  auto* themes = new QActionGroup(this);
+  QAction* light = view->addAction(tr("&Light theme"), this, [this] { setTheme(false); });
+  QAction* dark = view->addAction(tr("D&ark theme"), this, [this] { setTheme(true); });
+  for (QAction* a : {light, dark}) {
+    a->setCheckable(true);
+    themes->addAction(a);
+  }
+  (isDarkPalette() ? dark : light)->setChecked(true);
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Stagewise"), this, &MainWindow::about);
+  help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::showWorkspace(Workspace workspace) { m_tabs->setCurrentIndex(int(workspace)); }
+
+MainWindow::Workspace MainWindow::currentWorkspace() const {
+  return Workspace(m_tabs->currentIndex());
+}
+
+void MainWindow::startRun() {
+  if (!m_doc->canRun()) {
+    showWorkspace(kDesign);
+    statusBar()->showMessage(tr("Cannot run: %1").arg(m_doc->blockReason().section(QLatin1Char('\n'), 0, 0)), 8000);
+    return;
+  }
+  showWorkspace(kTrain);
+  m_train->startRun();
+}
+
+void MainWindow::about() {
+  showAboutDialog(this, m_services.engine,
+                  m_store ? QString::fromStdString(m_store->path()) : QString());
+}
+
+void MainWindow::setTheme(bool dark) {
+  const Theme theme = dark ? Theme::Dark : Theme::Light;
+  applyTheme(*qApp, theme);
+  AppSettings::setTheme(theme);
+}
+
+void MainWindow::updateTitle() {
+  QString name = QString::fromStdString(m_doc->spec().name);
+  if (name.isEmpty()) name = tr("untitled");
+  setWindowTitle(tr("%1[*] — Stagewise").arg(name));
+  setWindowModified(m_doc->isModified());
+}
+
+void MainWindow::updateRunActions() {
+  const bool idle = !m_controller->isBusy();
+  m_runAction->setEnabled(idle && m_doc->canRun());
+  m_runAction->setToolTip(m_doc->canRun() ? tr("Train the experiment (Ctrl+R)")
+                                          : tr("Cannot run:\n%1").arg(m_doc->blockReason()));
+  m_pauseAction->setEnabled(!idle);
+  m_stopAction->setEnabled(!idle);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (m_controller->isBusy() &&
+      QMessageBox::question(this, tr("A run is in progress"),
+                            tr("Stop the run and quit? It is saved as stopped."),
+                            QMessageBox::Yes | QMessageBox::Cancel) != QMessageBox::Yes) {
+    event->ignore();
+    return;
+  }
+  if (!m_design->maybeDiscard()) {
+    event->ignore();
+    return;
+  }
+  m_controller->stop();
+  AppSettings::setWindow(saveGeometry(), saveState());
+  event->accept();
+}
+
+}  // namespace stagewise::ui

@@ -1,0 +1,73 @@
+#pragma once
+// The main window assembles the three workspaces (Design, Train, Runs), the menus and
+// shortcuts, the status bar and the saved window state. It implements none of them.
+
+#include <QMainWindow>
+#include <memory>
+
+#include "common/services.h"
+
+class QAction;
+class QLabel;
+class QTabWidget;
+
+namespace stagewise::storage {
+class RunStore;
+}
+
+namespace stagewise::ui {
+
+class DesignDocument;
+class DesignWorkspace;
+class EngineController;
+class RunsWorkspace;
+class TrainWorkspace;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  /// `store` may be null (no run store: the Runs workspace says so).
+  MainWindow(EngineServices services, std::shared_ptr<storage::RunStore> store,
+             QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  enum Workspace { kDesign = 0, kTrain = 1, kRuns = 2 };
+  void showWorkspace(Workspace workspace);
+  Workspace currentWorkspace() const;
+
+  DesignDocument* document() const { return m_doc; }
+  DesignWorkspace* designWorkspace() const { return m_design; }
+  TrainWorkspace* trainWorkspace() const { return m_train; }
+  RunsWorkspace* runsWorkspace() const { return m_runs; }
+  EngineController* controller() const { return m_controller; }
+  QAction* runAction() const { return m_runAction; }
+  QAction* stopAction() const { return m_stopAction; }
+
+ public Q_SLOTS:
+  void startRun();
+  void about();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void buildMenus();
+  void updateTitle();
+  void updateRunActions();
+  void setTheme(bool dark);
+
+  EngineServices m_services;
+  std::shared_ptr<storage::RunStore> m_store;
+  DesignDocument* m_doc;
+  EngineController* m_controller;
+  QTabWidget* m_tabs;
+  DesignWorkspace* m_design;
+  TrainWorkspace* m_train;
+  RunsWorkspace* m_runs = nullptr;
+  QAction* m_runAction = nullptr;
+  QAction* m_pauseAction = nullptr;
+  QAction* m_stopAction = nullptr;
+  QLabel* m_engineLabel;
+};
+
+}  // namespace stagewise::ui

@@ -1,0 +1,220 @@
+#include "runs/compare_panel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <cmath>
+#include <qcustomplot.h>
+
+#include "common/theme.h"
+#include "live/plot_export.h"
+#include "stagewise/engine/metrics.h"
+
+namespace stagewise::ui {
+
+namespace {
+
+// What can be overlaid: a series name and a stage (-1 run-level, -2 each run's last stage).
+struct MetricChoice {
+  const char* label;
+  const char* series;
+  int stage;
+};
+constexpr MetricChoice kMetrics[] = {
+    {"Loss · last stage", engine::series::kLoss, -2},
+    {"Test accuracy", engine::series::kTestAccuracy, -1},
+    {"Test loss", engine::series::kTestLoss, -1},
+    {"Loss · stage 1", engine::series::kLoss, 0},
+    {"Accuracy · last stage", engine::series::kAccuracy, -2},
+    {"Gradient cosine · stage 1", engine::series::kGradCosine, 0},
+    {"Samples/s", engine::series::kSamplesPerSec, -1},
+};
+
+QCustomPlot* makePlot(QWidget* parent, const QString& title) {
+  auto* plot = new QCustomPlot(parent);
+  plot->setMinimumHeight(160);
+  plot->plotLayout()->insertRow(0);
+  plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(parent->font().family(), -1, QFont::Bold)));
+  plot->setContextMenuPolicy(Qt::CustomContextMenu);
+  QObject::connect(plot, &QCustomPlot::customContextMenuRequested, parent, [plot, parent, title](const QPoint& pos) {
+    QMenu menu(parent);
+    menu.addAction(QObject::tr("Export…"), parent, [=] { exportPlotWithDialog(plot, title, parent); });
+    menu.exec(plot->mapToGlobal(pos));
+  });
+  return plot;
+}
+
+QString runLabel(const storage::RunRecord& r) {
+  return QStringLiteral("#%1 %2").arg(r.id).arg(QString::fromStdString(r.name));
+}
+
+}  // namespace
+
+ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
+    : QWidget(parent), m_executor(executor) {
+  m_metric = new QComboBox(this);
+  for (const auto& m : kMetrics) m_metric->addItem(tr(m.label));
+  m_align = new QComboBox(this);
+  m_align->addItem(tr("aligned by step"));
+  m_align->addItem(tr("aligned by wall time"));
+  m_summaryMetric = new QComboBox(this);
+  for (const char* s : {"Test accuracy", "Samples/s", "Wall time (s)", "Pipeline efficiency"})
+    m_summaryMetric->addItem(tr(s));
+  m_hint = new QLabel(tr("Select runs in the table to compare them (Ctrl+click for several)."), this);
+  m_hint->setWordWrap(true);
+
+  m_overlay = makePlot(this, tr("Overlay"));
+  m_overlay->legend->setVisible(true);
+  m_overlay->legend->setFont(QFont(font().family(), 8));
+  m_overlay->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  m_summary = makePlot(this, tr("Summary"));
+  m_diff = new QTableWidget(this);
+  m_diff->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_diff->verticalHeader()->hide();
+  m_diff->horizontalHeader()->setStretchLastSection(true);
+  m_diff->setToolTip(tr("Spec keys whose values differ between the selected runs."));
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(m_metric);
+  controls->addWidget(m_align);
+  controls->addStretch();
+  controls->addWidget(new QLabel(tr("Bars:"), this));
+  controls->addWidget(m_summaryMetric);
+  auto* bottom = new QSplitter(Qt::Horizontal, this);
+  bottom->addWidget(m_summary);
+  bottom->addWidget(m_diff);
+  bottom->setSizes({300, 400});
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(m_overlay);
+  split->addWidget(bottom);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_hint);
+  layout->addLayout(controls);
+  layout->addWidget(split, 1);
+
+  connect(m_metric, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
+  connect(m_align, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
+  connect(m_summaryMetric, &QComboBox::currentIndexChanged, this, &ComparePanel::drawSummary);
+  for (auto* p : {m_overlay, m_summary}) stylePlot(p);
+}
+
+void ComparePanel::setRuns(const std::vector<int64_t>& ids) {
+  if (ids == m_ids) return;
+  m_ids = ids;
+  reload();
+}
+
+void ComparePanel::reload() {
+  const quint64 ticket = ++m_ticket;
+  const std::vector<int64_t> ids = m_ids;
+  const MetricChoice metric = kMetrics[std::max(0, m_metric->currentIndex())];
+  const auto axis = m_align->currentIndex() == 1 ? storage::XAxis::Time : storage::XAxis::Step;
+  const int points = std::max(100, m_overlay->width());
+  m_executor->post<Data>(
+      this,
+      [ids, metric, axis, points](storage::RunReader& reader, storage::RunStore&) {
+        Data data;
+        std::vector<storage::SeriesRef> refs;
+        for (int64_t id : ids) {
+          auto run = reader.run(id);
+          if (!run) continue;
+          const int stage = metric.stage == -2 ? std::max(0, run->stageCount - 1) : metric.stage;
+          refs.push_back({id, {metric.series, stage, -1}});
+          data.runs.push_back(std::move(*run));
+        }
+        if (data.runs.size() >= 2) {
+          std::vector<int64_t> present;
+          for (const auto& r : data.runs) present.push_back(r.id);
+          data.diffs = reader.diffSpecs(present);
+        }
+        if (!refs.empty()) data.aligned = reader.alignSeries(refs, points, axis);
+        return data;
+      },
+      [this, ticket](Data data) {
+        if (ticket != m_ticket) return;
+        show(data);
+        m_loadedTicket = ticket;
+        Q_EMIT loaded();
+      },
+      [this](const QString& message) { Q_EMIT failed(message); });
+}
+
+void ComparePanel::show(const Data& data) {
+  m_runs = data.runs;
+  m_hint->setVisible(m_runs.empty());
+  stylePlot(m_overlay);
+  m_overlay->clearGraphs();
+  const auto& a = data.aligned;
+  for (size_t i = 0; i < a.values.size() && i < m_runs.size(); ++i) {
+    auto* g = m_overlay->addGraph();
+    g->setName(runLabel(m_runs[i]));
+    g->setPen(QPen(stageColor(int(i)), 1.8));
+    QVector<QCPGraphData> points;
+    for (size_t k = 0; k < a.x.size() && k < a.values[i].size(); ++k)
+      if (std::isfinite(a.values[i][k])) points << QCPGraphData(a.x[k], a.values[i][k]);
+    // Sparse series (evaluations every few hundred steps) still show as dots.
+    if (points.size() < 40) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 6));
+    g->data()->set(points, true);
+  }
+  m_overlay->xAxis->setLabel(a.axis == storage::XAxis::Time ? tr("time (s)") : tr("step"));
+  m_overlay->yAxis->setLabel(m_metric->currentText());
+  m_overlay->rescaleAxes();
+  m_overlay->replot();
+  drawSummary();
+
+  m_diff->clear();
+  m_diff->setColumnCount(int(m_runs.size()) + 1);
+  QStringList headers{tr("Spec key")};
+  for (const auto& r : m_runs) headers << runLabel(r);
+  m_diff->setHorizontalHeaderLabels(headers);
+  m_diff->setRowCount(int(data.diffs.size()));
+  for (int row = 0; row < int(data.diffs.size()); ++row) {
+    const auto& d = data.diffs[size_t(row)];
+    m_diff->setItem(row, 0, new QTableWidgetItem(QString::fromStdString(d.key)));
+    for (size_t c = 0; c < d.values.size(); ++c)
+      m_diff->setItem(row, int(c) + 1,
+                      new QTableWidgetItem(d.values[c] ? QString::fromStdString(*d.values[c])
+                                                       : tr("(absent)")));
+  }
+  m_diff->resizeColumnToContents(0);
+}
+
+void ComparePanel::drawSummary() {
+  stylePlot(m_summary);
+  m_summary->clearPlottables();
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  double top = 0;
+  for (size_t i = 0; i < m_runs.size(); ++i) {
+    const auto& r = m_runs[i];
+    std::optional<double> v;
+    switch (m_summaryMetric->currentIndex()) {
+      case 0: v = r.testAccuracy; break;
+      case 1: v = r.samplesPerSec; break;
+      case 2: v = r.wallSeconds; break;
+      default: v = r.pipelineEfficiency; break;
+    }
+    auto* bar = new QCPBars(m_summary->xAxis, m_summary->yAxis);
+    bar->setBrush(stageColor(int(i)));
+    bar->setPen(QPen(stageColor(int(i)).darker(130)));
+    bar->setWidth(0.6);
+    bar->setName(runLabel(r));
+    if (v && std::isfinite(*v)) {
+      bar->addData(double(i + 1), *v);
+      top = std::max(top, *v);
+    }
+    ticker->addTick(double(i + 1), QStringLiteral("#%1").arg(r.id));
+  }
+  m_summary->xAxis->setTicker(ticker);
+  m_summary->xAxis->setRange(0.4, double(m_runs.size()) + 0.6);
+  m_summary->yAxis->setRange(0, top > 0 ? top * 1.15 : 1);
+  m_summary->yAxis->setLabel(m_summaryMetric->currentText());
+  m_summary->replot();
+}
+
+}  // namespace stagewise::ui

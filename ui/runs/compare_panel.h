@@ -1,0 +1,61 @@
+#pragma once
+// Comparing selected runs: one metric overlaid, aligned by step or wall time; summary bars;
+// and the spec keys whose values differ.
+
+#include <QWidget>
+
+#include "runs/store_executor.h"
+
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QTableWidget;
+
+namespace stagewise::ui {
+
+class ComparePanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ComparePanel(StoreExecutor* executor, QWidget* parent = nullptr);
+
+  void setRuns(const std::vector<int64_t>& ids);
+  const std::vector<int64_t>& runs() const { return m_ids; }
+  QCustomPlot* overlayPlot() const { return m_overlay; }
+  QCustomPlot* summaryPlot() const { return m_summary; }
+  QTableWidget* diffTable() const { return m_diff; }
+  QComboBox* metricCombo() const { return m_metric; }
+  QComboBox* alignCombo() const { return m_align; }
+  /// True when the data for the current selection and choices has arrived.
+  bool isLoaded() const { return m_loadedTicket == m_ticket; }
+
+ public Q_SLOTS:
+  void reload();
+
+ Q_SIGNALS:
+  void loaded();
+  void failed(const QString& message);
+
+ private:
+  struct Data {
+    std::vector<storage::RunRecord> runs;
+    std::vector<storage::SpecDifference> diffs;
+    storage::AlignedSeries aligned;
+  };
+  void show(const Data& data);
+  void drawSummary();
+
+  StoreExecutor* m_executor;
+  std::vector<int64_t> m_ids;
+  std::vector<storage::RunRecord> m_runs;
+  quint64 m_ticket = 0;
+  quint64 m_loadedTicket = 0;
+  QComboBox* m_metric;
+  QComboBox* m_align;
+  QComboBox* m_summaryMetric;
+  QCustomPlot* m_overlay;
+  QCustomPlot* m_summary;
+  QTableWidget* m_diff;
+  QLabel* m_hint;
+};
+
+}  // namespace stagewise::ui

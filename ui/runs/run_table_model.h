@@ -1,0 +1,62 @@
+#pragma once
+// All runs of the store as a table, loaded lazily a page at a time on the store thread, so ten
+// thousand runs scroll smoothly. Sorting and filtering happen in SQL.
+
+#include <QAbstractTableModel>
+#include <map>
+
+#include "runs/store_executor.h"
+
+namespace stagewise::ui {
+
+class RunTableModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { kName, kDate, kModel, kStages, kDevices, kMode, kStatus, kAccuracy,
+                kSamplesPerSec, kDuration, kTags, kColumnCount };
+  static constexpr int kPageSize = 200;
+  static constexpr int kRunIdRole = Qt::UserRole + 1;
+
+  explicit RunTableModel(StoreExecutor* executor, QObject* parent = nullptr);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+  void sort(int column, Qt::SortOrder order) override;
+
+  void setFilter(const storage::RunFilter& filter);
+  const storage::RunFilter& filter() const { return m_filter; }
+  /// The run on `row`, if its page is loaded.
+  const storage::RunRecord* record(int row) const;
+  int64_t runId(int row) const;
+  /// The row showing run `id` among the loaded pages, or -1.
+  int rowOf(int64_t id) const;
+  /// Reloads the count and drops cached pages (the store changed).
+  void reload();
+  /// Re-reads the pages already loaded (runs still training change their numbers).
+  void refreshLoadedPages();
+  /// True once the count and every page asked for so far have arrived.
+  bool isSettled() const { return m_pendingPages == 0 && !m_countPending; }
+
+ Q_SIGNALS:
+  void reloaded();
+  void pageLoaded(int page);
+  void loadFailed(const QString& message);
+
+ private:
+  void requestPage(int page) const;
+  QVariant display(const storage::RunRecord& r, int column) const;
+
+  StoreExecutor* m_executor;
+  storage::RunFilter m_filter;
+  storage::RunOrder m_order;
+  int m_count = 0;
+  quint64 m_generation = 0;
+  bool m_countPending = false;
+  mutable int m_pendingPages = 0;
+  mutable std::map<int, std::vector<storage::RunRecord>> m_pages;
+  mutable std::map<int, bool> m_requested;
+};
+
+}  // namespace stagewise::ui

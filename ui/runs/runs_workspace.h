@@ -1,0 +1,86 @@
+#pragma once
+// The Runs workspace: every run in the store in a sortable, filterable table; compare the
+// selected ones; edit notes and tags; delete; export CSV; open a run's spec in Design. Runs
+// written by another process appear within two seconds.
+
+#include <QTimer>
+#include <QWidget>
+#include <set>
+
+#include "runs/store_executor.h"
+#include "stagewise/engine/spec.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QTableView;
+
+namespace stagewise::ui {
+
+class ComparePanel;
+class RunTableModel;
+
+class RunsWorkspace : public QWidget {
+  Q_OBJECT
+ public:
+  explicit RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* parent = nullptr);
+  ~RunsWorkspace() override;
+
+  RunTableModel* model() const { return m_model; }
+  QTableView* table() const { return m_table; }
+  ComparePanel* comparePanel() const { return m_compare; }
+  QLineEdit* searchEdit() const { return m_search; }
+  QComboBox* statusCombo() const { return m_status; }
+  QComboBox* modeCombo() const { return m_mode; }
+  QPushButton* openButton() const { return m_open; }
+  QPushButton* deleteButton() const { return m_delete; }
+  QPushButton* exportButton() const { return m_export; }
+  QPushButton* saveMetaButton() const { return m_saveMeta; }
+  QLineEdit* tagsEdit() const { return m_tags; }
+  QPlainTextEdit* notesEdit() const { return m_notes; }
+  StoreExecutor* executor() const { return m_executor.get(); }
+  std::vector<int64_t> selectedRunIds() const;
+  /// How often the store is checked for runs written elsewhere (default 2 s).
+  void setPollInterval(int ms) { m_poll.setInterval(ms); }
+
+ public Q_SLOTS:
+  void openSelectedInDesign();
+  void deleteSelected(bool confirm = true);
+  /// Exports the selected runs (all shown, if none is selected) as CSV.
+  void exportCsv(const QString& path = {});
+  void saveNotesAndTags();
+  void poll();
+
+ Q_SIGNALS:
+  void openSpecRequested(const stagewise::engine::ExperimentSpec& spec, const QString& title);
+  void message(const QString& text);
+
+ private:
+  void applyFilter();
+  void selectionChanged();
+  void restoreSelection();
+  void takeBaseline();
+
+  std::unique_ptr<StoreExecutor> m_executor;
+  RunTableModel* m_model;
+  QTableView* m_table;
+  ComparePanel* m_compare;
+  QLineEdit* m_search;
+  QComboBox* m_status;
+  QComboBox* m_mode;
+  QLabel* m_count;
+  QPushButton* m_open;
+  QPushButton* m_delete;
+  QPushButton* m_export;
+  QLineEdit* m_tags;
+  QPlainTextEdit* m_notes;
+  QPushButton* m_saveMeta;
+  QTimer m_poll;
+  QTimer m_filterDelay;
+  std::set<int64_t> m_keepSelected;
+  std::tuple<int64_t, int64_t, int64_t> m_signature{-1, -1, -1};
+};
+
+}  // namespace stagewise::ui
