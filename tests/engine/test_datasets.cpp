@@ -1,6 +1,4 @@
 // Dataset loaders on small generated files, including broken ones.
-#include <zlib.h>
-
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
@@ -9,35 +7,13 @@
 
 using namespace stagewise::engine;
 
+#include "idx_fixture.h"
+
 namespace {
 
-std::vector<uint8_t> idx(const std::vector<uint32_t>& dims, size_t dataBytes, uint8_t fill = 7) {
-  std::vector<uint8_t> b = {0, 0, 0x08, static_cast<uint8_t>(dims.size())};
-  for (uint32_t d : dims) {
-    b.push_back(uint8_t(d >> 24)), b.push_back(uint8_t(d >> 16)), b.push_back(uint8_t(d >> 8)), b.push_back(uint8_t(d));
-  }
-  for (size_t i = 0; i < dataBytes; ++i) b.push_back(static_cast<uint8_t>((fill + i) % 3));
-  return b;
-}
-
-void write(const QString& path, const std::vector<uint8_t>& bytes, bool gz = false) {
-  if (gz) {
-    gzFile f = gzopen(path.toStdString().c_str(), "wb");
-    gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
-    gzclose(f);
-  } else {
-    std::ofstream out(path.toStdString(), std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  }
-}
-
-void writeSet(const QString& dir, int n, int h, int w, bool gz) {
-  const QString ext = gz ? ".gz" : "";
-  write(dir + "/train-images-idx3-ubyte" + ext, idx({uint32_t(n), uint32_t(h), uint32_t(w)}, size_t(n * h * w)), gz);
-  write(dir + "/train-labels-idx1-ubyte" + ext, idx({uint32_t(n)}, size_t(n)), gz);
-  write(dir + "/t10k-images-idx3-ubyte" + ext, idx({uint32_t(n / 2), uint32_t(h), uint32_t(w)}, size_t(n / 2 * h * w)), gz);
-  write(dir + "/t10k-labels-idx1-ubyte" + ext, idx({uint32_t(n / 2)}, size_t(n / 2)), gz);
-}
+using fixture::idx;
+using fixture::write;
+using fixture::writeSet;
 
 std::string errorOf(const DatasetSpec& spec) {
   try {

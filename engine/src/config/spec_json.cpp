@@ -179,6 +179,13 @@ ExperimentSpec parseSpec(std::string_view text) {
     r.get("kind", spec.model.kind);
     r.get("hidden", spec.model.hidden);
     r.get("activation", spec.model.activation);
+    r.get("channels", spec.model.channels);
+    r.get("blocks", spec.model.blocks);
+    r.get("patch", spec.model.patch);
+    r.get("dim", spec.model.dim);
+    r.get("depth", spec.model.depth);
+    r.get("heads", spec.model.heads);
+    r.get("mlp_ratio", spec.model.mlpRatio);
     r.finish();
   }
   if (auto* p = top.child("partition")) {
@@ -298,7 +305,14 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
       {"model",
        {{"kind", spec.model.kind},
         {"hidden", spec.model.hidden},
-        {"activation", spec.model.activation}}},
+        {"activation", spec.model.activation},
+        {"channels", spec.model.channels},
+        {"blocks", spec.model.blocks},
+        {"patch", spec.model.patch},
+        {"dim", spec.model.dim},
+        {"depth", spec.model.depth},
+        {"heads", spec.model.heads},
+        {"mlp_ratio", spec.model.mlpRatio}}},
       {"partition",
        {{"cuts", spec.partition.cuts},
         {"balance", spec.partition.balance},

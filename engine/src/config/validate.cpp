@@ -16,12 +16,16 @@ std::string joined(const std::vector<std::string>& items) {
 }
 
 void checkStage(const StageSettings& s, const std::string& at, const std::vector<std::string>& devices,
-                std::vector<Problem>& out) {
+                const std::string& modelKind, std::vector<Problem>& out) {
   if (std::find(devices.begin(), devices.end(), s.device) == devices.end())
     out.push_back({at + ".device", "device '" + s.device + "' does not exist here; available: " +
                                        joined(devices)});
-  if (s.auxHead != "linear" && s.auxHead != "mlp")
-    out.push_back({at + ".aux_head", "unknown aux head '" + s.auxHead + "'; use linear or mlp"});
+  if (s.auxHead != "linear" && s.auxHead != "mlp" && s.auxHead != "conv" && s.auxHead != "token")
+    out.push_back({at + ".aux_head", "unknown aux head '" + s.auxHead + "'; use linear, mlp, conv (cnn) or token (vit)"});
+  else if (s.auxHead == "conv" && modelKind != "cnn")
+    out.push_back({at + ".aux_head", "the conv aux head needs a cnn model; use linear or mlp"});
+  else if (s.auxHead == "token" && modelKind != "vit")
+    out.push_back({at + ".aux_head", "the token aux head needs a vit model; use linear or mlp"});
   if (s.auxHidden < 1 || s.auxHidden > 65536)
     out.push_back({at + ".aux_hidden", "must be between 1 and 65536"});
   if (s.threads < 1 || s.threads > 256)
@@ -60,14 +64,16 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
   }
 
   const auto& m = spec.model;
-  if (m.kind != "mlp")
-    out.push_back({"model.kind", "model '" + m.kind + "' is not available in this build; use mlp"});
-  if (m.hidden.empty()) out.push_back({"model.hidden", "needs at least one hidden width"});
-  for (size_t i = 0; i < m.hidden.size(); ++i)
-    if (m.hidden[i] < 1 || m.hidden[i] > 65536)
-      out.push_back({"model.hidden[" + std::to_string(i) + "]", "width must be between 1 and 65536"});
-  if (m.activation != "relu" && m.activation != "gelu" && m.activation != "tanh")
-    out.push_back({"model.activation", "unknown activation '" + m.activation + "'; use relu, gelu or tanh"});
+  if (m.kind != "mlp" && m.kind != "cnn" && m.kind != "vit")
+    out.push_back({"model.kind", "unknown model '" + m.kind + "'; use mlp, cnn or vit"});
+  if (m.kind == "mlp") {
+    if (m.hidden.empty()) out.push_back({"model.hidden", "needs at least one hidden width"});
+    for (size_t i = 0; i < m.hidden.size(); ++i)
+      if (m.hidden[i] < 1 || m.hidden[i] > 65536)
+        out.push_back({"model.hidden[" + std::to_string(i) + "]", "width must be between 1 and 65536"});
+    if (m.activation != "relu" && m.activation != "gelu" && m.activation != "tanh")
+      out.push_back({"model.activation", "unknown activation '" + m.activation + "'; use relu, gelu or tanh"});
+  }
 
   const auto& p = spec.partition;
   if (p.balance != "manual" && p.balance != "flops")
@@ -83,10 +89,10 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"stages", "lists " + std::to_string(spec.stages.size()) +
                                  " stage entries but the partition makes " + std::to_string(stages) +
                                  " stages: give one entry per stage, or none"});
-  checkStage(spec.stageDefaults, "stage_defaults", devices, out);
+  checkStage(spec.stageDefaults, "stage_defaults", devices, m.kind, out);
   for (size_t i = 0; i < spec.stages.size(); ++i)
     checkStage(spec.stageSettings(static_cast<int>(i)), "stages[" + std::to_string(i) + "]", devices,
-               out);
+               m.kind, out);
 
   const auto& t = spec.train;
   if (t.batchSize < 1 || t.batchSize > 65536)

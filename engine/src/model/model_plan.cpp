@@ -1,5 +1,7 @@
 #include "stagewise/engine/model_plan.h"
 
+#include "model/plans.h"
+
 #include <numeric>
 
 namespace stagewise::engine {
@@ -28,13 +30,11 @@ static std::string activationName(const std::string& a) {
   return "ReLU";
 }
 
-ModelPlan planModel(const ModelSpec& model, const InputShape& input) {
-  if (model.kind != "mlp")
-    throw SpecError("model.kind", "model '" + model.kind + "' is not available in this build; use mlp");
+namespace detail {
+
+void planMlp(const ModelSpec& model, ModelPlan& plan) {
+  const InputShape& input = plan.input;
   if (model.hidden.empty()) throw SpecError("model.hidden", "needs at least one hidden width");
-  if (input.numClasses < 2) throw SpecError("dataset", "the dataset needs at least 2 classes");
-  ModelPlan plan;
-  plan.input = input;
   int64_t in = input.numel();
   for (size_t i = 0; i < model.hidden.size(); ++i) {
     const int64_t w = model.hidden[i];
@@ -61,6 +61,18 @@ ModelPlan planModel(const ModelSpec& model, const InputShape& input) {
   c.flops = 2 * in * input.numClasses;
   c.activationBytes = int64_t{input.numClasses} * 4;
   plan.layers.push_back(c);
+}
+
+}  // namespace detail
+
+ModelPlan planModel(const ModelSpec& model, const InputShape& input) {
+  if (input.numClasses < 2) throw SpecError("dataset", "the dataset needs at least 2 classes");
+  ModelPlan plan;
+  plan.input = input;
+  if (model.kind == "mlp") detail::planMlp(model, plan);
+  else if (model.kind == "cnn") detail::planCnn(model, plan);
+  else if (model.kind == "vit") detail::planVit(model, plan);
+  else throw SpecError("model.kind", "unknown model '" + model.kind + "'; use mlp, cnn or vit");
   return plan;
 }
 
@@ -71,6 +83,14 @@ AuxCost auxHeadCost(const std::string& kind, int hidden, const std::vector<int64
   if (kind == "mlp") {
     cost.params = in * hidden + hidden + int64_t{hidden} * numClasses + numClasses;
     cost.flops = 2 * in * hidden + 2 * int64_t{hidden} * numClasses;
+  } else if (kind == "conv" && inShape.size() == 3) {
+    const int64_t c = inShape[0], hw = inShape[1] * inShape[2];
+    cost.params = 9 * c * c + 2 * c + c * numClasses + numClasses;
+    cost.flops = 2 * 9 * c * c * hw + 4 * c * hw + c * hw + 2 * c * numClasses;
+  } else if (kind == "token" && inShape.size() == 2) {
+    const int64_t n = inShape[0], d = inShape[1];
+    cost.params = 2 * d + d * numClasses + numClasses;
+    cost.flops = 5 * n * d + 2 * d * numClasses;
   } else {
     cost.params = in * numClasses + numClasses;
     cost.flops = 2 * in * numClasses;

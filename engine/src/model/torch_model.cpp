@@ -1,5 +1,7 @@
 #include "model/torch_model.h"
 
+#include "model/family_modules.h"
+
 namespace stagewise::engine {
 
 namespace {
@@ -27,17 +29,39 @@ void seedFor(uint64_t seed, uint64_t salt) {
 std::vector<torch::nn::Sequential> buildLayers(const ModelSpec& spec, const ModelPlan& plan,
                                                uint64_t seed) {
   std::vector<torch::nn::Sequential> layers;
-  int64_t in = plan.input.numel();
-  const size_t hidden = spec.hidden.size();
+  const auto& dims = plan.input.dims;
   for (size_t i = 0; i < plan.layers.size(); ++i) {
     seedFor(seed, i);
+    const bool last = i + 1 == plan.layers.size();
+    const auto& out = plan.layers[i].outShape;
+    const auto& inShape = i == 0 ? dims : plan.layers[i - 1].outShape;
     torch::nn::Sequential layer;
-    if (i == 0 && plan.input.dims.size() > 1) layer->push_back(torch::nn::Flatten());
-    const int64_t out = numel(plan.layers[i].outShape);
-    layer->push_back(torch::nn::Linear(in, out));
-    if (i < hidden) layer->push_back(activation(spec.activation));
+    if (spec.kind == "cnn") {
+      if (i == 0) {
+        layer->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(dims[0], out[0], 3).padding(1).bias(false)));
+        layer->push_back(torch::nn::BatchNorm2d(out[0]));
+        layer->push_back(torch::nn::ReLU());
+      } else if (last) {
+        layer->push_back(torch::nn::AdaptiveAvgPool2d(torch::nn::AdaptiveAvgPool2dOptions(1)));
+        layer->push_back(torch::nn::Flatten());
+        layer->push_back(torch::nn::Linear(inShape[0], out[0]));
+      } else {
+        const int64_t stride = inShape[1] != out[1] ? 2 : 1;
+        layer->push_back(BasicBlock(inShape[0], out[0], stride));
+      }
+    } else if (spec.kind == "vit") {
+      if (i == 0)
+        layer->push_back(PatchEmbed(dims[0], spec.patch, spec.dim, out[0]));
+      else if (last)
+        layer->push_back(TokenHead(inShape[1], out[0]));
+      else
+        layer->push_back(EncoderBlock(spec.dim, spec.heads, int64_t{spec.dim} * spec.mlpRatio));
+    } else {
+      if (i == 0 && dims.size() > 1) layer->push_back(torch::nn::Flatten());
+      layer->push_back(torch::nn::Linear(numel(inShape), numel(out)));
+      if (!last) layer->push_back(activation(spec.activation));
+    }
     layers.push_back(layer);
-    in = out;
   }
   return layers;
 }
@@ -47,6 +71,20 @@ torch::nn::Sequential buildAuxHead(const StageSettings& settings, const std::vec
   seedFor(seed, 500000);
   torch::nn::Sequential head;
   const int64_t in = numel(inShape);
+  if (settings.auxHead == "conv" && inShape.size() == 3) {
+    const int64_t c = inShape[0];
+    head->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(c, c, 3).padding(1).bias(false)));
+    head->push_back(torch::nn::BatchNorm2d(c));
+    head->push_back(torch::nn::ReLU());
+    head->push_back(torch::nn::AdaptiveAvgPool2d(torch::nn::AdaptiveAvgPool2dOptions(1)));
+    head->push_back(torch::nn::Flatten());
+    head->push_back(torch::nn::Linear(c, numClasses));
+    return head;
+  }
+  if (settings.auxHead == "token" && inShape.size() == 2) {
+    head->push_back(TokenHead(inShape[1], numClasses));
+    return head;
+  }
   if (inShape.size() > 1) head->push_back(torch::nn::Flatten());
   if (settings.auxHead == "mlp") {
     head->push_back(torch::nn::Linear(in, settings.auxHidden));
@@ -62,6 +100,13 @@ std::vector<torch::Tensor> parametersOf(const std::vector<torch::nn::Sequential>
   std::vector<torch::Tensor> out;
   for (const auto& m : modules)
     for (const auto& p : m->parameters()) out.push_back(p);
+  return out;
+}
+
+std::vector<torch::Tensor> stateOf(const std::vector<torch::nn::Sequential>& modules) {
+  std::vector<torch::Tensor> out = parametersOf(modules);
+  for (const auto& m : modules)
+    for (const auto& b : m->buffers()) out.push_back(b);
   return out;
 }
 

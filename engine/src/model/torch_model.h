@@ -20,5 +20,7 @@ torch::nn::Sequential buildAuxHead(const StageSettings& settings, const std::vec
 
 /// All parameters of a list of modules, in order.
 std::vector<torch::Tensor> parametersOf(const std::vector<torch::nn::Sequential>& modules);
+/// Parameters, then buffers (batch-norm statistics): everything a copy of the modules needs.
+std::vector<torch::Tensor> stateOf(const std::vector<torch::nn::Sequential>& modules);
 
 }  // namespace stagewise::engine

@@ -39,9 +39,9 @@ std::vector<torch::Tensor> gradsOf(const std::vector<torch::Tensor>& params) {
 void loadParams(StageModules& modules, const std::vector<torch::Tensor>& body,
                 const std::vector<torch::Tensor>& aux) {
   torch::NoGradGuard noGrad;
-  auto b = modules.bodyParams();
+  auto b = modules.bodyState();
   for (size_t i = 0; i < b.size() && i < body.size(); ++i) b[i].copy_(body[i]);
-  auto a = modules.auxParams();
+  auto a = modules.auxState();
   for (size_t i = 0; i < a.size() && i < aux.size(); ++i) a[i].copy_(aux[i]);
 }
 
@@ -49,6 +49,8 @@ ProbeResult gradientCosine(std::vector<StageModules>& stages, const std::vector<
                            const torch::Tensor& x, const torch::Tensor& y) {
   const size_t k = stages.size();
   std::vector<std::vector<torch::Tensor>> trueGrad(k), localGrad(k);
+  // Both gradients in training mode (batch statistics), as the stages compute theirs; the copies'
+  // running statistics are reloaded with every snapshot.
   // True gradient: one end-to-end forward and backward through every stage.
   for (auto& s : stages) zeroGrads(s.bodyParams());
   {
@@ -89,6 +91,7 @@ ProbeResult gradientCosine(std::vector<StageModules>& stages, const std::vector<
 EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x, const torch::Tensor& y,
                     int64_t chunk) {
   torch::NoGradGuard noGrad;
+  for (auto& s : stages) s.setTraining(false);  // batch norm: running statistics
   const int64_t n = x.size(0);
   double lossSum = 0;
   int64_t correct = 0;
@@ -102,6 +105,7 @@ EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x, c
                    .item<double>();
     correct += h.argmax(1).eq(target).sum().item<int64_t>();
   }
+  for (auto& s : stages) s.setTraining(true);
   EvalResult r;
   r.loss = n > 0 ? lossSum / static_cast<double>(n) : 0;
   r.accuracy = n > 0 ? static_cast<double>(correct) / static_cast<double>(n) : 0;

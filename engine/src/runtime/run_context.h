@@ -24,6 +24,11 @@ struct StageModules {
   torch::nn::Sequential aux{nullptr};
   std::vector<torch::Tensor> bodyParams() const;
   std::vector<torch::Tensor> auxParams() const;
+  /// Parameters then buffers (batch-norm statistics), for snapshots and checkpoints.
+  std::vector<torch::Tensor> bodyState() const;
+  std::vector<torch::Tensor> auxState() const;
+  /// Training or evaluation behaviour (batch norm) of every module.
+  void setTraining(bool on);
 };
 
 /// A stage as it trains: plan, modules, optimizer, device and what it measured.
@@ -67,6 +72,7 @@ struct RunContext {
   std::atomic<int64_t> lastStageSteps{0};
   std::atomic<int64_t> samplesAfterWarmup{0};
   std::atomic<double> warmupEndS{-1.0};
+  std::atomic<double> lastStepEndS{-1.0};  ///< when the last stage finished its latest step
 
   std::mutex failureMutex;
   std::string error;

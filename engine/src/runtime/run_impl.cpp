@@ -21,6 +21,14 @@ std::vector<torch::Tensor> StageModules::bodyParams() const { return parametersO
 std::vector<torch::Tensor> StageModules::auxParams() const {
   return aux ? aux->parameters() : std::vector<torch::Tensor>{};
 }
+std::vector<torch::Tensor> StageModules::bodyState() const { return stateOf(layers); }
+std::vector<torch::Tensor> StageModules::auxState() const {
+  return aux ? stateOf({aux}) : std::vector<torch::Tensor>{};
+}
+void StageModules::setTraining(bool on) {
+  for (auto& l : layers) l->train(on);
+  if (aux) aux->train(on);
+}
 
 void RunContext::fail(int stage, const std::string& message) {
   {
@@ -124,6 +132,9 @@ class TorchRun final : public Run {
  private:
   double samplesPerSec(double now) const {
     const double warm = m_ctx.warmupEndS.load();
+    const double last = m_ctx.lastStepEndS.load();
+    // Once the last stage is done, count up to its final step, not up to when we look.
+    if (m_ctx.lastStageSteps.load() >= m_ctx.totalSteps && last > 0) now = last;
     if (warm < 0 || now <= warm) return 0;
     return static_cast<double>(m_ctx.samplesAfterWarmup.load()) / (now - warm);
   }
@@ -230,8 +241,8 @@ class TorchRun final : public Run {
   void loadShadowFromLive() {
     for (size_t i = 0; i < m_shadow.size(); ++i) {
       std::vector<torch::Tensor> body, aux;
-      for (auto& p : m_stages[i]->modules.bodyParams()) body.push_back(p.detach().to(torch::kCPU));
-      for (auto& p : m_stages[i]->modules.auxParams()) aux.push_back(p.detach().to(torch::kCPU));
+      for (auto& p : m_stages[i]->modules.bodyState()) body.push_back(p.detach().to(torch::kCPU));
+      for (auto& p : m_stages[i]->modules.auxState()) aux.push_back(p.detach().to(torch::kCPU));
       loadParams(m_shadow[i], body, aux);
     }
   }
@@ -287,9 +298,11 @@ class TorchRun final : public Run {
     double lastCpu = cpu0, lastT = 0;
     const int cores = m_info.hardwareCores;
     while (true) {
-      std::unique_lock lock(m_mutex);
-      m_done.wait_for(lock, std::chrono::milliseconds(250));
-      lock.unlock();
+      // Look often so the end of training is noticed at once; report every 250 ms.
+      const double nextReport = lastT + 0.25;
+      while (m_ctx.now() < nextReport && m_ctx.lastStageSteps.load() < m_ctx.totalSteps &&
+             !m_ctx.control.stopRequested())
+        m_ctx.control.sleepFor(std::chrono::milliseconds(10));
       const double t = m_ctx.now();
       const double cpu = processCpuSeconds();
       const int64_t steps = m_ctx.lastStageSteps.load();

@@ -136,7 +136,7 @@ void runStage(RunContext& ctx, StageRuntime& stage) {
       stage.peakActivationBytes = std::max(stage.peakActivationBytes, actBytes);
 
       if (ctx.snapshots && ctx.snapshots->wanted(step))
-        ctx.snapshots->offer(k, step, stage.modules.bodyParams(), stage.modules.auxParams());
+        ctx.snapshots->offer(k, step, stage.modules.bodyState(), stage.modules.auxState());
 
       const double t2 = ctx.now();
       ctx.produced[static_cast<size_t>(k) + 1].store(step + 1, std::memory_order_release);
@@ -151,6 +151,7 @@ void runStage(RunContext& ctx, StageRuntime& stage) {
         const int64_t done = ctx.lastStageSteps.fetch_add(1) + 1;
         if (done == 20) ctx.warmupEndS.store(t2);
         else if (done > 20) ctx.samplesAfterWarmup.fetch_add(batch->y.size(0));
+        ctx.lastStepEndS.store(t2);
       }
       if (t2 - lastReport >= 0.25) {
         lastReport = t2;

@@ -20,7 +20,7 @@ std::optional<Mode> modeFromString(std::string_view text);
 /// Per-stage execution settings (resolved: defaults with the stage's overrides applied).
 struct StageSettings {
   std::string device = "cpu";    ///< "cpu" or "cuda:N"
-  std::string auxHead = "linear"; ///< "linear" or "mlp" (ignored for the last stage)
+  std::string auxHead = "linear"; ///< linear | mlp | conv (cnn) | token (vit); unused by the last stage
   int auxHidden = 256;           ///< hidden width of an "mlp" aux head
   int threads = 1;               ///< intra-op threads of the stage's compute thread
   std::vector<int> cores;        ///< CPU cores to pin the stage to; empty: no pinning
@@ -52,9 +52,16 @@ struct DatasetSpec {
 };
 
 struct ModelSpec {
-  std::string kind = "mlp";                 ///< mlp (cnn, vit: see docs)
-  std::vector<int> hidden = std::vector<int>(8, 512); ///< MLP hidden widths, one layer each
-  std::string activation = "relu";          ///< relu | gelu | tanh
+  std::string kind = "mlp";                 ///< mlp | cnn | vit
+  std::vector<int> hidden = std::vector<int>(8, 512); ///< mlp: hidden widths, one layer each
+  std::string activation = "relu";          ///< mlp: relu | gelu | tanh
+  std::vector<int> channels = {32, 64, 128}; ///< cnn: width of each group of residual blocks
+  std::vector<int> blocks = {2, 2, 2};      ///< cnn: blocks per group (groups after the first halve H, W)
+  int patch = 7;                            ///< vit: patch size (must divide H and W)
+  int dim = 64;                             ///< vit: token width
+  int depth = 4;                            ///< vit: encoder blocks
+  int heads = 4;                            ///< vit: attention heads (must divide dim)
+  int mlpRatio = 2;                         ///< vit: MLP hidden width = dim * mlp_ratio
 };
 
 struct PartitionSpec {

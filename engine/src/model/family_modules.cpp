@@ -1,0 +1,59 @@
+#include "model/family_modules.h"
+
+namespace stagewise::engine {
+
+namespace nn = torch::nn;
+
+BasicBlockImpl::BasicBlockImpl(int64_t cin, int64_t cout, int64_t stride) {
+  conv1 = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(cin, cout, 3).stride(stride).padding(1).bias(false)));
+  bn1 = register_module("bn1", nn::BatchNorm2d(cout));
+  conv2 = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(cout, cout, 3).padding(1).bias(false)));
+  bn2 = register_module("bn2", nn::BatchNorm2d(cout));
+  if (stride != 1 || cin != cout)
+    shortcut = register_module(
+        "shortcut", nn::Sequential(nn::Conv2d(nn::Conv2dOptions(cin, cout, 1).stride(stride).bias(false)),
+                                   nn::BatchNorm2d(cout)));
+}
+
+torch::Tensor BasicBlockImpl::forward(torch::Tensor x) {
+  auto out = torch::relu(bn1(conv1(x)));
+  out = bn2(conv2(out));
+  return torch::relu(out + (shortcut ? shortcut->forward(x) : x));
+}
+
+PatchEmbedImpl::PatchEmbedImpl(int64_t channels, int64_t patch, int64_t dim, int64_t tokens) {
+  proj = register_module("proj", nn::Conv2d(nn::Conv2dOptions(channels, dim, patch).stride(patch)));
+  pos = register_parameter("pos", torch::randn({1, tokens, dim}) * 0.02);
+}
+
+torch::Tensor PatchEmbedImpl::forward(torch::Tensor x) {
+  return proj(x).flatten(2).transpose(1, 2) + pos;
+}
+
+EncoderBlockImpl::EncoderBlockImpl(int64_t dim, int64_t h, int64_t hidden) : heads(h) {
+  ln1 = register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({dim})));
+  qkv = register_module("qkv", nn::Linear(dim, 3 * dim));
+  proj = register_module("proj", nn::Linear(dim, dim));
+  ln2 = register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({dim})));
+  fc1 = register_module("fc1", nn::Linear(dim, hidden));
+  fc2 = register_module("fc2", nn::Linear(hidden, dim));
+}
+
+torch::Tensor EncoderBlockImpl::forward(torch::Tensor x) {
+  const int64_t b = x.size(0), n = x.size(1), d = x.size(2), hd = d / heads;
+  auto parts = qkv(ln1(x)).reshape({b, n, 3, heads, hd}).permute({2, 0, 3, 1, 4});
+  auto q = parts[0], k = parts[1], v = parts[2];
+  auto att = torch::softmax(q.matmul(k.transpose(-2, -1)) / std::sqrt(static_cast<double>(hd)), -1);
+  auto o = att.matmul(v).transpose(1, 2).reshape({b, n, d});
+  x = x + proj(o);
+  return x + fc2(torch::gelu(fc1(ln2(x))));
+}
+
+TokenHeadImpl::TokenHeadImpl(int64_t dim, int64_t classes) {
+  ln = register_module("ln", nn::LayerNorm(nn::LayerNormOptions({dim})));
+  fc = register_module("fc", nn::Linear(dim, classes));
+}
+
+torch::Tensor TokenHeadImpl::forward(torch::Tensor x) { return fc(ln(x).mean(1)); }
+
+}  // namespace stagewise::engine
