@@ -9,12 +9,14 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "progress_line.h"
+#include "stagewise/engine/checkpoint.h"
 #include "stagewise/engine/engine.h"
 #include "stagewise/engine/observer_fanout.h"
 #include "summary_json.h"
 #ifdef STAGEWISE_HAVE_STORE
 #include "stagewise/recorder/recorder.h"
 #include "stagewise/storage/paths.h"
+#include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 #endif
 
@@ -38,15 +40,42 @@ engine::ExperimentSpec specFromArgs(const std::string& path, const std::vector<s
   }
 }
 
+#ifdef STAGEWISE_HAVE_STORE
+namespace {
+// The record a checkpoint was taken from, so a resumed run continues it.
+std::optional<int64_t> runOwning(const storage::RunStore& store, const engine::CheckpointInfo& info) {
+  storage::RunReader reader(store);
+  storage::RunFilter filter;
+  filter.text = info.spec.name;
+  for (const auto& run : reader.listRuns(filter))
+    for (const auto& c : reader.checkpoints(run.id))
+      if (c.path == info.path) return run.id;
+  return std::nullopt;
+}
+}  // namespace
+#endif
+
 int trainCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"--config", "--db"}, {"--set"}, {"--json", "--quiet", "--no-store", "--help"});
+  Args args(argv, {"--config", "--db", "--resume"}, {"--set"}, {"--json", "--quiet", "--no-store", "--help"});
   if (args.flag("--help")) {
     std::cout << "usage: stagewise-cli train --config FILE [--set key=value]... [--db PATH | --no-store] "
-                 "[--json] [--quiet]\n";
+                 "[--json] [--quiet]\n"
+                 "       stagewise-cli train --resume CHECKPOINT [--set key=value]... [...]\n";
     return 0;
   }
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
-  engine::ExperimentSpec spec = specFromArgs(args.required("--config"), args.values("--set"));
+  engine::RunOptions options;
+  std::optional<engine::CheckpointInfo> checkpoint;
+  engine::ExperimentSpec spec;
+  if (auto resume = args.value("--resume")) {
+    if (args.value("--config")) throw UsageError("give --config or --resume, not both (a checkpoint holds its spec)");
+    checkpoint = engine::readCheckpointInfo(*resume);
+    const auto sets = args.values("--set");
+    spec = engine::parseSpec(sets.empty() ? checkpoint->specJson : engine::applyOverrides(checkpoint->specJson, sets));
+    options.resumeFrom = checkpoint->path;
+  } else {
+    spec = specFromArgs(args.required("--config"), args.values("--set"));
+  }
   if (spec.name.empty()) spec.name = "experiment";
 
   const bool json = args.flag("--json");
@@ -60,14 +89,16 @@ int trainCommand(const std::vector<std::string>& argv) {
   std::unique_ptr<recorder::Recorder> rec;
   if (!args.flag("--no-store")) {
     store = std::make_unique<storage::RunStore>(storage::resolveDbPath(args.value("--db")));
-    rec = std::make_unique<recorder::Recorder>(*store);
+    recorder::RecorderOptions recOptions;
+    if (checkpoint) recOptions.resumeRunId = runOwning(*store, *checkpoint);
+    rec = std::make_unique<recorder::Recorder>(*store, recOptions);
     fanout.add(rec.get());
   }
 #else
   if (args.value("--db")) std::cerr << "[warning] this build has no run store; --db is ignored\n";
 #endif
 
-  auto run = engine::createRun(spec, &fanout);
+  auto run = engine::createRun(spec, &fanout, options);
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   run->start();

@@ -247,6 +247,17 @@ ExperimentSpec parseSpec(std::string_view text) {
     r.get("batch_size", spec.probe.batchSize);
     r.finish();
   }
+  if (auto* c = top.child("checkpoint")) {
+    ObjectReader r(*c, "checkpoint");
+    r.get("interval", spec.checkpoint.interval);
+    r.get("dir", spec.checkpoint.dir);
+    if (r.has("at_stop")) {
+      const json& v = c->at("at_stop");
+      if (!v.is_boolean()) throw SpecError("checkpoint.at_stop", "expected true or false, found " + detail::typeName(v));
+      spec.checkpoint.atStop = v.get<bool>();
+    }
+    r.finish();
+  }
   if (auto* g = top.child("debug")) {
     ObjectReader r(*g, "debug");
     r.get("fail_at_step", spec.debug.failAtStep);
@@ -333,6 +344,10 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
         {"backprop_threads", spec.train.backpropThreads}}},
       {"eval", {{"interval", spec.eval.interval}, {"max_samples", spec.eval.maxSamples}}},
       {"probe", {{"interval", spec.probe.interval}, {"batch_size", spec.probe.batchSize}}},
+      {"checkpoint",
+       {{"interval", spec.checkpoint.interval},
+        {"dir", spec.checkpoint.dir},
+        {"at_stop", spec.checkpoint.atStop}}},
       {"debug",
        {{"fail_at_step", spec.debug.failAtStep},
         {"nan_at_step", spec.debug.nanAtStep},

@@ -117,6 +117,8 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"probe.interval", "must be >= 0 (0: only at the end) or -1 (never)"});
   if (spec.probe.batchSize < 1 || spec.probe.batchSize > 65536)
     out.push_back({"probe.batch_size", "must be between 1 and 65536"});
+  if (spec.checkpoint.interval < 0)
+    out.push_back({"checkpoint.interval", "must be >= 0 (0: no periodic checkpoints)"});
   if (spec.debug.stage < 0 || spec.debug.stage >= stages)
     out.push_back({"debug.stage", "must name a stage between 0 and " + std::to_string(stages - 1)});
   return out;

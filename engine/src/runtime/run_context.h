@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,7 +63,17 @@ struct RunContext {
   RunControl control;
   Clock::time_point start = Clock::now();
   int64_t totalSteps = 0;
+  int64_t startStep = 0;  ///< resumed runs start here
   int batchSize = 0;
+
+  /// Graceful stop: the loader stops feeding and the stages finish what is queued, so every
+  /// stage ends at the same step (used when a stop must leave a checkpoint).
+  std::atomic<bool> drain{false};
+  std::atomic<bool> userStop{false};
+  /// Called by the loader before step s when s is a checkpoint step, once every stage has
+  /// finished s steps (the stage threads are all idle, waiting for input).
+  std::function<void(int64_t)> checkpoint;
+  int64_t checkpointInterval = 0;
 
   std::vector<std::unique_ptr<Channel>> channels;  ///< channels[k] feeds stage k
   std::unique_ptr<std::atomic<int64_t>[]> produced;  ///< [0]: loader, [k+1]: stage k finished

@@ -9,10 +9,12 @@
 #include "data/tensor_data.h"
 #include "model/torch_model.h"
 #include "probe/probe.h"
+#include "runtime/checkpoint_io.h"
 #include "runtime/run_context.h"
 #include "runtime/snapshot.h"
 #include "runtime/stage_worker.h"
 #include "runtime/thread_setup.h"
+#include "stagewise/engine/checkpoint.h"
 #include "stagewise/engine/engine.h"
 
 namespace stagewise::engine {
@@ -68,7 +70,7 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainSpec& t, doubl
 
 class TorchRun final : public Run {
  public:
-  TorchRun(const ExperimentSpec& spec, RunObserver* observer)
+  TorchRun(const ExperimentSpec& spec, RunObserver* observer, const RunOptions& options)
       : m_spec(spec), m_reporter(observer), m_ctx(m_spec, m_reporter) {
     m_info = engineInfo();
     // Validate what needs no data first, so a typo does not wait for a dataset load.
@@ -78,6 +80,12 @@ class TorchRun final : public Run {
     if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
     m_partition = makePartition(spec, m_plan);
     buildStages();
+    if (!options.resumeFrom.empty()) resumeFrom(options.resumeFrom);
+    if (spec.checkpoint.enabled()) {
+      m_checkpointDir = spec.checkpoint.dir.empty() ? defaultCheckpointDir(spec.name) : spec.checkpoint.dir;
+      m_ctx.checkpointInterval = spec.checkpoint.interval;
+      m_ctx.checkpoint = [this](int64_t step) { saveAt(step); };
+    }
   }
 
   ~TorchRun() override {
@@ -103,6 +111,21 @@ class TorchRun final : public Run {
   }
   void requestStop() override {
     if (m_ctx.control.stopRequested()) return;
+    const bool again = m_ctx.userStop.exchange(true);
+    if (again) {  // a second stop while draining: stop now
+      m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1, "stop requested again: stopping without a checkpoint"});
+      m_drainFailed = true;
+      m_ctx.stopAll();
+      return;
+    }
+    if (m_spec.checkpoint.enabled() && m_spec.checkpoint.atStop && m_ctx.control.state() != RunState::Created) {
+      // Finish what is queued so every stage ends at the same step, then checkpoint there.
+      m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1, "stop requested: draining the pipeline for a checkpoint"});
+      m_drainSince.store(m_ctx.now());
+      m_ctx.drain.store(true);
+      m_ctx.control.resume();
+      return;
+    }
     m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1, "stop requested"});
     m_ctx.stopAll();
   }
@@ -134,7 +157,7 @@ class TorchRun final : public Run {
     const double warm = m_ctx.warmupEndS.load();
     const double last = m_ctx.lastStepEndS.load();
     // Once the last stage is done, count up to its final step, not up to when we look.
-    if (m_ctx.lastStageSteps.load() >= m_ctx.totalSteps && last > 0) now = last;
+    if (m_pipelineDone.load() && last > 0) now = last;
     if (warm < 0 || now <= warm) return 0;
     return static_cast<double>(m_ctx.samplesAfterWarmup.load()) / (now - warm);
   }
@@ -189,6 +212,7 @@ class TorchRun final : public Run {
       m_ctx.channels.push_back(std::make_unique<QueueChannel>(static_cast<size_t>(m_spec.train.queueCapacity)));
     m_ctx.produced = std::make_unique<std::atomic<int64_t>[]>(k + 1);
     for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(0);
+    m_ctx.startStep = 0;
     const bool probe = !backprop && m_spec.probe.interval >= 0;
     m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k), probe ? m_spec.probe.interval : 0,
                                                         m_spec.eval.interval, m_ctx.totalSteps);
@@ -281,16 +305,41 @@ class TorchRun final : public Run {
     }
   }
 
+  void resumeFrom(const std::string& path) {
+    const int64_t step = loadCheckpoint(path, m_stages);
+    if (step >= m_ctx.totalSteps)
+      throw SpecError("train.max_steps", "the checkpoint is at step " + std::to_string(step) + " of " +
+                                             std::to_string(m_ctx.totalSteps) + ": nothing left to train; raise it");
+    m_ctx.startStep = step;
+    for (size_t i = 0; i <= m_stages.size(); ++i) m_ctx.produced[i].store(step);
+    m_ctx.lastStageSteps.store(step);
+    m_resumedFrom = path;
+  }
+
+  void saveAt(int64_t step) {
+    try {
+      const std::string path = saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps, specToJson(m_spec), m_stages);
+      m_reporter.event({EventKind::Checkpoint, m_ctx.now(), -1, path});
+    } catch (const std::exception& e) {
+      // A full disk must not cost the run: say so and train on.
+      m_reporter.event({EventKind::Warning, m_ctx.now(), -1, std::string("checkpoint at step ") +
+                                                                 std::to_string(step) + " failed: " + e.what()});
+    }
+  }
+
   void supervise() {
     m_reporter.start(runInfo());
     m_reporter.event({EventKind::Started, 0.0, -1,
                       toString(m_spec.mode) + " run started: " + std::to_string(m_stages.size()) +
                           " stage(s), " + std::to_string(m_ctx.totalSteps) + " steps, BLAS " + m_info.blas});
+    if (!m_resumedFrom.empty())
+      m_reporter.event({EventKind::Info, 0.0, -1, "resumed from " + m_resumedFrom + " at step " + std::to_string(m_ctx.startStep)});
     m_ctx.start = RunContext::Clock::now();
     const double cpu0 = processCpuSeconds();
     std::vector<std::thread> threads;
-    threads.emplace_back([this] { runLoader(m_ctx, m_data); });
-    for (auto& s : m_stages) threads.emplace_back([this, st = s.get()] { runStage(m_ctx, *st); });
+    std::atomic<size_t> exited{0};
+    threads.emplace_back([this, &exited] { runLoader(m_ctx, m_data); ++exited; });
+    for (auto& s : m_stages) threads.emplace_back([this, st = s.get(), &exited] { runStage(m_ctx, *st); ++exited; });
     std::thread analysis;
     if (m_ctx.snapshots) analysis = std::thread([this] { analyse(); });
 
@@ -300,9 +349,15 @@ class TorchRun final : public Run {
     while (true) {
       // Look often so the end of training is noticed at once; report every 250 ms.
       const double nextReport = lastT + 0.25;
-      while (m_ctx.now() < nextReport && m_ctx.lastStageSteps.load() < m_ctx.totalSteps &&
-             !m_ctx.control.stopRequested())
+      while (m_ctx.now() < nextReport && exited.load() < threads.size()) {
         m_ctx.control.sleepFor(std::chrono::milliseconds(10));
+        const double since = m_drainSince.load();
+        if (since >= 0 && m_ctx.now() - since > kDrainTimeoutS && !m_ctx.control.stopRequested()) {
+          m_reporter.event({EventKind::Warning, m_ctx.now(), -1, "the pipeline did not drain in time; stopping without a checkpoint"});
+          m_drainFailed = true;
+          m_ctx.stopAll();
+        }
+      }
       const double t = m_ctx.now();
       const double cpu = processCpuSeconds();
       const int64_t steps = m_ctx.lastStageSteps.load();
@@ -312,9 +367,10 @@ class TorchRun final : public Run {
           {series::kCpuUtilization, -1, -1, steps, t, (cpu - lastCpu) / std::max(1e-3, (t - lastT) * cores)}};
       m_reporter.add(points);
       lastCpu = cpu, lastT = t;
-      if (steps >= m_ctx.totalSteps || m_ctx.control.stopRequested()) break;
+      if (exited.load() == threads.size()) break;
     }
     for (auto& th : threads) th.join();
+    m_pipelineDone = true;
     m_snapshots->close();
     if (analysis.joinable()) analysis.join();
     finish(cpu0);
@@ -327,6 +383,7 @@ class TorchRun final : public Run {
     s.steps = m_ctx.lastStageSteps.load();
     s.samples = std::min<int64_t>(s.steps * m_spec.train.batchSize, s.steps * m_spec.train.batchSize);
     s.samplesPerSec = samplesPerSec(s.wallSeconds);
+    const bool drained = m_ctx.drain.load() && !m_drainFailed;
     s.cpuUtilization = (processCpuSeconds() - cpu0) / std::max(1e-3, s.wallSeconds * m_info.hardwareCores);
     s.blas = m_info.blas;
     s.flushDenormal = true;
@@ -367,7 +424,12 @@ class TorchRun final : public Run {
     if (!s.error.empty()) {
       s.status = RunStatus::Failed;
     } else {
-      s.status = m_ctx.control.stopRequested() ? RunStatus::Stopped : RunStatus::Completed;
+      s.status = m_ctx.userStop.load() ? RunStatus::Stopped : RunStatus::Completed;
+      if (drained && s.steps < m_ctx.totalSteps) {
+        bool aligned = true;
+        for (size_t k = 1; k <= m_stages.size(); ++k) aligned = aligned && m_ctx.produced[k].load() == s.steps;
+        if (aligned) saveAt(s.steps);
+      }
       try {
         setupComputeThread(m_info.hardwareCores, {});
         loadShadowFromLive();
@@ -403,6 +465,12 @@ class TorchRun final : public Run {
   std::vector<StageModules> m_shadow;
   std::vector<bool> m_isLast;
   std::unique_ptr<SnapshotCoordinator> m_snapshots;
+  static constexpr double kDrainTimeoutS = 5.0;
+  std::string m_checkpointDir;
+  std::string m_resumedFrom;
+  std::atomic<double> m_drainSince{-1.0};
+  std::atomic<bool> m_drainFailed{false};
+  std::atomic<bool> m_pipelineDone{false};
   torch::Tensor m_probeX, m_probeY, m_testX, m_testY;
   std::thread m_supervisor;
   mutable std::mutex m_mutex;
@@ -413,8 +481,8 @@ class TorchRun final : public Run {
 
 }  // namespace
 
-std::unique_ptr<Run> createRun(const ExperimentSpec& spec, RunObserver* observer) {
-  return std::make_unique<TorchRun>(spec, observer);
+std::unique_ptr<Run> createRun(const ExperimentSpec& spec, RunObserver* observer, const RunOptions& options) {
+  return std::make_unique<TorchRun>(spec, observer, options);
 }
 
 }  // namespace stagewise::engine

@@ -21,14 +21,34 @@ void runLoader(RunContext& ctx, const TensorData& data) {
     setupComputeThread(1, {});
     const int64_t n = data.trainX.size(0);
     const int64_t batch = ctx.spec.train.batchSize;
+    const int64_t perEpoch = (n + batch - 1) / batch;
     std::mt19937_64 rng(ctx.spec.train.seed);
     std::vector<int64_t> order(static_cast<size_t>(n));
-    int64_t pos = n;  // forces a shuffle before the first batch
-    for (int64_t step = 0; step < ctx.totalSteps; ++step) {
-      if (!ctx.control.waitIfPaused()) break;
+    auto shuffle = [&] {
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+    };
+    // The order is a function of (seed, step): a resumed run replays the shuffles before it.
+    const int64_t epoch = ctx.startStep / perEpoch;
+    for (int64_t e = 0; e <= epoch; ++e) shuffle();
+    int64_t pos = (ctx.startStep - epoch * perEpoch) * batch;
+    const size_t stages = ctx.channels.size();
+    for (int64_t step = ctx.startStep; step < ctx.totalSteps; ++step) {
+      if (!ctx.control.waitIfPaused() || ctx.drain.load()) break;
+      if (ctx.checkpoint && ctx.checkpointInterval > 0 && step > ctx.startStep && step % ctx.checkpointInterval == 0) {
+        // Let the pipeline drain so every stage stands at `step`, then save.
+        auto allDone = [&] {
+          for (size_t k = 1; k <= stages; ++k)
+            if (ctx.produced[k].load(std::memory_order_acquire) < step) return false;
+          return true;
+        };
+        while (!allDone())
+          if (!ctx.control.sleepFor(std::chrono::microseconds(200))) break;
+        if (ctx.control.stopRequested()) break;
+        ctx.checkpoint(step);
+      }
       if (pos >= n) {
-        std::iota(order.begin(), order.end(), 0);
-        std::shuffle(order.begin(), order.end(), rng);
+        shuffle();
         pos = 0;
       }
       const int64_t take = std::min(batch, n - pos);
@@ -148,7 +168,7 @@ void runStage(RunContext& ctx, StageRuntime& stage) {
       points.push_back({series::kQueueDepth, k, -1, step, t2, static_cast<double>(depth)});
       points.push_back({series::kStaleness, k, -1, step, t2, static_cast<double>(std::max<int64_t>(0, upstream - step - 1))});
       if (isLast) {
-        const int64_t done = ctx.lastStageSteps.fetch_add(1) + 1;
+        const int64_t done = ctx.lastStageSteps.fetch_add(1) + 1 - ctx.startStep;
         if (done == 20) ctx.warmupEndS.store(t2);
         else if (done > 20) ctx.samplesAfterWarmup.fetch_add(batch->y.size(0));
         ctx.lastStepEndS.store(t2);

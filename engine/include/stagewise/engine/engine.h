@@ -20,9 +20,16 @@ struct EngineInfo {
 };
 EngineInfo engineInfo();
 
+struct RunOptions {
+  /// A checkpoint folder (".../step-N") to continue from: weights, optimizer state and the data
+  /// position are restored, so the losses go on exactly as in an uninterrupted run.
+  std::string resumeFrom;
+};
+
 /// Creates a run of `spec`. Loads the dataset and builds the model; throws SpecError for bad
-/// input (with the field to fix) and std::runtime_error for unreadable data. The observer may be
-/// null and must outlive the run.
-std::unique_ptr<Run> createRun(const ExperimentSpec& spec, RunObserver* observer);
+/// input (with the field to fix), DatasetError for unreadable data and std::runtime_error for
+/// an unusable checkpoint. The observer may be null and must outlive the run.
+std::unique_ptr<Run> createRun(const ExperimentSpec& spec, RunObserver* observer,
+                               const RunOptions& options = {});
 
 }  // namespace stagewise::engine

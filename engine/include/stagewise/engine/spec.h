@@ -93,6 +93,15 @@ struct ProbeSpec {
   int batchSize = 256;
 };
 
+/// Consistent checkpoints: at every `interval` steps the loader pauses, the pipeline drains and
+/// every stage's weights, batch-norm statistics and optimizer state are saved with the step.
+struct CheckpointSpec {
+  int64_t interval = 0;  ///< steps between checkpoints (0: none, unless at_stop with a dir)
+  std::string dir;       ///< folder for step-N/ checkpoints (empty: the default data folder)
+  bool atStop = true;    ///< a stop drains the pipeline and saves (when checkpointing is on)
+  bool enabled() const { return interval > 0 || !dir.empty(); }
+};
+
 /// Fault hooks for tests.
 struct DebugSpec {
   int64_t failAtStep = -1;  ///< the stage throws at this step
@@ -112,6 +121,7 @@ struct ExperimentSpec {
   TrainSpec train;
   EvalSpec eval;
   ProbeSpec probe;
+  CheckpointSpec checkpoint;
   DebugSpec debug;
 
   /// Number of stages implied by the cuts (or partition.numStages when balancing).

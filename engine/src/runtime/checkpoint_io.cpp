@@ -1,0 +1,78 @@
+#include "runtime/checkpoint_io.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "stagewise/engine/checkpoint.h"
+
+namespace stagewise::engine {
+
+namespace fs = std::filesystem;
+
+std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSteps, const std::string& specJson,
+                           const std::vector<std::unique_ptr<StageRuntime>>& stages) {
+  const fs::path final = fs::path(dir) / ("step-" + std::to_string(step));
+  const fs::path tmp = fs::path(dir) / ("step-" + std::to_string(step) + ".partial");
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  torch::NoGradGuard noGrad;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    torch::serialize::OutputArchive archive;
+    auto body = stages[k]->modules.bodyState();
+    auto aux = stages[k]->modules.auxState();
+    for (size_t i = 0; i < body.size(); ++i) archive.write("body." + std::to_string(i), body[i].detach().cpu());
+    for (size_t i = 0; i < aux.size(); ++i) archive.write("aux." + std::to_string(i), aux[i].detach().cpu());
+    torch::serialize::OutputArchive optimizer;
+    stages[k]->optimizer->save(optimizer);
+    archive.write("optimizer", optimizer);
+    archive.save_to((tmp / ("stage-" + std::to_string(k) + ".pt")).string());
+  }
+  nlohmann::json state = {{"format", 1},
+                          {"step", step},
+                          {"total_steps", totalSteps},
+                          {"stages", stages.size()},
+                          {"spec", nlohmann::json::parse(specJson)}};
+  std::ofstream(tmp / "state.json") << state.dump(2) << "\n";
+  fs::remove_all(final);
+  fs::rename(tmp, final);
+  return final.string();
+}
+
+int64_t loadCheckpoint(const std::string& folder, const std::vector<std::unique_ptr<StageRuntime>>& stages) {
+  CheckpointInfo info = readCheckpointInfo(folder);
+  if (info.stages != static_cast<int>(stages.size()))
+    throw std::runtime_error(info.path + ": the checkpoint has " + std::to_string(info.stages) +
+                             " stages but this run has " + std::to_string(stages.size()) +
+                             "; resume with the checkpoint's own partition");
+  torch::NoGradGuard noGrad;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const std::string file = (fs::path(info.path) / ("stage-" + std::to_string(k) + ".pt")).string();
+    try {
+      torch::serialize::InputArchive archive;
+      archive.load_from(file);
+      auto restore = [&](const std::vector<torch::Tensor>& targets, const std::string& prefix) {
+        for (size_t i = 0; i < targets.size(); ++i) {
+          torch::Tensor t;
+          archive.read(prefix + std::to_string(i), t);
+          if (t.sizes() != targets[i].sizes())
+            throw std::runtime_error("tensor " + prefix + std::to_string(i) + " has another shape");
+          targets[i].copy_(t);
+        }
+      };
+      restore(stages[k]->modules.bodyState(), "body.");
+      restore(stages[k]->modules.auxState(), "aux.");
+      torch::serialize::InputArchive optimizer;
+      archive.read("optimizer", optimizer);
+      stages[k]->optimizer->load(optimizer);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(file + ": cannot restore stage " + std::to_string(k) + " (" +
+                               e.what_without_backtrace() + ")");
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(file + ": cannot restore stage " + std::to_string(k) + " (" + e.what() + ")");
+    }
+  }
+  return info.step;
+}
+
+}  // namespace stagewise::engine

@@ -1,0 +1,21 @@
+#pragma once
+// Writing and reading checkpoint folders: state.json plus one archive per stage (weights,
+// batch-norm statistics, optimizer state). Call only while no stage thread is computing.
+
+#include <memory>
+#include <vector>
+
+#include "runtime/run_context.h"
+
+namespace stagewise::engine {
+
+/// Saves every stage at `step` into `<dir>/step-<step>` (written to a temporary folder, then
+/// renamed, so a crash never leaves a half checkpoint). Returns the folder.
+std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSteps, const std::string& specJson,
+                           const std::vector<std::unique_ptr<StageRuntime>>& stages);
+
+/// Restores the stages from a checkpoint folder written for the same spec; returns its step.
+/// Throws std::runtime_error naming the folder when it does not fit the model.
+int64_t loadCheckpoint(const std::string& folder, const std::vector<std::unique_ptr<StageRuntime>>& stages);
+
+}  // namespace stagewise::engine

@@ -1,0 +1,116 @@
+// Checkpoints: a run stopped and resumed trains exactly as an uninterrupted one.
+#include <QDir>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "recording_observer.h"
+#include "stagewise/engine/checkpoint.h"
+#include "stagewise/engine/engine.h"
+
+using namespace stagewise::engine;
+using namespace std::chrono_literals;
+
+namespace {
+
+ExperimentSpec spec(const std::string& dir, const std::vector<std::string>& extra = {}) {
+  std::string json = R"({"dataset":{"kind":"synthetic","synthetic_train":300,"synthetic_test":100},
+     "model":{"hidden":[32,32,32]},"partition":{"cuts":[1,2]},
+     "train":{"batch_size":16,"max_steps":80,"seed":9,"queue_capacity":2},
+     "eval":{"interval":0},"probe":{"interval":-1},
+     "checkpoint":{"interval":30,"dir":")" + dir + R"("}})";
+  return parseSpec(applyOverrides(json, extra));
+}
+
+RunSummary train(const ExperimentSpec& s, RecordingObserver& obs, const RunOptions& options = {}) {
+  auto run = createRun(s, &obs, options);
+  run->start();
+  return run->wait();
+}
+
+std::vector<double> concat(std::vector<double> a, const std::vector<double>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+class TestCheckpoint : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void periodicCheckpointResumesExactly() {
+    QTemporaryDir dir;
+    RecordingObserver full;
+    RunSummary s = train(spec(dir.path().toStdString()), full);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    int checkpoints = 0;
+    for (auto& e : full.events) checkpoints += e.kind == EventKind::Checkpoint;
+    QCOMPARE(checkpoints, 2);  // steps 30 and 60 (80 is the end)
+    CheckpointInfo info = readCheckpointInfo(dir.path().toStdString() + "/step-30");
+    QCOMPARE(info.step, int64_t{30});
+    QCOMPARE(info.stages, 3);
+
+    RecordingObserver resumed;
+    RunOptions options;
+    options.resumeFrom = info.path;
+    RunSummary r = train(info.spec, resumed, options);
+    QVERIFY2(r.status == RunStatus::Completed, r.error.c_str());
+    QCOMPARE(r.steps, int64_t{80});
+    for (int k = 0; k < 3; ++k) {
+      auto whole = full.series(series::kLoss, k);
+      auto tail = resumed.series(series::kLoss, k);
+      QCOMPARE(tail.size(), size_t{50});
+      QCOMPARE(tail, std::vector<double>(whole.begin() + 30, whole.end()));
+      QCOMPARE(r.stages[size_t(k)].paramChecksum, s.stages[size_t(k)].paramChecksum);
+    }
+    // the newest step-N is found from the checkpoint dir itself
+    QCOMPARE(readCheckpointInfo(dir.path().toStdString()).step, int64_t{60});
+  }
+
+  void stopDrainsAndCheckpoints() {
+    QTemporaryDir ref, dir;
+    RecordingObserver full;
+    train(spec(ref.path().toStdString(), {"checkpoint.interval=0"}), full);
+
+    RecordingObserver first;
+    auto run = createRun(spec(dir.path().toStdString(), {"checkpoint.interval=0", "stages=[{},{},{\"delay_ms\":5}]"}), &first);
+    run->start();
+    QTRY_VERIFY_WITH_TIMEOUT(run->progress().step >= 10, 20000);
+    run->requestStop();
+    QVERIFY(run->waitFor(6s));
+    RunSummary stopped = run->wait();
+    QVERIFY(stopped.status == RunStatus::Stopped);
+    QVERIFY(stopped.steps < 80);
+    CheckpointInfo info = readCheckpointInfo(dir.path().toStdString());
+    QCOMPARE(info.step, stopped.steps);
+
+    RecordingObserver second;
+    RunOptions options;
+    options.resumeFrom = info.path;
+    RunSummary done = train(info.spec, second, options);
+    QVERIFY(done.status == RunStatus::Completed);
+    for (int k = 0; k < 3; ++k)
+      QCOMPARE(concat(first.series(series::kLoss, k), second.series(series::kLoss, k)), full.series(series::kLoss, k));
+  }
+
+  void badCheckpointsAreRefused() {
+    QTemporaryDir dir;
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, readCheckpointInfo(dir.path().toStdString()));
+    RecordingObserver obs;
+    train(spec(dir.path().toStdString(), {"train.max_steps=40"}), obs);
+    const std::string step30 = dir.path().toStdString() + "/step-30";
+    // another partition cannot take this checkpoint
+    RunOptions options;
+    options.resumeFrom = step30;
+    try {
+      createRun(spec(dir.path().toStdString(), {"partition.cuts=[1]"}), nullptr, options);
+      QFAIL("a checkpoint of 3 stages was loaded into 2");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(std::string(e.what()).find("3 stages") != std::string::npos, e.what());
+    }
+    QFile::remove(QString::fromStdString(step30 + "/stage-1.pt"));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, readCheckpointInfo(step30));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCheckpoint)
+#include "test_checkpoint.moc"
