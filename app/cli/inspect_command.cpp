@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -34,12 +36,71 @@ std::string pad(const std::string& s, size_t width) {
   return s + std::string(width > shown ? width - shown : 0, ' ');
 }
 
+double slowestStage(const std::vector<double>& cost, const std::vector<int>& cuts) {
+  std::vector<int> starts = {0};
+  starts.insert(starts.end(), cuts.begin(), cuts.end());
+  starts.push_back(static_cast<int>(cost.size()));
+  double worst = 0;
+  for (size_t k = 0; k + 1 < starts.size(); ++k) {
+    double s = 0;
+    for (int i = starts[k]; i < starts[k + 1]; ++i) s += cost[static_cast<size_t>(i)];
+    worst = std::max(worst, s);
+  }
+  return worst;
+}
+
+std::string cutsText(const std::vector<int>& cuts) {
+  std::string s = "[";
+  for (size_t i = 0; i < cuts.size(); ++i) s += (i ? ", " : "") + std::to_string(cuts[i]);
+  return s + "]";
+}
+
+int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& plan, bool json) {
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  engine::LayerProfile profile = engine::profileLayers(spec, 8, [&](int done, int total) {
+    if (terminal) std::fprintf(stderr, "\rprofiling layer %d/%d", done, total);
+    return true;
+  });
+  if (terminal) std::fprintf(stderr, "\r\033[K");
+  const int stages = spec.stageCount();
+  const auto byTime = engine::balanceCuts(profile.seconds, stages);
+  const auto byFlops = engine::balanceCuts(engine::flopCosts(plan), stages);
+  const auto current = engine::resolveCuts(spec, plan);
+  double total = 0;
+  for (double s : profile.seconds) total += s;
+  if (json) {
+    nlohmann::json out = {{"layer_seconds", profile.seconds}, {"devices", profile.devices},
+                          {"cuts_by_time", byTime}, {"cuts_by_flops", byFlops}, {"cuts_current", current},
+                          {"slowest_stage_seconds",
+                           {{"by_time", slowestStage(profile.seconds, byTime)},
+                            {"by_flops", slowestStage(profile.seconds, byFlops)},
+                            {"current", slowestStage(profile.seconds, current)}}},
+                          {"backprop_step_seconds", total}};
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%5s  %-11s %s %9s %7s  %s\n", "index", "name", pad("layer", 28).c_str(), "ms/batch", "share", "device");
+  for (size_t i = 0; i < plan.layers.size(); ++i)
+    std::printf("%5zu  %-11s %s %9.3f %6.1f%%  %s\n", i, plan.layers[i].name.c_str(),
+                pad(plan.layers[i].description, 28).c_str(), 1e3 * profile.seconds[i],
+                100 * profile.seconds[i] / total, profile.devices[i].c_str());
+  std::printf("\n%d stages, slowest stage per batch (measured layer times, aux heads excluded):\n", stages);
+  std::printf("  current cuts     %-16s %8.3f ms\n", cutsText(current).c_str(), 1e3 * slowestStage(profile.seconds, current));
+  std::printf("  balanced by time %-16s %8.3f ms\n", cutsText(byTime).c_str(), 1e3 * slowestStage(profile.seconds, byTime));
+  std::printf("  balanced by FLOPs%-16s %8.3f ms\n", (" " + cutsText(byFlops)).c_str(),
+              1e3 * slowestStage(profile.seconds, byFlops));
+  std::printf("  whole model (backprop, 1 stage)  %8.3f ms\n", 1e3 * total);
+  return 0;
+}
+
 }  // namespace
 
 int inspectCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"--config"}, {"--set"}, {"--json", "--help"});
+  Args args(argv, {"--config"}, {"--set"}, {"--json", "--profile", "--help"});
   if (args.flag("--help")) {
-    std::cout << "usage: stagewise-cli inspect --config FILE [--set key=value]... [--json]\n";
+    std::cout << "usage: stagewise-cli inspect --config FILE [--set key=value]... [--profile] [--json]\n"
+                 "  --profile  time each layer (forward + backward of one batch) and compare the cuts\n"
+                 "             balanced by measured time with those balanced by FLOPs\n";
     return 0;
   }
   engine::ExperimentSpec spec = specFromArgs(args.required("--config"), args.values("--set"));
@@ -53,6 +114,8 @@ int inspectCommand(const std::vector<std::string>& argv) {
   }
   const engine::PartitionPlan partition = engine::makePartition(spec, plan);
   const engine::SpeedEstimate est = engine::estimateSpeed(partition, plan, spec.train.batchSize, info.hardwareCores);
+
+  if (args.flag("--profile")) return printProfile(spec, plan, args.flag("--json"));
 
   if (args.flag("--json")) {
     nlohmann::json layers = nlohmann::json::array(), stages = nlohmann::json::array();

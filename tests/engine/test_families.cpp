@@ -85,6 +85,20 @@ class TestFamilies : public QObject {
     QVERIFY_THROWS_EXCEPTION(SpecError, createRun(family("cnn", {"model.blocks=[1]"}), nullptr));
   }
 
+  void profileTimesEveryLayer() {
+    ExperimentSpec spec = family("cnn");
+    int calls = 0;
+    LayerProfile p = profileLayers(spec, 2, [&](int done, int total) {
+      ++calls;
+      return done <= total;
+    });
+    QCOMPARE(p.seconds.size(), size_t{4});
+    QCOMPARE(calls, 4);
+    for (double s : p.seconds) QVERIFY(s > 0);
+    QCOMPARE(balanceCuts(p.seconds, 3).size(), size_t{2});
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, profileLayers(spec, 2, [](int, int) { return false; }));
+  }
+
   void batchNormStaysTimingInvariant() {
     RecordingObserver a, b;
     for (auto* obs : {&a, &b}) {

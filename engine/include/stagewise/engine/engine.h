@@ -1,6 +1,7 @@
 #pragma once
 // Entry points of the LibTorch engine (library stagewise_engine). Torch-free header.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,5 +32,16 @@ struct RunOptions {
 /// an unusable checkpoint. The observer may be null and must outlive the run.
 std::unique_ptr<Run> createRun(const ExperimentSpec& spec, RunObserver* observer,
                                const RunOptions& options = {});
+
+/// Measured cost of each layer: forward + backward of one batch at the spec's batch size, on the
+/// device of the stage that holds the layer under the spec's cuts, one intra-op thread per stage
+/// as configured. `progress(done, total)` may return false to cancel (then throws
+/// std::runtime_error("profiling cancelled")).
+struct LayerProfile {
+  std::vector<double> seconds;       ///< per layer, median of the timed repeats
+  std::vector<std::string> devices;  ///< where each layer was timed
+};
+LayerProfile profileLayers(const ExperimentSpec& spec, int repeats = 8,
+                           const std::function<bool(int, int)>& progress = {});
 
 }  // namespace stagewise::engine
