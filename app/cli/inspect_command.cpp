@@ -138,7 +138,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
                           {"stages", stages}, {"cores", info.hardwareCores},
                           {"predicted_speedup", est.speedup}, {"pipeline_efficiency", est.pipelineEfficiency},
                           {"backprop_best_threads", est.backpropThreads}, {"cores_shared", est.coresShared},
-                          {"blas", info.blas}};
+                          {"blas", info.blas}, {"devices", info.devices}};
     std::cout << out.dump(2) << "\n";
     return 0;
   }

@@ -50,7 +50,7 @@ int64_t loadCheckpoint(const std::string& folder, const std::vector<std::unique_
     const std::string file = (fs::path(info.path) / ("stage-" + std::to_string(k) + ".pt")).string();
     try {
       torch::serialize::InputArchive archive;
-      archive.load_from(file);
+      archive.load_from(file, stages[k]->device);  // optimizer state lands on the stage's device
       auto restore = [&](const std::vector<torch::Tensor>& targets, const std::string& prefix) {
         for (size_t i = 0; i < targets.size(); ++i) {
           torch::Tensor t;

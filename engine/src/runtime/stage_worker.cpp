@@ -33,6 +33,7 @@ void runLoader(RunContext& ctx, const TensorData& data) {
     for (int64_t e = 0; e <= epoch; ++e) shuffle();
     int64_t pos = (ctx.startStep - epoch * perEpoch) * batch;
     const size_t stages = ctx.channels.size();
+    const bool pin = torch::Device(ctx.spec.stageSettings(0).device).is_cuda();
     for (int64_t step = ctx.startStep; step < ctx.totalSteps; ++step) {
       if (!ctx.control.waitIfPaused() || ctx.drain.load()) break;
       if (ctx.checkpoint && ctx.checkpointInterval > 0 && step > ctx.startStep && step % ctx.checkpointInterval == 0) {
@@ -55,6 +56,7 @@ void runLoader(RunContext& ctx, const TensorData& data) {
       auto idx = torch::from_blob(order.data() + pos, {take}, torch::kInt64);
       pos += take;
       Batch b{step, data.trainX.index_select(0, idx), data.trainY.index_select(0, idx)};
+      if (pin) b.x = b.x.pin_memory(), b.y = b.y.pin_memory();
       if (!ctx.channels[0]->send(std::move(b))) break;
       ctx.produced[0].store(step + 1, std::memory_order_release);
     }
@@ -114,8 +116,10 @@ void runStage(RunContext& ctx, StageRuntime& stage) {
       if (settings.delayMs > 0) ctx.control.sleepFor(std::chrono::milliseconds(settings.delayMs));
       if (k == debug.stage && step == debug.failAtStep)
         throw std::runtime_error("injected failure at step " + std::to_string(step) + " (debug.fail_at_step)");
-      torch::Tensor x = batch->x.to(stage.device);
-      torch::Tensor y = batch->y.to(stage.device);
+      // Non-blocking from pinned host memory (the loader pins when stage 0 is on a GPU); the
+      // loss.item() below waits for the device, so the host timers include GPU work.
+      torch::Tensor x = batch->x.to(stage.device, /*non_blocking=*/true);
+      torch::Tensor y = batch->y.to(stage.device, /*non_blocking=*/true);
       if (k == debug.stage && step == debug.nanAtStep) x = x * std::numeric_limits<float>::quiet_NaN();
 
       outputs.clear();
