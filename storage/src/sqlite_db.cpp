@@ -112,8 +112,8 @@ void Statement::run() {
 }
 
 void Statement::reset() {
+  // Bindings are kept: every caller binds all parameters before each step.
   sqlite3_reset(m_stmt);
-  sqlite3_clear_bindings(m_stmt);
 }
 
 bool Statement::isNull(int column) const {

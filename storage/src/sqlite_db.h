@@ -70,7 +70,8 @@ class Statement {
 
   /// True while there is a row; false when done.
   bool step();
-  /// Steps to completion (INSERT/UPDATE/DELETE) and resets for the next use.
+  /// Steps to completion (INSERT/UPDATE/DELETE) and resets for the next use. Bindings stay:
+  /// rebind every parameter before the next step.
   void run();
   void reset();
 
