@@ -36,7 +36,7 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   m_throughput->addRule({s::kSamplesPerSec, false, tr("samples/s"), Qt::SolidLine, 1.8, strong});
   m_queue = new PlotPanel(tr("Queue depth and staleness"), tr("items / steps"), data, this);
   m_queue->addRule({s::kQueueDepth, true, tr(" queue"), Qt::SolidLine, 1.2, {}});
-  m_queue->addRule({s::kStaleness, true, tr(" stale"), Qt::DotLine, 1.2, {}});
+  m_queue->addRule({s::kStaleness, true, tr(" stale"), Qt::DashLine, 1.2, {}});
   m_queue->setLegendColumns(8);
   m_utilization = new UtilizationPanel(data, this);
   m_timeline = new TimelinePanel(data, this);

@@ -132,11 +132,11 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
       color.setAlpha(170);
       style = Qt::DashLine;
     }
-    graph->setPen(QPen(color, rule.width, style));
-    if (rule.markers) graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 6));
+    const QPen pen(color, rule.width, style);
+    graph->setPen(pen);
     graph->setName(legend);
     graph->setAdaptiveSampling(true);
-    m_bound.push_back({key, graph});
+    m_bound.push_back({key, graph, pen, rule.markers});
     m_seenRevision = ~uint64_t(0);
     return;
   }
@@ -208,6 +208,19 @@ void PlotPanel::refresh(bool force) {
       }
     }
     b.graph->data()->set(data, true);
+    // A dense graph is a min/max band a pixel apart: thick, dashed or antialiased pens only
+    // cost time there (a wide pen makes the raster engine stroke every segment). Sparse
+    // graphs (evaluations, probes) keep their style and get dots.
+    const bool dense = data.size() > columns / 3;
+    QPen pen = b.pen;
+    if (dense) {
+      pen.setWidthF(1.0);
+      pen.setStyle(Qt::SolidLine);
+    }
+    b.graph->setPen(pen);
+    b.graph->setAntialiased(!dense);
+    b.graph->setScatterStyle(!dense && b.markers ? QCPScatterStyle(QCPScatterStyle::ssDisc, 6)
+                                                 : QCPScatterStyle());
   }
   if (m_follow) {
     m_settingRange = true;

@@ -4,6 +4,7 @@
 // pans (double-click follows again), reads values out under the mouse, toggles graphs from the
 // legend and exports to PNG, SVG or PDF.
 
+#include <QPen>
 #include <QWidget>
 #include <functional>
 
@@ -71,6 +72,8 @@ class PlotPanel : public QWidget {
   struct Bound {
     LiveKey key;
     QCPGraph* graph;
+    QPen pen;  ///< as the rule asks; dense graphs are drawn with a 1 px version of it
+    bool markers;
   };
   void onSeriesAdded(const LiveKey& key);
   void onCleared();

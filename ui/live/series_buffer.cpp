@@ -131,14 +131,33 @@ void SeriesBuffer::decimate(XAxisKind axis, double lo, double hi, int columns,
   const size_t shift = level + kBaseShift;
   const auto& buckets = m_levels[level];
   const size_t first = a >> shift, last = std::min((b - 1) >> shift, buckets.size() - 1);
+  // Buckets are merged per pixel column, so at most two points (its min and max, in order)
+  // reach the plot for each column, however the buckets fall.
+  const double span = std::max(hi - lo, 1e-12);
+  long column = std::numeric_limits<long>::min();
+  uint32_t cmin = 0, cmax = 0;
+  auto flush = [&] {
+    if (column == std::numeric_limits<long>::min()) return;
+    const uint32_t i1 = std::min(cmin, cmax), i2 = std::max(cmin, cmax);
+    if (i1 > a && i1 < b - 1) out.push_back({x(i1, axis), y(i1)});
+    if (i2 != i1 && i2 > a && i2 < b - 1) out.push_back({x(i2, axis), y(i2)});
+  };
   out.push_back({x(a, axis), y(a)});
   for (size_t k = first; k <= last; ++k) {
     const Bucket& bk = buckets[k];
     if (!(bk.min <= bk.max)) continue;  // no finite value in the bucket
-    const uint32_t i1 = std::min(bk.imin, bk.imax), i2 = std::max(bk.imin, bk.imax);
-    if (i1 > a && i1 < b - 1) out.push_back({x(i1, axis), y(i1)});
-    if (i2 != i1 && i2 > a && i2 < b - 1) out.push_back({x(i2, axis), y(i2)});
+    const long c = long(std::floor((x(bk.imin, axis) - lo) / span * columns));
+    if (c != column) {
+      flush();
+      column = c;
+      cmin = bk.imin;
+      cmax = bk.imax;
+      continue;
+    }
+    if (bk.min < y(cmin)) cmin = bk.imin;
+    if (bk.max > y(cmax)) cmax = bk.imax;
   }
+  flush();
   out.push_back({x(b - 1, axis), y(b - 1)});
 }
 
