@@ -18,6 +18,7 @@
 #include "common/theme.h"
 #include "designer/design_document.h"
 #include "designer/design_workspace.h"
+#include "designer/estimate_panel.h"
 #include "live/train_workspace.h"
 #include "runs/runs_workspace.h"
 #include "stagewise/storage/run_store.h"
@@ -32,6 +33,7 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   m_doc = new DesignDocument(m_services.engine, this);
   m_controller = new EngineController(m_services, this);
   m_design = new DesignWorkspace(m_doc, this);
+  if (m_services.profileLayers) m_design->estimatePanel()->setProfiler(m_services.profileLayers);
   m_train = new TrainWorkspace(m_controller, m_doc, this);
   m_tabs = new QTabWidget(this);
   m_tabs->setDocumentMode(true);

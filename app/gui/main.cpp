@@ -39,6 +39,10 @@ static ui::EngineServices engineServices(bool fake) {
     services.createRun = [](const engine::ExperimentSpec& spec, engine::RunObserver* observer) {
       return engine::createRun(spec, observer);
     };
+    services.profileLayers = [](const engine::ExperimentSpec& spec,
+                                const std::function<bool(int, int)>& progress) {
+      return engine::profileLayers(spec, 8, progress).seconds;
+    };
     return services;
   }
 #else

@@ -1,6 +1,11 @@
 #include "common/fake_services.h"
 
+#include <chrono>
+#include <cmath>
 #include <thread>
+
+#include "stagewise/engine/dataset.h"
+#include "stagewise/engine/partition.h"
 
 namespace stagewise::ui {
 
@@ -31,6 +36,29 @@ EngineServices fakeEngineServices(const engine::FakeScript& script) {
       s.failStage = spec.debug.stage;
     }
     return engine::createFakeRun(spec, observer, s);
+  };
+  // "Measured" layer times, made up but deterministic: FLOPs, except that the last two layers
+  // (small matrices that use the cores poorly) take three times what their FLOPs say, so the
+  // measured balance differs from the FLOPs one. Delivered with progress like the real one.
+  services.profileLayers = [](const engine::ExperimentSpec& spec,
+                              const std::function<bool(int, int)>& progress) {
+    engine::InputShape shape;
+    try {
+      shape = engine::probeInputShape(spec.dataset);
+    } catch (const std::exception&) {
+      shape.dims = {1, 28, 28};
+      shape.numClasses = 10;
+    }
+    const auto plan = engine::planModel(spec.model, shape);
+    const auto flops = engine::flopCosts(plan);
+    std::vector<double> seconds;
+    const int n = int(flops.size());
+    for (int i = 0; i < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (progress && !progress(i + 1, n)) throw std::runtime_error("profiling cancelled");
+      seconds.push_back(flops[size_t(i)] * 1e-9 * (i >= n - 2 ? 3.0 : 1.0));
+    }
+    return seconds;
   };
   return services;
 }

@@ -22,6 +22,11 @@ using RunFactory = std::function<std::unique_ptr<engine::Run>(const engine::Expe
 /// Creates an extra observer for one run (the recorder writing it into the store), or null.
 using ObserverFactory = std::function<std::unique_ptr<engine::RunObserver>()>;
 
+/// Measures each layer's cost (forward + backward seconds of one batch) for the spec's cuts and
+/// devices. `progress(done, total)` returns false to cancel; may throw. Runs off the UI thread.
+using LayerProfiler = std::function<std::vector<double>(
+    const engine::ExperimentSpec&, const std::function<bool(int, int)>& progress)>;
+
 /// The engine as the UI sees it (a copy of engine::EngineInfo, which lives in a header the UI
 /// library must not depend on).
 struct EngineDescription {
@@ -44,6 +49,7 @@ struct DeviceChoice {
 struct EngineServices {
   RunFactory createRun;
   ObserverFactory createRecorder;  ///< optional
+  LayerProfiler profileLayers;     ///< optional: enables "balance by measured time"
   EngineDescription engine;
 };
 

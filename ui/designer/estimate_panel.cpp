@@ -5,6 +5,7 @@
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -14,6 +15,7 @@
 
 #include "common/format.h"
 #include "common/theme.h"
+#include "designer/layer_profile_job.h"
 #include "designer/spec_edits.h"
 #include "stagewise/engine/partition.h"
 
@@ -69,12 +71,23 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent)
   summary->addRow(tr("Speed-up vs backprop"), m_speedup);
   summary->addRow(tr("Pipeline efficiency"), m_efficiency);
   summary->addRow(tr("Cores"), m_cores);
+  m_profileProgress = new QProgressBar(this);
+  m_profileProgress->setFormat(tr("timing layers… %v/%m"));
+  m_profileProgress->hide();
+  m_cancelProfile = new QPushButton(tr("Cancel"), this);
+  m_cancelProfile->hide();
   auto* balanceBox = new QGroupBox(tr("Balance"), this);
-  auto* balanceRow = new QHBoxLayout(balanceBox);
+  auto* balanceLayout = new QVBoxLayout(balanceBox);
+  auto* balanceRow = new QHBoxLayout;
   balanceRow->addWidget(new QLabel(tr("Stages"), balanceBox));
   balanceRow->addWidget(m_stageCount);
   balanceRow->addWidget(m_strategy, 1);
   balanceRow->addWidget(m_balance);
+  auto* progressRow = new QHBoxLayout;
+  progressRow->addWidget(m_profileProgress, 1);
+  progressRow->addWidget(m_cancelProfile);
+  balanceLayout->addLayout(balanceRow);
+  balanceLayout->addLayout(progressRow);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -91,11 +104,14 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent)
                       },
                       {}});
   addBalanceStrategy({tr("by measured time"), {}, {},
-                      tr("Needs per-layer step times measured by a run; the engine does not "
-                         "report them yet.")});
+                      tr("Needs the LibTorch engine to time each layer; not available with "
+                         "this engine.")});
 
   connect(m_cores, &QSpinBox::valueChanged, doc, &DesignDocument::setEstimateCores);
   connect(m_balance, &QPushButton::clicked, this, &EstimatePanel::autoBalance);
+  connect(m_cancelProfile, &QPushButton::clicked, this, [this] {
+    if (m_job) m_job->cancel();
+  });
   connect(doc, &DesignDocument::changed, this, &EstimatePanel::refresh);
   refresh();
 }
@@ -115,17 +131,71 @@ void EstimatePanel::addBalanceStrategy(const BalanceStrategy& strategy) {
   item->setToolTip(strategy.cost ? strategy.toolTip : strategy.unavailableReason);
 }
 
+void EstimatePanel::setProfiler(LayerProfiler profiler) {
+  m_profiler = std::move(profiler);
+  for (int i = 0; i < int(m_strategies.size()); ++i)
+    if (m_strategies[size_t(i)].name == tr("by measured time")) {
+      auto* item = qobject_cast<QStandardItemModel*>(m_strategy->model())->item(i);
+      item->setEnabled(bool(m_profiler));
+      item->setToolTip(m_profiler ? tr("Time every layer's forward and backward pass on its "
+                                       "stage's device, then balance those times (takes a few "
+                                       "seconds).")
+                                  : m_strategies[size_t(i)].unavailableReason);
+    }
+}
+
+void EstimatePanel::balanceWith(const std::vector<double>& costs, const QString& how) {
+  const auto& plan = m_doc->plan();
+  if (plan.layers.empty() || costs.size() != plan.layers.size()) return;
+  const int stages = std::min(m_stageCount->value(), int(plan.layers.size()));
+  const auto cuts = engine::balanceCuts(costs, stages);
+  m_doc->edit(withCuts(m_doc->spec(), cuts), tr("Auto-balance %1 stages %2").arg(stages).arg(how));
+}
+
 void EstimatePanel::autoBalance() {
   const int index = m_strategy->currentIndex();
-  if (index < 0 || index >= int(m_strategies.size()) || !m_strategies[size_t(index)].cost) return;
-  const auto& plan = m_doc->plan();
-  if (plan.layers.empty()) return;
-  const auto costs = m_strategies[size_t(index)].cost(plan);
-  if (!costs) return;
-  const int stages = std::min(m_stageCount->value(), int(plan.layers.size()));
-  const auto cuts = engine::balanceCuts(*costs, stages);
-  m_doc->edit(withCuts(m_doc->spec(), cuts),
-              tr("Auto-balance %1 stages %2").arg(stages).arg(m_strategies[size_t(index)].name));
+  if (index < 0 || index >= int(m_strategies.size()) || m_job) return;
+  const BalanceStrategy& strategy = m_strategies[size_t(index)];
+  if (m_doc->plan().layers.empty()) return;
+  if (strategy.cost) {
+    if (const auto costs = strategy.cost(m_doc->plan())) balanceWith(*costs, strategy.name);
+    return;
+  }
+  if (strategy.name == tr("by measured time") && m_profiler) startProfiling();
+}
+
+void EstimatePanel::startProfiling() {
+  m_job = new LayerProfileJob(m_profiler, m_doc->spec(), this);
+  m_profileProgress->setRange(0, 0);
+  m_profileProgress->show();
+  m_cancelProfile->show();
+  m_balance->setEnabled(false);
+  connect(m_job, &LayerProfileJob::progress, this, [this](int done, int total) {
+    m_profileProgress->setRange(0, total);
+    m_profileProgress->setValue(done);
+  });
+  connect(m_job, &LayerProfileJob::finished, this, [this](const std::vector<double>& seconds) {
+    const int layers = m_doc->layerCount();
+    profilingDone();
+    if (int(seconds.size()) != layers) {
+      m_note->setText(tr("The measurement does not match the model (it changed meanwhile)."));
+      return;
+    }
+    balanceWith(seconds, tr("by measured time"));
+  });
+  connect(m_job, &LayerProfileJob::failed, this, [this](const QString& message) {
+    profilingDone();
+    m_note->setText(tr("Timing the layers failed: %1").arg(message));
+  });
+  m_job->start();
+}
+
+void EstimatePanel::profilingDone() {
+  m_job->deleteLater();
+  m_job = nullptr;
+  m_profileProgress->hide();
+  m_cancelProfile->hide();
+  m_balance->setEnabled(true);
 }
 
 void EstimatePanel::refresh() {

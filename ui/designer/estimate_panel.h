@@ -12,20 +12,23 @@
 class QComboBox;
 class QCustomPlot;
 class QLabel;
+class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
 
 namespace stagewise::ui {
 
-/// Per-layer costs to balance stages by. FLOPs now; measured per-layer times plug in here once
-/// the engine reports them (register a strategy whose `cost` returns them).
+class LayerProfileJob;
+
+/// Per-layer costs to balance stages by: FLOPs (instant), or times the engine measures (see
+/// setProfiler). Other estimates plug in as strategies whose `cost` returns them.
 struct BalanceStrategy {
   QString name;
   QString toolTip;
   /// Cost of each layer of the plan; nullopt when it cannot say (no measurements yet).
   std::function<std::optional<std::vector<double>>(const engine::ModelPlan&)> cost;
-  QString unavailableReason;  ///< shown greyed when `cost` is empty
+  QString unavailableReason;  ///< shown greyed when `cost` is empty and nothing is measured
 };
 
 class EstimatePanel : public QWidget {
@@ -34,6 +37,10 @@ class EstimatePanel : public QWidget {
   explicit EstimatePanel(DesignDocument* doc, QWidget* parent = nullptr);
 
   void addBalanceStrategy(const BalanceStrategy& strategy);
+  /// Enables "by measured time": the engine times every layer (in the background) first.
+  void setProfiler(LayerProfiler profiler);
+  QComboBox* strategyCombo() const { return m_strategy; }
+  bool isProfiling() const { return m_job != nullptr; }
   QPushButton* balanceButton() const { return m_balance; }
   QSpinBox* stageCountSpin() const { return m_stageCount; }
   QLabel* speedupLabel() const { return m_speedup; }
@@ -44,7 +51,15 @@ class EstimatePanel : public QWidget {
   void autoBalance();
 
  private:
+  void balanceWith(const std::vector<double>& costs, const QString& how);
+  void startProfiling();
+  void profilingDone();
+
   DesignDocument* m_doc;
+  LayerProfiler m_profiler;
+  LayerProfileJob* m_job = nullptr;
+  QProgressBar* m_profileProgress;
+  QPushButton* m_cancelProfile;
   std::vector<BalanceStrategy> m_strategies;
   QCustomPlot* m_plot;
   QLabel* m_speedup;

@@ -14,21 +14,9 @@
 #include <QVBoxLayout>
 
 #include "common/spec_io.h"
+#include "designer/model_family_form.h"
 
 namespace stagewise::ui {
-
-std::optional<std::vector<int>> parseWidths(const QString& text) {
-  std::vector<int> out;
-  for (const QString& part : text.split(QRegularExpression(QStringLiteral("[,\\s]+")),
-                                        Qt::SkipEmptyParts)) {
-    bool ok = false;
-    const int w = part.toInt(&ok);
-    if (!ok) return std::nullopt;
-    out.push_back(w);
-  }
-  if (out.empty()) return std::nullopt;
-  return out;
-}
 
 static QSpinBox* spin(QWidget* parent, int lo, int hi, const QString& tip) {
   auto* s = new QSpinBox(parent);
@@ -46,11 +34,7 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   m_name = new QLineEdit(this);
   m_name->setToolTip(tr("The experiment's name, shown in the run list."));
 
-  m_widths = new QLineEdit(this);
-  m_widths->setToolTip(tr("Hidden widths of the MLP, one per layer, e.g. 512, 512, 256. The "
-                          "classifier layer is added after them."));
-  m_activation = new QComboBox(this);
-  for (const char* a : {"relu", "gelu", "tanh"}) m_activation->addItem(QString::fromLatin1(a), QString::fromLatin1(a));
+  m_family = new ModelFamilyForm(doc, this);
 
   m_dataset = new QComboBox(this);
   m_dataset->addItem(tr("Fashion-MNIST (built-in)"), QStringLiteral("fashion-mnist"));
@@ -97,8 +81,7 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   auto* mf = new QFormLayout(model);
   mf->addRow(tr("Preset"), m_preset);
   mf->addRow(tr("Name"), m_name);
-  mf->addRow(tr("MLP widths"), m_widths);
-  mf->addRow(tr("Activation"), m_activation);
+  mf->addRow(m_family);
   mf->addRow(tr("Dataset"), m_dataset);
   mf->addRow(tr("Folder"), pathRow);
   mf->addRow(tr("Synthetic"), m_syntheticRow);
@@ -126,17 +109,6 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   });
   connect(m_name, &QLineEdit::editingFinished, this, [this] {
     edit(kName, tr("Rename"), [v = m_name->text().toStdString()](auto& s) { s.name = v; });
-  });
-  connect(m_widths, &QLineEdit::editingFinished, this, [this] {
-    const auto widths = parseWidths(m_widths->text());
-    m_widths->setStyleSheet(widths ? QString() : QStringLiteral("border: 1px solid #d03030;"));
-    if (widths) edit(kWidths, tr("MLP widths"), [w = *widths](auto& s) { s.model.hidden = w; });
-  });
-  connect(m_activation, &QComboBox::activated, this, [this] {
-    edit(kActivation, tr("Activation"),
-         [v = m_activation->currentData().toString().toStdString()](auto& s) {
-           s.model.activation = v;
-         });
   });
   connect(m_dataset, &QComboBox::activated, this, [this] {
     const std::string kind = m_dataset->currentData().toString().toStdString();
@@ -178,6 +150,8 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   refresh();
 }
 
+QLineEdit* ModelPanel::widthsEdit() const { return m_family->widthsEdit(); }
+
 void ModelPanel::edit(Field field, const QString& text,
                       const std::function<void(engine::ExperimentSpec&)>& change) {
   if (m_updating) return;
@@ -198,13 +172,6 @@ void ModelPanel::refresh() {
   m_updating = true;
   const auto& s = m_doc->spec();
   m_name->setText(QString::fromStdString(s.name));
-  QStringList widths;
-  for (int w : s.model.hidden) widths << QString::number(w);
-  if (!m_widths->hasFocus()) {
-    m_widths->setText(widths.join(QStringLiteral(", ")));
-    m_widths->setStyleSheet({});
-  }
-  m_activation->setCurrentIndex(m_activation->findData(QString::fromStdString(s.model.activation)));
   m_dataset->setCurrentIndex(m_dataset->findData(QString::fromStdString(s.dataset.kind)));
   const bool needsPath = s.dataset.kind == "idx" || s.dataset.kind == "cifar10";
   m_path->setText(QString::fromStdString(s.dataset.path));

@@ -15,13 +15,16 @@ class QWidget;
 
 namespace stagewise::ui {
 
+class ModelFamilyForm;
+
 class ModelPanel : public QWidget {
   Q_OBJECT
  public:
   explicit ModelPanel(DesignDocument* doc, QWidget* parent = nullptr);
 
   QComboBox* presetCombo() const { return m_preset; }
-  QLineEdit* widthsEdit() const { return m_widths; }
+  QLineEdit* widthsEdit() const;
+  ModelFamilyForm* familyForm() const { return m_family; }
   QSpinBox* batchSpin() const { return m_batch; }
 
  public Q_SLOTS:
@@ -32,7 +35,7 @@ class ModelPanel : public QWidget {
   void presetChosen(const QString& path);
 
  private:
-  enum Field { kName = 1, kWidths, kActivation, kDataset, kPath, kFeatures, kClasses, kBatch,
+  enum Field { kName = 1, kDataset, kPath, kFeatures, kClasses, kBatch,
                kSteps, kEpochs, kLr, kOptimizer, kQueue, kSeed, kEval, kLimit };
   void edit(Field field, const QString& text,
             const std::function<void(engine::ExperimentSpec&)>& change);
@@ -42,8 +45,7 @@ class ModelPanel : public QWidget {
   bool m_updating = false;
   QComboBox* m_preset;
   QLineEdit* m_name;
-  QLineEdit* m_widths;
-  QComboBox* m_activation;
+  ModelFamilyForm* m_family;
   QComboBox* m_dataset;
   QLineEdit* m_path;
   QPushButton* m_browse;
@@ -60,8 +62,5 @@ class ModelPanel : public QWidget {
   QSpinBox* m_seed;
   QSpinBox* m_eval;
 };
-
-/// "512, 256" -> {512, 256}; nullopt if malformed or empty.
-std::optional<std::vector<int>> parseWidths(const QString& text);
 
 }  // namespace stagewise::ui

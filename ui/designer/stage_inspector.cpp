@@ -35,6 +35,8 @@ StageInspector::StageInspector(DesignDocument* doc, QWidget* parent)
   m_auxHead = new QComboBox(this);
   m_auxHead->addItem(tr("linear"), QStringLiteral("linear"));
   m_auxHead->addItem(tr("MLP (one hidden layer)"), QStringLiteral("mlp"));
+  m_auxHead->addItem(tr("conv (CNN)"), QStringLiteral("conv"));
+  m_auxHead->addItem(tr("token (ViT)"), QStringLiteral("token"));
   m_auxHead->setToolTip(tr("The small classifier that gives this stage its local loss."));
   m_auxHidden = new QSpinBox(this);
   m_auxHidden->setRange(1, 65536);
@@ -166,6 +168,18 @@ void StageInspector::refresh() {
   m_cores->setText(QString::fromStdString(formatCoreList(s.cores)));
   m_cores->setStyleSheet({});
   m_threads->setValue(s.threads);
+  // Family-specific heads only fit their family: grey the others, with the reason.
+  auto* heads = qobject_cast<QStandardItemModel*>(m_auxHead->model());
+  const std::string& kind = spec.model.kind;
+  for (int i = 0; i < m_auxHead->count(); ++i) {
+    const QString id = m_auxHead->itemData(i).toString();
+    const bool fits = (id != QLatin1String("conv") || kind == "cnn") &&
+                      (id != QLatin1String("token") || kind == "vit");
+    heads->item(i)->setEnabled(fits);
+    heads->item(i)->setToolTip(fits ? QString()
+                               : id == QLatin1String("conv") ? tr("needs a residual CNN model")
+                                                             : tr("needs a vision transformer"));
+  }
   m_auxHead->setCurrentIndex(m_auxHead->findData(QString::fromStdString(s.auxHead)));
   m_auxHead->setEnabled(!isLast);
   m_auxHead->setToolTip(isLast ? tr("The last stage learns from the model's own classifier.")

@@ -1,0 +1,165 @@
+#include "designer/model_family_form.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+
+namespace stagewise::ui {
+
+std::optional<std::vector<int>> parseWidths(const QString& text) {
+  std::vector<int> out;
+  for (const QString& part : text.split(QRegularExpression(QStringLiteral("[,\\s]+")),
+                                        Qt::SkipEmptyParts)) {
+    bool ok = false;
+    const int w = part.toInt(&ok);
+    if (!ok) return std::nullopt;
+    out.push_back(w);
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+static QString joined(const std::vector<int>& values) {
+  QStringList parts;
+  for (int v : values) parts << QString::number(v);
+  return parts.join(QStringLiteral(", "));
+}
+
+ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
+    : QWidget(parent), m_doc(doc) {
+  m_kind = new QComboBox(this);
+  m_kind->addItem(tr("MLP"), QStringLiteral("mlp"));
+  m_kind->addItem(tr("Residual CNN"), QStringLiteral("cnn"));
+  m_kind->addItem(tr("Vision transformer"), QStringLiteral("vit"));
+  m_kind->setToolTip(tr("The model family. Each layer block on the canvas is one cuttable unit "
+                        "(an MLP layer, a residual block, an encoder block)."));
+
+  auto* mlp = new QWidget(this);
+  m_widths = new QLineEdit(mlp);
+  m_widths->setToolTip(tr("Hidden widths of the MLP, one per layer, e.g. 512, 512, 256. The "
+                          "classifier layer is added after them."));
+  m_activation = new QComboBox(mlp);
+  for (const char* a : {"relu", "gelu", "tanh"})
+    m_activation->addItem(QString::fromLatin1(a), QString::fromLatin1(a));
+  auto* mlpForm = new QFormLayout(mlp);
+  mlpForm->setContentsMargins(0, 0, 0, 0);
+  mlpForm->addRow(tr("Widths"), m_widths);
+  mlpForm->addRow(tr("Activation"), m_activation);
+
+  auto* cnn = new QWidget(this);
+  m_channels = new QLineEdit(cnn);
+  m_channels->setToolTip(tr("Width of each group of residual blocks, e.g. 16, 32, 64. Groups "
+                            "after the first halve the image size."));
+  m_blocks = new QLineEdit(cnn);
+  m_blocks->setToolTip(tr("Residual blocks in each group, e.g. 2, 1, 1 (one entry per group)."));
+  auto* cnnForm = new QFormLayout(cnn);
+  cnnForm->setContentsMargins(0, 0, 0, 0);
+  cnnForm->addRow(tr("Channels"), m_channels);
+  cnnForm->addRow(tr("Blocks"), m_blocks);
+
+  auto* vit = new QWidget(this);
+  auto* vitForm = new QFormLayout(vit);
+  vitForm->setContentsMargins(0, 0, 0, 0);
+  vitForm->addRow(tr("Patch"), vitSpin(1, 1024, tr("Patch size in pixels (must divide the image "
+                                                   "height and width)."), 1, tr("ViT patch"),
+                                       &engine::ModelSpec::patch));
+  vitForm->addRow(tr("Width"), vitSpin(1, 65536, tr("Token width."), 2, tr("ViT width"),
+                                       &engine::ModelSpec::dim));
+  vitForm->addRow(tr("Depth"), vitSpin(1, 256, tr("Encoder blocks."), 3, tr("ViT depth"),
+                                       &engine::ModelSpec::depth));
+  vitForm->addRow(tr("Heads"), vitSpin(1, 256, tr("Attention heads (must divide the width)."), 4,
+                                       tr("ViT heads"), &engine::ModelSpec::heads));
+  vitForm->addRow(tr("MLP ratio"), vitSpin(1, 64, tr("MLP hidden width = width × ratio."), 5,
+                                           tr("ViT MLP ratio"), &engine::ModelSpec::mlpRatio));
+
+  m_pages = new QStackedWidget(this);
+  m_pages->addWidget(mlp);
+  m_pages->addWidget(cnn);
+  m_pages->addWidget(vit);
+  auto* top = new QFormLayout;
+  top->setContentsMargins(0, 0, 0, 0);
+  top->addRow(tr("Model"), m_kind);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(top);
+  layout->addWidget(m_pages);
+
+  connect(m_kind, &QComboBox::activated, this, [this] {
+    const std::string kind = m_kind->currentData().toString().toStdString();
+    // Aux heads that only fit another family fall back to the linear head.
+    engine::ExperimentSpec next = m_doc->spec();
+    next.model.kind = kind;
+    auto fit = [&](std::string& head) {
+      if ((head == "conv" && kind != "cnn") || (head == "token" && kind != "vit")) head = "linear";
+    };
+    fit(next.stageDefaults.auxHead);
+    for (auto& s : next.stages)
+      if (s.auxHead) fit(*s.auxHead);
+    if (engine::specToJson(next) != engine::specToJson(m_doc->spec()))
+      m_doc->edit(next, tr("Model family"), 200);
+  });
+  listEdit(m_widths, 6, tr("MLP widths"), &engine::ModelSpec::hidden);
+  listEdit(m_channels, 7, tr("CNN channels"), &engine::ModelSpec::channels);
+  listEdit(m_blocks, 8, tr("CNN blocks"), &engine::ModelSpec::blocks);
+  connect(m_activation, &QComboBox::activated, this, [this] {
+    edit(9, tr("Activation"), [v = m_activation->currentData().toString().toStdString()](auto& m) {
+      m.activation = v;
+    });
+  });
+  connect(doc, &DesignDocument::changed, this, &ModelFamilyForm::refresh);
+  refresh();
+}
+
+QSpinBox* ModelFamilyForm::vitSpin(int lo, int hi, const QString& tip, int field,
+                                   const QString& text, int engine::ModelSpec::*member) {
+  auto* box = new QSpinBox(this);
+  box->setRange(lo, hi);
+  box->setToolTip(tip);
+  box->setKeyboardTracking(false);
+  connect(box, &QSpinBox::valueChanged, this, [this, field, text, member](int v) {
+    edit(field, text, [member, v](auto& m) { m.*member = v; });
+  });
+  m_vit.emplace_back(box, member);
+  return box;
+}
+
+void ModelFamilyForm::listEdit(QLineEdit* line, int field, const QString& text,
+                               std::vector<int> engine::ModelSpec::*member) {
+  connect(line, &QLineEdit::editingFinished, this, [this, line, field, text, member] {
+    const auto values = parseWidths(line->text());
+    line->setStyleSheet(values ? QString() : QStringLiteral("border: 1px solid #d03030;"));
+    if (values) edit(field, text, [member, v = *values](auto& m) { m.*member = v; });
+  });
+}
+
+void ModelFamilyForm::edit(int field, const QString& text,
+                           const std::function<void(engine::ModelSpec&)>& change) {
+  if (m_updating) return;
+  engine::ExperimentSpec next = m_doc->spec();
+  change(next.model);
+  if (engine::specToJson(next) == engine::specToJson(m_doc->spec())) return;
+  m_doc->edit(next, text, 200 + field);
+}
+
+void ModelFamilyForm::refresh() {
+  m_updating = true;
+  const auto& m = m_doc->spec().model;
+  const int kind = m_kind->findData(QString::fromStdString(m.kind));
+  m_kind->setCurrentIndex(kind);
+  m_pages->setCurrentIndex(std::max(0, kind));
+  for (auto [line, values] : {std::pair{m_widths, &m.hidden}, std::pair{m_channels, &m.channels},
+                              std::pair{m_blocks, &m.blocks}})
+    if (!line->hasFocus()) {
+      line->setText(joined(*values));
+      line->setStyleSheet({});
+    }
+  m_activation->setCurrentIndex(m_activation->findData(QString::fromStdString(m.activation)));
+  for (auto& [box, member] : m_vit) box->setValue(m.*member);
+  m_updating = false;
+}
+
+}  // namespace stagewise::ui

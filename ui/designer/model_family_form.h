@@ -1,0 +1,51 @@
+#pragma once
+// The model's family and its shape: MLP widths, residual-CNN channels and blocks, or ViT patch,
+// width, depth, heads and MLP ratio. Edits are undo steps; typing in one field merges.
+
+#include <QWidget>
+#include <functional>
+
+#include "designer/design_document.h"
+
+class QComboBox;
+class QLineEdit;
+class QSpinBox;
+class QStackedWidget;
+
+namespace stagewise::ui {
+
+class ModelFamilyForm : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ModelFamilyForm(DesignDocument* doc, QWidget* parent = nullptr);
+
+  QComboBox* kindCombo() const { return m_kind; }
+  QLineEdit* widthsEdit() const { return m_widths; }
+  QLineEdit* channelsEdit() const { return m_channels; }
+
+ public Q_SLOTS:
+  void refresh();
+
+ private:
+  void edit(int field, const QString& text,
+            const std::function<void(engine::ModelSpec&)>& change);
+  void listEdit(QLineEdit* line, int field, const QString& text,
+                std::vector<int> engine::ModelSpec::*member);
+  QSpinBox* vitSpin(int lo, int hi, const QString& tip, int field, const QString& text,
+                    int engine::ModelSpec::*member);
+
+  DesignDocument* m_doc;
+  bool m_updating = false;
+  QComboBox* m_kind;
+  QStackedWidget* m_pages;
+  QLineEdit* m_widths;
+  QComboBox* m_activation;
+  QLineEdit* m_channels;
+  QLineEdit* m_blocks;
+  std::vector<std::pair<QSpinBox*, int engine::ModelSpec::*>> m_vit;
+};
+
+/// "512, 256" -> {512, 256}; nullopt if malformed or empty.
+std::optional<std::vector<int>> parseWidths(const QString& text);
+
+}  // namespace stagewise::ui
