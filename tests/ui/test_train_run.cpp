@@ -133,6 +133,8 @@ class TestTrainRun : public QObject {
              qPrintable(f.workspace.failureBanner()->text()));
     QVERIFY(f.workspace.summaries().back().status == engine::RunStatus::Failed);
     QCOMPARE(f.workspace.summaries().back().failedStage, 1);
+    // The engine's 0-based "stage 1:" prefix is not repeated under the 1-based name.
+    QVERIFY(!f.workspace.failureBanner()->text().contains(QStringLiteral("stage 1:")));
   }
 
   void bothRunsBackpropAfterLocal() {

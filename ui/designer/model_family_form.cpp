@@ -151,6 +151,12 @@ void ModelFamilyForm::refresh() {
   const int kind = m_kind->findData(QString::fromStdString(m.kind));
   m_kind->setCurrentIndex(kind);
   m_pages->setCurrentIndex(std::max(0, kind));
+  // A stacked widget is as tall as its tallest page: let hidden pages take no room.
+  for (int i = 0; i < m_pages->count(); ++i)
+    m_pages->widget(i)->setSizePolicy(QSizePolicy::Preferred, i == m_pages->currentIndex()
+                                                                  ? QSizePolicy::Preferred
+                                                                  : QSizePolicy::Ignored);
+  m_pages->adjustSize();
   for (auto [line, values] : {std::pair{m_widths, &m.hidden}, std::pair{m_channels, &m.channels},
                               std::pair{m_blocks, &m.blocks}})
     if (!line->hasFocus()) {

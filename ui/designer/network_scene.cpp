@@ -92,33 +92,54 @@ void NetworkScene::rebuild() {
   input->setDimmed(true);
   addItem(input);
 
-  // Stage bands (only for a valid cut list).
+  // Stage bands. With an invalid cut list the bands follow the cuts that can be drawn (sorted,
+  // clamped), so per-stage problems still show where they are.
+  struct Band {
+    int index, first, last;
+    bool isLast;
+    const engine::StagePlan* plan;
+  };
+  std::vector<Band> bands;
   const auto& stages = m_doc->partition().stages;
+  if (!stages.empty()) {
+    for (const auto& sp : stages) bands.push_back({sp.index, sp.firstLayer, sp.lastLayer, sp.isLast, &sp});
+  } else if (n > 0) {
+    std::vector<int> starts{0};
+    for (int c : spec.partition.cuts) starts.push_back(std::clamp(c, 1, std::max(1, n - 1)));
+    std::sort(starts.begin(), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+    for (size_t k = 0; k < starts.size(); ++k) {
+      const int last = (k + 1 < starts.size() ? starts[k + 1] : n) - 1;
+      if (last >= starts[k])
+        bands.push_back({int(k), starts[k], last, k + 1 == starts.size(), nullptr});
+    }
+  }
   const auto& estimate = m_doc->estimate();
-  for (const auto& s : stages) {
-    const QRectF rect(M::kBandLeft, M::layerTop(s.firstLayer) - M::kGap / 2 + 3,
+  for (const auto& s : bands) {
+    const engine::StageSettings settings = spec.stageSettings(s.index);
+    const QRectF rect(M::kBandLeft, M::layerTop(s.first) - M::kGap / 2 + 3,
                       M::kBandRight - M::kBandLeft,
-                      M::layerTop(s.lastLayer) + M::kBlockHeight - M::layerTop(s.firstLayer) +
-                          M::kGap - 6);
+                      M::layerTop(s.last) + M::kBlockHeight - M::layerTop(s.first) + M::kGap - 6);
     QStringList lines;
-    lines << QString::fromStdString(s.settings.device) +
-                 tr(" · %n thread(s)", nullptr, s.settings.threads);
+    lines << QString::fromStdString(settings.device) +
+                 tr(" · %n thread(s)", nullptr, settings.threads);
     if (estimate && size_t(s.index) < estimate->stageShare.size())
       lines << tr("%1% of the work").arg(estimate->stageShare[size_t(s.index)] * 100, 0, 'f', 1);
-    lines << tr("%1 params").arg(formatCount(double(s.params + s.auxParams)));
-    if (s.settings.delayMs > 0) lines << tr("straggler +%1 ms").arg(s.settings.delayMs);
+    if (s.plan) lines << tr("%1 params").arg(formatCount(double(s.plan->params + s.plan->auxParams)));
+    if (settings.delayMs > 0) lines << tr("straggler +%1 ms").arg(settings.delayMs);
     QString problem;
-    for (const auto& p : m_doc->problemsForStage(s.index))
-      problem = QString::fromStdString(p.message);
+    for (const auto& p : m_doc->problemsForStage(s.index)) problem = QString::fromStdString(p.message);
     addItem(new StageBandItem(rect, s.index, stageColor(s.index), lines,
                               s.index == m_doc->selectedStage(), problem));
     // The aux head that gives this stage its local loss.
-    const double y = M::layerTop(s.lastLayer);
+    const double y = M::layerTop(s.last);
     const QRectF auxRect(M::kAuxLeft, y + 4, M::kAuxWidth, M::kBlockHeight - 8);
     if (!s.isLast) {
-      auto* aux = new BlockItem(
-          auxRect, tr("aux head"), QString::fromStdString(s.settings.auxHead),
-          {tr("%1 params").arg(formatCount(double(s.auxParams))), tr("→ local loss")});
+      QStringList auxLines;
+      if (s.plan) auxLines << tr("%1 params").arg(formatCount(double(s.plan->auxParams)));
+      auxLines << tr("→ local loss");
+      auto* aux = new BlockItem(auxRect, tr("aux head"), QString::fromStdString(settings.auxHead),
+                                auxLines);
       aux->setAccent(stageColor(s.index));
       addItem(aux);
     } else {
@@ -146,7 +167,7 @@ void NetworkScene::rebuild() {
                                  tr("%1 params · %2 FLOPs").arg(formatCount(double(l.params)),
                                                                formatCount(double(l.flops)))});
     const int stage = stageOfLayer(l.index);
-    if (!stages.empty()) block->setAccent(stageColor(stage));
+    if (!bands.empty()) block->setAccent(stageColor(stage));
     block->setToolTip(tr("%1: %2\nOutput %3 per sample, %4 activation bytes\nClick to inspect "
                          "stage %5")
                           .arg(QString::fromStdString(l.name), QString::fromStdString(l.description),

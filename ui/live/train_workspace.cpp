@@ -18,6 +18,14 @@ namespace stagewise::ui {
 
 using State = EngineController::State;
 
+// The engine says "stage 1: ..." with its 0-based index; the workbench numbers stages from 1,
+// so the prefix is dropped where the banner already names the stage.
+static QString withoutStagePrefix(const std::string& message, int stage) {
+  const std::string prefix = "stage " + std::to_string(stage) + ": ";
+  return QString::fromStdString(message.rfind(prefix, 0) == 0 ? message.substr(prefix.size())
+                                                              : message);
+}
+
 TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc,
                                QWidget* parent)
     : QWidget(parent), m_controller(controller), m_doc(doc) {
@@ -140,7 +148,7 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
     if (e.kind == engine::EventKind::Failed)
       showFailure(e.stage >= 0 ? tr("Stage %1 failed: %2")
                                      .arg(e.stage + 1)
-                                     .arg(QString::fromStdString(e.message))
+                                     .arg(withoutStagePrefix(e.message, e.stage))
                                : tr("The run failed: %1").arg(QString::fromStdString(e.message)));
   }
   if (!batch.startError.empty()) {
@@ -162,7 +170,7 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
     if (s.status == engine::RunStatus::Failed)
       showFailure(s.failedStage >= 0 ? tr("Stage %1 failed: %2")
                                            .arg(s.failedStage + 1)
-                                           .arg(QString::fromStdString(s.error))
+                                           .arg(withoutStagePrefix(s.error, s.failedStage))
                                      : tr("The run failed: %1").arg(QString::fromStdString(s.error)));
     Q_EMIT message(line);
   }
@@ -194,7 +202,10 @@ void TrainWorkspace::updateControls() {
   m_stop->setEnabled(!idle && state != State::Stopping);
   m_mode->setEnabled(idle);
   static const char* const kNames[] = {"Idle", "Starting…", "Running", "Paused", "Stopping…"};
-  m_status->setText(tr(kNames[int(state)]));
+  QString status = tr(kNames[int(state)]);
+  if (idle && !m_summaries.empty())  // say how the last run ended
+    status = QString::fromStdString(engine::toString(m_summaries.back().status));
+  m_status->setText(status);
 }
 
 }  // namespace stagewise::ui

@@ -24,7 +24,7 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
       0, 0, new QCPTextElement(m_plot, tr("Utilization per stage"),
                                QFont(font().family(), -1, QFont::Bold)));
   m_plot->yAxis->setLabel(tr("share of last 1 s"));
-  m_plot->yAxis->setRange(0, 1.22);
+  m_plot->yAxis->setRange(0, 1.3);
   m_plot->legend->setVisible(true);
   m_plot->legend->setFont(QFont(font().family(), 8));
   m_plot->legend->setIconSize(14, 8);
@@ -91,7 +91,7 @@ void UtilizationPanel::refresh(bool force) {
                                                                          : tr("S%1").arg(k + 1));
   m_plot->xAxis->setTicker(ticker);
   m_plot->xAxis->setRange(0.4, std::max(1, stages) + 0.6);
-  m_plot->yAxis->setRange(0, 1.22);
+  m_plot->yAxis->setRange(0, 1.3);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

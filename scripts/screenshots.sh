@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Renders each workspace of the workbench under Xvfb into docs/screenshots/*.png, on the fake
+# engine (scripted numbers) and a throw-away run store, so the pictures are the same anywhere.
+# Usage: scripts/screenshots.sh [BUILD_DIR]   (default: build-ui, then build)
+# Needs: xvfb, imagemagick, xdotool (scripts/deps.sh --tools).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-}
+if [ -z "$build" ]; then
+  for b in "$root/build-ui" "$root/build"; do [ -d "$b" ] && build=$b && break; done
+fi
+app=""
+for candidate in "$build/app/gui/stagewise" "$build/app/gui/stagewise-fake"; do
+  [ -x "$candidate" ] && app=$candidate && break
+done
+[ -n "$app" ] || { echo "screenshots.sh: no stagewise binary under $build/app/gui" >&2; exit 2; }
+shot=${SCREENSHOT_TOOL:-/work/shared/tools/screenshot}
+[ -x "$shot" ] || { echo "screenshots.sh: missing $shot" >&2; exit 2; }
+
+out="$root/docs/screenshots"
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Private settings and store: the shots never depend on (or touch) the user's.
+export XDG_CONFIG_HOME="$tmp/config" XDG_DATA_HOME="$tmp/data" STAGEWISE_DB="$tmp/runs.db"
+app_cmd=("$app")
+[ "$(basename "$app")" = stagewise ] && app_cmd+=(--fake)
+
+preset="$root/resources/experiments/mlp-fmnist-4stage.json"
+spec() {  # spec NAME CUTS OPTIMIZER LR [FAIL_AT_STEP]
+  cat > "$tmp/$1.json" <<JSON
+{ "name": "$1", "dataset": { "kind": "fashion-mnist" },
+  "model": { "kind": "mlp", "hidden": [512, 512, 512, 512, 512, 512, 512, 512] },
+  "partition": { "cuts": $2 },
+  "train": { "batch_size": 32, "max_steps": 800, "optimizer": "$3", "lr": $4 },
+  "eval": { "interval": 100 }, "probe": { "interval": 50 },
+  "debug": { "fail_at_step": ${5:--1}, "stage": 1 } }
+JSON
+}
+spec mlp-4stage "[2, 4, 6]" adam 0.001
+spec mlp-2stage "[4]" adam 0.001
+spec mlp-8stage "[1, 2, 3, 4, 5, 6, 7]" adam 0.001
+spec mlp-sgd "[2, 4, 6]" sgd 0.05
+spec mlp-straggler "[2, 4, 6]" adam 0.001 300
+
+echo "screenshots.sh: recording demo runs into a temporary store"
+for name in mlp-4stage mlp-2stage mlp-8stage mlp-sgd mlp-straggler; do
+  QT_QPA_PLATFORM=offscreen "${app_cmd[@]}" --spec "$tmp/$name.json" --run --quit-after-run \
+    >/dev/null 2>&1 || true
+done
+
+# An invalid design: a device this machine lacks and a cut past the last layer.
+cat > "$tmp/invalid.json" <<JSON
+{ "name": "needs-fixing", "dataset": { "kind": "fashion-mnist" },
+  "model": { "kind": "mlp", "hidden": [512, 512, 512, 512, 512, 512] },
+  "partition": { "cuts": [2, 4, 9] },
+  "stages": [ {}, { "device": "cuda:1" }, {}, {} ] }
+JSON
+
+export SIZE=1600x1000
+take() {  # take NAME SECONDS ARGS...
+  local name=$1 secs=$2
+  shift 2
+  "$shot" "$out/$name.png" "$secs" -- "${app_cmd[@]}" "$@" | sed 's/^/screenshots.sh: /'
+}
+take design 4 --theme light
+take design-cnn 4 --theme light --spec "$root/resources/experiments/cnn-fmnist-4stage.json"
+take design-invalid 4 --theme light --spec "$tmp/invalid.json"
+take train 5 --theme light --workspace train --run
+take train-failed 5 --theme light --workspace train --spec "$tmp/mlp-straggler.json" --run
+take train-dark 5 --theme dark --workspace train --spec "$tmp/mlp-8stage.json" --run
+# Runs: select three runs (click, ctrl+click) to compare them.
+ACTIONS="xdotool mousemove 300 110 click 1; sleep 0.3; xdotool keydown ctrl mousemove 300 132 \
+click 1 mousemove 300 154 click 1 keyup ctrl; sleep 2" take runs 4 --theme light --workspace runs
+ls -l "$out"
