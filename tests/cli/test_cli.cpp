@@ -132,6 +132,32 @@ class TestCli : public QObject {
     QCOMPARE(o["status"].toString(), QString("stopped"));
   }
 
+  void sigtermKeepsTheRunInTheStore() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("runs.db");
+    QProcess p;
+    p.start(kCli, {"train", "--config", writeSpec(dir, kSmall), "--json", "--db", db, "--set", "train.max_steps=1000000"});
+    QVERIFY(p.waitForStarted());
+    QByteArray err;
+    QTRY_VERIFY_WITH_TIMEOUT((err += p.readAllStandardError()).contains("step "), 30000);
+    QTest::qWait(1500);
+    p.terminate();
+    QVERIFY(p.waitForFinished(10000));
+    QCOMPARE(p.exitCode(), 0);
+    QJsonObject summary =
+        QJsonDocument::fromJson(QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last().toUtf8()).object();
+    const int id = summary["run_id"].toInt();
+    QVERIFY(id > 0);
+    Result show = runCli({"runs", "show", QString::number(id), "--json", "--db", db});
+    QVERIFY2(show.code == 0, qPrintable(show.err));
+    QJsonObject run = QJsonDocument::fromJson(show.out.toUtf8()).object();
+    QVERIFY2(run["status"].toString().startsWith("stopped"), qPrintable(show.out.left(300)));
+    QVERIFY(run["steps"].toInt() >= summary["steps"].toInt() - 1);
+    Result exported = runCli({"runs", "export", QString::number(id), "--format", "csv", "--db", db});
+    QVERIFY2(exported.code == 0, qPrintable(exported.err));
+    QVERIFY(exported.out.count('\n') > 100);  // the loss points are there
+  }
+
   void inspectShowsLayersAndStages() {
     QTemporaryDir dir;
     Result r = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--json"});

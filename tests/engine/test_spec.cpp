@@ -71,6 +71,9 @@ class TestSpec : public QObject {
     QCOMPARE(s.train.lr, 0.1);
     QVERIFY_THROWS_EXCEPTION(SpecError, applyOverrides("{}", {"no-equals-sign"}));
     QVERIFY_THROWS_EXCEPTION(SpecError, applyOverrides("{}", {"train..lr=1"}));
+    // regression (fuzz_spec): a value that is not UTF-8 was an uncaught json::type_error
+    QVERIFY_THROWS_EXCEPTION(SpecError, applyOverrides("{}", {"name=\xff\xfe"}));
+    QVERIFY_THROWS_EXCEPTION(SpecError, parseSpec("{\"name\":\"\xff\"}"));
   }
 
   void stageListLengthMustMatch() {

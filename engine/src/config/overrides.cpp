@@ -57,7 +57,11 @@ std::string applyOverrides(std::string_view text, const std::vector<std::string>
     if (value.is_discarded()) value = raw;  // not JSON: take it as a string
     assign(doc, key, value);
   }
-  return doc.dump(2);
+  try {
+    return doc.dump(2);
+  } catch (const json::type_error&) {  // found by fuzz_spec: raw bytes that are not UTF-8
+    throw SpecError("", "an override value is not valid UTF-8 text; check the --set arguments");
+  }
 }
 
 }  // namespace stagewise::engine

@@ -76,17 +76,7 @@ ByteSplit loadCifarFiles(const std::vector<std::string>& paths, int64_t limit) {
   split.sampleShape = {3, 32, 32};
   for (const auto& path : paths) {
     std::vector<uint8_t> bytes = readFileBytes(path);
-    if (bytes.empty() || bytes.size() % kCifarRecord != 0)
-      throw DatasetError(path + ": size " + std::to_string(bytes.size()) +
-                         " is not a multiple of the CIFAR-10 record size 3073 (truncated?)");
-    for (size_t off = 0; off < bytes.size(); off += kCifarRecord) {
-      if (limit > 0 && split.size() >= limit) return split;
-      if (bytes[off] > 9)
-        throw DatasetError(path + ": label " + std::to_string(bytes[off]) + " in record " +
-                           std::to_string(off / kCifarRecord) + " is not a CIFAR-10 class (0-9)");
-      split.labels.push_back(bytes[off]);
-      split.images.insert(split.images.end(), bytes.begin() + off + 1, bytes.begin() + off + kCifarRecord);
-    }
+    parseCifar(bytes.data(), bytes.size(), path, limit, split);
   }
   return split;
 }
@@ -107,6 +97,21 @@ int classesOf(const ByteSplit& a, const ByteSplit& b) {
 }
 
 }  // namespace
+
+void parseCifar(const uint8_t* bytes, size_t size, const std::string& what, int64_t limit, ByteSplit& split) {
+  if (size == 0 || size % kCifarRecord != 0)
+    throw DatasetError(what + ": size " + std::to_string(size) +
+                       " is not a multiple of the CIFAR-10 record size 3073 (truncated?)");
+  split.sampleShape = {3, 32, 32};
+  for (size_t off = 0; off < size; off += kCifarRecord) {
+    if (limit > 0 && split.size() >= limit) return;
+    if (bytes[off] > 9)
+      throw DatasetError(what + ": label " + std::to_string(bytes[off]) + " in record " +
+                         std::to_string(off / kCifarRecord) + " is not a CIFAR-10 class (0-9)");
+    split.labels.push_back(bytes[off]);
+    split.images.insert(split.images.end(), bytes + off + 1, bytes + off + kCifarRecord);
+  }
+}
 
 ByteDataset loadByteDataset(const DatasetSpec& spec) {
   ByteDataset ds;

@@ -8,7 +8,5 @@
 namespace stagewise::engine {
 
 std::vector<uint8_t> readFileBytes(const std::string& path);
-/// The file's bytes, gunzipped when they start with the gzip magic.
-std::vector<uint8_t> readMaybeGzip(const std::string& path);
 
 }  // namespace stagewise::engine

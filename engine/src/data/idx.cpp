@@ -65,12 +65,6 @@ std::vector<uint8_t> readFileBytes(const std::string& path) {
   return bytes;
 }
 
-std::vector<uint8_t> readMaybeGzip(const std::string& path) {
-  std::vector<uint8_t> bytes = readFileBytes(path);
-  if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return gunzip(bytes, path);
-  return bytes;
-}
-
 IdxArray parseIdx(const uint8_t* bytes, size_t size, const std::string& what) {
   if (size < 4) throw DatasetError(what + ": too short to be an IDX file (" + std::to_string(size) + " bytes)");
   if (bytes[0] != 0 || bytes[1] != 0)
@@ -107,9 +101,17 @@ IdxArray parseIdx(const uint8_t* bytes, size_t size, const std::string& what) {
   return out;
 }
 
+IdxArray parseIdxMaybeGzip(const uint8_t* bytes, size_t size, const std::string& what) {
+  if (size >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) {
+    std::vector<uint8_t> raw = gunzip(std::vector<uint8_t>(bytes, bytes + size), what);
+    return parseIdx(raw.data(), raw.size(), what);
+  }
+  return parseIdx(bytes, size, what);
+}
+
 IdxArray readIdxFile(const std::string& path) {
-  std::vector<uint8_t> bytes = readMaybeGzip(path);
-  return parseIdx(bytes.data(), bytes.size(), path);
+  std::vector<uint8_t> bytes = readFileBytes(path);
+  return parseIdxMaybeGzip(bytes.data(), bytes.size(), path);
 }
 
 }  // namespace stagewise::engine

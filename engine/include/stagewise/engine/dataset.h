@@ -25,6 +25,8 @@ struct IdxArray {
 
 /// Parses IDX bytes (already decompressed). `what` names the source in error messages.
 IdxArray parseIdx(const uint8_t* bytes, size_t size, const std::string& what);
+/// Parses IDX bytes that may be gzip-compressed (by content, not by name).
+IdxArray parseIdxMaybeGzip(const uint8_t* bytes, size_t size, const std::string& what);
 /// Reads an IDX file, raw or gzip-compressed (by content, not by name).
 IdxArray readIdxFile(const std::string& path);
 
@@ -35,6 +37,10 @@ struct ByteSplit {
   std::vector<int64_t> labels;
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
 };
+
+/// Parses CIFAR-10 binary records (1 label byte + 3x32x32 pixels each), appending to `split`
+/// up to `limit` samples in all (0: no limit). `what` names the source in errors.
+void parseCifar(const uint8_t* bytes, size_t size, const std::string& what, int64_t limit, ByteSplit& split);
 
 /// A whole dataset in memory, before conversion to tensors.
 struct ByteDataset {

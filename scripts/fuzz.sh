@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (no LibTorch, no Qt) and runs each for SECONDS
+# (default 30) from the seed corpora in fuzz/corpus/. Crashes land in build-fuzz/crashes/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-30}
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSTAGEWISE_BUILD_ENGINE=OFF -DSTAGEWISE_BUILD_GUI=OFF -DSTAGEWISE_BUILD_TESTS=OFF \
+  -DSTAGEWISE_BENCH=OFF -DSTAGEWISE_FUZZ=ON >/dev/null
+# Crashes once found are kept in the corpora (regression-*), so every run replays them first.
+cmake --build "$build" -j"${JOBS:-2}" --target fuzz_idx fuzz_cifar fuzz_spec fuzz_store_open
+mkdir -p "$build/crashes"
+status=0
+for target in idx cifar spec store_open; do
+  corpus="fuzz/corpus/${target%_open}"
+  work="$build/corpus-$target"
+  mkdir -p "$work"
+  t0=$(date +%s)
+  if ! "$build/fuzz/fuzz_$target" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+      -artifact_prefix="$build/crashes/$target-" "$work" "$corpus" >"$build/fuzz_$target.log" 2>&1; then
+    echo "fuzz_$target: FAILED (see $build/fuzz_$target.log and $build/crashes/)"
+    tail -30 "$build/fuzz_$target.log"
+    status=1
+  else
+    echo "fuzz_$target: ok, $(grep -o 'stat::number_of_executed_units: [0-9]*' "$build/fuzz_$target.log" | awk '{print $2}') runs in $(( $(date +%s) - t0 )) s"
+  fi
+done
+exit $status
