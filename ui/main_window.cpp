@@ -3,6 +3,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QFileDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -105,6 +106,8 @@ void MainWindow::buildMenus() {
   file->addAction(tr("&Save"), QKeySequence::Save, m_design, &DesignWorkspace::save);
   file->addAction(tr("Save &as…"), QKeySequence::SaveAs, m_design, &DesignWorkspace::saveAs);
   file->addSeparator();
+  file->addAction(tr("Choose run &store…"), this, &MainWindow::chooseStore);
+  file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
@@ -156,6 +159,19 @@ void MainWindow::startRun() {
   }
   showWorkspace(kTrain);
   m_train->startRun();
+}
+
+void MainWindow::chooseStore() {
+  const QString current = m_store ? QString::fromStdString(m_store->path()) : AppSettings::storePath();
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Run store"), current, tr("Run store (*.db);;All files (*)"), nullptr,
+      QFileDialog::DontConfirmOverwrite);
+  if (path.isEmpty()) return;
+  AppSettings::setStorePath(path);
+  QMessageBox::information(this, tr("Run store"),
+                           tr("Stagewise will keep runs in %1 from its next start (unless --db or "
+                              "STAGEWISE_DB says otherwise).")
+                               .arg(path));
 }
 
 void MainWindow::about() {

@@ -46,6 +46,8 @@ class MainWindow : public QMainWindow {
  public Q_SLOTS:
   void startRun();
   void about();
+  /// Picks the run store file used from the next start (saved in the settings).
+  void chooseStore();
 
  protected:
   void closeEvent(QCloseEvent* event) override;

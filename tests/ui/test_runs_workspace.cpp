@@ -8,6 +8,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTableWidget>
@@ -160,6 +161,50 @@ class TestRunsWorkspace : public QObject {
     storage::RunStore other(t.path());
     addRun(other, runSpec("from-elsewhere", {1}), 0.9);
     QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 2, 5000);
+  }
+
+  void tenThousandRunsScrollWithoutBlocking() {
+    test::TempStore t;
+    {
+      auto& writer = t.store->writer();
+      const std::string spec = engine::specToJson(runSpec("bulk", {2}));
+      for (int i = 0; i < 10000; ++i) {
+        storage::NewRun run;
+        run.name = "bulk " + std::to_string(i);
+        run.mode = i % 3 ? "local" : "backprop";
+        run.specJson = spec;
+        run.modelKind = "mlp";
+        const int64_t id = writer.createRun(run);
+        storage::RunFinish finish;
+        finish.testAccuracy = (i % 997) / 997.0;
+        writer.finishRun(id, finish);
+      }
+      writer.flush();
+    }
+    RunsWorkspace ws(t.store);
+    ws.resize(1200, 800);
+    ws.show();
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 10000, 10000);
+    QTableView* table = ws.table();
+    // Painting rows whose page has not arrived yet never waits for the store.
+    double worstMs = 0;
+    for (int step = 0; step <= 10; ++step) {
+      table->verticalScrollBar()->setValue(table->verticalScrollBar()->maximum() * step / 10);
+      QElapsedTimer timer;
+      timer.start();
+      table->viewport()->repaint();
+      worstMs = std::max(worstMs, timer.nsecsElapsed() / 1e6);
+    }
+    QVERIFY2(worstMs < 100, qPrintable(QStringLiteral("a repaint took %1 ms").arg(worstMs)));
+    // The pages that were looked at arrive; the others are never loaded.
+    QTRY_VERIFY_WITH_TIMEOUT(ws.model()->runId(9999) >= 0, 5000);
+    QVERIFY2(ws.model()->loadedPageCount() <= 20,
+             qPrintable(QString::number(ws.model()->loadedPageCount())));
+    // Sorting 10,000 runs happens in SQL, off the UI thread.
+    ws.table()->sortByColumn(RunTableModel::kAccuracy, Qt::AscendingOrder);
+    table->scrollToTop();
+    QTRY_VERIFY_WITH_TIMEOUT(ws.model()->isSettled() && ws.model()->runId(0) >= 0, 5000);
+    QVERIFY(ws.model()->record(0)->testAccuracy.value_or(1) == 0.0);
   }
 
   void openingARunLoadsItsSpecInDesign() {

@@ -109,8 +109,8 @@ void RunTableModel::requestPage(int page) const {
           Q_EMIT self->dataChanged(self->index(first, 0), self->index(last, kColumnCount - 1));
         Q_EMIT self->pageLoaded(page);
       },
-      [self](const QString& message) {
-        --self->m_pendingPages;
+      [self, generation](const QString& message) {
+        if (generation == self->m_generation) --self->m_pendingPages;
         Q_EMIT self->loadFailed(message);
       });
 }

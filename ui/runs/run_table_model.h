@@ -36,6 +36,8 @@ class RunTableModel : public QAbstractTableModel {
   void reload();
   /// Re-reads the pages already loaded (runs still training change their numbers).
   void refreshLoadedPages();
+  /// Pages held in memory (each kPageSize runs).
+  int loadedPageCount() const { return int(m_pages.size()); }
   /// True once the count and every page asked for so far have arrived.
   bool isSettled() const { return m_pendingPages == 0 && !m_countPending; }
 
