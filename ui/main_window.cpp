@@ -70,9 +70,9 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   for (const auto& d : m_services.engine.devices) devices << QString::fromStdString(d);
   m_engineLabel->setText(
       tr("%1 · %2 · store: %3")
-          .arg(m_services.engine.fake ? tr("fake engine")
-                                      : tr("LibTorch %1").arg(QString::fromStdString(
-                                            m_services.engine.torchVersion)),
+          .arg(m_services.engine.fake
+                   ? tr("fake engine")
+                   : tr("LibTorch %1").arg(QString::fromStdString(m_services.engine.torchVersion)),
                devices.join(QStringLiteral(", ")),
                m_store ? QString::fromStdString(m_store->path()) : tr("none")));
   statusBar()->addPermanentWidget(m_engineLabel);
@@ -101,7 +101,8 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("&New experiment"), QKeySequence::New, m_design, &DesignWorkspace::newExperiment);
+  file->addAction(tr("&New experiment"), QKeySequence::New, m_design,
+                  &DesignWorkspace::newExperiment);
   file->addAction(tr("&Open…"), QKeySequence::Open, m_design, &DesignWorkspace::openWithDialog);
   file->addAction(tr("&Save"), QKeySequence::Save, m_design, &DesignWorkspace::save);
   file->addAction(tr("Save &as…"), QKeySequence::SaveAs, m_design, &DesignWorkspace::saveAs);
@@ -145,7 +146,9 @@ void MainWindow::buildMenus() {
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
 
-void MainWindow::showWorkspace(Workspace workspace) { m_tabs->setCurrentIndex(int(workspace)); }
+void MainWindow::showWorkspace(Workspace workspace) {
+  m_tabs->setCurrentIndex(int(workspace));
+}
 
 MainWindow::Workspace MainWindow::currentWorkspace() const {
   return Workspace(m_tabs->currentIndex());
@@ -154,7 +157,8 @@ MainWindow::Workspace MainWindow::currentWorkspace() const {
 void MainWindow::startRun() {
   if (!m_doc->canRun()) {
     showWorkspace(kDesign);
-    statusBar()->showMessage(tr("Cannot run: %1").arg(m_doc->blockReason().section(QLatin1Char('\n'), 0, 0)), 8000);
+    statusBar()->showMessage(
+        tr("Cannot run: %1").arg(m_doc->blockReason().section(QLatin1Char('\n'), 0, 0)), 8000);
     return;
   }
   showWorkspace(kTrain);
@@ -162,10 +166,11 @@ void MainWindow::startRun() {
 }
 
 void MainWindow::chooseStore() {
-  const QString current = m_store ? QString::fromStdString(m_store->path()) : AppSettings::storePath();
-  const QString path = QFileDialog::getSaveFileName(
-      this, tr("Run store"), current, tr("Run store (*.db);;All files (*)"), nullptr,
-      QFileDialog::DontConfirmOverwrite);
+  const QString current =
+      m_store ? QString::fromStdString(m_store->path()) : AppSettings::storePath();
+  const QString path = QFileDialog::getSaveFileName(this, tr("Run store"), current,
+                                                    tr("Run store (*.db);;All files (*)"), nullptr,
+                                                    QFileDialog::DontConfirmOverwrite);
   if (path.isEmpty()) return;
   AppSettings::setStorePath(path);
   QMessageBox::information(this, tr("Run store"),

@@ -68,15 +68,16 @@ int main(int argc, char** argv) {
       QStringLiteral("Workbench for local-parallel training: design stage cuts, train, compare."));
   parser.addHelpOption();
   parser.addVersionOption();
-  const QCommandLineOption specOption(QStringLiteral("spec"),
-                                      QStringLiteral("Experiment to open (default: the default preset)."),
-                                      QStringLiteral("FILE"));
+  const QCommandLineOption specOption(
+      QStringLiteral("spec"), QStringLiteral("Experiment to open (default: the default preset)."),
+      QStringLiteral("FILE"));
   const QCommandLineOption dbOption(
       QStringLiteral("db"),
       QStringLiteral("Run store file (else $STAGEWISE_DB, the saved setting, or the default)."),
       QStringLiteral("PATH"));
-  const QCommandLineOption fakeOption(QStringLiteral("fake"),
-                                      QStringLiteral("Use the fake engine (scripted numbers, no training)."));
+  const QCommandLineOption fakeOption(
+      QStringLiteral("fake"),
+      QStringLiteral("Use the fake engine (scripted numbers, no training)."));
   const QCommandLineOption themeOption(QStringLiteral("theme"), QStringLiteral("light or dark."),
                                        QStringLiteral("THEME"));
   const QCommandLineOption workspaceOption(QStringLiteral("workspace"),
@@ -84,8 +85,9 @@ int main(int argc, char** argv) {
                                            QStringLiteral("NAME"));
   const QCommandLineOption runOption(QStringLiteral("run"),
                                      QStringLiteral("Start training the experiment right away."));
-  const QCommandLineOption quitOption(QStringLiteral("quit-after-run"),
-                                      QStringLiteral("With --run: quit when the run is over (scripts)."));
+  const QCommandLineOption quitOption(
+      QStringLiteral("quit-after-run"),
+      QStringLiteral("With --run: quit when the run is over (scripts)."));
   parser.addOptions(
       {specOption, dbOption, fakeOption, themeOption, workspaceOption, runOption, quitOption});
   parser.process(app);

@@ -3,6 +3,7 @@
 // writes the same rows. Runs offscreen unless a display is given.
 //   bench_replot [--json FILE] [--points N] [--frames N]
 
+#include <qcustomplot.h>
 #include <QApplication>
 #include <QElapsedTimer>
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <qcustomplot.h>
 
 #include "live/live_dashboard.h"
 #include "live/live_data.h"
@@ -84,9 +84,12 @@ int main(int argc, char** argv) {
   int frames = 30;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) jsonPath = argv[++i];
-    else if (a == "--points" && i + 1 < argc) points = std::stoll(argv[++i]);
-    else if (a == "--frames" && i + 1 < argc) frames = std::stoi(argv[++i]);
+    if (a == "--json" && i + 1 < argc)
+      jsonPath = argv[++i];
+    else if (a == "--points" && i + 1 < argc)
+      points = std::stoll(argv[++i]);
+    else if (a == "--frames" && i + 1 < argc)
+      frames = std::stoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--json FILE] [--points N] [--frames N]\n", argv[0]);
       return 2;
@@ -177,12 +180,14 @@ int main(int argc, char** argv) {
   int lossDrawn = 0;
   for (int g = 0; g < loss->graphCount(); ++g) lossDrawn += loss->shownPoints(g);
   rows.push_back({"loss panel only, decimated", stats(oneDecimated), lossDrawn});
-  rows.push_back({"loss panel only, all points to QCustomPlot", stats(naive), int(points) * kStages});
+  rows.push_back(
+      {"loss panel only, all points to QCustomPlot", stats(naive), int(points) * kStages});
 
   const int64_t total = points * kStages * int64_t(std::size(kSeries));
-  std::printf("bench_replot: %d stages x %zu series x %lld points = %lld points held (filled in %.0f ms)\n",
-              kStages, std::size(kSeries), static_cast<long long>(points),
-              static_cast<long long>(total), fillMs);
+  std::printf(
+      "bench_replot: %d stages x %zu series x %lld points = %lld points held (filled in %.0f ms)\n",
+      kStages, std::size(kSeries), static_cast<long long>(points), static_cast<long long>(total),
+      fillMs);
   std::printf("dashboard %dx%d, %d frames per row, target <= 16 ms/frame\n\n", dashboard.width(),
               dashboard.height(), frames);
   std::printf("%-44s %10s %10s %10s %12s\n", "scenario", "median ms", "p95 ms", "mean ms",
@@ -198,8 +203,11 @@ int main(int argc, char** argv) {
     j["points_per_series"] = points;
     j["frames"] = frames;
     for (const auto& r : rows)
-      j["rows"].push_back({{"scenario", r.scenario}, {"median_ms", r.s.median}, {"p95_ms", r.s.p95},
-                           {"mean_ms", r.s.mean}, {"points_drawn", r.drawn}});
+      j["rows"].push_back({{"scenario", r.scenario},
+                           {"median_ms", r.s.median},
+                           {"p95_ms", r.s.p95},
+                           {"mean_ms", r.s.mean},
+                           {"points_drawn", r.drawn}});
     std::ofstream(jsonPath) << j.dump(2) << '\n';
   }
   return 0;

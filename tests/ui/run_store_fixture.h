@@ -44,8 +44,8 @@ inline int64_t addRun(storage::RunStore& store, const engine::ExperimentSpec& sp
   const int64_t id = writer.createRun(run);
   std::vector<storage::PointInput> points;
   for (int step = 0; step < steps; ++step) {
-    points.push_back({"loss", stages - 1, -1, step, step * 0.01,
-                      2.0 * std::exp(-step / 40.0) + (1 - accuracy)});
+    points.push_back(
+        {"loss", stages - 1, -1, step, step * 0.01, 2.0 * std::exp(-step / 40.0) + (1 - accuracy)});
     if (step % 50 == 49)
       points.push_back({"test_accuracy", -1, -1, step, step * 0.01, accuracy * step / steps});
   }

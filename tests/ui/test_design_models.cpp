@@ -35,8 +35,9 @@ class TestDesignModels : public QObject {
       QVERIFY2(doc.layerCount() > 2, qPrintable(preset.path));
       // The dataset may be missing on a build machine; everything else must be valid.
       for (const auto& p : doc.problems())
-        QVERIFY2(p.field == "dataset", qPrintable(preset.path + QStringLiteral(": ") +
-                                                  QString::fromStdString(p.field + " " + p.message)));
+        QVERIFY2(p.field == "dataset",
+                 qPrintable(preset.path + QStringLiteral(": ") +
+                            QString::fromStdString(p.field + " " + p.message)));
       QVERIFY(doc.estimate().has_value() || doc.inputShapeGuessed());
     }
   }

@@ -98,7 +98,8 @@ class TestMainWindow : public QObject {
     QVERIFY(!window.runAction()->isEnabled());
     QVERIFY(window.runAction()->toolTip().contains(QStringLiteral("train.batch_size")));
     QVERIFY(!window.trainWorkspace()->runButton()->isEnabled());
-    QVERIFY(window.trainWorkspace()->runButton()->toolTip().contains(QStringLiteral("train.batch_size")));
+    QVERIFY(window.trainWorkspace()->runButton()->toolTip().contains(
+        QStringLiteral("train.batch_size")));
     QVERIFY(!window.trainWorkspace()->startRun());
     QVERIFY(!window.controller()->isBusy());
   }

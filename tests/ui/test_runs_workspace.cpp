@@ -2,6 +2,7 @@
 // deleting with confirmation, CSV export, runs written elsewhere appearing, and opening a run's
 // spec back in Design.
 
+#include <qcustomplot.h>
 #include <QApplication>
 #include <QComboBox>
 #include <QLineEdit>
@@ -13,7 +14,6 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QtTest>
-#include <qcustomplot.h>
 
 #include "common/fake_services.h"
 #include "designer/design_document.h"
@@ -62,9 +62,11 @@ class TestRunsWorkspace : public QObject {
     waitLoaded(ws, 3);
     ws.table()->sortByColumn(RunTableModel::kAccuracy, Qt::DescendingOrder);
     waitLoaded(ws, 3);
-    QCOMPARE(ws.model()->data(ws.model()->index(0, RunTableModel::kName), Qt::DisplayRole).toString(),
-             QStringLiteral("beta"));
-    QCOMPARE(ws.model()->data(ws.model()->index(0, RunTableModel::kStages), Qt::DisplayRole).toInt(), 3);
+    QCOMPARE(
+        ws.model()->data(ws.model()->index(0, RunTableModel::kName), Qt::DisplayRole).toString(),
+        QStringLiteral("beta"));
+    QCOMPARE(
+        ws.model()->data(ws.model()->index(0, RunTableModel::kStages), Qt::DisplayRole).toInt(), 3);
     QTest::keyClicks(ws.searchEdit(), QStringLiteral("alp"));
     QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 1, 5000);
     ws.searchEdit()->clear();
@@ -95,7 +97,8 @@ class TestRunsWorkspace : public QObject {
     QTableWidget* diff = ws.comparePanel()->diffTable();
     QStringList keys;
     for (int r = 0; r < diff->rowCount(); ++r) keys << diff->item(r, 0)->text();
-    QVERIFY2(keys.contains(QStringLiteral("partition.cuts")), qPrintable(keys.join(QLatin1Char(','))));
+    QVERIFY2(keys.contains(QStringLiteral("partition.cuts")),
+             qPrintable(keys.join(QLatin1Char(','))));
     QVERIFY(keys.contains(QStringLiteral("name")));
     QCOMPARE(keys.size(), 2);
     // Wall-time alignment reloads the overlay.
@@ -118,7 +121,8 @@ class TestRunsWorkspace : public QObject {
     QTest::mouseClick(ws.saveMetaButton(), Qt::LeftButton);
     ws.executor()->waitIdle();
     storage::RunReader reader(*t.store);
-    QTRY_COMPARE_WITH_TIMEOUT(reader.run(a)->tags, std::vector<std::string>({"baseline", "fmnist"}), 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(reader.run(a)->tags, std::vector<std::string>({"baseline", "fmnist"}),
+                              5000);
     QCOMPARE(reader.run(a)->notes, std::string("first try"));
     // The tag is searchable.
     ws.searchEdit()->setText(QStringLiteral("fmnist"));
@@ -134,7 +138,8 @@ class TestRunsWorkspace : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(csv), 5000);
     QFile file(csv);
     QVERIFY(file.open(QIODevice::ReadOnly));
-    const QStringList lines = QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    const QStringList lines =
+        QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     QVERIFY(lines.first().startsWith(QStringLiteral("run_id,")));
     QCOMPARE(lines.size(), 1 + 200 + 4);  // header, loss points, test accuracy points
     QFile::remove(csv);

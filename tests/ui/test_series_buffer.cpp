@@ -61,7 +61,8 @@ class TestSeriesBuffer : public QObject {
       double hi = -1, lo = 1e9;
       for (const auto& p : out) hi = std::max(hi, p.y), lo = std::min(lo, p.y);
       double rhi = -1, rlo = 1e9;
-      for (size_t j = 0; j < s.size(); ++j) rhi = std::max(rhi, s.y(j)), rlo = std::min(rlo, s.y(j));
+      for (size_t j = 0; j < s.size(); ++j)
+        rhi = std::max(rhi, s.y(j)), rlo = std::min(rlo, s.y(j));
       QCOMPARE(hi, rhi);
       QCOMPARE(lo, rlo);
     }

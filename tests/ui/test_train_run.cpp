@@ -106,7 +106,8 @@ class TestTrainRun : public QObject {
     QCOMPARE(f.workspace.dashboard()->lossPanel()->receivedPoints(0), paused);
     QTest::mouseClick(f.workspace.pauseButton(), Qt::LeftButton);
     QCOMPARE(f.controller.state(), State::Running);
-    QTRY_VERIFY_WITH_TIMEOUT(f.workspace.dashboard()->lossPanel()->receivedPoints(0) > paused, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(f.workspace.dashboard()->lossPanel()->receivedPoints(0) > paused,
+                             5000);
 
     QElapsedTimer timer;
     timer.start();
@@ -116,7 +117,10 @@ class TestTrainRun : public QObject {
     QCOMPARE(f.workspace.summaries().size(), size_t(1));
     QVERIFY(f.workspace.summaries()[0].status == engine::RunStatus::Stopped);
     QVERIFY(f.workspace.summaries()[0].steps < 100000);
-    QVERIFY(f.workspace.eventLog()->messages().join(QLatin1Char('\n')).contains(QStringLiteral("stopped")));
+    QVERIFY(f.workspace.eventLog()
+                ->messages()
+                .join(QLatin1Char('\n'))
+                .contains(QStringLiteral("stopped")));
   }
 
   void failingStageIsNamed() {
@@ -149,15 +153,18 @@ class TestTrainRun : public QObject {
     PlotPanel* loss = f.workspace.dashboard()->lossPanel();
     QStringList legends;
     for (int g = 0; g < loss->graphCount(); ++g) legends << loss->legendText(g);
-    QVERIFY2(legends.contains(QStringLiteral("backprop")), qPrintable(legends.join(QLatin1Char(','))));
+    QVERIFY2(legends.contains(QStringLiteral("backprop")),
+             qPrintable(legends.join(QLatin1Char(','))));
     QVERIFY(legends.contains(QStringLiteral("S3")));
   }
 
   void startFailureIsReportedNotThrown() {
     Fixture f(100);
     auto services = f.services;
-    services.createRun = [](const engine::ExperimentSpec&, engine::RunObserver*)
-        -> std::unique_ptr<engine::Run> { throw std::runtime_error("dataset unreadable"); };
+    services.createRun = [](const engine::ExperimentSpec&,
+                            engine::RunObserver*) -> std::unique_ptr<engine::Run> {
+      throw std::runtime_error("dataset unreadable");
+    };
     EngineController controller(services);
     TrainWorkspace ws(&controller, &f.doc);
     QSignalSpy finished(&ws, &TrainWorkspace::runFinished);

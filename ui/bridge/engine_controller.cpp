@@ -19,7 +19,7 @@ EngineController::~EngineController() {
 
 engine::Mode EngineController::phaseMode(int phase) const {
   return phase >= 0 && size_t(phase) < m_modes.size() ? m_modes[size_t(phase)]
-                                                       : engine::Mode::Local;
+                                                      : engine::Mode::Local;
 }
 
 bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan) {

@@ -1,8 +1,8 @@
 #include "common/about_dialog.h"
 
+#include <qcustomplot.h>
 #include <QCoreApplication>
 #include <QMessageBox>
-#include <qcustomplot.h>
 
 namespace stagewise::ui {
 

@@ -4,14 +4,19 @@
 
 namespace stagewise::ui {
 
-QString AppSettings::storePath() { return QSettings().value(QStringLiteral("store/path")).toString(); }
+QString AppSettings::storePath() {
+  return QSettings().value(QStringLiteral("store/path")).toString();
+}
 void AppSettings::setStorePath(const QString& path) {
   QSettings().setValue(QStringLiteral("store/path"), path);
 }
 Theme AppSettings::theme() {
-  return themeFromString(QSettings().value(QStringLiteral("ui/theme"), QStringLiteral("light")).toString());
+  return themeFromString(
+      QSettings().value(QStringLiteral("ui/theme"), QStringLiteral("light")).toString());
 }
-void AppSettings::setTheme(Theme theme) { QSettings().setValue(QStringLiteral("ui/theme"), toString(theme)); }
+void AppSettings::setTheme(Theme theme) {
+  QSettings().setValue(QStringLiteral("ui/theme"), toString(theme));
+}
 QByteArray AppSettings::windowGeometry() {
   return QSettings().value(QStringLiteral("window/geometry")).toByteArray();
 }
@@ -23,11 +28,15 @@ void AppSettings::setWindow(const QByteArray& geometry, const QByteArray& state)
   settings.setValue(QStringLiteral("window/geometry"), geometry);
   settings.setValue(QStringLiteral("window/state"), state);
 }
-QString AppSettings::lastSpecDir() { return QSettings().value(QStringLiteral("files/specDir")).toString(); }
+QString AppSettings::lastSpecDir() {
+  return QSettings().value(QStringLiteral("files/specDir")).toString();
+}
 void AppSettings::setLastSpecDir(const QString& dir) {
   QSettings().setValue(QStringLiteral("files/specDir"), dir);
 }
-double AppSettings::smoothing() { return QSettings().value(QStringLiteral("train/smoothing"), 0.6).toDouble(); }
+double AppSettings::smoothing() {
+  return QSettings().value(QStringLiteral("train/smoothing"), 0.6).toDouble();
+}
 void AppSettings::setSmoothing(double weight) {
   QSettings().setValue(QStringLiteral("train/smoothing"), weight);
 }

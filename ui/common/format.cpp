@@ -20,8 +20,9 @@ QString formatBytes(double bytes) {
     bytes /= 1024;
     ++unit;
   }
-  return unit == 0 ? QString::number(static_cast<qint64>(bytes)) + QStringLiteral(" B")
-                   : QString::number(bytes, 'f', 1) + QLatin1Char(' ') + QLatin1String(kUnits[unit]);
+  return unit == 0
+             ? QString::number(static_cast<qint64>(bytes)) + QStringLiteral(" B")
+             : QString::number(bytes, 'f', 1) + QLatin1Char(' ') + QLatin1String(kUnits[unit]);
 }
 
 QString formatDuration(double seconds) {

@@ -31,7 +31,8 @@ engine::ExperimentSpec readSpecFile(const QString& path) {
                             path.toStdString());
   const QByteArray bytes = file.readAll();
   try {
-    return engine::parseSpec(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
+    return engine::parseSpec(
+        std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
   } catch (const engine::SpecError& e) {
     throw engine::SpecError(e.field(), e.message(), path.toStdString());
   }

@@ -1,15 +1,14 @@
 #include "common/theme.h"
 
+#include <qcustomplot.h>
 #include <QApplication>
 #include <QPalette>
 #include <QStyleFactory>
-#include <qcustomplot.h>
 
 namespace stagewise::ui {
 
 Theme themeFromString(const QString& name) {
-  return name.compare(QLatin1String("dark"), Qt::CaseInsensitive) == 0 ? Theme::Dark
-                                                                        : Theme::Light;
+  return name.compare(QLatin1String("dark"), Qt::CaseInsensitive) == 0 ? Theme::Dark : Theme::Light;
 }
 
 QString toString(Theme theme) {

@@ -12,8 +12,8 @@ namespace {
 
 class SpecEditCommand : public QUndoCommand {
  public:
-  SpecEditCommand(DesignDocument* doc, engine::ExperimentSpec before,
-                  engine::ExperimentSpec after, const QString& text, int mergeId)
+  SpecEditCommand(DesignDocument* doc, engine::ExperimentSpec before, engine::ExperimentSpec after,
+                  const QString& text, int mergeId)
       : QUndoCommand(text),
         m_doc(doc),
         m_before(std::move(before)),
@@ -125,8 +125,8 @@ engine::InputShape DesignDocument::inputShapeFor(const engine::DatasetSpec& d) {
       m_probeError = e.what();
       // A stand-in shape keeps the canvas and the estimate useful while the data is missing.
       m_probedShape = {};
-      m_probedShape.dims = d.kind == "cifar10" ? std::vector<int64_t>{3, 32, 32}
-                                               : std::vector<int64_t>{1, 28, 28};
+      m_probedShape.dims =
+          d.kind == "cifar10" ? std::vector<int64_t>{3, 32, 32} : std::vector<int64_t>{1, 28, 28};
       m_probedShape.numClasses = 10;
     }
   }
@@ -149,12 +149,11 @@ void DesignDocument::recompute() {
   }
   for (const auto& p : engine::validateSpec(m_spec, layerCount(), m_engine.devices))
     m_problems.push_back({p.field, p.message});
-  if (!m_plan.layers.empty() &&
-      engine::validateCuts(m_spec.partition.cuts, layerCount()).empty()) {
+  if (!m_plan.layers.empty() && engine::validateCuts(m_spec.partition.cuts, layerCount()).empty()) {
     try {
       m_partition = engine::makePartition(m_spec, m_plan, m_spec.partition.cuts);
-      m_estimate = engine::estimateSpeed(m_partition, m_plan, std::max(1, m_spec.train.batchSize),
-                                         m_cores);
+      m_estimate =
+          engine::estimateSpeed(m_partition, m_plan, std::max(1, m_spec.train.batchSize), m_cores);
     } catch (const engine::SpecError& e) {
       m_problems.push_back({e.field(), e.message()});
     }

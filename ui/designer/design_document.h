@@ -16,10 +16,10 @@ namespace stagewise::ui {
 
 /// Where a problem shows up in the designer.
 struct DesignProblem {
-  std::string field;    ///< dotted spec key, e.g. "stages[1].device"
+  std::string field;  ///< dotted spec key, e.g. "stages[1].device"
   std::string message;
-  int stage = -1;       ///< the stage it belongs to, or -1
-  int cut = -1;         ///< the cut it belongs to, or -1
+  int stage = -1;  ///< the stage it belongs to, or -1
+  int cut = -1;    ///< the cut it belongs to, or -1
 };
 
 class DesignDocument : public QObject {

@@ -42,8 +42,9 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
 
   m_scene = new NetworkScene(doc, this);
   m_view = new NetworkView(m_scene, this);
-  m_view->setToolTip(tr("Click between two layers to cut or join stages; drag a cut's grip to "
-                        "move it; click a layer to inspect its stage. Ctrl+wheel zooms."));
+  m_view->setToolTip(
+      tr("Click between two layers to cut or join stages; drag a cut's grip to "
+         "move it; click a layer to inspect its stage. Ctrl+wheel zooms."));
   auto* zoomIn = toolButton(QStringLiteral("+"), tr("Zoom in (Ctrl+wheel)"), this);
   auto* zoomOut = toolButton(QStringLiteral("−"), tr("Zoom out"), this);
   auto* fit = toolButton(tr("Fit"), tr("Fit the network to the view"), this);
@@ -106,21 +107,22 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
 
 void DesignWorkspace::refresh() {
   const auto& plan = m_doc->plan();
-  m_summary->setText(tr("%1 layers · %2 stages · %3 params · %4 FLOPs/sample")
-                         .arg(plan.layers.size())
-                         .arg(m_doc->spec().stageCount())
-                         .arg(formatCount(double(plan.totalParams())),
-                              formatCount(double(plan.totalFlops()))));
+  m_summary->setText(
+      tr("%1 layers · %2 stages · %3 params · %4 FLOPs/sample")
+          .arg(plan.layers.size())
+          .arg(m_doc->spec().stageCount())
+          .arg(formatCount(double(plan.totalParams())), formatCount(double(plan.totalFlops()))));
   m_problems->clear();
   for (const auto& p : m_doc->problems()) {
     auto* item = new QListWidgetItem(
-        QStringLiteral("⚠ ") + QString::fromStdString(p.field.empty() ? p.message
-                                                                       : p.field + ": " + p.message),
+        QStringLiteral("⚠ ") +
+            QString::fromStdString(p.field.empty() ? p.message : p.field + ": " + p.message),
         m_problems);
     item->setForeground(QColor(0xd0, 0x30, 0x30));
   }
   if (m_doc->problems().empty())
-    (new QListWidgetItem(tr("✓ Ready to run"), m_problems))->setForeground(QColor(0x2e, 0x8b, 0x3e));
+    (new QListWidgetItem(tr("✓ Ready to run"), m_problems))
+        ->setForeground(QColor(0x2e, 0x8b, 0x3e));
   m_run->setEnabled(m_doc->canRun());
   m_run->setToolTip(m_doc->canRun() ? tr("Train this experiment (Ctrl+R)")
                                     : tr("Cannot run:\n%1").arg(m_doc->blockReason()));
@@ -176,9 +178,9 @@ bool DesignWorkspace::save() {
 bool DesignWorkspace::saveAs() {
   QString suggested = m_doc->filePath();
   if (suggested.isEmpty())
-    suggested = QString::fromStdString(m_doc->spec().name.empty() ? "experiment"
-                                                                  : m_doc->spec().name) +
-                QStringLiteral(".json");
+    suggested =
+        QString::fromStdString(m_doc->spec().name.empty() ? "experiment" : m_doc->spec().name) +
+        QStringLiteral(".json");
   const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), suggested,
                                                     tr("Experiments (*.json)"));
   if (path.isEmpty()) return false;

@@ -1,5 +1,6 @@
 #include "designer/estimate_panel.h"
 
+#include <qcustomplot.h>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -11,7 +12,6 @@
 #include <QStandardItemModel>
 #include <QTableWidget>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
 
 #include "common/format.h"
 #include "common/theme.h"
@@ -21,12 +21,12 @@
 
 namespace stagewise::ui {
 
-EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent)
-    : QWidget(parent), m_doc(doc) {
+EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
   m_plot = new QCustomPlot(this);
   m_plot->setMinimumHeight(150);
-  m_plot->setToolTip(tr("Each stage's share of the work of one local step (forward, aux head, "
-                        "backward), from FLOPs. The slowest stage sets the pace."));
+  m_plot->setToolTip(
+      tr("Each stage's share of the work of one local step (forward, aux head, "
+         "backward), from FLOPs. The slowest stage sets the pace."));
   m_plot->yAxis->setLabel(tr("share of work %"));
   m_plot->yAxis->setRange(0, 100);
 
@@ -38,11 +38,13 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent)
   big.setPointSizeF(big.pointSizeF() * 1.4);
   big.setBold(true);
   m_speedup->setFont(big);
-  m_speedup->setToolTip(tr("Predicted steps/s of local-parallel training over end-to-end "
-                           "backprop at its best thread count, from FLOPs and a measured "
-                           "thread-scaling model. A run measures the real number."));
-  m_efficiency->setToolTip(tr("Mean stage time / slowest stage time: 100% when the stages are "
-                              "perfectly balanced."));
+  m_speedup->setToolTip(
+      tr("Predicted steps/s of local-parallel training over end-to-end "
+         "backprop at its best thread count, from FLOPs and a measured "
+         "thread-scaling model. A run measures the real number."));
+  m_efficiency->setToolTip(
+      tr("Mean stage time / slowest stage time: 100% when the stages are "
+         "perfectly balanced."));
 
   m_cores = new QSpinBox(this);
   m_cores->setRange(1, 1024);
@@ -56,9 +58,10 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent)
   m_bytes->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_bytes->setSelectionMode(QAbstractItemView::NoSelection);
   m_bytes->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
-  m_bytes->setToolTip(tr("Bytes crossing each stage boundary per batch: local training sends "
-                         "activations and labels forward; pipelined backprop would also send "
-                         "gradients back."));
+  m_bytes->setToolTip(
+      tr("Bytes crossing each stage boundary per batch: local training sends "
+         "activations and labels forward; pipelined backprop would also send "
+         "gradients back."));
 
   m_stageCount = new QSpinBox(this);
   m_stageCount->setRange(1, 64);
@@ -103,7 +106,9 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent)
                         return std::optional<std::vector<double>>(engine::flopCosts(plan));
                       },
                       {}});
-  addBalanceStrategy({tr("by measured time"), {}, {},
+  addBalanceStrategy({tr("by measured time"),
+                      {},
+                      {},
                       tr("Needs the LibTorch engine to time each layer; not available with "
                          "this engine.")});
 
@@ -126,7 +131,8 @@ void EstimatePanel::addBalanceStrategy(const BalanceStrategy& strategy) {
     }
   m_strategies.push_back(strategy);
   m_strategy->addItem(strategy.name);
-  auto* item = qobject_cast<QStandardItemModel*>(m_strategy->model())->item(m_strategy->count() - 1);
+  auto* item =
+      qobject_cast<QStandardItemModel*>(m_strategy->model())->item(m_strategy->count() - 1);
   item->setEnabled(bool(strategy.cost));
   item->setToolTip(strategy.cost ? strategy.toolTip : strategy.unavailableReason);
 }
@@ -244,9 +250,11 @@ void EstimatePanel::refresh() {
   m_bytes->setRowCount(int(estimate->boundaryBytes.size()));
   for (int b = 0; b < int(estimate->boundaryBytes.size()); ++b) {
     m_bytes->setItem(b, 0, new QTableWidgetItem(tr("S%1 → S%2").arg(b + 1).arg(b + 2)));
-    m_bytes->setItem(b, 1, new QTableWidgetItem(formatBytes(double(estimate->boundaryBytes[size_t(b)]))));
+    m_bytes->setItem(b, 1,
+                     new QTableWidgetItem(formatBytes(double(estimate->boundaryBytes[size_t(b)]))));
     m_bytes->setItem(
-        b, 2, new QTableWidgetItem(formatBytes(double(estimate->backpropBoundaryBytes[size_t(b)]))));
+        b, 2,
+        new QTableWidgetItem(formatBytes(double(estimate->backpropBoundaryBytes[size_t(b)]))));
   }
   // Show every boundary up to a handful without a scroll bar.
   const int rows = std::clamp(m_bytes->rowCount(), 1, 5);

@@ -1,6 +1,5 @@
 #include "designer/layer_profile_job.h"
 
-
 namespace stagewise::ui {
 
 LayerProfileJob::LayerProfileJob(LayerProfiler profiler, engine::ExperimentSpec spec,
@@ -19,16 +18,16 @@ void LayerProfileJob::start() {
     // `this` outlives every queued call it could still receive.
     try {
       auto seconds = m_profiler(m_spec, [this](int done, int total) {
-        QMetaObject::invokeMethod(this, [this, done, total] { Q_EMIT progress(done, total); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, done, total] { Q_EMIT progress(done, total); }, Qt::QueuedConnection);
         return !m_cancel.load();
       });
-      QMetaObject::invokeMethod(this, [this, seconds] { Q_EMIT finished(seconds); },
-                                Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          this, [this, seconds] { Q_EMIT finished(seconds); }, Qt::QueuedConnection);
     } catch (const std::exception& e) {
       const QString message = QString::fromStdString(e.what());
-      QMetaObject::invokeMethod(this, [this, message] { Q_EMIT failed(message); },
-                                Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          this, [this, message] { Q_EMIT failed(message); }, Qt::QueuedConnection);
     }
   });
 }

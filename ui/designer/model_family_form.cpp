@@ -12,8 +12,8 @@ namespace stagewise::ui {
 
 std::optional<std::vector<int>> parseWidths(const QString& text) {
   std::vector<int> out;
-  for (const QString& part : text.split(QRegularExpression(QStringLiteral("[,\\s]+")),
-                                        Qt::SkipEmptyParts)) {
+  for (const QString& part :
+       text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts)) {
     bool ok = false;
     const int w = part.toInt(&ok);
     if (!ok) return std::nullopt;
@@ -35,13 +35,15 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
   m_kind->addItem(tr("MLP"), QStringLiteral("mlp"));
   m_kind->addItem(tr("Residual CNN"), QStringLiteral("cnn"));
   m_kind->addItem(tr("Vision transformer"), QStringLiteral("vit"));
-  m_kind->setToolTip(tr("The model family. Each layer block on the canvas is one cuttable unit "
-                        "(an MLP layer, a residual block, an encoder block)."));
+  m_kind->setToolTip(
+      tr("The model family. Each layer block on the canvas is one cuttable unit "
+         "(an MLP layer, a residual block, an encoder block)."));
 
   auto* mlp = new QWidget(this);
   m_widths = new QLineEdit(mlp);
-  m_widths->setToolTip(tr("Hidden widths of the MLP, one per layer, e.g. 512, 512, 256. The "
-                          "classifier layer is added after them."));
+  m_widths->setToolTip(
+      tr("Hidden widths of the MLP, one per layer, e.g. 512, 512, 256. The "
+         "classifier layer is added after them."));
   m_activation = new QComboBox(mlp);
   for (const char* a : {"relu", "gelu", "tanh"})
     m_activation->addItem(QString::fromLatin1(a), QString::fromLatin1(a));
@@ -52,8 +54,9 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
 
   auto* cnn = new QWidget(this);
   m_channels = new QLineEdit(cnn);
-  m_channels->setToolTip(tr("Width of each group of residual blocks, e.g. 16, 32, 64. Groups "
-                            "after the first halve the image size."));
+  m_channels->setToolTip(
+      tr("Width of each group of residual blocks, e.g. 16, 32, 64. Groups "
+         "after the first halve the image size."));
   m_blocks = new QLineEdit(cnn);
   m_blocks->setToolTip(tr("Residual blocks in each group, e.g. 2, 1, 1 (one entry per group)."));
   auto* cnnForm = new QFormLayout(cnn);
@@ -64,9 +67,10 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
   auto* vit = new QWidget(this);
   auto* vitForm = new QFormLayout(vit);
   vitForm->setContentsMargins(0, 0, 0, 0);
-  vitForm->addRow(tr("Patch"), vitSpin(1, 1024, tr("Patch size in pixels (must divide the image "
-                                                   "height and width)."), 1, tr("ViT patch"),
-                                       &engine::ModelSpec::patch));
+  vitForm->addRow(tr("Patch"), vitSpin(1, 1024,
+                                       tr("Patch size in pixels (must divide the image "
+                                          "height and width)."),
+                                       1, tr("ViT patch"), &engine::ModelSpec::patch));
   vitForm->addRow(tr("Width"), vitSpin(1, 65536, tr("Token width."), 2, tr("ViT width"),
                                        &engine::ModelSpec::dim));
   vitForm->addRow(tr("Depth"), vitSpin(1, 256, tr("Encoder blocks."), 3, tr("ViT depth"),
@@ -106,9 +110,8 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
   listEdit(m_channels, 7, tr("CNN channels"), &engine::ModelSpec::channels);
   listEdit(m_blocks, 8, tr("CNN blocks"), &engine::ModelSpec::blocks);
   connect(m_activation, &QComboBox::activated, this, [this] {
-    edit(9, tr("Activation"), [v = m_activation->currentData().toString().toStdString()](auto& m) {
-      m.activation = v;
-    });
+    edit(9, tr("Activation"),
+         [v = m_activation->currentData().toString().toStdString()](auto& m) { m.activation = v; });
   });
   connect(doc, &DesignDocument::changed, this, &ModelFamilyForm::refresh);
   refresh();

@@ -27,8 +27,7 @@ class ModelFamilyForm : public QWidget {
   void refresh();
 
  private:
-  void edit(int field, const QString& text,
-            const std::function<void(engine::ModelSpec&)>& change);
+  void edit(int field, const QString& text, const std::function<void(engine::ModelSpec&)>& change);
   void listEdit(QLineEdit* line, int field, const QString& text,
                 std::vector<int> engine::ModelSpec::*member);
   QSpinBox* vitSpin(int lo, int hi, const QString& tip, int field, const QString& text,

@@ -6,8 +6,8 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QLineEdit>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSpinBox>
@@ -69,8 +69,9 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   m_optimizer = new QComboBox(this);
   m_optimizer->addItem(QStringLiteral("adam"), QStringLiteral("adam"));
   m_optimizer->addItem(QStringLiteral("sgd"), QStringLiteral("sgd"));
-  m_queue = spin(this, 1, 1024, tr("Capacity of the queue between stages: how far a stage may "
-                                   "run ahead of the next (allowed staleness)."));
+  m_queue = spin(this, 1, 1024,
+                 tr("Capacity of the queue between stages: how far a stage may "
+                    "run ahead of the next (allowed staleness)."));
   m_seed = spin(this, 0, 2147483647, tr("Seed: a local run is reproducible bit for bit."));
   m_eval = spin(this, 0, 100000000, tr("Steps between test-set evaluations (0: only at the end)."));
 
@@ -137,9 +138,8 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   intEdit(m_queue, kQueue, tr("Queue capacity"), [](auto& s, int v) { s.train.queueCapacity = v; });
   intEdit(m_seed, kSeed, tr("Seed"), [](auto& s, int v) { s.train.seed = uint64_t(v); });
   intEdit(m_eval, kEval, tr("Eval interval"), [](auto& s, int v) { s.eval.interval = v; });
-  connect(m_lr, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    edit(kLr, tr("Learning rate"), [v](auto& s) { s.train.lr = v; });
-  });
+  connect(m_lr, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { edit(kLr, tr("Learning rate"), [v](auto& s) { s.train.lr = v; }); });
   connect(m_optimizer, &QComboBox::activated, this, [this] {
     edit(kOptimizer, tr("Optimizer"),
          [v = m_optimizer->currentData().toString().toStdString()](auto& s) {
@@ -150,7 +150,9 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   refresh();
 }
 
-QLineEdit* ModelPanel::widthsEdit() const { return m_family->widthsEdit(); }
+QLineEdit* ModelPanel::widthsEdit() const {
+  return m_family->widthsEdit();
+}
 
 void ModelPanel::edit(Field field, const QString& text,
                       const std::function<void(engine::ExperimentSpec&)>& change) {

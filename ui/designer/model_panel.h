@@ -35,8 +35,22 @@ class ModelPanel : public QWidget {
   void presetChosen(const QString& path);
 
  private:
-  enum Field { kName = 1, kDataset, kPath, kFeatures, kClasses, kBatch,
-               kSteps, kEpochs, kLr, kOptimizer, kQueue, kSeed, kEval, kLimit };
+  enum Field {
+    kName = 1,
+    kDataset,
+    kPath,
+    kFeatures,
+    kClasses,
+    kBatch,
+    kSteps,
+    kEpochs,
+    kLr,
+    kOptimizer,
+    kQueue,
+    kSeed,
+    kEval,
+    kLimit
+  };
   void edit(Field field, const QString& text,
             const std::function<void(engine::ExperimentSpec&)>& change);
   void browseDataset();

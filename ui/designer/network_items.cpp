@@ -16,7 +16,9 @@ BlockItem::BlockItem(const QRectF& rect, QString title, QString tag, QStringList
       m_tag(std::move(tag)),
       m_lines(std::move(lines)) {}
 
-QRectF BlockItem::boundingRect() const { return m_rect.adjusted(-2, -2, 2, 2); }
+QRectF BlockItem::boundingRect() const {
+  return m_rect.adjusted(-2, -2, 2, 2);
+}
 
 void BlockItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   const QPalette pal = QApplication::palette();
@@ -58,7 +60,9 @@ StageBandItem::StageBandItem(const QRectF& rect, int stage, QColor color, QStrin
   if (!m_problem.isEmpty()) setToolTip(m_problem);
 }
 
-QRectF StageBandItem::boundingRect() const { return m_rect.adjusted(-3, -3, 3, 3); }
+QRectF StageBandItem::boundingRect() const {
+  return m_rect.adjusted(-3, -3, 3, 3);
+}
 
 void StageBandItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   const QPalette pal = QApplication::palette();

@@ -102,7 +102,8 @@ void NetworkScene::rebuild() {
   std::vector<Band> bands;
   const auto& stages = m_doc->partition().stages;
   if (!stages.empty()) {
-    for (const auto& sp : stages) bands.push_back({sp.index, sp.firstLayer, sp.lastLayer, sp.isLast, &sp});
+    for (const auto& sp : stages)
+      bands.push_back({sp.index, sp.firstLayer, sp.lastLayer, sp.isLast, &sp});
   } else if (n > 0) {
     std::vector<int> starts{0};
     for (int c : spec.partition.cuts) starts.push_back(std::clamp(c, 1, std::max(1, n - 1)));
@@ -125,10 +126,12 @@ void NetworkScene::rebuild() {
                  tr(" · %n thread(s)", nullptr, settings.threads);
     if (estimate && size_t(s.index) < estimate->stageShare.size())
       lines << tr("%1% of the work").arg(estimate->stageShare[size_t(s.index)] * 100, 0, 'f', 1);
-    if (s.plan) lines << tr("%1 params").arg(formatCount(double(s.plan->params + s.plan->auxParams)));
+    if (s.plan)
+      lines << tr("%1 params").arg(formatCount(double(s.plan->params + s.plan->auxParams)));
     if (settings.delayMs > 0) lines << tr("straggler +%1 ms").arg(settings.delayMs);
     QString problem;
-    for (const auto& p : m_doc->problemsForStage(s.index)) problem = QString::fromStdString(p.message);
+    for (const auto& p : m_doc->problemsForStage(s.index))
+      problem = QString::fromStdString(p.message);
     addItem(new StageBandItem(rect, s.index, stageColor(s.index), lines,
                               s.index == m_doc->selectedStage(), problem));
     // The aux head that gives this stage its local loss.
@@ -162,16 +165,18 @@ void NetworkScene::rebuild() {
         ->setZValue(-2);
   for (const auto& l : plan.layers) {
     const QRectF rect(M::kBlockLeft, M::layerTop(l.index), M::kBlockWidth, M::kBlockHeight);
-    auto* block = new BlockItem(rect, QString::fromStdString(l.name), formatShape(l.outShape),
-                                {QString::fromStdString(l.description),
-                                 tr("%1 params · %2 FLOPs").arg(formatCount(double(l.params)),
-                                                               formatCount(double(l.flops)))});
+    auto* block =
+        new BlockItem(rect, QString::fromStdString(l.name), formatShape(l.outShape),
+                      {QString::fromStdString(l.description),
+                       tr("%1 params · %2 FLOPs")
+                           .arg(formatCount(double(l.params)), formatCount(double(l.flops)))});
     const int stage = stageOfLayer(l.index);
     if (!bands.empty()) block->setAccent(stageColor(stage));
     block->setToolTip(tr("%1: %2\nOutput %3 per sample, %4 activation bytes\nClick to inspect "
                          "stage %5")
-                          .arg(QString::fromStdString(l.name), QString::fromStdString(l.description),
-                               formatShape(l.outShape), formatBytes(double(l.activationBytes)))
+                          .arg(QString::fromStdString(l.name),
+                               QString::fromStdString(l.description), formatShape(l.outShape),
+                               formatBytes(double(l.activationBytes)))
                           .arg(stage + 1));
     addItem(block);
   }
@@ -244,8 +249,7 @@ void NetworkScene::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
     if (m_dragCut < 0) return;
     const int n = m_doc->layerCount();
     const auto [lo, hi] = cutRange(m_doc->spec().partition.cuts, m_dragCut, n);
-    const int nearest =
-        int(std::lround((pos.y() - M::gapY(1)) / (M::kBlockHeight + M::kGap))) + 1;
+    const int nearest = int(std::lround((pos.y() - M::gapY(1)) / (M::kBlockHeight + M::kGap))) + 1;
     const int target = std::clamp(nearest, lo, hi);
     if (target != m_dragTarget || m_dragging) {
       m_dragging = m_dragging || target != m_pressGap;
@@ -275,9 +279,8 @@ void NetworkScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
     rebuild();  // dragged back to where it was: nothing to change
   } else if (gapAt(event->scenePos()) == pressGap) {
     const bool join = cutIndexAt(pressGap) >= 0;
-    m_doc->edit(toggleCut(spec, pressGap),
-                join ? tr("Join stages at %1").arg(gapLabel(pressGap))
-                     : tr("Cut at %1").arg(gapLabel(pressGap)));
+    m_doc->edit(toggleCut(spec, pressGap), join ? tr("Join stages at %1").arg(gapLabel(pressGap))
+                                                : tr("Cut at %1").arg(gapLabel(pressGap)));
   }
   event->accept();
 }

@@ -14,8 +14,7 @@
 
 namespace stagewise::ui {
 
-StageInspector::StageInspector(DesignDocument* doc, QWidget* parent)
-    : QWidget(parent), m_doc(doc) {
+StageInspector::StageInspector(DesignDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
   m_title = new QLabel(this);
   QFont bold = m_title->font();
   bold.setBold(true);
@@ -23,15 +22,17 @@ StageInspector::StageInspector(DesignDocument* doc, QWidget* parent)
   m_title->setWordWrap(true);
 
   m_device = new QComboBox(this);
-  m_device->setToolTip(tr("Where this stage's layers and aux head run. Devices this machine "
-                          "does not have are greyed out; hover them for the reason."));
+  m_device->setToolTip(
+      tr("Where this stage's layers and aux head run. Devices this machine "
+         "does not have are greyed out; hover them for the reason."));
   m_cores = new QLineEdit(this);
   m_cores->setPlaceholderText(tr("any core (e.g. 0,1 or 2-3)"));
   m_cores->setToolTip(tr("CPU cores the stage's thread is pinned to. Empty: no pinning."));
   m_threads = new QSpinBox(this);
   m_threads->setRange(1, 256);
-  m_threads->setToolTip(tr("Intra-op threads of the stage's compute thread. More threads than "
-                           "cores slows every stage down."));
+  m_threads->setToolTip(
+      tr("Intra-op threads of the stage's compute thread. More threads than "
+         "cores slows every stage down."));
   m_auxHead = new QComboBox(this);
   m_auxHead->addItem(tr("linear"), QStringLiteral("linear"));
   m_auxHead->addItem(tr("MLP (one hidden layer)"), QStringLiteral("mlp"));
@@ -49,8 +50,9 @@ StageInspector::StageInspector(DesignDocument* doc, QWidget* parent)
   m_delay = new QSpinBox(this);
   m_delay->setRange(0, 60000);
   m_delay->setSuffix(tr(" ms"));
-  m_delay->setToolTip(tr("Straggler injection: the stage sleeps this long every step, to see "
-                         "how the pipeline copes with a slow stage."));
+  m_delay->setToolTip(
+      tr("Straggler injection: the stage sleeps this long every step, to see "
+         "how the pipeline copes with a slow stage."));
   m_problems = new QLabel(this);
   m_problems->setWordWrap(true);
   m_problems->setStyleSheet(QStringLiteral("color: #d03030;"));
@@ -95,9 +97,8 @@ StageInspector::StageInspector(DesignDocument* doc, QWidget* parent)
   connect(m_auxHidden, &QSpinBox::valueChanged, this, [this](int v) {
     apply(kAuxHidden, tr("Aux hidden width"), [v](auto& s) { s.auxHidden = v; });
   });
-  connect(m_lrScale, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    apply(kLrScale, tr("LR scale"), [v](auto& s) { s.lrScale = v; });
-  });
+  connect(m_lrScale, &QDoubleSpinBox::valueChanged, this,
+          [this](double v) { apply(kLrScale, tr("LR scale"), [v](auto& s) { s.lrScale = v; }); });
   connect(m_delay, &QSpinBox::valueChanged, this,
           [this](int v) { apply(kDelay, tr("Straggler delay"), [v](auto& s) { s.delayMs = v; }); });
   connect(m_applyAll, &QPushButton::clicked, this, &StageInspector::applyToAll);
@@ -160,8 +161,9 @@ void StageInspector::refresh() {
   if (size_t(stage) < stages.size()) {
     const auto& layers = m_doc->plan().layers;
     const auto& sp = stages[size_t(stage)];
-    title += tr(" · %1 – %2").arg(QString::fromStdString(layers[size_t(sp.firstLayer)].name),
-                                  QString::fromStdString(layers[size_t(sp.lastLayer)].name));
+    title += tr(" · %1 – %2")
+                 .arg(QString::fromStdString(layers[size_t(sp.firstLayer)].name),
+                      QString::fromStdString(layers[size_t(sp.lastLayer)].name));
   }
   m_title->setText(title);
   fillDevices(s.device);
@@ -176,7 +178,7 @@ void StageInspector::refresh() {
     const bool fits = (id != QLatin1String("conv") || kind == "cnn") &&
                       (id != QLatin1String("token") || kind == "vit");
     heads->item(i)->setEnabled(fits);
-    heads->item(i)->setToolTip(fits ? QString()
+    heads->item(i)->setToolTip(fits                          ? QString()
                                : id == QLatin1String("conv") ? tr("needs a residual CNN model")
                                                              : tr("needs a vision transformer"));
   }

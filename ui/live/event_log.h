@@ -19,8 +19,8 @@ class EventLog : public QTreeWidget {
   QStringList messages() const;
 
  private:
-  void append(const QString& time, const QString& phase, const QString& stage,
-              const QString& kind, const QString& message, const QColor& color);
+  void append(const QString& time, const QString& phase, const QString& stage, const QString& kind,
+              const QString& message, const QColor& color);
 };
 
 }  // namespace stagewise::ui

@@ -44,15 +44,18 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   m_smoothing = new QSlider(Qt::Horizontal, this);
   m_smoothing->setRange(0, 99);
   m_smoothing->setMaximumWidth(200);
-  m_smoothing->setToolTip(tr("Smoothing: exponential moving average weight, debiased so the "
-                             "first points are not pulled towards zero."));
+  m_smoothing->setToolTip(
+      tr("Smoothing: exponential moving average weight, debiased so the "
+         "first points are not pulled towards zero."));
   m_smoothingValue = new QLabel(QStringLiteral("0.00"), this);
-  m_smoothingValue->setMinimumWidth(m_smoothingValue->fontMetrics().horizontalAdvance(QStringLiteral("0.000")));
+  m_smoothingValue->setMinimumWidth(
+      m_smoothingValue->fontMetrics().horizontalAdvance(QStringLiteral("0.000")));
   m_xAxis = new QComboBox(this);
   m_xAxis->addItem(tr("x: step"));
   m_xAxis->addItem(tr("x: wall time"));
-  m_xAxis->setToolTip(tr("Plot against each stage's own step, or against time since the start "
-                         "(in local mode stages are at different steps at the same moment)."));
+  m_xAxis->setToolTip(
+      tr("Plot against each stage's own step, or against time since the start "
+         "(in local mode stages are at different steps at the same moment)."));
   m_logLoss = new QCheckBox(tr("Log-scale loss"), this);
   auto* follow = new QPushButton(tr("Follow all"), this);
   follow->setToolTip(tr("Zoom every panel back out to the newest data (or double-click one)."));

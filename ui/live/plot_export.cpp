@@ -1,10 +1,10 @@
 #include "live/plot_export.h"
 
+#include <qcustomplot.h>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QSvgGenerator>
-#include <qcustomplot.h>
 
 namespace stagewise::ui {
 

@@ -1,9 +1,9 @@
 #include "live/plot_panel.h"
 
+#include <qcustomplot.h>
 #include <QMenu>
 #include <QVBoxLayout>
 #include <cmath>
-#include <qcustomplot.h>
 
 #include "common/theme.h"
 #include "live/plot_export.h"
@@ -27,8 +27,9 @@ PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);
   m_plot->setNoAntialiasingOnDrag(true);
   m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
-  m_plot->setToolTip(tr("Drag to pan, wheel to zoom, double-click to follow the newest data "
-                        "again. Click a legend entry to hide its graph. Right-click to export."));
+  m_plot->setToolTip(
+      tr("Drag to pan, wheel to zoom, double-click to follow the newest data "
+         "again. Click a legend entry to hide its graph. Right-click to export."));
 
   m_hoverLine = new QCPItemStraightLine(m_plot);
   m_hoverLine->setVisible(false);
@@ -262,9 +263,8 @@ void PlotPanel::updateHover(QMouseEvent* event) {
     snapped = s->x(size_t(i), m_axis);
     lines << QStringLiteral("%1: %2").arg(b.graph->name()).arg(s->y(size_t(i)), 0, 'g', 4);
   }
-  const QString where = m_axis == XAxisKind::Step
-                            ? tr("step %1").arg(qint64(std::llround(snapped)))
-                            : tr("%1 s").arg(snapped, 0, 'f', 2);
+  const QString where = m_axis == XAxisKind::Step ? tr("step %1").arg(qint64(std::llround(snapped)))
+                                                  : tr("%1 s").arg(snapped, 0, 'f', 2);
   m_hoverText->setText(where + QLatin1Char('\n') + lines.join(QLatin1Char('\n')));
   m_hoverText->setVisible(true);
   m_hoverLine->point1->setCoords(snapped, 0);
@@ -285,7 +285,9 @@ void PlotPanel::showMenu(const QPoint& pos) {
   menu.exec(m_plot->mapToGlobal(pos));
 }
 
-void PlotPanel::exportWithDialog() { exportPlotWithDialog(m_plot, m_title, this); }
+void PlotPanel::exportWithDialog() {
+  exportPlotWithDialog(m_plot, m_title, this);
+}
 
 QString PlotPanel::exportTo(const QString& path, int width, int height) {
   refresh(true);
@@ -296,8 +298,7 @@ QString PlotPanel::exportTo(const QString& path, int width, int height) {
 
 void PlotPanel::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange ||
-      event->type() == QEvent::ApplicationPaletteChange) {
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
     applyStyle();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
   }

@@ -115,7 +115,7 @@ void SeriesBuffer::decimate(XAxisKind axis, double lo, double hi, int columns,
   const size_t n = size();
   size_t a = lowerIndex(lo, axis);
   size_t b = std::min(n, upperIndex(hi, axis) + 1);  // one past the range: the line reaches it
-  if (a > 0) --a;                                      // and one before it
+  if (a > 0) --a;                                    // and one before it
   if (a >= b) return;
   columns = std::max(columns, 1);
   const size_t count = b - a;

@@ -60,7 +60,7 @@ class SeriesBuffer {
   std::vector<float> m_shown;  // smoothed; empty when smoothing is off
   double m_weight = 0;
   double m_ema = 0;
-  double m_emaNorm = 0;  // 1 - weight^n, for debiasing
+  double m_emaNorm = 0;                       // 1 - weight^n, for debiasing
   std::vector<std::vector<Bucket>> m_levels;  // level l groups 2^(l+kBaseShift) points
 };
 

@@ -1,9 +1,9 @@
 #include "live/timeline_panel.h"
 
+#include <qcustomplot.h>
 #include <QMenu>
 #include <QVBoxLayout>
 #include <cmath>
-#include <qcustomplot.h>
 
 #include "common/theme.h"
 #include "live/plot_export.h"
@@ -14,9 +14,9 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
   m_plot = new QCustomPlot(this);
   m_plot->setMinimumSize(220, 150);
   m_plot->plotLayout()->insertRow(0);
-  m_plot->plotLayout()->addElement(
-      0, 0, new QCPTextElement(m_plot, tr("Timeline (compute spans)"),
-                               QFont(font().family(), -1, QFont::Bold)));
+  m_plot->plotLayout()->addElement(0, 0,
+                                   new QCPTextElement(m_plot, tr("Timeline (compute spans)"),
+                                                      QFont(font().family(), -1, QFont::Bold)));
   m_plot->xAxis->setLabel(tr("time (s)"));
   m_plot->setToolTip(tr("Each bar is one step's compute on that stage; gaps are waiting or "
                         "blocked time. Shows the last %1 s. Right-click to export.")
@@ -80,8 +80,7 @@ void TimelinePanel::refresh(bool force) {
 
 void TimelinePanel::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange ||
-      event->type() == QEvent::ApplicationPaletteChange) {
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
     stylePlot(m_plot);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
   }

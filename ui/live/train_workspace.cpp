@@ -26,8 +26,7 @@ static QString withoutStagePrefix(const std::string& message, int stage) {
                                                               : message);
 }
 
-TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc,
-                               QWidget* parent)
+TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc, QWidget* parent)
     : QWidget(parent), m_controller(controller), m_doc(doc) {
   m_run = new QPushButton(tr("Run ▶"), this);
   m_pause = new QPushButton(tr("Pause"), this);
@@ -38,9 +37,10 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   m_mode->addItem(tr("Local (parallel stages)"), int(RunPlan::Local));
   m_mode->addItem(tr("Backprop (baseline)"), int(RunPlan::Backprop));
   m_mode->addItem(tr("Both, one after the other"), int(RunPlan::Both));
-  m_mode->setToolTip(tr("Local: each stage learns from its own aux head, all in parallel. "
-                        "Backprop: the same layers trained end to end. Both: local, then "
-                        "backprop on the same data, overlaid in the plots."));
+  m_mode->setToolTip(
+      tr("Local: each stage learns from its own aux head, all in parallel. "
+         "Backprop: the same layers trained end to end. Both: local, then "
+         "backprop on the same data, overlaid in the plots."));
   m_progress = new QProgressBar(this);
   m_progress->setRange(0, 1000);
   m_progress->setTextVisible(true);
@@ -50,9 +50,9 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   m_status = new QLabel(tr("Idle"), this);
   m_banner = new QLabel(this);
   m_banner->setWordWrap(true);
-  m_banner->setStyleSheet(QStringLiteral(
-      "QLabel { background: #f8d7da; color: #842029; border: 1px solid #d03030; "
-      "border-radius: 4px; padding: 6px; }"));
+  m_banner->setStyleSheet(
+      QStringLiteral("QLabel { background: #f8d7da; color: #842029; border: 1px solid #d03030; "
+                     "border-radius: 4px; padding: 6px; }"));
   m_banner->hide();
 
   auto* bar = new QHBoxLayout;
@@ -111,8 +111,8 @@ bool TrainWorkspace::startRun() {
   m_log->clear();
   const auto plan = RunPlan(m_mode->currentData().toInt());
   if (!m_controller->start(m_doc->spec(), plan)) return false;
-  m_log->addNote(tr("Starting %1 (%2)").arg(QString::fromStdString(m_doc->spec().name),
-                                             m_mode->currentText()));
+  m_log->addNote(tr("Starting %1 (%2)")
+                     .arg(QString::fromStdString(m_doc->spec().name), m_mode->currentText()));
   m_dashboard->setLive(true);
   updateControls();
   Q_EMIT runStarted();
@@ -126,7 +126,9 @@ void TrainWorkspace::togglePause() {
     m_controller->pause();
 }
 
-void TrainWorkspace::stopRun() { m_controller->stop(); }
+void TrainWorkspace::stopRun() {
+  m_controller->stop();
+}
 
 QString TrainWorkspace::phaseName(int phase) const {
   return m_controller->phaseMode(phase) == engine::Mode::Backprop ? tr("backprop") : tr("local");
@@ -135,11 +137,11 @@ QString TrainWorkspace::phaseName(int phase) const {
 void TrainWorkspace::onBatch(const PhaseBatch& batch) {
   if (batch.info) {
     m_data.beginPhase(batch.phase, *batch.info);
-    m_log->addNote(tr("%1 run: %n stage(s), %2 steps, BLAS %3", nullptr,
-                      int(batch.info->stages.size()))
-                       .arg(phaseName(batch.phase))
-                       .arg(batch.info->totalSteps)
-                       .arg(QString::fromStdString(batch.info->blas)));
+    m_log->addNote(
+        tr("%1 run: %n stage(s), %2 steps, BLAS %3", nullptr, int(batch.info->stages.size()))
+            .arg(phaseName(batch.phase))
+            .arg(batch.info->totalSteps)
+            .arg(QString::fromStdString(batch.info->blas)));
   }
   m_data.addPoints(batch.phase, batch.points);
   m_data.addSpans(batch.phase, batch.spans);
@@ -160,18 +162,20 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
   if (batch.summary) {
     const auto& s = *batch.summary;
     m_summaries.push_back(s);
-    QString line = tr("%1 run %2 after %3 steps, %4 samples/s")
-                       .arg(phaseName(batch.phase),
-                            QString::fromStdString(engine::toString(s.status)))
-                       .arg(s.steps)
-                       .arg(s.samplesPerSec, 0, 'f', 0);
-    if (std::isfinite(s.testAccuracy)) line += tr(", test accuracy %1").arg(s.testAccuracy, 0, 'f', 4);
+    QString line =
+        tr("%1 run %2 after %3 steps, %4 samples/s")
+            .arg(phaseName(batch.phase), QString::fromStdString(engine::toString(s.status)))
+            .arg(s.steps)
+            .arg(s.samplesPerSec, 0, 'f', 0);
+    if (std::isfinite(s.testAccuracy))
+      line += tr(", test accuracy %1").arg(s.testAccuracy, 0, 'f', 4);
     m_log->addNote(line, s.status == engine::RunStatus::Failed);
     if (s.status == engine::RunStatus::Failed)
-      showFailure(s.failedStage >= 0 ? tr("Stage %1 failed: %2")
-                                           .arg(s.failedStage + 1)
-                                           .arg(withoutStagePrefix(s.error, s.failedStage))
-                                     : tr("The run failed: %1").arg(QString::fromStdString(s.error)));
+      showFailure(s.failedStage >= 0
+                      ? tr("Stage %1 failed: %2")
+                            .arg(s.failedStage + 1)
+                            .arg(withoutStagePrefix(s.error, s.failedStage))
+                      : tr("The run failed: %1").arg(QString::fromStdString(s.error)));
     Q_EMIT message(line);
   }
 }

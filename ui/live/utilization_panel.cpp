@@ -1,9 +1,9 @@
 #include "live/utilization_panel.h"
 
+#include <qcustomplot.h>
 #include <QMenu>
 #include <QVBoxLayout>
 #include <cmath>
-#include <qcustomplot.h>
 
 #include "common/theme.h"
 #include "live/plot_export.h"
@@ -20,9 +20,9 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
   m_plot = new QCustomPlot(this);
   m_plot->setMinimumSize(220, 150);
   m_plot->plotLayout()->insertRow(0);
-  m_plot->plotLayout()->addElement(
-      0, 0, new QCPTextElement(m_plot, tr("Utilization per stage"),
-                               QFont(font().family(), -1, QFont::Bold)));
+  m_plot->plotLayout()->addElement(0, 0,
+                                   new QCPTextElement(m_plot, tr("Utilization per stage"),
+                                                      QFont(font().family(), -1, QFont::Bold)));
   m_plot->yAxis->setLabel(tr("share of last 1 s"));
   m_plot->yAxis->setRange(0, 1.3);
   m_plot->legend->setVisible(true);
@@ -35,9 +35,10 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
   QSharedPointer<QCPAxisTickerFixed> yTicks(new QCPAxisTickerFixed);
   yTicks->setTickStep(0.25);
   m_plot->yAxis->setTicker(yTicks);
-  m_plot->setToolTip(tr("Compute: forward, aux head, backward, step. Wait: input queue empty "
-                        "(upstream is slower). Blocked: output queue full (downstream is "
-                        "slower). Right-click to export."));
+  m_plot->setToolTip(
+      tr("Compute: forward, aux head, backward, step. Wait: input queue empty "
+         "(upstream is slower). Blocked: output queue full (downstream is "
+         "slower). Right-click to export."));
   const QColor colors[3] = {QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
                             QColor(0xe1, 0x57, 0x59)};
   const QString names[3] = {tr("compute"), tr("wait (input)"), tr("blocked (output)")};
@@ -87,8 +88,8 @@ void UtilizationPanel::refresh(bool force) {
     m_bars[i]->setData(keys, values, true);
   }
   for (int k = 0; k < stages; ++k)
-    ticker->addTick(k + 1, info && info->mode == engine::Mode::Backprop ? tr("model")
-                                                                         : tr("S%1").arg(k + 1));
+    ticker->addTick(
+        k + 1, info && info->mode == engine::Mode::Backprop ? tr("model") : tr("S%1").arg(k + 1));
   m_plot->xAxis->setTicker(ticker);
   m_plot->xAxis->setRange(0.4, std::max(1, stages) + 0.6);
   m_plot->yAxis->setRange(0, 1.3);
@@ -97,8 +98,7 @@ void UtilizationPanel::refresh(bool force) {
 
 void UtilizationPanel::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange ||
-      event->type() == QEvent::ApplicationPaletteChange) {
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
     stylePlot(m_plot);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
   }

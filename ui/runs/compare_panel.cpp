@@ -1,5 +1,6 @@
 #include "runs/compare_panel.h"
 
+#include <qcustomplot.h>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -9,7 +10,6 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <cmath>
-#include <qcustomplot.h>
 
 #include "common/theme.h"
 #include "live/plot_export.h"
@@ -39,13 +39,16 @@ QCustomPlot* makePlot(QWidget* parent, const QString& title) {
   auto* plot = new QCustomPlot(parent);
   plot->setMinimumHeight(160);
   plot->plotLayout()->insertRow(0);
-  plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(parent->font().family(), -1, QFont::Bold)));
+  plot->plotLayout()->addElement(
+      0, 0, new QCPTextElement(plot, title, QFont(parent->font().family(), -1, QFont::Bold)));
   plot->setContextMenuPolicy(Qt::CustomContextMenu);
-  QObject::connect(plot, &QCustomPlot::customContextMenuRequested, parent, [plot, parent, title](const QPoint& pos) {
-    QMenu menu(parent);
-    menu.addAction(QObject::tr("Export…"), parent, [=] { exportPlotWithDialog(plot, title, parent); });
-    menu.exec(plot->mapToGlobal(pos));
-  });
+  QObject::connect(plot, &QCustomPlot::customContextMenuRequested, parent,
+                   [plot, parent, title](const QPoint& pos) {
+                     QMenu menu(parent);
+                     menu.addAction(QObject::tr("Export…"), parent,
+                                    [=] { exportPlotWithDialog(plot, title, parent); });
+                     menu.exec(plot->mapToGlobal(pos));
+                   });
   return plot;
 }
 
@@ -65,7 +68,8 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   m_summaryMetric = new QComboBox(this);
   for (const char* s : {"Test accuracy", "Samples/s", "Wall time (s)", "Pipeline efficiency"})
     m_summaryMetric->addItem(tr(s));
-  m_hint = new QLabel(tr("Select runs in the table to compare them (Ctrl+click for several)."), this);
+  m_hint =
+      new QLabel(tr("Select runs in the table to compare them (Ctrl+click for several)."), this);
   m_hint->setWordWrap(true);
 
   m_overlay = makePlot(this, tr("Overlay"));
@@ -194,10 +198,18 @@ void ComparePanel::drawSummary() {
     const auto& r = m_runs[i];
     std::optional<double> v;
     switch (m_summaryMetric->currentIndex()) {
-      case 0: v = r.testAccuracy; break;
-      case 1: v = r.samplesPerSec; break;
-      case 2: v = r.wallSeconds; break;
-      default: v = r.pipelineEfficiency; break;
+      case 0:
+        v = r.testAccuracy;
+        break;
+      case 1:
+        v = r.samplesPerSec;
+        break;
+      case 2:
+        v = r.wallSeconds;
+        break;
+      default:
+        v = r.pipelineEfficiency;
+        break;
     }
     auto* bar = new QCPBars(m_summary->xAxis, m_summary->yAxis);
     bar->setBrush(stageColor(int(i)));

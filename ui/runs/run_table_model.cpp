@@ -25,8 +25,9 @@ int RunTableModel::columnCount(const QModelIndex& parent) const {
 
 QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
-  static const char* const kNames[] = {"Name", "Date", "Model", "Stages", "Devices", "Mode",
-                                       "Status", "Test acc.", "Samples/s", "Duration", "Tags"};
+  static const char* const kNames[] = {"Name",      "Date",     "Model",  "Stages",
+                                       "Devices",   "Mode",     "Status", "Test acc.",
+                                       "Samples/s", "Duration", "Tags"};
   if (role == Qt::DisplayRole && section >= 0 && section < kColumnCount) return tr(kNames[section]);
   if (role == Qt::ToolTipRole && (section == kDevices || section == kTags))
     return tr("Not sortable");
@@ -39,9 +40,7 @@ void RunTableModel::reload() {
   const storage::RunFilter filter = m_filter;
   m_executor->post<int64_t>(
       this,
-      [filter](storage::RunReader& reader, storage::RunStore&) {
-        return reader.countRuns(filter);
-      },
+      [filter](storage::RunReader& reader, storage::RunStore&) { return reader.countRuns(filter); },
       [this, generation](int64_t count) {
         if (generation != m_generation) return;
         beginResetModel();
@@ -65,12 +64,15 @@ void RunTableModel::setFilter(const storage::RunFilter& filter) {
 }
 
 void RunTableModel::sort(int column, Qt::SortOrder order) {
-  static const std::map<int, RunColumn> kSortable = {
-      {kName, RunColumn::Name},         {kDate, RunColumn::CreatedAt},
-      {kModel, RunColumn::ModelKind},   {kStages, RunColumn::StageCount},
-      {kMode, RunColumn::Mode},         {kStatus, RunColumn::Status},
-      {kAccuracy, RunColumn::TestAccuracy}, {kSamplesPerSec, RunColumn::SamplesPerSec},
-      {kDuration, RunColumn::WallSeconds}};
+  static const std::map<int, RunColumn> kSortable = {{kName, RunColumn::Name},
+                                                     {kDate, RunColumn::CreatedAt},
+                                                     {kModel, RunColumn::ModelKind},
+                                                     {kStages, RunColumn::StageCount},
+                                                     {kMode, RunColumn::Mode},
+                                                     {kStatus, RunColumn::Status},
+                                                     {kAccuracy, RunColumn::TestAccuracy},
+                                                     {kSamplesPerSec, RunColumn::SamplesPerSec},
+                                                     {kDuration, RunColumn::WallSeconds}};
   auto it = kSortable.find(column);
   if (it == kSortable.end()) return;
   m_order = {it->second, order == Qt::DescendingOrder};
@@ -135,28 +137,41 @@ int RunTableModel::rowOf(int64_t id) const {
   return -1;
 }
 
-static QString statusText(storage::RunStatus s) { return QString::fromStdString(toString(s)); }
+static QString statusText(storage::RunStatus s) {
+  return QString::fromStdString(toString(s));
+}
 
 QVariant RunTableModel::display(const RunRecord& r, int column) const {
   auto opt = [](const std::optional<double>& v, int decimals) -> QVariant {
     return v ? QVariant(QString::number(*v, 'f', decimals)) : QVariant(QStringLiteral("—"));
   };
   switch (column) {
-    case kName: return QString::fromStdString(r.name.empty() ? "(unnamed)" : r.name);
+    case kName:
+      return QString::fromStdString(r.name.empty() ? "(unnamed)" : r.name);
     case kDate:
-      return QDateTime::fromMSecsSinceEpoch(r.createdAtMs).toString(QStringLiteral("yyyy-MM-dd HH:mm"));
-    case kModel: return QString::fromStdString(r.modelKind);
-    case kStages: return r.stageCount;
+      return QDateTime::fromMSecsSinceEpoch(r.createdAtMs)
+          .toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+    case kModel:
+      return QString::fromStdString(r.modelKind);
+    case kStages:
+      return r.stageCount;
     case kDevices: {
       QStringList d;
       for (const auto& s : r.devices) d << QString::fromStdString(s);
       return d.join(QStringLiteral(", "));
     }
-    case kMode: return QString::fromStdString(r.mode);
-    case kStatus: return statusText(r.status);
-    case kAccuracy: return opt(r.testAccuracy, 4);
-    case kSamplesPerSec: return r.samplesPerSec ? QVariant(formatCount(*r.samplesPerSec)) : QVariant(QStringLiteral("—"));
-    case kDuration: return r.wallSeconds ? QVariant(formatDuration(*r.wallSeconds)) : QVariant(QStringLiteral("—"));
+    case kMode:
+      return QString::fromStdString(r.mode);
+    case kStatus:
+      return statusText(r.status);
+    case kAccuracy:
+      return opt(r.testAccuracy, 4);
+    case kSamplesPerSec:
+      return r.samplesPerSec ? QVariant(formatCount(*r.samplesPerSec))
+                             : QVariant(QStringLiteral("—"));
+    case kDuration:
+      return r.wallSeconds ? QVariant(formatDuration(*r.wallSeconds))
+                           : QVariant(QStringLiteral("—"));
     case kTags: {
       QStringList t;
       for (const auto& s : r.tags) t << QString::fromStdString(s);
@@ -175,8 +190,10 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
                                                               : QVariant();
   }
   switch (role) {
-    case Qt::DisplayRole: return display(*r, index.column());
-    case kRunIdRole: return qint64(r->id);
+    case Qt::DisplayRole:
+      return display(*r, index.column());
+    case kRunIdRole:
+      return qint64(r->id);
     case Qt::TextAlignmentRole:
       if (index.column() == kStages || index.column() == kAccuracy ||
           index.column() == kSamplesPerSec || index.column() == kDuration)

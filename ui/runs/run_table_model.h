@@ -12,8 +12,20 @@ namespace stagewise::ui {
 class RunTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { kName, kDate, kModel, kStages, kDevices, kMode, kStatus, kAccuracy,
-                kSamplesPerSec, kDuration, kTags, kColumnCount };
+  enum Column {
+    kName,
+    kDate,
+    kModel,
+    kStages,
+    kDevices,
+    kMode,
+    kStatus,
+    kAccuracy,
+    kSamplesPerSec,
+    kDuration,
+    kTags,
+    kColumnCount
+  };
   static constexpr int kPageSize = 200;
   static constexpr int kRunIdRole = Qt::UserRole + 1;
 

@@ -198,14 +198,13 @@ void RunsWorkspace::openSelectedInDesign() {
   if (ids.size() != 1) return;
   const int64_t id = ids.front();
   m_executor->post<std::optional<storage::RunRecord>>(
-      this,
-      [id](storage::RunReader& reader, storage::RunStore&) { return reader.run(id); },
+      this, [id](storage::RunReader& reader, storage::RunStore&) { return reader.run(id); },
       [this](std::optional<storage::RunRecord> run) {
         if (!run) return;
         try {
           const auto spec = engine::parseSpec(run->specJson);
-          Q_EMIT openSpecRequested(spec, tr("run #%1 %2").arg(run->id).arg(
-                                             QString::fromStdString(run->name)));
+          Q_EMIT openSpecRequested(
+              spec, tr("run #%1 %2").arg(run->id).arg(QString::fromStdString(run->name)));
         } catch (const engine::SpecError& e) {
           QMessageBox::warning(this, tr("Cannot open the run's spec"),
                                QString::fromStdString(e.what()));
@@ -303,8 +302,7 @@ void RunsWorkspace::takeBaseline() {
 
 void RunsWorkspace::poll() {
   m_executor->post<std::tuple<int64_t, int64_t, int64_t>>(
-      this, storeSignature,
-      [this](std::tuple<int64_t, int64_t, int64_t> signature) {
+      this, storeSignature, [this](std::tuple<int64_t, int64_t, int64_t> signature) {
         const auto before = m_signature;
         m_signature = signature;
         if (std::get<0>(signature) != std::get<0>(before) ||

@@ -30,23 +30,28 @@ class StoreExecutor {
   /// context is gone by then. A job that throws calls `failed(message)` instead.
   template <typename R>
   void post(QObject* context, std::function<R(storage::RunReader&, storage::RunStore&)> job,
-            std::function<void(R)> done,
-            std::function<void(const QString&)> failed = nullptr) {
+            std::function<void(R)> done, std::function<void(const QString&)> failed = nullptr) {
     QPointer<QObject> guard(context);
     enqueue([this, guard, job = std::move(job), done = std::move(done),
              failed = std::move(failed)](storage::RunReader& reader) {
       try {
         auto result = std::make_shared<R>(job(reader, *m_store));
         if (guard)
-          QMetaObject::invokeMethod(guard.data(), [guard, done, result] {
-            if (guard && done) done(std::move(*result));
-          }, Qt::QueuedConnection);
+          QMetaObject::invokeMethod(
+              guard.data(),
+              [guard, done, result] {
+                if (guard && done) done(std::move(*result));
+              },
+              Qt::QueuedConnection);
       } catch (const std::exception& e) {
         const QString message = QString::fromStdString(e.what());
         if (guard && failed)
-          QMetaObject::invokeMethod(guard.data(), [guard, failed, message] {
-            if (guard) failed(message);
-          }, Qt::QueuedConnection);
+          QMetaObject::invokeMethod(
+              guard.data(),
+              [guard, failed, message] {
+                if (guard) failed(message);
+              },
+              Qt::QueuedConnection);
       }
     });
   }
