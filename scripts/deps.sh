@@ -13,6 +13,7 @@ want=(
   qt6-base-dev qt6-base-dev-tools libqcustomplot-dev libgl-dev
   qt6-svg-dev
   dataset-fashion-mnist
+  clang libclang-rt-14-dev    # libFuzzer targets and sanitizer builds (scripts/fuzz.sh, sanitize.sh)
 )
 for a in "$@"; do
   case "$a" in

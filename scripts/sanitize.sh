@@ -18,7 +18,7 @@ fi
 if [ "$what" = tsan ] || [ "$what" = all ]; then
   t0=$(date +%s)
   cmake -S . -B build-tsan "${common[@]}" -DSTAGEWISE_TSAN=ON >/dev/null
-  cmake --build build-tsan -j"${JOBS:-2}"
+  cmake --build build-tsan -j"${JOBS:-2}" --target test_runtime_primitives test_run_writer test_liveness test_recorder
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
     ctest --test-dir build-tsan -R 'test_runtime_primitives|test_run_writer|test_liveness|test_recorder' \
     --output-on-failure -j1

@@ -13,6 +13,12 @@
 #include "data/tensor_data.h"
 #include "plain_loops.h"
 #include "stagewise/engine/engine.h"
+#ifdef STAGEWISE_HAVE_STORE
+#include <filesystem>
+
+#include "stagewise/recorder/recorder.h"
+#include "stagewise/storage/run_store.h"
+#endif
 
 using namespace stagewise;
 using namespace stagewise::engine;
@@ -34,11 +40,22 @@ ExperimentSpec variant(const ExperimentSpec& base, const std::vector<std::string
   return parseSpec(applyOverrides(specToJson(base), sets));
 }
 
-RunSummary runEngine(const ExperimentSpec& spec) {
-  auto run = createRun(spec, nullptr);
+RunSummary runEngine(const ExperimentSpec& spec, RunObserver* observer = nullptr) {
+  auto run = createRun(spec, observer);
   run->start();
   return run->wait();
 }
+
+#ifdef STAGEWISE_HAVE_STORE
+// The same run, recorded into a fresh run store (every point, span and event).
+RunSummary runRecorded(const ExperimentSpec& spec) {
+  const auto path = std::filesystem::temp_directory_path() / "stagewise-bench-store.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
+  storage::RunStore store(path.string());
+  recorder::Recorder rec(store);
+  return runEngine(spec, &rec);
+}
+#endif
 
 std::string arg(int argc, char** argv, const std::string& name, const std::string& fallback) {
   for (int i = 1; i + 1 < argc; ++i)
@@ -103,6 +120,14 @@ int main(int argc, char** argv) {
                 s.pipelineEfficiency, s.cpuUtilization});
       }
     }
+#ifdef STAGEWISE_HAVE_STORE
+    {
+      auto spec = variant(preset, {"probe.interval=-1", "eval.interval=0", "train.max_steps=" + std::to_string(steps32)});
+      RunSummary s = runRecorded(spec);
+      record({"engine local, 4 stages, recorded to the store", "local", 32, 1, 4, s.samplesPerSec,
+              s.pipelineEfficiency, s.cpuUtilization});
+    }
+#endif
     // the probe and evaluator's cost, on the default preset as shipped
     auto probed = variant(preset, {"train.max_steps=" + std::to_string(steps32)});
     RunSummary s = runEngine(probed);
@@ -137,8 +162,13 @@ int main(int argc, char** argv) {
       line("engine backprop 2t / plain loop 2t", g("engine backprop, 2t") / g("plain backprop loop, 2t"), "(target >= 0.97)");
     line("engine local 2 stages / plain local loop", l2 / g("plain local loop, 2 stages"), "(target >= 0.97)");
     line("engine local 4 stages / plain local loop", l4 / g("plain local loop, 4 stages"), "(target >= 0.97)");
-    if (batch == 32)
+    if (batch == 32) {
       line("probe+eval on / off (4 stages)", g("engine local, 4 stages, probe/100 + eval/500") / l4, "(cost of the probe)");
+#ifdef STAGEWISE_HAVE_STORE
+      line("recorded to the store / not recorded (4 stages)", g("engine local, 4 stages, recorded to the store") / l4,
+           "(target >= 0.98)");
+#endif
+    }
   }
 
   nlohmann::json accuracy;
