@@ -72,4 +72,20 @@ take train-dark 5 --theme dark --workspace train --spec "$tmp/mlp-8stage.json" -
 # Runs: select three runs (click, ctrl+click) to compare them.
 ACTIONS="xdotool mousemove 300 110 click 1; sleep 0.3; xdotool keydown ctrl mousemove 300 132 \
 click 1 mousemove 300 154 click 1 keyup ctrl; sleep 2" take runs 4 --theme light --workspace runs
+# The real LibTorch engine, when this build has it and Fashion-MNIST is installed: local then
+# backprop on the same data, overlaid. The shot waits until the backprop run is in the store.
+if [ "$(basename "$app")" = stagewise ] && [ -d "${STAGEWISE_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}" ]; then
+  cat > "$tmp/real.json" <<JSON
+{ "name": "mlp-fmnist-4stage", "dataset": { "kind": "fashion-mnist" },
+  "model": { "kind": "mlp", "hidden": [512, 512, 512, 512, 512, 512, 512, 512] },
+  "partition": { "cuts": [2, 4, 6] },
+  "train": { "batch_size": 32, "max_steps": 500 },
+  "eval": { "interval": 100, "max_samples": 2000 }, "probe": { "interval": 50, "batch_size": 128 } }
+JSON
+  wait_backprop="for i in \$(seq 300); do
+    n=\$(sqlite3 '$STAGEWISE_DB' \"select count(*) from runs where mode='backprop' and status='completed'\" 2>/dev/null || echo 0)
+    [ \"\$n\" -ge 1 ] && break; sleep 1; done; sleep 1"
+  ACTIONS="$wait_backprop" "$shot" "$out/train-real-both.png" 5 -- "$app" --theme light \
+    --spec "$tmp/real.json" --mode both --workspace train --run | sed 's/^/screenshots.sh: /'
+fi
 ls -l "$out"

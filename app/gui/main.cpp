@@ -2,6 +2,7 @@
 // one with --fake), opens the run store and shows the main window.
 
 #include <QApplication>
+#include <QComboBox>
 #include <QCommandLineParser>
 #include <QMessageBox>
 #include <QTimer>
@@ -85,11 +86,14 @@ int main(int argc, char** argv) {
                                            QStringLiteral("NAME"));
   const QCommandLineOption runOption(QStringLiteral("run"),
                                      QStringLiteral("Start training the experiment right away."));
+  const QCommandLineOption modeOption(
+      QStringLiteral("mode"), QStringLiteral("Train mode to start with: local, backprop or both."),
+      QStringLiteral("MODE"));
   const QCommandLineOption quitOption(
       QStringLiteral("quit-after-run"),
       QStringLiteral("With --run: quit when the run is over (scripts)."));
-  parser.addOptions(
-      {specOption, dbOption, fakeOption, themeOption, workspaceOption, runOption, quitOption});
+  parser.addOptions({specOption, dbOption, fakeOption, themeOption, workspaceOption, modeOption,
+                     runOption, quitOption});
   parser.process(app);
 
   const ui::Theme theme = parser.isSet(themeOption) ? ui::themeFromString(parser.value(themeOption))
@@ -125,6 +129,16 @@ int main(int argc, char** argv) {
 
   ui::MainWindow window(services, store);
   if (parser.isSet(specOption)) window.designWorkspace()->openFile(parser.value(specOption));
+  if (parser.isSet(modeOption)) {
+    static const QStringList kModes{QStringLiteral("local"), QStringLiteral("backprop"),
+                                    QStringLiteral("both")};
+    const int mode = int(kModes.indexOf(parser.value(modeOption).toLower()));
+    if (mode < 0) {
+      std::cerr << "stagewise: --mode must be local, backprop or both\n";
+      return 2;
+    }
+    window.trainWorkspace()->modeCombo()->setCurrentIndex(mode);
+  }
   const QString workspace = parser.value(workspaceOption).toLower();
   if (workspace == QLatin1String("train")) window.showWorkspace(ui::MainWindow::kTrain);
   if (workspace == QLatin1String("runs")) window.showWorkspace(ui::MainWindow::kRuns);

@@ -82,6 +82,24 @@ class TestPlotPanel : public QObject {
     QCOMPARE(plot->xAxis->range().upper, 5009.0);
   }
 
+  void legendIsInStageOrder() {
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    engine::RunInfo info;
+    info.stages.resize(3);
+    data.beginPhase(0, info);
+    // The engine reports stages in any order.
+    for (int k : {2, 0, 1}) data.addPoints(0, {{engine::series::kLoss, k, -1, 0, 0.0, 1.0}});
+    QCOMPARE(panel.graphCount(), 3);
+    auto* legend = panel.plot()->legend;
+    QStringList order;
+    for (int i = 0; i < legend->itemCount(); ++i)
+      order << qobject_cast<QCPPlottableLegendItem*>(legend->item(i))->plottable()->name();
+    QCOMPARE(order,
+             QStringList({QStringLiteral("S1"), QStringLiteral("S2"), QStringLiteral("S3")}));
+  }
+
   void smoothingAndLogScale() {
     LiveData data;
     LiveDashboard dashboard(&data);

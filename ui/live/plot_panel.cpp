@@ -118,7 +118,8 @@ void PlotPanel::setLegendColumns(int columns) {
 void PlotPanel::onSeriesAdded(const LiveKey& key) {
   for (const auto& b : m_bound)
     if (b.key == key) return;
-  for (const SeriesRule& rule : m_rules) {
+  for (int r = 0; r < int(m_rules.size()); ++r) {
+    const SeriesRule& rule = m_rules[size_t(r)];
     if (rule.name != key.name || key.layer != -1 || rule.perStage != (key.stage >= 0)) continue;
     const engine::RunInfo* info = m_data->phaseInfo(key.phase);
     const bool backprop = info && info->mode == engine::Mode::Backprop;
@@ -127,19 +128,40 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
     QString legend = rule.perStage ? tr("S%1%2").arg(key.stage + 1).arg(rule.legend) : rule.legend;
     Qt::PenStyle style = rule.style;
     if (backprop) {
-      // The baseline run of a "both" plan (or a backprop run) reads as one grey line.
+      // The baseline run of a "both" plan (or a backprop run) reads as one grey line; dashed
+      // where it is sparse enough for dashes to be cheap.
       legend = rule.perStage ? tr("backprop%1").arg(rule.legend) : rule.legend + tr(" (backprop)");
-      color = palette().color(QPalette::Text);
-      color.setAlpha(170);
+      color = QColor(0x8c, 0x8c, 0x8c);
       style = Qt::DashLine;
     }
     const QPen pen(color, rule.width, style);
     graph->setPen(pen);
     graph->setName(legend);
     graph->setAdaptiveSampling(true);
-    m_bound.push_back({key, graph, pen, rule.markers});
+    m_bound.push_back({key, graph, pen, rule.markers, r});
+    sortLegend();
     m_seenRevision = ~uint64_t(0);
     return;
+  }
+}
+
+void PlotPanel::sortLegend() {
+  // Series arrive in whatever order the engine reports them; the legend reads S1 (each of its
+  // series), S2, ..., then the run-level series, then the same for the next phase.
+  auto order = [](const Bound& b) {
+    return std::make_tuple(b.key.phase, b.key.stage < 0, b.key.stage, b.rule);
+  };
+  std::stable_sort(m_bound.begin(), m_bound.end(),
+                   [&](const Bound& a, const Bound& b) { return order(a) < order(b); });
+  m_plot->legend->clearItems();
+  for (const auto& b : m_bound) {
+    b.graph->addToLegend();
+    if (!b.graph->visible())
+      if (auto* item = m_plot->legend->itemWithPlottable(b.graph)) {
+        QColor c = m_plot->legend->textColor();
+        c.setAlpha(90);
+        item->setTextColor(c);
+      }
   }
 }
 

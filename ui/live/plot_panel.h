@@ -74,12 +74,14 @@ class PlotPanel : public QWidget {
     QCPGraph* graph;
     QPen pen;  ///< as the rule asks; dense graphs are drawn with a 1 px version of it
     bool markers;
+    int rule;  ///< index of the rule that picked it (legend order)
   };
   void onSeriesAdded(const LiveKey& key);
   void onCleared();
   void updateHover(QMouseEvent* event);
   void showMenu(const QPoint& pos);
   void applyStyle();
+  void sortLegend();
 
   LiveData* m_data;
   QString m_title;
