@@ -17,12 +17,16 @@
 
 #include "common/fake_services.h"
 #include "designer/design_document.h"
+#include "live/train_workspace.h"
 #include "main_window.h"
 #include "run_store_fixture.h"
 #include "runs/compare_panel.h"
 #include "runs/run_table_model.h"
 #include "runs/runs_workspace.h"
 #include "stagewise/storage/run_reader.h"
+#ifdef STAGEWISE_HAVE_RECORDER
+#include "stagewise/recorder/recorder.h"
+#endif
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -211,6 +215,40 @@ class TestRunsWorkspace : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(ws.model()->isSettled() && ws.model()->runId(0) >= 0, 5000);
     QVERIFY(ws.model()->record(0)->testAccuracy.value_or(1) == 0.0);
   }
+
+#ifdef STAGEWISE_HAVE_RECORDER
+  void aFailedRunIsRecordedAndListed() {
+    test::TempStore t;
+    EngineServices services = fakeEngineServices();
+    auto store = t.store;
+    services.createRecorder = [store]() -> std::unique_ptr<engine::RunObserver> {
+      return std::make_unique<recorder::Recorder>(*store);
+    };
+    MainWindow window(services, t.store);
+    window.runsWorkspace()->setPollInterval(100);
+    auto spec = runSpec("will-fail", {1, 2});
+    spec.train.maxSteps = 300;
+    spec.debug.failAtStep = 40;
+    spec.debug.stage = 2;
+    window.document()->load(spec);
+    QSignalSpy finished(window.trainWorkspace(), &TrainWorkspace::runFinished);
+    window.startRun();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
+    // The workbench recorded it as failed, naming the stage; the Runs table shows it.
+    RunsWorkspace* ws = window.runsWorkspace();
+    waitLoaded(*ws, 1);
+    QCOMPARE(ws->model()
+                 ->data(ws->model()->index(0, RunTableModel::kStatus), Qt::DisplayRole)
+                 .toString(),
+             QStringLiteral("failed"));
+    storage::RunReader reader(*t.store);
+    const auto run = reader.run(ws->model()->runId(0));
+    QVERIFY(run.has_value());
+    QCOMPARE(run->failedStage.value_or(-1), 2);
+    QVERIFY2(run->error.find("stage 2") != std::string::npos, run->error.c_str());
+    QVERIFY(reader.loadSeries(run->id, {"loss", 0, -1}).size() >= 30);
+  }
+#endif
 
   void openingARunLoadsItsSpecInDesign() {
     test::TempStore t;
