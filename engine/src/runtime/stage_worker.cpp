@@ -101,7 +101,6 @@ void runStage(RunContext& ctx, StageRuntime& stage) {
     const auto& debug = ctx.spec.debug;
     double lastReport = -1;
     std::vector<MetricPoint> points;
-    std::vector<torch::Tensor> outputs;
 
     while (true) {
       if (!ctx.control.waitIfPaused()) break;
@@ -122,7 +121,8 @@ void runStage(RunContext& ctx, StageRuntime& stage) {
       torch::Tensor y = batch->y.to(stage.device, /*non_blocking=*/true);
       if (k == debug.stage && step == debug.nanAtStep) x = x * std::numeric_limits<float>::quiet_NaN();
 
-      outputs.clear();
+      // Per step, so the activations are freed with the step and the allocator reuses hot memory.
+      std::vector<torch::Tensor> outputs;
       torch::Tensor h = x;
       for (size_t i = 0; i < stage.modules.layers.size(); ++i) {
         try {
