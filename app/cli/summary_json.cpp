@@ -1,49 +1,13 @@
 #include "summary_json.h"
 
-#include <cmath>
 #include <cstdio>
 
 namespace stagewise::cli {
 
-using nlohmann::json;
-
-static json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-json summaryJson(const engine::RunSummary& s, std::optional<int64_t> runId) {
-  json stages = json::array();
-  for (const auto& st : s.stages)
-    stages.push_back({{"index", st.index},
-                      {"device", st.device},
-                      {"layers", {st.firstLayer, st.lastLayer}},
-                      {"threads", st.threads},
-                      {"steps", st.steps},
-                      {"final_loss", num(st.finalLoss)},
-                      {"final_accuracy", num(st.finalAccuracy)},
-                      {"compute_fraction", num(st.computeFraction)},
-                      {"wait_fraction", num(st.waitFraction)},
-                      {"blocked_fraction", num(st.blockedFraction)},
-                      {"bytes_sent", st.bytesSent},
-                      {"backprop_bytes", st.backpropBytes},
-                      {"grad_cosine", num(st.gradCosine)},
-                      {"peak_activation_bytes", st.peakActivationBytes},
-                      {"mean_step_seconds", num(st.meanStepSeconds)},
-                      {"param_checksum", num(st.paramChecksum)}});
-  return {{"run_id", runId ? json(*runId) : json(nullptr)},
-          {"status", engine::toString(s.status)},
-          {"mode", engine::toString(s.mode)},
-          {"steps", s.steps},
-          {"samples_per_sec", num(s.samplesPerSec)},
-          {"test_accuracy", num(s.testAccuracy)},
-          {"test_loss", num(s.testLoss)},
-          {"wall_seconds", num(s.wallSeconds)},
-          {"cpu_utilization", num(s.cpuUtilization)},
-          {"pipeline_efficiency", num(s.pipelineEfficiency)},
-          {"blas", s.blas},
-          {"threads", s.threads},
-          {"flush_denormal", s.flushDenormal},
-          {"error", s.error.empty() ? json(nullptr) : json(s.error)},
-          {"failed_stage", s.failedStage >= 0 ? json(s.failedStage) : json(nullptr)},
-          {"stages", stages}};
+nlohmann::json summaryJson(const engine::RunSummary& s, std::optional<int64_t> runId) {
+  nlohmann::json out = {{"run_id", runId ? nlohmann::json(*runId) : nlohmann::json(nullptr)}};
+  out.update(nlohmann::json::parse(engine::summaryToJson(s)));
+  return out;
 }
 
 std::string summaryTable(const engine::RunSummary& s) {

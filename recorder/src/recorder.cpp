@@ -4,7 +4,6 @@
 
 #include "stagewise/engine/spec.h"
 #include "stagewise/storage/run_writer.h"
-#include "summary_json.h"
 
 namespace stagewise::recorder {
 
@@ -140,7 +139,7 @@ void Recorder::onFinish(const engine::RunSummary& summary) {
   if (id == 0) return;
   storage::RunFinish f;
   f.status = statusOf(summary.status);
-  f.summaryJson = detail::summaryToJson(summary);
+  f.summaryJson = engine::summaryToJson(summary);
   f.steps = summary.steps;
   f.testAccuracy = measured(summary.testAccuracy);
   f.testLoss = measured(summary.testLoss);

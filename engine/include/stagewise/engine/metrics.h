@@ -135,6 +135,10 @@ struct RunSummary {
   std::vector<StageSummary> stages;
 };
 
+/// The summary as one JSON object (keys as in docs/metrics.md; unmeasured values are null). The
+/// CLI's `--json` line and the run store's summary both use it.
+std::string summaryToJson(const RunSummary& summary);
+
 /// Receives a run's reports. All callbacks come from one engine thread, in order, never from
 /// a compute thread; an observer may take its time without slowing training down.
 class RunObserver {

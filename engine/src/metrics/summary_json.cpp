@@ -1,28 +1,21 @@
-#include "summary_json.h"
-
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-namespace stagewise::recorder::detail {
+#include "stagewise/engine/metrics.h"
 
-namespace {
+namespace stagewise::engine {
 
-using Json = nlohmann::json;
+using nlohmann::json;
 
 // JSON has no NaN: a value not measured (kNoValue) is null.
-Json num(double v) {
-  return std::isfinite(v) ? Json(v) : Json(nullptr);
-}
+static json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-}  // namespace
-
-std::string summaryToJson(const engine::RunSummary& s) {
-  Json stages = Json::array();
-  for (const auto& st : s.stages) {
+std::string summaryToJson(const RunSummary& s) {
+  json stages = json::array();
+  for (const auto& st : s.stages)
     stages.push_back({{"index", st.index},
                       {"device", st.device},
-                      {"first_layer", st.firstLayer},
-                      {"last_layer", st.lastLayer},
+                      {"layers", {st.firstLayer, st.lastLayer}},
                       {"threads", st.threads},
                       {"steps", st.steps},
                       {"final_loss", num(st.finalLoss)},
@@ -34,11 +27,10 @@ std::string summaryToJson(const engine::RunSummary& s) {
                       {"backprop_bytes", st.backpropBytes},
                       {"grad_cosine", num(st.gradCosine)},
                       {"peak_activation_bytes", st.peakActivationBytes},
-                      {"param_checksum", num(st.paramChecksum)},
-                      {"mean_step_seconds", num(st.meanStepSeconds)}});
-  }
-  const Json doc = {{"status", engine::toString(s.status)},
-                    {"mode", engine::toString(s.mode)},
+                      {"mean_step_seconds", num(st.meanStepSeconds)},
+                      {"param_checksum", num(st.paramChecksum)}});
+  const json doc = {{"status", toString(s.status)},
+                    {"mode", toString(s.mode)},
                     {"steps", s.steps},
                     {"samples", s.samples},
                     {"samples_per_sec", num(s.samplesPerSec)},
@@ -50,10 +42,10 @@ std::string summaryToJson(const engine::RunSummary& s) {
                     {"blas", s.blas},
                     {"threads", s.threads},
                     {"flush_denormal", s.flushDenormal},
-                    {"error", s.error},
-                    {"failed_stage", s.failedStage >= 0 ? Json(s.failedStage) : Json(nullptr)},
+                    {"error", s.error.empty() ? json(nullptr) : json(s.error)},
+                    {"failed_stage", s.failedStage >= 0 ? json(s.failedStage) : json(nullptr)},
                     {"stages", stages}};
   return doc.dump();
 }
 
-}  // namespace stagewise::recorder::detail
+}  // namespace stagewise::engine
