@@ -4,7 +4,9 @@ namespace stagewise::ui {
 
 EngineController::EngineController(EngineServices services, QObject* parent)
     : QObject(parent), m_services(std::move(services)) {
-  m_drain.setInterval(33);
+  // 10 Hz: frequent enough for progress and state changes to feel immediate, rare enough that
+  // the progress bar and ETA label do not repaint 30 times a second while the engine trains.
+  m_drain.setInterval(100);
   connect(&m_drain, &QTimer::timeout, this, &EngineController::drain);
 }
 

@@ -87,7 +87,11 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   layout->addLayout(controls);
   layout->addLayout(grid, 1);
 
-  m_replot.setInterval(100);  // at most 10 redraws a second while training
+  // At most 4 redraws a second while training: the UI thread shares the cores with the engine's
+  // compute threads (OpenMP regions stall while any of their threads is descheduled), so every
+  // redraw costs training throughput. Pause, stop and finish redraw at once (setLive(false),
+  // TrainWorkspace), so the final curves never wait for the timer.
+  m_replot.setInterval(250);
   connect(&m_replot, &QTimer::timeout, this, [this] { refreshAll(); });
   connect(m_smoothing, &QSlider::valueChanged, this, [this](int v) {
     m_smoothingValue->setText(QString::number(v / 100.0, 'f', 2));

@@ -201,6 +201,13 @@ void PlotPanel::refresh(bool force) {
   if (!force && m_data->revision() == m_seenRevision) return;
   m_seenRevision = m_data->revision();
   if (!isVisible() && !force) return;
+  // Series only grow between clears: when none of this panel's grew, nothing it draws changed
+  // (a panel whose series the run does not report costs no redraw at all).
+  uint64_t points = m_bound.size();
+  for (const auto& b : m_bound)
+    if (const SeriesBuffer* s = m_data->series(b.key)) points += s->size() << 8;
+  if (!force && points == m_seenPoints) return;
+  m_seenPoints = points;
   const int columns = std::max(50, m_plot->axisRect()->width());
   double xLo = m_plot->xAxis->range().lower, xHi = m_plot->xAxis->range().upper;
   if (m_follow) {

@@ -98,6 +98,7 @@ class PlotPanel : public QWidget {
   bool m_follow = true;
   bool m_settingRange = false;
   uint64_t m_seenRevision = ~uint64_t(0);
+  uint64_t m_seenPoints = ~uint64_t(0);  // points in the bound series at the last redraw
 };
 
 }  // namespace stagewise::ui

@@ -42,14 +42,20 @@ int TimelinePanel::drawnSpans(int stage) const {
 void TimelinePanel::refresh(bool force) {
   if (!force && m_data->revision() == m_seenRevision) return;
   m_seenRevision = m_data->revision();
+  if (!isVisible() && !force) return;  // the dashboard redraws everything when it is shown
   const int phase = m_data->currentPhase();
   const engine::RunInfo* info = m_data->phaseInfo(phase);
   const int stages = info ? int(info->stages.size()) : 0;
   while (m_plot->graphCount() < stages) m_plot->addGraph();
   while (m_plot->graphCount() > stages) m_plot->removeGraph(m_plot->graphCount() - 1);
-  double end = 0;
+  double end = 0, ends = phase * 1e9 + stages * 1e7;
   for (int k = 0; k < stages; ++k)
-    if (!m_data->spans(phase, k).empty()) end = std::max(end, m_data->spans(phase, k).back().endS);
+    if (!m_data->spans(phase, k).empty()) {
+      end = std::max(end, m_data->spans(phase, k).back().endS);
+      ends += m_data->spans(phase, k).back().endS;
+    }
+  if (!force && ends == m_seenEnd) return;  // no new span
+  m_seenEnd = ends;
   const double begin = std::max(0.0, end - m_window);
   const double rowHeight = m_plot->axisRect()->height() / std::max(1.0, stages + 0.5);
   m_drawn.assign(size_t(stages), 0);

@@ -32,6 +32,7 @@ class TimelinePanel : public QWidget {
   double m_window = 2.0;
   std::vector<int> m_drawn;
   uint64_t m_seenRevision = ~uint64_t(0);
+  double m_seenEnd = -1;  // sum of the stages' last span ends at the last redraw
 };
 
 }  // namespace stagewise::ui

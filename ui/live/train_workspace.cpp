@@ -84,6 +84,10 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   connect(controller, &EngineController::batchArrived, this, &TrainWorkspace::onBatch);
   connect(controller, &EngineController::progressChanged, this, &TrainWorkspace::onProgress);
   connect(controller, &EngineController::stateChanged, this, &TrainWorkspace::updateControls);
+  connect(controller, &EngineController::stateChanged, this, [this](State state) {
+    // The live redraw rate is low while training: show the curves up to now when pausing.
+    if (state == State::Paused) m_dashboard->refreshAll();
+  });
   connect(controller, &EngineController::planFinished, this, [this] {
     m_dashboard->setLive(false);
     updateControls();

@@ -74,19 +74,24 @@ double UtilizationPanel::barValue(int kind, int stage) const {
 void UtilizationPanel::refresh(bool force) {
   if (!force && m_data->revision() == m_seenRevision) return;
   m_seenRevision = m_data->revision();
+  if (!isVisible() && !force) return;  // the dashboard redraws everything when it is shown
   const int phase = m_data->currentPhase();
   const engine::RunInfo* info = m_data->phaseInfo(phase);
   const int stages = info ? int(info->stages.size()) : 0;
-  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-  for (int i = 0; i < 3; ++i) {
-    QVector<double> keys, values;
+  QVector<double> values[3];
+  std::vector<double> seen{double(phase), double(stages)};
+  for (int i = 0; i < 3; ++i)
     for (int k = 0; k < stages; ++k) {
       const double v = m_data->latest({phase, kSeries[i], k, -1});
-      keys << k + 1;
-      values << (std::isfinite(v) ? std::clamp(v, 0.0, 1.0) : 0.0);
+      values[i] << (std::isfinite(v) ? std::clamp(v, 0.0, 1.0) : 0.0);
+      seen.push_back(values[i].back());
     }
-    m_bars[i]->setData(keys, values, true);
-  }
+  if (!force && seen == m_seenValues) return;  // the bars are as drawn
+  m_seenValues = std::move(seen);
+  QVector<double> keys;
+  for (int k = 0; k < stages; ++k) keys << k + 1;
+  for (int i = 0; i < 3; ++i) m_bars[i]->setData(keys, values[i], true);
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int k = 0; k < stages; ++k)
     ticker->addTick(
         k + 1, info && info->mode == engine::Mode::Backprop ? tr("model") : tr("S%1").arg(k + 1));

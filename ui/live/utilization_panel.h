@@ -3,6 +3,7 @@
 // blocked on a full output queue (the engine's sliding 1 s window, so the bars move live).
 
 #include <QWidget>
+#include <vector>
 
 #include "live/live_data.h"
 
@@ -30,6 +31,7 @@ class UtilizationPanel : public QWidget {
   QCustomPlot* m_plot;
   QCPBars* m_bars[3];
   uint64_t m_seenRevision = ~uint64_t(0);
+  std::vector<double> m_seenValues;  // phase, stages, then the bar heights last drawn
 };
 
 }  // namespace stagewise::ui
