@@ -8,6 +8,8 @@ namespace stagewise::cli {
 
 int trainCommand(const std::vector<std::string>& args);
 int inspectCommand(const std::vector<std::string>& args);
+/// `runs resume ID`: continues a stored run from its newest checkpoint (needs the store).
+int runsResumeCommand(const std::vector<std::string>& args);
 
 /// Reads --config FILE and applies every --set override. Throws SpecError / UsageError.
 engine::ExperimentSpec specFromArgs(const std::string& configPath, const std::vector<std::string>& sets);

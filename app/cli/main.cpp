@@ -22,6 +22,7 @@ commands:
   inspect  --config FILE [--set key=value]... [--json]
            print the layer table, each stage's cost share and the predicted speed-up
   runs     list|show|export|tag|note|delete ... (the run store; 'runs --help')
+  runs resume ID [--db PATH] [--set key=value]...  continue a stored run from its newest checkpoint
 
   --set overrides any key of the experiment, its value read as JSON where it parses:
         --set train.max_steps=200 --set mode=backprop --set partition.cuts=[4]
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
     if (command == "train") return stagewise::cli::trainCommand(args);
     if (command == "inspect") return stagewise::cli::inspectCommand(args);
 #ifdef STAGEWISE_HAVE_STORE
+    if (command == "runs" && !args.empty() && args[0] == "resume")
+      return stagewise::cli::runsResumeCommand(std::vector<std::string>(args.begin() + 1, args.end()));
     if (command == "runs") return stagewise::cli::runsCommand(args, std::cout, std::cerr);
 #endif
     std::cerr << "error: unknown command '" << command << "'; use train, inspect or runs (see --help)\n";

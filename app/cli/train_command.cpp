@@ -129,4 +129,39 @@ int trainCommand(const std::vector<std::string>& argv) {
   return summary.status == engine::RunStatus::Failed ? 1 : 0;
 }
 
+#ifdef STAGEWISE_HAVE_STORE
+int runsResumeCommand(const std::vector<std::string>& argv) {
+  Args args(argv, {"--db"}, {"--set"}, {"--json", "--quiet", "--help"});
+  if (args.flag("--help") || args.positional().size() != 1) {
+    std::cout << "usage: stagewise-cli runs resume ID [--db PATH] [--set key=value]... [--json] [--quiet]\n"
+                 "  continues run ID from its newest checkpoint, in the same record\n";
+    return args.flag("--help") ? 0 : 2;
+  }
+  int64_t id = 0;
+  try {
+    id = std::stoll(args.positional()[0]);
+  } catch (const std::exception&) {
+    throw UsageError("run id must be a number, got '" + args.positional()[0] + "'");
+  }
+  const std::string db = storage::resolveDbPath(args.value("--db"));
+  std::string path;
+  {
+    storage::RunStore store(db);
+    storage::RunReader reader(store);
+    if (!reader.run(id)) throw UsageError("there is no run " + std::to_string(id) + " in " + db);
+    int64_t best = -1;
+    for (const auto& c : reader.checkpoints(id))
+      if (c.step > best) best = c.step, path = c.path;
+    if (path.empty())
+      throw UsageError("run " + std::to_string(id) +
+                       " has no checkpoint (train with --set checkpoint.interval=N or checkpoint.dir=DIR)");
+  }
+  std::vector<std::string> train = {"--resume", path, "--db", db};
+  for (const auto& s : args.values("--set")) train.insert(train.end(), {"--set", s});
+  for (const char* f : {"--json", "--quiet"})
+    if (args.flag(f)) train.push_back(f);
+  return trainCommand(train);
+}
+#endif
+
 }  // namespace stagewise::cli

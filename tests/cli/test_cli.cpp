@@ -1,4 +1,5 @@
 // stagewise-cli as a user runs it: exit codes, one-line errors, the --json summary, inspect.
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -156,6 +157,27 @@ class TestCli : public QObject {
     Result exported = runCli({"runs", "export", QString::number(id), "--format", "csv", "--db", db});
     QVERIFY2(exported.code == 0, qPrintable(exported.err));
     QVERIFY(exported.out.count('\n') > 100);  // the loss points are there
+  }
+
+  void runsResumeContinuesTheSameRecord() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("runs.db");
+    const QString checkpoints = dir.filePath("checkpoints");
+    Result first = runCli({"train", "--config", writeSpec(dir, kSmall), "--json", "--db", db, "--set",
+                           "train.max_steps=40", "--set", "checkpoint.interval=20", "--set",
+                           "checkpoint.dir=" + checkpoints});
+    QVERIFY2(first.code == 0, qPrintable(first.err));
+    const int id = QJsonDocument::fromJson(first.out.trimmed().split('\n').last().toUtf8()).object()["run_id"].toInt();
+    QVERIFY(QDir(checkpoints + "/step-20").exists());
+    Result resumed = runCli({"runs", "resume", QString::number(id), "--db", db, "--json", "--set", "train.max_steps=60"});
+    QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
+    QJsonObject o = QJsonDocument::fromJson(resumed.out.trimmed().split('\n').last().toUtf8()).object();
+    QCOMPARE(o["run_id"].toInt(), id);  // the same record
+    QCOMPARE(o["steps"].toInt(), 60);
+    QCOMPARE(o["status"].toString(), QString("completed"));
+    Result none = runCli({"runs", "resume", "999", "--db", db});
+    QVERIFY(none.code != 0);
+    QVERIFY(none.err.contains("no run 999"));
   }
 
   void inspectShowsLayersAndStages() {
