@@ -15,7 +15,7 @@ status=0
 for target in idx cifar spec store_open; do
   corpus="fuzz/corpus/${target%_open}"
   work="$build/corpus-$target"
-  mkdir -p "$work"
+  mkdir -p "$work" "$corpus"
   t0=$(date +%s)
   if ! "$build/fuzz/fuzz_$target" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
       -artifact_prefix="$build/crashes/$target-" "$work" "$corpus" >"$build/fuzz_$target.log" 2>&1; then
