@@ -74,6 +74,9 @@ class TestSpec : public QObject {
     // regression (fuzz_spec): a value that is not UTF-8 was an uncaught json::type_error
     QVERIFY_THROWS_EXCEPTION(SpecError, applyOverrides("{}", {"name=\xff\xfe"}));
     QVERIFY_THROWS_EXCEPTION(SpecError, parseSpec("{\"name\":\"\xff\"}"));
+    // regression (fuzz_spec): a number too large for a double was an uncaught json::out_of_range
+    QVERIFY_THROWS_EXCEPTION(SpecError, parseSpec("7777777777E7777"));
+    QVERIFY_THROWS_EXCEPTION(SpecError, applyOverrides("7777777777E7777", {"a=1"}));
   }
 
   void stageListLengthMustMatch() {

@@ -44,7 +44,7 @@ std::string applyOverrides(std::string_view text, const std::vector<std::string>
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers (fuzz_spec)
     throw SpecError("", std::string("not valid JSON: ") + e.what());
   }
   for (const auto& a : assignments) {

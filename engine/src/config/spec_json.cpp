@@ -155,7 +155,7 @@ ExperimentSpec parseSpec(std::string_view text) {
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers (fuzz_spec)
     throw SpecError("", std::string("not valid JSON: ") + e.what());
   }
   ExperimentSpec spec;
