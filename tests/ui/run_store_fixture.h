@@ -22,9 +22,10 @@ inline engine::ExperimentSpec runSpec(const std::string& name, std::vector<int> 
   return spec;
 }
 
-/// Writes a finished run of `spec` with a decaying last-stage loss and the given accuracy.
+/// Writes a finished run of `spec` with a decaying last-stage loss and the given accuracy; with
+/// `cosines`, also a gradient cosine per stage and per layer every 20 steps (as a probe would).
 inline int64_t addRun(storage::RunStore& store, const engine::ExperimentSpec& spec, double accuracy,
-                      int steps = 200, const std::string& mode = "local") {
+                      int steps = 200, const std::string& mode = "local", bool cosines = false) {
   storage::NewRun run;
   run.name = spec.name;
   run.mode = mode;
@@ -40,12 +41,30 @@ inline int64_t addRun(storage::RunStore& store, const engine::ExperimentSpec& sp
     s.auxHead = "linear";
     run.stages.push_back(s);
   }
+  const int layers = int(spec.model.hidden.size()) + 1;  // MLP: one per width, then the classifier
+  for (int l = 0; l < layers; ++l) {
+    storage::LayerRecord layer;
+    layer.index = l;
+    layer.name = l + 1 < layers ? "fc" + std::to_string(l + 1) : "classifier";
+    run.layers.push_back(layer);
+  }
+  const auto stageOf = [&](int layer) {
+    int stage = 0;
+    for (int cut : spec.partition.cuts) stage += layer >= cut;
+    return stage;
+  };
   auto& writer = store.writer();
   const int64_t id = writer.createRun(run);
   std::vector<storage::PointInput> points;
   for (int step = 0; step < steps; ++step) {
     points.push_back(
         {"loss", stages - 1, -1, step, step * 0.01, 2.0 * std::exp(-step / 40.0) + (1 - accuracy)});
+    if (cosines && step % 20 == 0) {
+      for (int k = 0; k < stages; ++k)
+        points.push_back({"grad_cosine", k, -1, step, step * 0.01, 0.5 + 0.1 * k});
+      for (int l = 0; l < layers; ++l)
+        points.push_back({"grad_cosine", stageOf(l), l, step, step * 0.01, 0.3 + 0.1 * l});
+    }
     if (step % 50 == 49)
       points.push_back({"test_accuracy", -1, -1, step, step * 0.01, accuracy * step / steps});
   }

@@ -79,6 +79,47 @@ class TestRunsWorkspace : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 0, 5000);
   }
 
+  void overlaysTheCosineOfOneLayer() {
+    // Layer 2 (fc3) is in stage 2 of the first run and in stage 3 of the second.
+    test::TempStore t;
+    const int64_t a = addRun(*t.store, runSpec("two-stage", {2}), 0.80, 200, "local", true);
+    const int64_t b = addRun(*t.store, runSpec("three-stage", {1, 2}), 0.90, 200, "local", true);
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    waitLoaded(ws, 2);
+    ComparePanel* compare = ws.comparePanel();
+    QVERIFY(!compare->selectMetric("grad_cosine", -1, 2));  // not listed before runs have it
+    selectRows(ws, {a, b});
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->runs().size() == 2, 5000);
+    QStringList items;
+    for (int i = 0; i < compare->metricCombo()->count(); ++i)
+      items << compare->metricCombo()->itemText(i);
+    QVERIFY2(items.contains(QStringLiteral("Gradient cosine · layer 2 (fc3)")) &&
+                 items.contains(QStringLiteral("Gradient cosine · stage 3")) &&
+                 items.contains(QStringLiteral("Gradient cosine · layer 4 (classifier)")),
+             qPrintable(items.join(QLatin1Char('|'))));
+    QVERIFY(compare->selectMetric("grad_cosine", -1, 2));
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded(), 5000);
+    QCOMPARE(compare->metricCombo()->currentText(),
+             QStringLiteral("Gradient cosine · layer 2 (fc3)"));
+    QCustomPlot* overlay = compare->overlayPlot();
+    QCOMPARE(overlay->graphCount(), 2);
+    for (int g = 0; g < 2; ++g) {
+      QVERIFY2(overlay->graph(g)->data()->size() >= 10,
+               qPrintable(QString::number(overlay->graph(g)->data()->size())));
+      // The fixture writes 0.3 + 0.1 * layer for every layer's cosine.
+      QCOMPARE(overlay->graph(g)->data()->at(0)->value, 0.5);
+    }
+    // Choosing one run keeps the per-layer choice (and the list) in place.
+    selectRows(ws, {b});
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->runs().size() == 1, 5000);
+    QCOMPARE(compare->metricCombo()->currentText(),
+             QStringLiteral("Gradient cosine · layer 2 (fc3)"));
+    QCOMPARE(overlay->graphCount(), 1);
+    QVERIFY(overlay->graph(0)->data()->size() >= 10);
+  }
+
   void comparesTwoRuns() {
     test::TempStore t;
     const int64_t a = addRun(*t.store, runSpec("two-stage", {2}), 0.80);

@@ -91,6 +91,43 @@ class TestTrainRun : public QObject {
     QVERIFY(f.workspace.runButton()->isEnabled());
   }
 
+  void cosinePerLayerOnDemand() {
+    // 3 stages over fc1 | fc2 | fc3 + classifier: 4 layers, each with its own cosine curve.
+    Fixture f(100000, 0.001);
+    LiveDashboard* d = f.workspace.dashboard();
+    PlotPanel* cosine = d->cosinePanel();
+    QComboBox* scope = d->cosineScopeCombo();
+    QVERIFY(!scope->toolTip().isEmpty());
+    QVERIFY(scope->isVisible());
+    QCOMPARE(scope->currentIndex(), 0);
+    QVERIFY(f.workspace.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(cosine->graphCount() == 3 && cosine->receivedPoints(0) >= 3, 5000);
+    for (int g = 0; g < cosine->graphCount(); ++g)
+      QVERIFY2(cosine->legendText(g).startsWith(QLatin1Char('S')) &&
+                   !cosine->legendText(g).contains(QLatin1Char(' ')),
+               qPrintable(cosine->legendText(g)));
+
+    // Switched while the run is live: one graph per layer, named after its stage and layer,
+    // built from the points received so far and still receiving new ones.
+    scope->setCurrentIndex(1);
+    QCOMPARE(cosine->graphCount(), 4);
+    QStringList legends;
+    for (int g = 0; g < 4; ++g) legends << cosine->legendText(g);
+    QCOMPARE(legends, QStringList({QStringLiteral("S1 fc1"), QStringLiteral("S2 fc2"),
+                                   QStringLiteral("S3 fc3"), QStringLiteral("S3 classifier")}));
+    const int before = cosine->receivedPoints(2);
+    QVERIFY(before >= 3);
+    QTRY_VERIFY_WITH_TIMEOUT(cosine->receivedPoints(2) > before, 5000);
+    d->refreshAll(true);
+    for (int g = 0; g < 4; ++g) QVERIFY2(cosine->shownPoints(g) >= 3, qPrintable(legends[g]));
+
+    f.controller.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(f.controller.state(), State::Idle, 3000);
+    scope->setCurrentIndex(0);
+    QCOMPARE(cosine->graphCount(), 3);
+    QCOMPARE(cosine->legendText(2), QStringLiteral("S3"));
+  }
+
   void pauseResumeAndStop() {
     Fixture f(100000, 0.001);
     QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);

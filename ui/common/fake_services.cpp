@@ -1,5 +1,6 @@
 #include "common/fake_services.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -8,6 +9,74 @@
 #include "stagewise/engine/partition.h"
 
 namespace stagewise::ui {
+
+namespace {
+
+// The fake engine reports the gradient cosine per stage only; the real one also reports it per
+// layer (layer >= 0, the model's layer index). So that the per-layer view can be shown and
+// tested without LibTorch, the fake services add scripted per-layer points next to each
+// per-stage one: the stage's value, a little lower for each layer further below its aux head.
+class PerLayerCosines : public engine::RunObserver {
+ public:
+  explicit PerLayerCosines(engine::RunObserver* next) : m_next(next) {}
+  void onStart(const engine::RunInfo& info) override {
+    m_stages.clear();
+    for (const auto& s : info.stages) m_stages.push_back({s.firstLayer, s.lastLayer});
+    if (m_next) m_next->onStart(info);
+  }
+  void onMetrics(const std::vector<engine::MetricPoint>& points) override {
+    std::vector<engine::MetricPoint> out;
+    out.reserve(points.size());
+    for (const auto& p : points) {
+      out.push_back(p);
+      if (p.name != engine::series::kGradCosine || p.layer >= 0 || p.stage < 0 ||
+          size_t(p.stage) >= m_stages.size())
+        continue;
+      const auto [first, last] = m_stages[size_t(p.stage)];
+      for (int layer = first; layer <= last; ++layer) {
+        engine::MetricPoint q = p;
+        q.layer = layer;
+        q.value = std::clamp(p.value - 0.07 * (last - layer) + 0.01 * (layer % 3), -1.0, 1.0);
+        out.push_back(q);
+      }
+    }
+    if (m_next) m_next->onMetrics(out);
+  }
+  void onSpans(const std::vector<engine::StepSpan>& s) override {
+    if (m_next) m_next->onSpans(s);
+  }
+  void onEvent(const engine::RunEvent& e) override {
+    if (m_next) m_next->onEvent(e);
+  }
+  void onFinish(const engine::RunSummary& s) override {
+    if (m_next) m_next->onFinish(s);
+  }
+
+ private:
+  engine::RunObserver* m_next;
+  std::vector<std::pair<int, int>> m_stages;  // first and last layer of each stage
+};
+
+// A run that owns the observer standing between it and the caller's observer.
+class ObservedRun : public engine::Run {
+ public:
+  ObservedRun(std::unique_ptr<PerLayerCosines> observer, std::unique_ptr<engine::Run> run)
+      : m_observer(std::move(observer)), m_run(std::move(run)) {}
+  void start() override { m_run->start(); }
+  void pause() override { m_run->pause(); }
+  void resume() override { m_run->resume(); }
+  void requestStop() override { m_run->requestStop(); }
+  engine::RunSummary wait() override { return m_run->wait(); }
+  bool waitFor(std::chrono::milliseconds timeout) override { return m_run->waitFor(timeout); }
+  engine::RunState state() const override { return m_run->state(); }
+  engine::Progress progress() const override { return m_run->progress(); }
+
+ private:
+  std::unique_ptr<PerLayerCosines> m_observer;  // declared first: outlives the run it watches
+  std::unique_ptr<engine::Run> m_run;
+};
+
+}  // namespace
 
 static int64_t stepsFor(const engine::ExperimentSpec& spec, int64_t fallback) {
   if (spec.train.maxSteps > 0) return spec.train.maxSteps;
@@ -35,7 +104,9 @@ EngineServices fakeEngineServices(const engine::FakeScript& script) {
       s.failAtStep = spec.debug.failAtStep;
       s.failStage = spec.debug.stage;
     }
-    return engine::createFakeRun(spec, observer, s);
+    auto perLayer = std::make_unique<PerLayerCosines>(observer);
+    auto run = engine::createFakeRun(spec, perLayer.get(), s);
+    return std::make_unique<ObservedRun>(std::move(perLayer), std::move(run));
   };
   // "Measured" layer times, made up but deterministic: FLOPs, except that the last two layers
   // (small matrices that use the cores poorly) take three times what their FLOPs say, so the

@@ -32,6 +32,14 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   m_cosine = new PlotPanel(tr("Gradient cosine (local vs true)"), tr("cosine"), data, this);
   m_cosine->addRule({s::kGradCosine, true, {}, Qt::SolidLine, 1.8, {}, true});
   m_cosine->setFixedYRange(-1, 1.05);
+  m_cosineScope = new QComboBox(this);
+  m_cosineScope->addItem(tr("per stage"));
+  m_cosineScope->addItem(tr("per layer"));
+  m_cosineScope->setToolTip(
+      tr("Per stage: the cosine over all of a stage's parameters. Per layer: one curve per "
+         "layer (its own parameters only), in its stage's colour; shows which layers of a "
+         "stage the local loss steers away from the end-to-end gradient."));
+  m_cosine->setCornerWidget(m_cosineScope);
   m_throughput = new PlotPanel(tr("Throughput"), tr("samples/s"), data, this);
   m_throughput->addRule({s::kSamplesPerSec, false, tr("samples/s"), Qt::SolidLine, 1.8, strong});
   m_queue = new PlotPanel(tr("Queue depth and staleness"), tr("items / steps"), data, this);
@@ -105,6 +113,11 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
     for (auto* p : linePanels()) p->setXAxis(index == 0 ? XAxisKind::Step : XAxisKind::Time);
   });
   connect(m_logLoss, &QCheckBox::toggled, m_loss, &PlotPanel::setLogY);
+  connect(m_cosineScope, &QComboBox::currentIndexChanged, this, [this](int index) {
+    const bool perLayer = index == 1;
+    m_cosine->setRules(
+        {{s::kGradCosine, true, {}, Qt::SolidLine, perLayer ? 1.4 : 1.8, {}, true, perLayer}});
+  });
   connect(follow, &QPushButton::clicked, this, [this] {
     for (auto* p : linePanels()) p->resetView();
   });

@@ -33,6 +33,8 @@ class LiveDashboard : public QWidget {
   TimelinePanel* timelinePanel() const { return m_timeline; }
   QList<PlotPanel*> linePanels() const;
   QSlider* smoothingSlider() const { return m_smoothing; }
+  /// The cosine panel's switch: per stage (0) or per layer (1).
+  QComboBox* cosineScopeCombo() const { return m_cosineScope; }
   QTimer* replotTimer() { return &m_replot; }
 
   /// Redraw timer on (while a run is live) or off.
@@ -59,6 +61,7 @@ class LiveDashboard : public QWidget {
   QLabel* m_smoothingValue;
   QComboBox* m_xAxis;
   QCheckBox* m_logLoss;
+  QComboBox* m_cosineScope;
   QTimer m_replot;
   int m_redraws = 0;
 };

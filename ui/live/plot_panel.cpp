@@ -87,6 +87,43 @@ void PlotPanel::addRule(const SeriesRule& rule) {
   for (const auto& [key, buffer] : m_data->allSeries()) onSeriesAdded(key);
 }
 
+void PlotPanel::setRules(const std::vector<SeriesRule>& rules) {
+  for (const auto& b : m_bound) m_plot->removeGraph(b.graph);
+  m_bound.clear();
+  m_rules.clear();
+  for (const auto& rule : rules) addRule(rule);
+  m_follow = true;
+  m_hoverText->setVisible(false);
+  m_hoverLine->setVisible(false);
+  refresh(true);
+}
+
+void PlotPanel::setCornerWidget(QWidget* widget) {
+  m_corner = widget;
+  widget->setParent(this);
+  // The title row grows to the control's height so it never covers the axis rect.
+  auto* heading = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0));
+  if (heading) {
+    const int text = QFontMetrics(heading->font()).height();
+    const int extra = std::max(0, widget->sizeHint().height() + 4 - text);
+    heading->setMargins(QMargins(0, extra / 2, 0, extra - extra / 2));
+  }
+  widget->show();
+  widget->raise();
+  placeCornerWidget();
+}
+
+void PlotPanel::placeCornerWidget() {
+  if (!m_corner) return;
+  const QSize size = m_corner->sizeHint();
+  m_corner->setGeometry(4, 2, size.width(), size.height());
+}
+
+void PlotPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  placeCornerWidget();
+}
+
 void PlotPanel::setXAxis(XAxisKind axis) {
   if (axis == m_axis) return;
   m_axis = axis;
@@ -120,13 +157,30 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
     if (b.key == key) return;
   for (int r = 0; r < int(m_rules.size()); ++r) {
     const SeriesRule& rule = m_rules[size_t(r)];
-    if (rule.name != key.name || key.layer != -1 || rule.perStage != (key.stage >= 0)) continue;
+    if (rule.name != key.name || rule.perStage != (key.stage >= 0)) continue;
+    if (rule.perLayer != (key.layer >= 0)) continue;
     const engine::RunInfo* info = m_data->phaseInfo(key.phase);
     const bool backprop = info && info->mode == engine::Mode::Backprop;
     auto* graph = m_plot->addGraph();
     QColor color = rule.color.isValid() ? rule.color : stageColor(std::max(0, key.stage));
     QString legend = rule.perStage ? tr("S%1%2").arg(key.stage + 1).arg(rule.legend) : rule.legend;
     Qt::PenStyle style = rule.style;
+    if (rule.perLayer) {
+      // Layers take their stage's colour, lighter and differently dashed further from the
+      // stage's first layer, so a stage's layers read as one family.
+      int first = key.layer;
+      if (info && size_t(key.stage) < info->stages.size())
+        first = info->stages[size_t(key.stage)].firstLayer;
+      const int within = std::max(0, key.layer - first);
+      color = color.lighter(100 + 22 * (within % 4));
+      static const Qt::PenStyle kStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
+                                             Qt::DashDotLine};
+      style = kStyles[within % 4];
+      QString name = tr("L%1").arg(key.layer);
+      if (info && size_t(key.layer) < info->layers.size())
+        name = QString::fromStdString(info->layers[size_t(key.layer)].name);
+      legend = tr("S%1 %2").arg(key.stage + 1).arg(name);
+    }
     if (backprop) {
       // The baseline run of a "both" plan (or a backprop run) reads as one grey line; dashed
       // where it is sparse enough for dashes to be cheap.
@@ -149,7 +203,7 @@ void PlotPanel::sortLegend() {
   // Series arrive in whatever order the engine reports them; the legend reads S1 (each of its
   // series), S2, ..., then the run-level series, then the same for the next phase.
   auto order = [](const Bound& b) {
-    return std::make_tuple(b.key.phase, b.key.stage < 0, b.key.stage, b.rule);
+    return std::make_tuple(b.key.phase, b.key.stage < 0, b.key.stage, b.key.layer, b.rule);
   };
   std::stable_sort(m_bound.begin(), m_bound.end(),
                    [&](const Bound& a, const Bound& b) { return order(a) < order(b); });

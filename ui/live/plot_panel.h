@@ -25,8 +25,9 @@ struct SeriesRule {
   QString legend;        ///< run-level legend; per stage "S<n>" (+ this suffix when set)
   Qt::PenStyle style = Qt::SolidLine;
   double width = 1.5;
-  QColor color;          ///< invalid: the stage's colour
-  bool markers = false;  ///< sparse series (evaluations): draw a dot at each point
+  QColor color;           ///< invalid: the stage's colour
+  bool markers = false;   ///< sparse series (evaluations): draw a dot at each point
+  bool perLayer = false;  ///< the per-layer values (layer >= 0) instead of the per-stage ones
 };
 
 class PlotPanel : public QWidget {
@@ -35,6 +36,10 @@ class PlotPanel : public QWidget {
   PlotPanel(const QString& title, const QString& yLabel, LiveData* data, QWidget* parent = nullptr);
 
   void addRule(const SeriesRule& rule);
+  /// Replaces every rule: the graphs are rebuilt from the data received so far.
+  void setRules(const std::vector<SeriesRule>& rules);
+  /// A small control drawn in the panel's top-left corner, in the title row (a view switch).
+  void setCornerWidget(QWidget* widget);
   void setXAxis(XAxisKind axis);
   XAxisKind xAxisKind() const { return m_axis; }
   void setLogY(bool on);
@@ -67,6 +72,7 @@ class PlotPanel : public QWidget {
 
  protected:
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   struct Bound {
@@ -82,10 +88,12 @@ class PlotPanel : public QWidget {
   void showMenu(const QPoint& pos);
   void applyStyle();
   void sortLegend();
+  void placeCornerWidget();
 
   LiveData* m_data;
   QString m_title;
   QCustomPlot* m_plot;
+  QWidget* m_corner = nullptr;
   QCPItemText* m_hoverText;
   QCPItemStraightLine* m_hoverLine;
   std::vector<SeriesRule> m_rules;

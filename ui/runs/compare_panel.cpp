@@ -9,7 +9,10 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include "common/theme.h"
 #include "live/plot_export.h"
@@ -19,13 +22,15 @@ namespace stagewise::ui {
 
 namespace {
 
-// What can be overlaid: a series name and a stage (-1 run-level, -2 each run's last stage).
-struct MetricChoice {
+// What can always be overlaid: a series name and a stage (-1 run-level, -2 each run's last
+// stage). The gradient cosine of the other stages and of every layer is added to the list when
+// the selected runs have it.
+struct FixedMetric {
   const char* label;
   const char* series;
   int stage;
 };
-constexpr MetricChoice kMetrics[] = {
+constexpr FixedMetric kMetrics[] = {
     {"Loss · last stage", engine::series::kLoss, -2},
     {"Test accuracy", engine::series::kTestAccuracy, -1},
     {"Test loss", engine::series::kTestLoss, -1},
@@ -61,7 +66,10 @@ QString runLabel(const storage::RunRecord& r) {
 ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
     : QWidget(parent), m_executor(executor) {
   m_metric = new QComboBox(this);
-  for (const auto& m : kMetrics) m_metric->addItem(tr(m.label));
+  m_metric->setToolTip(
+      tr("The series to overlay. The gradient cosine of every stage and every layer is listed "
+         "once a selected run has it (local runs with probes)."));
+  setMetricList({});
   m_align = new QComboBox(this);
   m_align->addItem(tr("aligned by step"));
   m_align->addItem(tr("aligned by wall time"));
@@ -108,6 +116,43 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   for (auto* p : {m_overlay, m_summary}) stylePlot(p);
 }
 
+void ComparePanel::setMetricList(const std::vector<Metric>& extra) {
+  std::vector<Metric> metrics;
+  for (const auto& m : kMetrics) metrics.push_back({tr(m.label), m.series, m.stage, -1});
+  const auto same = [](const Metric& a, const Metric& b) {
+    return a.series == b.series && a.stage == b.stage && a.layer == b.layer;
+  };
+  for (const auto& m : extra)
+    if (std::none_of(metrics.begin(), metrics.end(), [&](const Metric& x) { return same(x, m); }))
+      metrics.push_back(m);
+  // The current choice stays listed (and chosen) even when the new selection lacks it.
+  const int current = m_metric->currentIndex();
+  std::optional<Metric> chosen;
+  if (current >= 0 && size_t(current) < m_metrics.size()) chosen = m_metrics[size_t(current)];
+  if (chosen && std::none_of(metrics.begin(), metrics.end(),
+                             [&](const Metric& x) { return same(x, *chosen); }))
+    metrics.push_back(*chosen);
+  int index = 0;
+  for (size_t i = 0; i < metrics.size(); ++i)
+    if (chosen && same(metrics[i], *chosen)) index = int(i);
+  const QSignalBlocker block(m_metric);
+  m_metric->clear();
+  for (const auto& m : metrics) m_metric->addItem(m.label);
+  m_metric->setCurrentIndex(index);
+  m_metrics = std::move(metrics);
+}
+
+bool ComparePanel::selectMetric(const std::string& series, int stage, int layer) {
+  for (size_t i = 0; i < m_metrics.size(); ++i) {
+    const Metric& m = m_metrics[i];
+    if (m.series == series && m.layer == layer && (layer >= 0 || m.stage == stage)) {
+      m_metric->setCurrentIndex(int(i));
+      return true;
+    }
+  }
+  return false;
+}
+
 void ComparePanel::setRuns(const std::vector<int64_t>& ids) {
   if (ids == m_ids) return;
   m_ids = ids;
@@ -117,7 +162,8 @@ void ComparePanel::setRuns(const std::vector<int64_t>& ids) {
 void ComparePanel::reload() {
   const quint64 ticket = ++m_ticket;
   const std::vector<int64_t> ids = m_ids;
-  const MetricChoice metric = kMetrics[std::max(0, m_metric->currentIndex())];
+  const Metric metric =
+      m_metrics[size_t(std::clamp(m_metric->currentIndex(), 0, int(m_metrics.size()) - 1))];
   const auto axis = m_align->currentIndex() == 1 ? storage::XAxis::Time : storage::XAxis::Step;
   const int points = std::max(100, m_overlay->width());
   m_executor->post<Data>(
@@ -125,13 +171,40 @@ void ComparePanel::reload() {
       [ids, metric, axis, points](storage::RunReader& reader, storage::RunStore&) {
         Data data;
         std::vector<storage::SeriesRef> refs;
+        std::map<int, std::string> layerNames;  // layers with a per-layer cosine
+        int cosineStages = 0;                   // stages with a per-stage cosine
         for (int64_t id : ids) {
           auto run = reader.run(id);
           if (!run) continue;
-          const int stage = metric.stage == -2 ? std::max(0, run->stageCount - 1) : metric.stage;
-          refs.push_back({id, {metric.series, stage, -1}});
+          int stage = metric.stage == -2 ? std::max(0, run->stageCount - 1) : metric.stage;
+          const auto series = reader.listSeries(id);
+          std::vector<storage::LayerRecord> layers;
+          for (const auto& s : series) {
+            if (s.key.name != engine::series::kGradCosine || s.key.stage < 0) continue;
+            if (metric.layer >= 0 && s.key.layer == metric.layer && s.key.name == metric.series)
+              stage = s.key.stage;  // each run holds the layer in the stage its cuts give
+            if (s.key.layer < 0) {
+              cosineStages = std::max(cosineStages, s.key.stage + 1);
+              continue;
+            }
+            if (layers.empty()) layers = reader.layers(id);
+            std::string name;
+            for (const auto& l : layers)
+              if (l.index == s.key.layer) name = l.name;
+            layerNames.emplace(s.key.layer, name);
+          }
+          refs.push_back({id, {metric.series, stage, metric.layer}});
           data.runs.push_back(std::move(*run));
         }
+        for (int k = 1; k < cosineStages; ++k)
+          data.extra.push_back(
+              {tr("Gradient cosine · stage %1").arg(k + 1), engine::series::kGradCosine, k, -1});
+        for (const auto& [layer, name] : layerNames)
+          data.extra.push_back({name.empty() ? tr("Gradient cosine · layer %1").arg(layer)
+                                             : tr("Gradient cosine · layer %1 (%2)")
+                                                   .arg(layer)
+                                                   .arg(QString::fromStdString(name)),
+                                engine::series::kGradCosine, -1, layer});
         if (data.runs.size() >= 2) {
           std::vector<int64_t> present;
           for (const auto& r : data.runs) present.push_back(r.id);
@@ -151,6 +224,7 @@ void ComparePanel::reload() {
 
 void ComparePanel::show(const Data& data) {
   m_runs = data.runs;
+  setMetricList(data.extra);
   m_hint->setVisible(m_runs.empty());
   stylePlot(m_overlay);
   m_overlay->clearGraphs();

@@ -27,6 +27,10 @@ class ComparePanel : public QWidget {
   QComboBox* alignCombo() const { return m_align; }
   /// True when the data for the current selection and choices has arrived.
   bool isLoaded() const { return m_loadedTicket == m_ticket; }
+  /// Selects the overlay metric showing `series` of `stage` (-1 run-level, -2 each run's last
+  /// stage) or of `layer` (>= 0: per-layer series, whichever stage holds the layer). False if
+  /// the metric list has no such entry (per-layer entries appear once runs that have them load).
+  bool selectMetric(const std::string& series, int stage, int layer = -1);
 
  public Q_SLOTS:
   void reload();
@@ -36,17 +40,27 @@ class ComparePanel : public QWidget {
   void failed(const QString& message);
 
  private:
+  /// One entry of the overlay metric list.
+  struct Metric {
+    QString label;
+    std::string series;
+    int stage = -1;  ///< -1 run-level, -2 each run's last stage
+    int layer = -1;  ///< >= 0: the per-layer series of this layer
+  };
   struct Data {
     std::vector<storage::RunRecord> runs;
     std::vector<storage::SpecDifference> diffs;
     storage::AlignedSeries aligned;
+    std::vector<Metric> extra;  ///< per-stage and per-layer series the selected runs have
   };
   void show(const Data& data);
   void drawSummary();
+  void setMetricList(const std::vector<Metric>& extra);
 
   StoreExecutor* m_executor;
   std::vector<int64_t> m_ids;
   std::vector<storage::RunRecord> m_runs;
+  std::vector<Metric> m_metrics;  // parallel to m_metric's items
   quint64 m_ticket = 0;
   quint64 m_loadedTicket = 0;
   QComboBox* m_metric;
