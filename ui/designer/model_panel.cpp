@@ -1,7 +1,6 @@
 #include "designer/model_panel.h"
 
 #include <QComboBox>
-#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -15,6 +14,7 @@
 
 #include "common/spec_io.h"
 #include "designer/model_family_form.h"
+#include "designer/training_form.h"
 
 namespace stagewise::ui {
 
@@ -56,24 +56,20 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   m_limit = spin(this, 0, 100000000, tr("Use only the first N training samples (0: all)."));
   m_limit->setSpecialValueText(tr("all"));
 
-  m_batch = spin(this, 1, 65536, tr("Samples per step."));
-  m_steps = spin(this, 0, 100000000, tr("Steps to train (0: run whole epochs)."));
-  m_steps->setSpecialValueText(tr("epochs"));
-  m_epochs = spin(this, 1, 10000, tr("Epochs, when max steps is 0."));
-  m_lr = new QDoubleSpinBox(this);
-  m_lr->setDecimals(6);
-  m_lr->setRange(1e-6, 10);
-  m_lr->setSingleStep(1e-4);
-  m_lr->setKeyboardTracking(false);
-  m_lr->setToolTip(tr("Learning rate (scaled per stage in the stage inspector)."));
-  m_optimizer = new QComboBox(this);
-  m_optimizer->addItem(QStringLiteral("adam"), QStringLiteral("adam"));
-  m_optimizer->addItem(QStringLiteral("sgd"), QStringLiteral("sgd"));
-  m_queue = spin(this, 1, 1024,
-                 tr("Capacity of the queue between stages: how far a stage may "
-                    "run ahead of the next (allowed staleness)."));
-  m_seed = spin(this, 0, 2147483647, tr("Seed: a local run is reproducible bit for bit."));
-  m_eval = spin(this, 0, 100000000, tr("Steps between test-set evaluations (0: only at the end)."));
+  m_limitTest = spin(this, 0, 100000000,
+                     tr("Use only the first N test samples (0: all). Evaluation may use "
+                        "fewer: see Eval samples."));
+  m_limitTest->setSpecialValueText(tr("all"));
+  m_syntheticTrain = spin(this, 1, 100000000, tr("Training samples of the synthetic dataset."));
+  m_syntheticTest = spin(this, 1, 100000000, tr("Test samples of the synthetic dataset."));
+  m_syntheticTrain->setSuffix(tr(" train"));
+  m_syntheticTest->setSuffix(tr(" test"));
+  m_syntheticSizeRow = new QWidget(this);
+  auto* sizes = new QHBoxLayout(m_syntheticSizeRow);
+  sizes->setContentsMargins(0, 0, 0, 0);
+  sizes->addWidget(m_syntheticTrain, 1);
+  sizes->addWidget(m_syntheticTest, 1);
+  m_training = new TrainingForm(doc, this);
 
   auto* pathRow = new QHBoxLayout;
   pathRow->addWidget(m_path, 1);
@@ -86,21 +82,13 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   mf->addRow(tr("Dataset"), m_dataset);
   mf->addRow(tr("Folder"), pathRow);
   mf->addRow(tr("Synthetic"), m_syntheticRow);
+  mf->addRow(tr("Synthetic size"), m_syntheticSizeRow);
   mf->addRow(tr("Train samples"), m_limit);
-  auto* train = new QGroupBox(tr("Training"), this);
-  auto* tf = new QFormLayout(train);
-  tf->addRow(tr("Batch size"), m_batch);
-  tf->addRow(tr("Max steps"), m_steps);
-  tf->addRow(tr("Epochs"), m_epochs);
-  tf->addRow(tr("Learning rate"), m_lr);
-  tf->addRow(tr("Optimizer"), m_optimizer);
-  tf->addRow(tr("Queue capacity"), m_queue);
-  tf->addRow(tr("Eval every"), m_eval);
-  tf->addRow(tr("Seed"), m_seed);
+  mf->addRow(tr("Test samples"), m_limitTest);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(model);
-  layout->addWidget(train);
+  layout->addWidget(m_training);
   layout->addStretch();
 
   connect(m_preset, &QComboBox::activated, this, [this](int index) {
@@ -132,20 +120,12 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   intEdit(m_classes, kClasses, tr("Synthetic classes"),
           [](auto& s, int v) { s.dataset.syntheticClasses = v; });
   intEdit(m_limit, kLimit, tr("Train samples"), [](auto& s, int v) { s.dataset.limitTrain = v; });
-  intEdit(m_batch, kBatch, tr("Batch size"), [](auto& s, int v) { s.train.batchSize = v; });
-  intEdit(m_steps, kSteps, tr("Max steps"), [](auto& s, int v) { s.train.maxSteps = v; });
-  intEdit(m_epochs, kEpochs, tr("Epochs"), [](auto& s, int v) { s.train.epochs = v; });
-  intEdit(m_queue, kQueue, tr("Queue capacity"), [](auto& s, int v) { s.train.queueCapacity = v; });
-  intEdit(m_seed, kSeed, tr("Seed"), [](auto& s, int v) { s.train.seed = uint64_t(v); });
-  intEdit(m_eval, kEval, tr("Eval interval"), [](auto& s, int v) { s.eval.interval = v; });
-  connect(m_lr, &QDoubleSpinBox::valueChanged, this,
-          [this](double v) { edit(kLr, tr("Learning rate"), [v](auto& s) { s.train.lr = v; }); });
-  connect(m_optimizer, &QComboBox::activated, this, [this] {
-    edit(kOptimizer, tr("Optimizer"),
-         [v = m_optimizer->currentData().toString().toStdString()](auto& s) {
-           s.train.optimizer = v;
-         });
-  });
+  intEdit(m_limitTest, kLimitTest, tr("Test samples"),
+          [](auto& s, int v) { s.dataset.limitTest = v; });
+  intEdit(m_syntheticTrain, kSyntheticTrain, tr("Synthetic train samples"),
+          [](auto& s, int v) { s.dataset.syntheticTrain = v; });
+  intEdit(m_syntheticTest, kSyntheticTest, tr("Synthetic test samples"),
+          [](auto& s, int v) { s.dataset.syntheticTest = v; });
   connect(doc, &DesignDocument::changed, this, &ModelPanel::refresh);
   refresh();
 }
@@ -183,15 +163,12 @@ void ModelPanel::refresh() {
   m_features->setValue(s.dataset.syntheticFeatures);
   m_classes->setValue(s.dataset.syntheticClasses);
   m_limit->setValue(int(std::min<int64_t>(s.dataset.limitTrain, m_limit->maximum())));
-  m_batch->setValue(s.train.batchSize);
-  m_steps->setValue(int(std::min<int64_t>(s.train.maxSteps, m_steps->maximum())));
-  m_epochs->setValue(s.train.epochs);
-  m_epochs->setEnabled(s.train.maxSteps == 0);
-  m_lr->setValue(s.train.lr);
-  m_optimizer->setCurrentIndex(m_optimizer->findData(QString::fromStdString(s.train.optimizer)));
-  m_queue->setValue(s.train.queueCapacity);
-  m_seed->setValue(int(std::min<uint64_t>(s.train.seed, uint64_t(m_seed->maximum()))));
-  m_eval->setValue(int(std::min<int64_t>(s.eval.interval, m_eval->maximum())));
+  m_limitTest->setValue(int(std::min<int64_t>(s.dataset.limitTest, m_limitTest->maximum())));
+  m_syntheticSizeRow->setEnabled(s.dataset.kind == "synthetic");
+  m_syntheticTrain->setValue(
+      int(std::clamp<int64_t>(s.dataset.syntheticTrain, 1, m_syntheticTrain->maximum())));
+  m_syntheticTest->setValue(
+      int(std::clamp<int64_t>(s.dataset.syntheticTest, 1, m_syntheticTest->maximum())));
   m_updating = false;
 }
 

@@ -1,13 +1,12 @@
 #pragma once
-// What to train: preset, model (MLP widths), dataset and training settings. Each change is an
-// undo step; typing in the same field merges into one.
+// What to train: preset, model (its family and shape), dataset, and the training form below
+// them. Each change is an undo step; typing in the same field merges into one.
 
 #include <QWidget>
 
 #include "designer/design_document.h"
 
 class QComboBox;
-class QDoubleSpinBox;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
@@ -16,6 +15,7 @@ class QWidget;
 namespace stagewise::ui {
 
 class ModelFamilyForm;
+class TrainingForm;
 
 class ModelPanel : public QWidget {
   Q_OBJECT
@@ -25,7 +25,10 @@ class ModelPanel : public QWidget {
   QComboBox* presetCombo() const { return m_preset; }
   QLineEdit* widthsEdit() const;
   ModelFamilyForm* familyForm() const { return m_family; }
-  QSpinBox* batchSpin() const { return m_batch; }
+  TrainingForm* trainingForm() const { return m_training; }
+  QSpinBox* testLimitSpin() const { return m_limitTest; }
+  QSpinBox* syntheticTrainSpin() const { return m_syntheticTrain; }
+  QSpinBox* syntheticTestSpin() const { return m_syntheticTest; }
 
  public Q_SLOTS:
   void refresh();
@@ -41,15 +44,10 @@ class ModelPanel : public QWidget {
     kPath,
     kFeatures,
     kClasses,
-    kBatch,
-    kSteps,
-    kEpochs,
-    kLr,
-    kOptimizer,
-    kQueue,
-    kSeed,
-    kEval,
-    kLimit
+    kLimit = 14,  // ids of the fields since moved to the training form are not reused
+    kLimitTest,
+    kSyntheticTrain,
+    kSyntheticTest
   };
   void edit(Field field, const QString& text,
             const std::function<void(engine::ExperimentSpec&)>& change);
@@ -67,14 +65,11 @@ class ModelPanel : public QWidget {
   QSpinBox* m_features;
   QSpinBox* m_classes;
   QSpinBox* m_limit;
-  QSpinBox* m_batch;
-  QSpinBox* m_steps;
-  QSpinBox* m_epochs;
-  QDoubleSpinBox* m_lr;
-  QComboBox* m_optimizer;
-  QSpinBox* m_queue;
-  QSpinBox* m_seed;
-  QSpinBox* m_eval;
+  QSpinBox* m_limitTest;
+  QWidget* m_syntheticSizeRow;
+  QSpinBox* m_syntheticTrain;
+  QSpinBox* m_syntheticTest;
+  TrainingForm* m_training;
 };
 
 }  // namespace stagewise::ui

@@ -1,0 +1,206 @@
+// The Design workspace's training, evaluation, probe and checkpoint settings: every
+// user-facing spec key has an editor, each edit is one undo step, and a value the spec
+// validation rejects is outlined where it is edited and blocks the run.
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QtTest>
+
+#include "common/fake_services.h"
+#include "designer/design_document.h"
+#include "designer/design_workspace.h"
+#include "designer/model_panel.h"
+#include "designer/training_form.h"
+
+using namespace stagewise;
+using namespace stagewise::ui;
+
+class TestTrainingForm : public QObject {
+  Q_OBJECT
+
+  static engine::ExperimentSpec baseSpec() {
+    engine::ExperimentSpec s;
+    s.name = "form-test";
+    s.dataset.kind = "synthetic";
+    s.model.hidden = {32, 32, 32};
+    s.partition.cuts = {2};
+    s.train.maxSteps = 100;
+    return s;
+  }
+
+  static void leafKeys(const QJsonObject& object, const QString& prefix, QStringList& out) {
+    for (auto it = object.begin(); it != object.end(); ++it) {
+      const QString key = prefix.isEmpty() ? it.key() : prefix + QLatin1Char('.') + it.key();
+      if (it.value().isObject())
+        leafKeys(it.value().toObject(), key, out);
+      else
+        out << key;
+    }
+  }
+
+ private Q_SLOTS:
+  void everyUserFacingKeyHasAnEditor() {
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(baseSpec());
+    TrainingForm* form = ws.modelPanel()->trainingForm();
+    // Where the keys the training form does not edit are edited (or why they are not).
+    const QStringList elsewhere = {
+        QStringLiteral("name"),        // model panel
+        QStringLiteral("dataset."),    // model panel (kind, folder, sizes, limits)
+        QStringLiteral("model."),      // model family form
+        QStringLiteral("partition."),  // the canvas and auto-balance
+        QStringLiteral("stage_defaults."),
+        QStringLiteral("stages"),        // stage inspector
+        QStringLiteral("mode"),          // the Train workspace's mode box
+        QStringLiteral("debug."),        // fault hooks for tests, not for users
+        QStringLiteral("distributed."),  // multi-process runs are launched by the CLI
+    };
+    engine::ExperimentSpec full = baseSpec();
+    full.checkpoint.dir = "/tmp/x";  // every optional group present
+    QStringList keys;
+    leafKeys(QJsonDocument::fromJson(QByteArray::fromStdString(engine::specToJson(full))).object(),
+             {}, keys);
+    QVERIFY(keys.size() > 30);
+    QStringList missing;
+    for (const QString& key : keys) {
+      bool handled = form->editorFor(key.toStdString()) != nullptr;
+      for (const QString& prefix : elsewhere) handled |= key.startsWith(prefix);
+      if (!handled) missing << key;
+    }
+    QVERIFY2(missing.isEmpty(),
+             qPrintable(QStringLiteral("no editor for: ") + missing.join(QStringLiteral(", "))));
+    // The dataset sizes the model panel used to lack.
+    auto* panel = ws.modelPanel();
+    panel->testLimitSpin()->setValue(500);
+    QCOMPARE(doc.spec().dataset.limitTest, int64_t(500));
+    panel->syntheticTrainSpin()->setValue(2000);
+    panel->syntheticTestSpin()->setValue(300);
+    QCOMPARE(doc.spec().dataset.syntheticTrain, int64_t(2000));
+    QCOMPARE(doc.spec().dataset.syntheticTest, int64_t(300));
+    doc.undoStack()->undo();
+    QCOMPARE(doc.spec().dataset.syntheticTest, int64_t(1024));
+  }
+
+  void editsAreUndoSteps() {
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    ws.show();
+    doc.load(baseSpec());
+    TrainingForm* form = ws.modelPanel()->trainingForm();
+    auto spin = [&](const char* key) { return qobject_cast<QSpinBox*>(form->editorFor(key)); };
+    auto real = [&](const char* key) {
+      return qobject_cast<QDoubleSpinBox*>(form->editorFor(key));
+    };
+
+    real("train.weight_decay")->setValue(0.0005);
+    QCOMPARE(doc.spec().train.weightDecay, 0.0005);
+    spin("train.backprop_threads")->setValue(2);
+    QCOMPARE(doc.spec().train.backpropThreads, 2);
+    QCOMPARE(spin("train.backprop_threads")->text(), QStringLiteral("2"));
+    spin("eval.max_samples")->setValue(2000);
+    QCOMPARE(doc.spec().eval.maxSamples, int64_t(2000));
+    spin("probe.batch_size")->setValue(128);
+    QCOMPARE(doc.spec().probe.batchSize, 128);
+    spin("checkpoint.interval")->setValue(50);
+    QCOMPARE(doc.spec().checkpoint.interval, int64_t(50));
+
+    // Typed, as a user would: "never" is a probe interval of -1, "at the end" is 0.
+    QSpinBox* probe = spin("probe.interval");
+    probe->selectAll();
+    QTest::keyClicks(probe, QStringLiteral("never"));
+    QTest::keyClick(probe, Qt::Key_Return);
+    QCOMPARE(doc.spec().probe.interval, int64_t(-1));
+    QVERIFY(!spin("probe.batch_size")->isEnabled());  // no probes: no probe batch
+    probe->setValue(0);
+    QCOMPARE(probe->text(), QStringLiteral("at the end"));
+    QCOMPARE(doc.spec().probe.interval, int64_t(0));
+
+    auto* dir = qobject_cast<QLineEdit*>(form->editorFor("checkpoint.dir"));
+    dir->setText(QStringLiteral("/tmp/stagewise-ckpt"));
+    Q_EMIT dir->editingFinished();
+    QCOMPARE(doc.spec().checkpoint.dir, std::string("/tmp/stagewise-ckpt"));
+    auto* atStop = qobject_cast<QCheckBox*>(form->editorFor("checkpoint.at_stop"));
+    QVERIFY(atStop->isEnabled());
+    atStop->click();
+    QVERIFY(!doc.spec().checkpoint.atStop);
+
+    // Stepping one spin box five times is one undo step.
+    QSpinBox* seed = spin("train.seed");
+    const int undoBefore = doc.undoStack()->count();
+    for (int i = 0; i < 5; ++i) seed->stepUp();
+    QCOMPARE(doc.spec().train.seed, uint64_t(6));
+    QCOMPARE(doc.undoStack()->count(), undoBefore + 1);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.spec().train.seed, uint64_t(1));
+    QCOMPARE(seed->value(), 1);
+
+    // Undo walks back through every edit above, and the editors follow.
+    while (doc.undoStack()->canUndo()) doc.undoStack()->undo();
+    QCOMPARE(engine::specToJson(doc.spec()), engine::specToJson(baseSpec()));
+    QCOMPARE(real("train.weight_decay")->value(), 0.0);
+    QCOMPARE(spin("train.backprop_threads")->text(), QStringLiteral("one per core"));
+    QCOMPARE(dir->text(), QString());
+    QVERIFY(atStop->isChecked());
+    QVERIFY(!atStop->isEnabled());  // checkpointing is off again
+  }
+
+  void momentumIsForSgdOnly() {
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(baseSpec());
+    TrainingForm* form = ws.modelPanel()->trainingForm();
+    auto* momentum = qobject_cast<QDoubleSpinBox*>(form->editorFor("train.momentum"));
+    auto* optimizer = qobject_cast<QComboBox*>(form->editorFor("train.optimizer"));
+    QVERIFY(!momentum->isEnabled());
+    const int sgd = optimizer->findData(QStringLiteral("sgd"));
+    optimizer->setCurrentIndex(sgd);
+    Q_EMIT optimizer->activated(sgd);
+    QCOMPARE(doc.spec().train.optimizer, std::string("sgd"));
+    QVERIFY(momentum->isEnabled());
+    momentum->setValue(0.5);
+    QCOMPARE(doc.spec().train.momentum, 0.5);
+    // The editor cannot go outside [0, 1): the engine's limit.
+    momentum->setValue(1.5);
+    QVERIFY(doc.spec().train.momentum < 1.0);
+  }
+
+  void invalidValuesAreShownWhereTheyAreEdited() {
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    // A spec file may hold values the editors cannot: they are outlined, and Run is blocked.
+    auto spec = baseSpec();
+    spec.train.momentum = 1.5;
+    spec.probe.batchSize = 0;
+    doc.load(spec);
+    TrainingForm* form = ws.modelPanel()->trainingForm();
+    QWidget* momentum = form->editorFor("train.momentum");
+    QWidget* probeBatch = form->editorFor("probe.batch_size");
+    QVERIFY(momentum->styleSheet().contains(QStringLiteral("d03030")));
+    QVERIFY2(momentum->toolTip().startsWith(QStringLiteral("train.momentum: must be in [0, 1)")),
+             qPrintable(momentum->toolTip()));
+    QVERIFY(probeBatch->styleSheet().contains(QStringLiteral("d03030")));
+    QVERIFY(!form->editorFor("train.lr")->styleSheet().contains(QStringLiteral("d03030")));
+    QVERIFY(!ws.runButton()->isEnabled());
+    QVERIFY(ws.runButton()->toolTip().contains(QStringLiteral("probe.batch_size")));
+
+    qobject_cast<QDoubleSpinBox*>(momentum)->setValue(0.9);
+    QCOMPARE(doc.spec().train.momentum, 0.9);
+    QVERIFY(momentum->styleSheet().isEmpty());
+    QVERIFY(!momentum->toolTip().contains(QStringLiteral("train.momentum:")));
+    // The probe batch shows 1 (its minimum) while the spec has 0: stepping up fixes it.
+    qobject_cast<QSpinBox*>(probeBatch)->setValue(64);
+    QCOMPARE(doc.spec().probe.batchSize, 64);
+    QVERIFY(probeBatch->styleSheet().isEmpty());
+    QVERIFY(ws.runButton()->isEnabled());
+  }
+};
+
+QTEST_MAIN(TestTrainingForm)
+#include "test_training_form.moc"

@@ -1,0 +1,292 @@
+#include "designer/training_form.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <algorithm>
+
+namespace stagewise::ui {
+
+namespace {
+
+// A spin box that names some of its values ("never", "at the end"), where QSpinBox can only
+// name its minimum.
+class NamedSpinBox : public QSpinBox {
+ public:
+  NamedSpinBox(QWidget* parent, std::map<int, QString> names)
+      : QSpinBox(parent), m_names(std::move(names)) {}
+
+ protected:
+  QString textFromValue(int value) const override {
+    auto it = m_names.find(value);
+    return it != m_names.end() ? it->second : QSpinBox::textFromValue(value);
+  }
+  int valueFromText(const QString& text) const override {
+    for (const auto& [value, name] : m_names)
+      if (name.compare(text.trimmed(), Qt::CaseInsensitive) == 0) return value;
+    return QSpinBox::valueFromText(text);
+  }
+  QValidator::State validate(QString& text, int& pos) const override {
+    for (const auto& [value, name] : m_names)
+      if (name.startsWith(text.trimmed(), Qt::CaseInsensitive) && !text.trimmed().isEmpty())
+        return name.compare(text.trimmed(), Qt::CaseInsensitive) == 0 ? QValidator::Acceptable
+                                                                      : QValidator::Intermediate;
+    return QSpinBox::validate(text, pos);
+  }
+
+ private:
+  std::map<int, QString> m_names;
+};
+
+int clampedInt(int64_t v, const QSpinBox* box) {
+  return int(std::clamp<int64_t>(v, box->minimum(), box->maximum()));
+}
+
+}  // namespace
+
+TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
+  using Spec = engine::ExperimentSpec;
+  m_batch = intField("train.batch_size", 1, 65536, tr("Samples per step."), tr("Batch size"),
+                     [](Spec& s, int v) { s.train.batchSize = v; });
+  m_steps = intField("train.max_steps", 0, 2147483647, tr("Steps to train (0: whole epochs)."),
+                     tr("Max steps"), [](Spec& s, int v) { s.train.maxSteps = v; });
+  m_steps->setSpecialValueText(tr("epochs"));
+  m_epochs = intField("train.epochs", 1, 10000, tr("Epochs to train, when max steps is 0."),
+                      tr("Epochs"), [](Spec& s, int v) { s.train.epochs = v; });
+
+  m_optimizer = new QComboBox(this);
+  m_optimizer->addItem(QStringLiteral("adam"), QStringLiteral("adam"));
+  m_optimizer->addItem(QStringLiteral("sgd"), QStringLiteral("sgd"));
+  m_optimizer->setToolTip(tr("Optimizer of every stage (and of the backprop baseline)."));
+  m_editors["train.optimizer"] = m_optimizer;
+  connect(m_optimizer, &QComboBox::activated, this, [this] {
+    edit("train.optimizer", tr("Optimizer"),
+         [v = m_optimizer->currentData().toString().toStdString()](Spec& s) {
+           s.train.optimizer = v;
+         });
+  });
+  m_lr = realField("train.lr", 1e-7, 10, 7, 1e-4,
+                   tr("Learning rate (scaled per stage in the stage inspector)."),
+                   tr("Learning rate"), [](Spec& s, double v) { s.train.lr = v; });
+  m_momentum = realField("train.momentum", 0, 0.999, 3, 0.01,
+                         tr("SGD momentum, in [0, 1). Adam does not use it."), tr("Momentum"),
+                         [](Spec& s, double v) { s.train.momentum = v; });
+  m_weightDecay = realField("train.weight_decay", 0, 1, 6, 1e-4,
+                            tr("Weight decay (L2 penalty) of the optimizer; 0: none."),
+                            tr("Weight decay"), [](Spec& s, double v) { s.train.weightDecay = v; });
+  m_seed = intField("train.seed", 0, 2147483647,
+                    tr("Seed of the initial weights and the data order: a local run is "
+                       "reproducible bit for bit."),
+                    tr("Seed"), [](Spec& s, int v) { s.train.seed = uint64_t(v); });
+  m_queue = intField("train.queue_capacity", 1, 1024,
+                     tr("Capacity of the queue between stages: how far a stage may run ahead "
+                        "of the next (allowed staleness)."),
+                     tr("Queue capacity"), [](Spec& s, int v) { s.train.queueCapacity = v; });
+  m_backpropThreads =
+      intField("train.backprop_threads", 0, 256,
+               tr("Intra-op threads of the backprop baseline (one stage covering every layer); "
+                  "0: one per core, so the baseline is never crippled."),
+               tr("Backprop threads"), [](Spec& s, int v) { s.train.backpropThreads = v; });
+  m_backpropThreads->setSpecialValueText(tr("one per core"));
+
+  m_evalInterval = intField("eval.interval", 0, 2147483647,
+                            tr("Steps between test-set evaluations of the composed network "
+                               "(0: only at the end)."),
+                            tr("Eval interval"), [](Spec& s, int v) { s.eval.interval = v; });
+  m_evalInterval->setSpecialValueText(tr("at the end"));
+  m_evalSamples = intField("eval.max_samples", 0, 2147483647,
+                           tr("Evaluate on the first N test samples (0: all of them)."),
+                           tr("Eval samples"), [](Spec& s, int v) { s.eval.maxSamples = v; });
+  m_evalSamples->setSpecialValueText(tr("all"));
+  m_probeInterval = new NamedSpinBox(this, {{-1, tr("never")}, {0, tr("at the end")}});
+  m_probeInterval->setRange(-1, 2147483647);
+  m_probeInterval->setKeyboardTracking(false);
+  m_probeInterval->setToolTip(
+      tr("Steps between gradient-cosine probes: how well each stage's local gradient agrees "
+         "with the end-to-end one (0: only at the end; never: no probes, a little faster)."));
+  m_editors["probe.interval"] = m_probeInterval;
+  connect(m_probeInterval, &QSpinBox::valueChanged, this, [this](int v) {
+    edit("probe.interval", tr("Probe interval"), [v](Spec& s) { s.probe.interval = v; });
+  });
+  m_probeBatch = intField("probe.batch_size", 1, 65536,
+                          tr("Samples of the fixed probe batch the cosine is measured on."),
+                          tr("Probe batch"), [](Spec& s, int v) { s.probe.batchSize = v; });
+
+  m_checkpointInterval =
+      intField("checkpoint.interval", 0, 2147483647,
+               tr("Every N steps the pipeline drains and every stage's weights and optimizer "
+                  "state are saved (0: no periodic checkpoints)."),
+               tr("Checkpoint interval"), [](Spec& s, int v) { s.checkpoint.interval = v; });
+  m_checkpointInterval->setSpecialValueText(tr("none"));
+  m_checkpointDir = new QLineEdit(this);
+  m_checkpointDir->setPlaceholderText(tr("default data folder"));
+  m_checkpointDir->setToolTip(
+      tr("Where checkpoints go (step-N folders). Empty: "
+         "~/.local/share/stagewise/checkpoints/<name>-<time>. Setting a folder turns "
+         "checkpointing on, even with no interval (a stop then saves one)."));
+  m_editors["checkpoint.dir"] = m_checkpointDir;
+  connect(m_checkpointDir, &QLineEdit::editingFinished, this, [this] {
+    edit("checkpoint.dir", tr("Checkpoint folder"),
+         [v = m_checkpointDir->text().trimmed().toStdString()](Spec& s) { s.checkpoint.dir = v; });
+  });
+  m_browse = new QPushButton(tr("Browse…"), this);
+  m_browse->setToolTip(tr("Choose the checkpoint folder."));
+  connect(m_browse, &QPushButton::clicked, this, &TrainingForm::browseCheckpointDir);
+  m_atStop = new QCheckBox(tr("Save when stopped"), this);
+  m_atStop->setToolTip(
+      tr("A stop drains the pipeline and saves a checkpoint at the step every stage reached, "
+         "so the run can be resumed exactly (Runs → Resume). Needs checkpointing on: an "
+         "interval or a folder."));
+  m_editors["checkpoint.at_stop"] = m_atStop;
+  connect(m_atStop, &QCheckBox::toggled, this, [this](bool on) {
+    edit("checkpoint.at_stop", tr("Checkpoint at stop"),
+         [on](Spec& s) { s.checkpoint.atStop = on; });
+  });
+  for (auto& [key, editor] : m_editors) m_tips[key] = editor->toolTip();
+
+  auto* train = new QGroupBox(tr("Training"), this);
+  auto* tf = new QFormLayout(train);
+  tf->addRow(tr("Batch size"), m_batch);
+  tf->addRow(tr("Max steps"), m_steps);
+  tf->addRow(tr("Epochs"), m_epochs);
+  tf->addRow(tr("Optimizer"), m_optimizer);
+  tf->addRow(tr("Learning rate"), m_lr);
+  tf->addRow(tr("Momentum"), m_momentum);
+  tf->addRow(tr("Weight decay"), m_weightDecay);
+  tf->addRow(tr("Seed"), m_seed);
+  tf->addRow(tr("Queue capacity"), m_queue);
+  tf->addRow(tr("Backprop threads"), m_backpropThreads);
+  auto* eval = new QGroupBox(tr("Evaluation and probes"), this);
+  auto* ef = new QFormLayout(eval);
+  ef->addRow(tr("Eval every"), m_evalInterval);
+  ef->addRow(tr("Eval samples"), m_evalSamples);
+  ef->addRow(tr("Probe every"), m_probeInterval);
+  ef->addRow(tr("Probe batch"), m_probeBatch);
+  auto* checkpoints = new QGroupBox(tr("Checkpoints"), this);
+  auto* cf = new QFormLayout(checkpoints);
+  auto* dirRow = new QHBoxLayout;
+  dirRow->addWidget(m_checkpointDir, 1);
+  dirRow->addWidget(m_browse);
+  cf->addRow(tr("Every"), m_checkpointInterval);
+  cf->addRow(tr("Folder"), dirRow);
+  cf->addRow(QString(), m_atStop);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(train);
+  layout->addWidget(eval);
+  layout->addWidget(checkpoints);
+
+  connect(doc, &DesignDocument::changed, this, &TrainingForm::refresh);
+  refresh();
+}
+
+QWidget* TrainingForm::editorFor(const std::string& key) const {
+  auto it = m_editors.find(key);
+  return it == m_editors.end() ? nullptr : it->second;
+}
+
+QSpinBox* TrainingForm::intField(const std::string& key, int lo, int hi, const QString& tip,
+                                 const QString& undoText,
+                                 std::function<void(engine::ExperimentSpec&, int)> set) {
+  auto* box = new QSpinBox(this);
+  box->setRange(lo, hi);
+  box->setToolTip(tip);
+  box->setKeyboardTracking(false);
+  m_editors[key] = box;
+  connect(box, &QSpinBox::valueChanged, this, [this, key, undoText, set](int v) {
+    edit(key, undoText, [&set, v](engine::ExperimentSpec& s) { set(s, v); });
+  });
+  return box;
+}
+
+QDoubleSpinBox* TrainingForm::realField(const std::string& key, double lo, double hi, int decimals,
+                                        double step, const QString& tip, const QString& undoText,
+                                        std::function<void(engine::ExperimentSpec&, double)> set) {
+  auto* box = new QDoubleSpinBox(this);
+  box->setDecimals(decimals);
+  box->setRange(lo, hi);
+  box->setSingleStep(step);
+  box->setToolTip(tip);
+  box->setKeyboardTracking(false);
+  m_editors[key] = box;
+  connect(box, &QDoubleSpinBox::valueChanged, this, [this, key, undoText, set](double v) {
+    edit(key, undoText, [&set, v](engine::ExperimentSpec& s) { set(s, v); });
+  });
+  return box;
+}
+
+void TrainingForm::edit(const std::string& key, const QString& text,
+                        const std::function<void(engine::ExperimentSpec&)>& change) {
+  if (m_updating) return;
+  engine::ExperimentSpec next = m_doc->spec();
+  change(next);
+  if (engine::specToJson(next) == engine::specToJson(m_doc->spec())) return;
+  // One merge id per field: stepping one spin box is one undo step.
+  const int field = int(std::distance(m_editors.begin(), m_editors.find(key)));
+  m_doc->edit(next, text, 200 + field);
+}
+
+void TrainingForm::browseCheckpointDir() {
+  const QString dir = QFileDialog::getExistingDirectory(
+      this, tr("Checkpoint folder"), QString::fromStdString(m_doc->spec().checkpoint.dir));
+  if (dir.isEmpty()) return;
+  edit("checkpoint.dir", tr("Checkpoint folder"),
+       [v = dir.toStdString()](engine::ExperimentSpec& s) { s.checkpoint.dir = v; });
+}
+
+void TrainingForm::refresh() {
+  m_updating = true;
+  const auto& s = m_doc->spec();
+  m_batch->setValue(clampedInt(s.train.batchSize, m_batch));
+  m_steps->setValue(clampedInt(s.train.maxSteps, m_steps));
+  m_epochs->setValue(clampedInt(s.train.epochs, m_epochs));
+  m_epochs->setEnabled(s.train.maxSteps == 0);
+  m_optimizer->setCurrentIndex(m_optimizer->findData(QString::fromStdString(s.train.optimizer)));
+  m_lr->setValue(s.train.lr);
+  m_momentum->setValue(s.train.momentum);
+  m_momentum->setEnabled(s.train.optimizer == "sgd");
+  m_weightDecay->setValue(s.train.weightDecay);
+  m_seed->setValue(int(std::min<uint64_t>(s.train.seed, uint64_t(m_seed->maximum()))));
+  m_queue->setValue(clampedInt(s.train.queueCapacity, m_queue));
+  m_backpropThreads->setValue(clampedInt(s.train.backpropThreads, m_backpropThreads));
+  m_evalInterval->setValue(clampedInt(s.eval.interval, m_evalInterval));
+  m_evalSamples->setValue(clampedInt(s.eval.maxSamples, m_evalSamples));
+  m_probeInterval->setValue(clampedInt(s.probe.interval, m_probeInterval));
+  m_probeBatch->setValue(clampedInt(s.probe.batchSize, m_probeBatch));
+  m_probeBatch->setEnabled(s.probe.interval >= 0);
+  m_checkpointInterval->setValue(clampedInt(s.checkpoint.interval, m_checkpointInterval));
+  m_checkpointDir->setText(QString::fromStdString(s.checkpoint.dir));
+  m_atStop->setChecked(s.checkpoint.atStop);
+  m_atStop->setEnabled(s.checkpoint.enabled());
+  showProblems();
+  m_updating = false;
+}
+
+void TrainingForm::showProblems() {
+  for (auto& [key, editor] : m_editors) {
+    QStringList messages;
+    for (const auto& p : m_doc->problems())
+      if (p.field == key) messages << QString::fromStdString(p.message);
+    if (messages.isEmpty()) {
+      editor->setStyleSheet({});
+      editor->setToolTip(m_tips[key]);
+    } else {
+      // A spec read from a file may hold a value the editor cannot show (batch size 0): the
+      // outline and the tooltip say what the spec has wrong.
+      editor->setStyleSheet(QStringLiteral("border: 1px solid #d03030;"));
+      editor->setToolTip(
+          QStringLiteral("%1: %2\n\n%3")
+              .arg(QString::fromStdString(key), messages.join(QLatin1Char('\n')), m_tips[key]));
+    }
+  }
+}
+
+}  // namespace stagewise::ui

@@ -1,0 +1,71 @@
+#pragma once
+// How to train the designed model: optimizer and its settings, steps, batch, seed, queue
+// capacity and backprop threads; evaluation and gradient-cosine probes; checkpoints. Every edit
+// is an undo step (typing in one field merges into one), and a field the spec validation
+// complains about is outlined in red with the message as its tooltip.
+
+#include <QWidget>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "designer/design_document.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace stagewise::ui {
+
+class TrainingForm : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TrainingForm(DesignDocument* doc, QWidget* parent = nullptr);
+
+  /// The editor of a spec key ("train.momentum", "checkpoint.dir", ...), or null.
+  QWidget* editorFor(const std::string& key) const;
+  QPushButton* checkpointBrowseButton() const { return m_browse; }
+
+ public Q_SLOTS:
+  void refresh();
+
+ private:
+  void edit(const std::string& key, const QString& text,
+            const std::function<void(engine::ExperimentSpec&)>& change);
+  QSpinBox* intField(const std::string& key, int lo, int hi, const QString& tip,
+                     const QString& undoText,
+                     std::function<void(engine::ExperimentSpec&, int)> set);
+  QDoubleSpinBox* realField(const std::string& key, double lo, double hi, int decimals, double step,
+                            const QString& tip, const QString& undoText,
+                            std::function<void(engine::ExperimentSpec&, double)> set);
+  void browseCheckpointDir();
+  void showProblems();
+
+  DesignDocument* m_doc;
+  bool m_updating = false;
+  std::map<std::string, QWidget*> m_editors;  // by spec key
+  std::map<std::string, QString> m_tips;      // each editor's own tooltip
+  QSpinBox* m_batch;
+  QSpinBox* m_steps;
+  QSpinBox* m_epochs;
+  QComboBox* m_optimizer;
+  QDoubleSpinBox* m_lr;
+  QDoubleSpinBox* m_momentum;
+  QDoubleSpinBox* m_weightDecay;
+  QSpinBox* m_seed;
+  QSpinBox* m_queue;
+  QSpinBox* m_backpropThreads;
+  QSpinBox* m_evalInterval;
+  QSpinBox* m_evalSamples;
+  QSpinBox* m_probeInterval;
+  QSpinBox* m_probeBatch;
+  QSpinBox* m_checkpointInterval;
+  QLineEdit* m_checkpointDir;
+  QPushButton* m_browse;
+  QCheckBox* m_atStop;
+};
+
+}  // namespace stagewise::ui
