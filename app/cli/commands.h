@@ -8,6 +8,8 @@ namespace stagewise::cli {
 
 int trainCommand(const std::vector<std::string>& args);
 int inspectCommand(const std::vector<std::string>& args);
+/// `launch`: one run in N local processes (ranks) over c10d.
+int launchCommand(const std::vector<std::string>& args);
 /// `runs resume ID`: continues a stored run from its newest checkpoint (needs the store).
 int runsResumeCommand(const std::vector<std::string>& args);
 

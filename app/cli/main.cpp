@@ -19,6 +19,9 @@ const char* kUsage = R"(usage: stagewise-cli <command> [options]
 commands:
   train    --config FILE [--set key=value]... [--db PATH | --no-store] [--json] [--quiet]
            train an experiment; Ctrl+C stops it cleanly (the run is kept as 'stopped')
+  launch   --config FILE --procs N [--set key=value]... [--db PATH | --no-store] [--json]
+           the same run with its stages in N local processes (c10d/Gloo); ranks by hand on
+           several hosts: train --dist --rank R --world-size N --master HOST:PORT (see train --help)
   inspect  --config FILE [--set key=value]... [--json]
            print the layer table, each stage's cost share and the predicted speed-up
   runs     list|show|export|tag|note|delete ... (the run store; 'runs --help')
@@ -42,12 +45,13 @@ int main(int argc, char** argv) {
   try {
     if (command == "train") return stagewise::cli::trainCommand(args);
     if (command == "inspect") return stagewise::cli::inspectCommand(args);
+    if (command == "launch") return stagewise::cli::launchCommand(args);
 #ifdef STAGEWISE_HAVE_STORE
     if (command == "runs" && !args.empty() && args[0] == "resume")
       return stagewise::cli::runsResumeCommand(std::vector<std::string>(args.begin() + 1, args.end()));
     if (command == "runs") return stagewise::cli::runsCommand(args, std::cout, std::cerr);
 #endif
-    std::cerr << "error: unknown command '" << command << "'; use train, inspect or runs (see --help)\n";
+    std::cerr << "error: unknown command '" << command << "'; use train, launch, inspect or runs (see --help)\n";
     return 2;
   } catch (const stagewise::cli::UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -56,11 +56,18 @@ std::optional<int64_t> runOwning(const storage::RunStore& store, const engine::C
 #endif
 
 int trainCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"--config", "--db", "--resume"}, {"--set"}, {"--json", "--quiet", "--no-store", "--help"});
+  Args args(argv, {"--config", "--db", "--resume", "--rank", "--world-size", "--master", "--timeout"}, {"--set"},
+            {"--json", "--quiet", "--no-store", "--help", "--dist"});
   if (args.flag("--help")) {
     std::cout << "usage: stagewise-cli train --config FILE [--set key=value]... [--db PATH | --no-store] "
                  "[--json] [--quiet]\n"
-                 "       stagewise-cli train --resume CHECKPOINT [--set key=value]... [...]\n";
+                 "       stagewise-cli train --resume CHECKPOINT [--set key=value]... [...]\n"
+                 "       stagewise-cli train --dist --config FILE [--rank N --world-size N --master HOST:PORT] "
+                 "[--timeout S] [...]\n"
+                 "  --dist: run the stages the spec maps to this rank (stages[i].rank; default: spread in order)\n"
+                 "          and exchange activations with the other ranks over c10d (Gloo). Rank, world size and\n"
+                 "          master default to RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; rank 0 records the run.\n"
+                 "          'stagewise-cli launch' starts all ranks on this machine.\n";
     return 0;
   }
   if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
@@ -78,6 +85,55 @@ int trainCommand(const std::vector<std::string>& argv) {
   }
   if (spec.name.empty()) spec.name = "experiment";
 
+  const bool dist = args.flag("--dist");
+  if (dist) {
+    try {
+      options.dist = engine::DistOptions::fromEnvironment();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    auto number = [&](const char* flag, int& out) {
+      if (auto v = args.value(flag)) {
+        try {
+          size_t used = 0;
+          out = std::stoi(*v, &used);
+          if (used != v->size()) throw std::invalid_argument(flag);
+        } catch (const std::exception&) {
+          throw UsageError(std::string(flag) + " needs a whole number, got '" + *v + "'");
+        }
+      }
+    };
+    number("--rank", options.dist.rank);
+    number("--world-size", options.dist.worldSize);
+    if (auto m = args.value("--master")) {
+      const auto colon = m->rfind(':');
+      if (colon == std::string::npos || colon == 0) throw UsageError("--master needs HOST:PORT, got '" + *m + "'");
+      options.dist.masterAddr = m->substr(0, colon);
+      int port = 0;
+      try {
+        port = std::stoi(m->substr(colon + 1));
+      } catch (const std::exception&) {
+        throw UsageError("--master needs HOST:PORT with a numeric port, got '" + *m + "'");
+      }
+      options.dist.masterPort = port;
+    }
+    if (auto t = args.value("--timeout")) {
+      try {
+        options.dist.timeoutS = std::stod(*t);
+      } catch (const std::exception&) {
+        throw UsageError("--timeout needs seconds, got '" + *t + "'");
+      }
+      if (!(options.dist.timeoutS >= 1)) throw UsageError("--timeout must be at least 1 second");
+    }
+    if (options.dist.rank < 0) throw UsageError("--dist needs this process's rank: --rank N or RANK=N");
+    if (options.dist.worldSize < 1) throw UsageError("--dist needs the number of processes: --world-size N or WORLD_SIZE=N");
+  } else {
+    for (const char* f : {"--rank", "--world-size", "--master", "--timeout"})
+      if (args.value(f)) throw UsageError(std::string(f) + " only applies with --dist");
+  }
+  // In a distributed run only rank 0 records the run (the others' reports reach it).
+  const bool record = !args.flag("--no-store") && (!dist || options.dist.rank == 0);
+
   const bool json = args.flag("--json");
   ProgressPrinter printer(std::cerr, isatty(STDERR_FILENO) != 0, args.flag("--quiet"));
   engine::ObserverFanout fanout;
@@ -87,7 +143,7 @@ int trainCommand(const std::vector<std::string>& argv) {
 #ifdef STAGEWISE_HAVE_STORE
   std::unique_ptr<storage::RunStore> store;
   std::unique_ptr<recorder::Recorder> rec;
-  if (!args.flag("--no-store")) {
+  if (record) {
     store = std::make_unique<storage::RunStore>(storage::resolveDbPath(args.value("--db")));
     recorder::RecorderOptions recOptions;
     if (checkpoint) recOptions.resumeRunId = runOwning(*store, *checkpoint);
@@ -95,6 +151,7 @@ int trainCommand(const std::vector<std::string>& argv) {
     fanout.add(rec.get());
   }
 #else
+  (void)record;
   if (args.value("--db")) std::cerr << "[warning] this build has no run store; --db is ignored\n";
 #endif
 

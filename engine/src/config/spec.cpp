@@ -1,5 +1,7 @@
 #include "stagewise/engine/spec.h"
 
+#include <algorithm>
+
 namespace stagewise::engine {
 
 std::string toString(Mode mode) { return mode == Mode::Local ? "local" : "backprop"; }
@@ -38,7 +40,42 @@ StageSettings ExperimentSpec::stageSettings(int index) const {
   if (o.cores) s.cores = *o.cores;
   if (o.lrScale) s.lrScale = *o.lrScale;
   if (o.delayMs) s.delayMs = *o.delayMs;
+  if (o.rank) s.rank = *o.rank;
   return s;
+}
+
+std::vector<int> assignRanks(const ExperimentSpec& spec, int numStages, int worldSize) {
+  if (worldSize < 1) throw SpecError("", "the world size must be at least 1");
+  if (spec.mode == Mode::Backprop)
+    throw SpecError("mode", "a distributed run trains its stages locally; backprop runs in one process "
+                            "(use mode=local, or run without --dist / launch)");
+  if (spec.checkpoint.enabled())
+    throw SpecError("checkpoint", "checkpoints are not supported in a distributed run yet; remove "
+                                  "checkpoint.interval and checkpoint.dir");
+  if (numStages < worldSize)
+    throw SpecError("partition.cuts", "a run of " + std::to_string(worldSize) + " processes needs at least " +
+                                          std::to_string(worldSize) + " stages, this one has " +
+                                          std::to_string(numStages) + "; add cuts or start fewer processes");
+  std::vector<int> ranks(static_cast<size_t>(numStages));
+  for (int k = 0; k < numStages; ++k) {
+    const int explicitRank = spec.stageSettings(k).rank;
+    const std::string field = k < static_cast<int>(spec.stages.size()) && spec.stages[static_cast<size_t>(k)].rank
+                                  ? "stages[" + std::to_string(k) + "].rank"
+                                  : "stage_defaults.rank";
+    if (explicitRank >= worldSize)
+      throw SpecError(field, "rank " + std::to_string(explicitRank) + " does not exist in a run of " +
+                                 std::to_string(worldSize) + " processes (ranks 0.." + std::to_string(worldSize - 1) +
+                                 ")");
+    if (explicitRank < -1) throw SpecError(field, "must be a rank >= 0, or -1 for the default");
+    ranks[static_cast<size_t>(k)] =
+        explicitRank >= 0 ? explicitRank
+                          : static_cast<int>(static_cast<int64_t>(k) * worldSize / numStages);
+  }
+  for (int r = 0; r < worldSize; ++r)
+    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end())
+      throw SpecError("stages", "rank " + std::to_string(r) + " would run no stage; map stages to ranks with "
+                                "stages[i].rank, or start " + std::to_string(worldSize - 1) + " processes or fewer");
+  return ranks;
 }
 
 }  // namespace stagewise::engine

@@ -148,6 +148,7 @@ static void readStageFields(ObjectReader& r, StageOverride& o) {
   if (r.has("cores")) r.get("cores", v), o.cores = v;
   if (r.has("lr_scale")) r.get("lr_scale", d), o.lrScale = d;
   if (r.has("delay_ms")) r.get("delay_ms", i), o.delayMs = i;
+  if (r.has("rank")) r.get("rank", i), o.rank = i;
   r.finish();
 }
 
@@ -258,6 +259,12 @@ ExperimentSpec parseSpec(std::string_view text) {
     }
     r.finish();
   }
+  if (auto* g = top.child("distributed")) {
+    ObjectReader r(*g, "distributed");
+    r.get("timeout_s", spec.distributed.timeoutS);
+    r.get("backend", spec.distributed.backend);
+    r.finish();
+  }
   if (auto* g = top.child("debug")) {
     ObjectReader r(*g, "debug");
     r.get("fail_at_step", spec.debug.failAtStep);
@@ -282,9 +289,11 @@ ExperimentSpec loadSpec(const std::string& path) {
 }
 
 static json stageJson(const StageSettings& s) {
-  return json{{"device", s.device},     {"aux_head", s.auxHead}, {"aux_hidden", s.auxHidden},
+  json j = json{{"device", s.device},     {"aux_head", s.auxHead}, {"aux_hidden", s.auxHidden},
               {"threads", s.threads},   {"cores", s.cores},      {"lr_scale", s.lrScale},
               {"delay_ms", s.delayMs}};
+  if (s.rank != -1) j["rank"] = s.rank;  // only where set: older specs stay byte-identical
+  return j;
 }
 
 static json overrideJson(const StageOverride& o) {
@@ -296,6 +305,7 @@ static json overrideJson(const StageOverride& o) {
   if (o.cores) j["cores"] = *o.cores;
   if (o.lrScale) j["lr_scale"] = *o.lrScale;
   if (o.delayMs) j["delay_ms"] = *o.delayMs;
+  if (o.rank) j["rank"] = *o.rank;
   return j;
 }
 
@@ -353,6 +363,9 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
         {"nan_at_step", spec.debug.nanAtStep},
         {"stage", spec.debug.stage}}},
   };
+  const DistributedSpec defaults;
+  if (spec.distributed.timeoutS != defaults.timeoutS || spec.distributed.backend != defaults.backend)
+    doc["distributed"] = {{"timeout_s", spec.distributed.timeoutS}, {"backend", spec.distributed.backend}};
   return doc.dump(indent);
 }
 

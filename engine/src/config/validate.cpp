@@ -39,6 +39,8 @@ void checkStage(const StageSettings& s, const std::string& at, const std::vector
     out.push_back({at + ".lr_scale", "must be a finite number >= 0"});
   if (s.delayMs < 0 || s.delayMs > 60000)
     out.push_back({at + ".delay_ms", "must be between 0 and 60000"});
+  if (s.rank < -1 || s.rank > 4095)
+    out.push_back({at + ".rank", "must be a process rank between 0 and 4095, or -1 (spread stages over the ranks)"});
 }
 
 }  // namespace
@@ -117,6 +119,10 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"probe.interval", "must be >= 0 (0: only at the end) or -1 (never)"});
   if (spec.probe.batchSize < 1 || spec.probe.batchSize > 65536)
     out.push_back({"probe.batch_size", "must be between 1 and 65536"});
+  if (!(spec.distributed.timeoutS >= 1 && spec.distributed.timeoutS <= 86400))
+    out.push_back({"distributed.timeout_s", "must be between 1 and 86400 seconds"});
+  if (spec.distributed.backend != "auto" && spec.distributed.backend != "gloo" && spec.distributed.backend != "nccl")
+    out.push_back({"distributed.backend", "unknown backend '" + spec.distributed.backend + "'; use auto, gloo or nccl"});
   if (spec.checkpoint.interval < 0)
     out.push_back({"checkpoint.interval", "must be >= 0 (0: no periodic checkpoints)"});
   if (spec.debug.stage < 0 || spec.debug.stage >= stages)

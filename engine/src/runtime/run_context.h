@@ -85,6 +85,11 @@ struct RunContext {
   std::atomic<double> warmupEndS{-1.0};
   std::atomic<double> lastStepEndS{-1.0};  ///< when the last stage finished its latest step
 
+  /// Called by stopAll(): aborts transfers to other processes that are not channels.
+  std::function<void()> abortTransfers;
+  /// Called once, after the first failure is recorded (distributed runs tell the other ranks).
+  std::function<void(int stage, const std::string& message)> onFailure;
+
   std::mutex failureMutex;
   std::string error;
   int failedStage = -1;

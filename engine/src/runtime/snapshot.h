@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -31,10 +32,16 @@ class SnapshotCoordinator {
              const std::vector<torch::Tensor>& aux);
   /// Blocks until a complete snapshot is ready; empty once closed.
   std::optional<Snapshot> next();
+  /// Distributed runs, ranks other than 0: offers go to `forward` (which sends them to rank 0,
+  /// where the complete snapshots are assembled) instead of being kept here.
+  using Forward = std::function<void(int stage, int64_t step, const std::vector<torch::Tensor>& body,
+                                     const std::vector<torch::Tensor>& aux)>;
+  void setForward(Forward forward) { m_forward = std::move(forward); }
   void close();
   int64_t dropped() const;
 
  private:
+  Forward m_forward;
   int m_stages;
   int64_t m_probeInterval, m_evalInterval, m_totalSteps;
   mutable std::mutex m_mutex;

@@ -21,7 +21,25 @@ struct EngineInfo {
 };
 EngineInfo engineInfo();
 
+/// This process's place in a run spread over several processes (torchrun conventions). A run
+/// is distributed when `rank >= 0`: the stages the spec maps to this rank run here, activations
+/// cross to other ranks over c10d (Gloo), and rank 0 reports the whole run: it receives every
+/// rank's metrics, events, stage summaries and final weights.
+struct DistOptions {
+  int rank = -1;                      ///< -1: not distributed
+  int worldSize = 0;
+  std::string masterAddr = "127.0.0.1";
+  int masterPort = 29500;
+  double timeoutS = 0;                ///< 0: the spec's distributed.timeout_s
+  bool enabled() const { return rank >= 0; }
+  /// RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT from the environment (rank -1 when RANK is unset).
+  /// Throws std::invalid_argument naming a malformed variable.
+  static DistOptions fromEnvironment();
+};
+
 struct RunOptions {
+  /// Distributed run: which rank this process is and where rank 0 listens.
+  DistOptions dist;
   /// A checkpoint folder (".../step-N") to continue from: weights, optimizer state and the data
   /// position are restored, so the losses go on exactly as in an uninterrupted run.
   std::string resumeFrom;
@@ -30,6 +48,10 @@ struct RunOptions {
 /// Creates a run of `spec`. Loads the dataset and builds the model; throws SpecError for bad
 /// input (with the field to fix), DatasetError for unreadable data and std::runtime_error for
 /// an unusable checkpoint. The observer may be null and must outlive the run.
+///
+/// Distributed (options.dist.enabled()): blocks until every rank has joined (or throws
+/// std::runtime_error naming the missing ranks or the unreachable master after the timeout).
+/// Only rank 0's observer sees the whole run; other ranks' observers see their own stages.
 std::unique_ptr<Run> createRun(const ExperimentSpec& spec, RunObserver* observer,
                                const RunOptions& options = {});
 

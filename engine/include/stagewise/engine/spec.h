@@ -26,6 +26,7 @@ struct StageSettings {
   std::vector<int> cores;        ///< CPU cores to pin the stage to; empty: no pinning
   double lrScale = 1.0;          ///< multiplies train.lr for this stage
   int delayMs = 0;               ///< straggler injection: sleep per step
+  int rank = -1;                 ///< distributed runs: the process (rank) that runs the stage; -1: auto
 };
 
 /// Optional per-stage overrides of StageSettings, as written in the spec's `stages` list.
@@ -37,6 +38,7 @@ struct StageOverride {
   std::optional<std::vector<int>> cores;
   std::optional<double> lrScale;
   std::optional<int> delayMs;
+  std::optional<int> rank;
 };
 
 struct DatasetSpec {
@@ -102,6 +104,14 @@ struct CheckpointSpec {
   bool enabled() const { return interval > 0 || !dir.empty(); }
 };
 
+/// Runs whose stages live in several processes (stagewise-cli launch / train --dist). Which
+/// process runs a stage is `stages[i].rank`; rank, world size and master address are given per
+/// process (flags or RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), not in the spec.
+struct DistributedSpec {
+  double timeoutS = 60;          ///< a rank silent this long (or absent at start) ends the run
+  std::string backend = "auto";  ///< auto | gloo | nccl (nccl: both ends of a boundary on CUDA)
+};
+
 /// Fault hooks for tests.
 struct DebugSpec {
   int64_t failAtStep = -1;  ///< the stage throws at this step
@@ -122,6 +132,7 @@ struct ExperimentSpec {
   EvalSpec eval;
   ProbeSpec probe;
   CheckpointSpec checkpoint;
+  DistributedSpec distributed;
   DebugSpec debug;
 
   /// Number of stages implied by the cuts (or partition.numStages when balancing).
@@ -158,6 +169,13 @@ struct Problem {
   std::string field;
   std::string message;
 };
+
+/// The rank that runs each of `numStages` stages in a run of `worldSize` processes: a stage's
+/// `rank` where set, else stages are spread in order over the ranks in contiguous blocks (one
+/// stage per rank when the counts match). Throws SpecError naming the field when a rank is out
+/// of range, a rank would run no stage, or the spec cannot run distributed (backprop mode,
+/// checkpoints).
+std::vector<int> assignRanks(const ExperimentSpec& spec, int numStages, int worldSize);
 
 /// Checks value ranges, devices and stage counts that parsing cannot (cuts against the model:
 /// see partition.h). `devices` lists the devices that exist ("cpu", "cuda:0", ...).

@@ -1,0 +1,38 @@
+#pragma once
+// What non-zero ranks tell rank 0 over the rendezvous store: batches of metric points, spans and
+// events, and at the end the summaries of their stages. Compact JSON; torch-free.
+
+#include <string>
+#include <vector>
+
+#include "stagewise/engine/metrics.h"
+
+namespace stagewise::engine::dist {
+
+struct FeedBatch {
+  std::vector<MetricPoint> points;
+  std::vector<StepSpan> spans;
+  std::vector<RunEvent> events;
+};
+std::string encodeFeed(const FeedBatch& batch);
+FeedBatch decodeFeed(const std::string& text);  ///< throws std::runtime_error when malformed
+
+/// A rank's part of the run, published when its stages are done.
+struct RankReport {
+  RunStatus status = RunStatus::Completed;
+  std::string error;
+  int failedStage = -1;
+  int64_t feedCount = 0;             ///< feed batches published; rank 0 reads them all first
+  std::vector<StageSummary> stages;  ///< the stages this rank ran
+  bool ownsLast = false;             ///< then the throughput below is the run's
+  int64_t lastStageSteps = 0;
+  int64_t samplesAfterWarmup = 0;
+  double warmupEndS = -1, lastStepEndS = -1;
+};
+std::string encodeReport(const RankReport& report);
+RankReport decodeReport(const std::string& text);
+
+/// A stable 64-bit digest (FNV-1a) of a text, for checking that every rank runs the same spec.
+std::string digest(const std::string& text);
+
+}  // namespace stagewise::engine::dist

@@ -1,0 +1,231 @@
+// Stages in several processes (stagewise-cli launch / train --dist over c10d Gloo on loopback), as
+// a user runs them: the same losses and weights as one process, bytes per boundary, a rank that
+// dies or hangs, a wrong world size, an unreachable master, Ctrl+C.
+#include <signal.h>
+#include <unistd.h>
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMap>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+const QString kCli = STAGEWISE_BINARY_DIR "/app/cli/stagewise-cli";
+
+struct Result {
+  int code = -1;
+  QString out, err;
+};
+
+Result runCli(const QStringList& args, int timeoutMs = 180000) {
+  QProcess p;
+  p.start(kCli, args);
+  if (!p.waitForFinished(timeoutMs)) {
+    p.kill();
+    p.waitForFinished();
+  }
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
+QJsonObject lastJson(const QString& out) {
+  return QJsonDocument::fromJson(out.trimmed().split('\n').last().toUtf8()).object();
+}
+
+QString writeSpec(const QTemporaryDir& dir, const QByteArray& json) {
+  const QString path = dir.filePath("spec.json");
+  QFile f(path);
+  f.open(QIODevice::WriteOnly);
+  f.write(json);
+  return path;
+}
+
+// Small and fast, with probes and evaluations during the run so snapshots cross processes too.
+const QByteArray kSpec = R"({"name":"dist-test","dataset":{"kind":"synthetic","synthetic_train":2048,"synthetic_test":256},
+  "model":{"hidden":[64,64,64,64]},"partition":{"cuts":[1,3]},"train":{"max_steps":150},"eval":{"interval":50},
+  "probe":{"interval":40}})";
+
+/// loss points per (stage, step) of a stored run, from `runs export`.
+QMap<QPair<int, qint64>, QString> lossSeries(const QString& db, int runId) {
+  Result r = runCli({"runs", "--db", db, "export", QString::number(runId), "--format", "csv"});
+  QMap<QPair<int, qint64>, QString> out;
+  for (const QString& line : r.out.split('\n')) {
+    const QStringList f = line.split(',');  // run_id,run_name,series,stage,layer,step,time_s,value
+    if (f.size() == 8 && f[2] == "loss") out[{f[3].toInt(), f[5].toLongLong()}] = f[7];
+  }
+  return out;
+}
+
+/// The ranks a launcher started: pid by RANK (from each child's environment).
+QMap<int, pid_t> ranksOf(qint64 launcher) {
+  QMap<int, pid_t> ranks;
+  for (const QString& entry : QDir("/proc").entryList(QDir::Dirs)) {
+    bool ok = false;
+    const pid_t pid = entry.toInt(&ok);
+    if (!ok) continue;
+    QFile stat("/proc/" + entry + "/stat");
+    if (!stat.open(QIODevice::ReadOnly)) continue;
+    const QString s = QString::fromUtf8(stat.readAll());
+    const QStringList f = s.mid(s.lastIndexOf(')') + 2).split(' ');
+    if (f.size() < 2 || f[1].toLongLong() != launcher) continue;
+    QFile env("/proc/" + entry + "/environ");
+    if (!env.open(QIODevice::ReadOnly)) continue;
+    for (const QByteArray& kv : env.readAll().split('\0'))
+      if (kv.startsWith("RANK=")) ranks[kv.mid(5).toInt()] = pid;
+  }
+  return ranks;
+}
+
+/// Starts a long launch in the background and waits until its ranks are training.
+struct LongLaunch {
+  QProcess p;
+  QMap<int, pid_t> ranks;
+  bool start(const QString& spec, const QString& db, int procs, int timeoutS) {
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(kCli, {"launch", "--config", spec, "--procs", QString::number(procs), "--db", db, "--timeout",
+                   QString::number(timeoutS), "--set", "train.max_steps=1000000", "--set", "eval.interval=0"});
+    QByteArray seen;
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 60000) {
+      p.waitForReadyRead(200);
+      seen += p.readAll();
+      if (seen.contains("samples/s")) break;  // rank 0's progress line: training is under way
+    }
+    ranks = ranksOf(p.processId());
+    return ranks.size() == procs;
+  }
+};
+
+}  // namespace
+
+class TestDist : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void processesGiveExactlyTheOneProcessRun_data() {
+    QTest::addColumn<int>("procs");
+    QTest::newRow("2 processes") << 2;
+    QTest::newRow("3 processes") << 3;
+  }
+  void processesGiveExactlyTheOneProcessRun() {
+    QFETCH(int, procs);
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kSpec), db = dir.filePath("runs.db");
+    // 3 stages: with 2 processes rank 0 runs stage 0 and rank 1 stages 1-2 (the default spread).
+    Result one = runCli({"train", "--config", spec, "--db", db, "--json", "--quiet"});
+    QVERIFY2(one.code == 0, qPrintable(one.err));
+    Result many = runCli({"launch", "--config", spec, "--procs", QString::number(procs), "--db", db, "--json"});
+    QVERIFY2(many.code == 0, qPrintable(many.err + many.out));
+    const QJsonObject a = lastJson(one.out), b = lastJson(many.out);
+    QCOMPARE(b["status"].toString(), QString("completed"));
+    QCOMPARE(b["steps"].toInt(), a["steps"].toInt());
+    const QJsonArray sa = a["stages"].toArray(), sb = b["stages"].toArray();
+    QCOMPARE(sb.size(), 3);
+    for (int k = 0; k < 3; ++k) {
+      const QJsonObject x = sa[k].toObject(), y = sb[k].toObject();
+      // Bit for bit: local training is timing-invariant, and c10d moves exact copies.
+      QCOMPARE(y["param_checksum"].toDouble(), x["param_checksum"].toDouble());
+      QCOMPARE(y["final_loss"].toDouble(), x["final_loss"].toDouble());
+      QCOMPARE(y["grad_cosine"].toDouble(), x["grad_cosine"].toDouble());
+      // What crossed each boundary between processes, counted by the c10d channel.
+      QCOMPARE(y["bytes_sent"].toInteger(), x["bytes_sent"].toInteger());
+    }
+    QCOMPARE(b["test_accuracy"].toDouble(), a["test_accuracy"].toDouble());
+    // Every loss of every stage at every step, as recorded in the store by rank 0.
+    const auto la = lossSeries(db, a["run_id"].toInt()), lb = lossSeries(db, b["run_id"].toInt());
+    QCOMPARE(la.size(), 3 * 150);
+    QCOMPARE(lb, la);
+  }
+
+  void killedRankEndsEveryRankAndIsRecorded() {
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kSpec), db = dir.filePath("runs.db");
+    LongLaunch run;
+    QVERIFY(run.start(spec, db, 3, 5));
+    QElapsedTimer t;
+    t.start();
+    ::kill(run.ranks[1], SIGKILL);
+    QVERIFY(run.p.waitForFinished(30000));
+    const qint64 ms = t.elapsed();
+    const QString out = QString::fromUtf8(run.p.readAll());
+    QVERIFY2(ms < 5000 + 8000, qPrintable(QString("took %1 ms").arg(ms)));
+    QVERIFY(run.p.exitCode() != 0);
+    for (pid_t pid : run.ranks) QVERIFY2(::kill(pid, 0) != 0, "a rank outlived the launch");
+    Result list = runCli({"runs", "--db", db, "list", "--json"});
+    const QJsonObject rec = QJsonDocument::fromJson(list.out.toUtf8()).array()[0].toObject();
+    QCOMPARE(rec["status"].toString(), QString("failed"));
+    QVERIFY2(rec["error"].toString().contains("rank 1"), qPrintable(rec["error"].toString() + "\n" + out));
+  }
+
+  void hungRankEndsTheRunAfterTheTimeout() {
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kSpec), db = dir.filePath("runs.db");
+    LongLaunch run;
+    QVERIFY(run.start(spec, db, 3, 3));
+    QElapsedTimer t;
+    t.start();
+    ::kill(run.ranks[2], SIGSTOP);
+    QVERIFY(run.p.waitForFinished(40000));
+    const qint64 ms = t.elapsed();
+    const QString out = QString::fromUtf8(run.p.readAll());
+    // Detected after the 3 s timeout; the launcher then stops what is left.
+    QVERIFY2(ms >= 3000 && ms < 3000 + 3000 + 3000 + 6000, qPrintable(QString("took %1 ms\n").arg(ms) + out));
+    QVERIFY(out.contains("rank 2 stopped responding"));
+    for (pid_t pid : run.ranks) QVERIFY2(::kill(pid, 0) != 0, "a rank outlived the launch");
+    Result list = runCli({"runs", "--db", db, "list", "--json"});
+    const QJsonObject rec = QJsonDocument::fromJson(list.out.toUtf8()).array()[0].toObject();
+    QCOMPARE(rec["status"].toString(), QString("failed"));
+    QVERIFY(rec["error"].toString().contains("rank 2 stopped responding"));
+  }
+
+  void sigtermStopsEveryRankAndKeepsTheRun() {
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kSpec), db = dir.filePath("runs.db");
+    LongLaunch run;
+    QVERIFY(run.start(spec, db, 2, 10));
+    ::kill(static_cast<pid_t>(run.p.processId()), SIGTERM);
+    QVERIFY(run.p.waitForFinished(20000));
+    QCOMPARE(run.p.exitCode(), 0);
+    Result list = runCli({"runs", "--db", db, "list", "--json"});
+    const QJsonObject rec = QJsonDocument::fromJson(list.out.toUtf8()).array()[0].toObject();
+    QCOMPARE(rec["status"].toString(), QString("stopped"));
+  }
+
+  void badStartsAreClearErrors() {
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kSpec);
+    // A world of 2 where only rank 0 comes.
+    Result alone = runCli({"train", "--dist", "--config", spec, "--no-store", "--rank", "0", "--world-size", "2",
+                           "--master", "127.0.0.1:29731", "--timeout", "2"});
+    QVERIFY(alone.code != 0);
+    QVERIFY2(alone.err.contains("rank(s) 1 did not join within 2 s"), qPrintable(alone.err));
+    // Rank 1 with nobody serving the rendezvous.
+    Result lost = runCli({"train", "--dist", "--config", spec, "--no-store", "--rank", "1", "--world-size", "2",
+                          "--master", "127.0.0.1:29732", "--timeout", "2"});
+    QVERIFY(lost.code != 0);
+    QVERIFY2(lost.err.contains("cannot reach rank 0 at 127.0.0.1:29732"), qPrintable(lost.err));
+    // More processes than stages, a rank outside the world, missing flags.
+    Result many = runCli({"launch", "--config", spec, "--procs", "4", "--no-store"});
+    QCOMPARE(many.code, 2);
+    QVERIFY2(many.err.contains("needs at least 4 stages"), qPrintable(many.err));
+    Result outside = runCli({"train", "--dist", "--config", spec, "--rank", "2", "--world-size", "2", "--timeout", "2"});
+    QVERIFY(outside.code != 0);
+    QVERIFY2(outside.err.contains("rank 2 is outside a run of 2 processes"), qPrintable(outside.err));
+    Result norank = runCli({"train", "--dist", "--config", spec});
+    QCOMPARE(norank.code, 2);
+    QVERIFY2(norank.err.contains("--dist needs this process's rank"), qPrintable(norank.err));
+    Result backprop = runCli({"launch", "--config", spec, "--procs", "2", "--set", "mode=backprop", "--no-store"});
+    QVERIFY(backprop.code != 0);
+    QVERIFY2(backprop.err.contains("backprop runs in one process"), qPrintable(backprop.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDist)
+#include "test_dist.moc"
