@@ -118,6 +118,50 @@ class TestSpec : public QObject {
     QVERIFY(fields.contains("train.optimizer"));
     QVERIFY(validateSpec(parseSpec("{}"), 9, {"cpu"}).empty());
   }
+
+  void ranksSpreadStagesOrFollowTheSpec() {
+    // Default: contiguous blocks in order, one stage per rank when the counts match.
+    ExperimentSpec s = parseSpec(R"({"partition":{"cuts":[2,4,6]}})");
+    QCOMPARE(assignRanks(s, 4, 4), (std::vector<int>{0, 1, 2, 3}));
+    QCOMPARE(assignRanks(s, 4, 2), (std::vector<int>{0, 0, 1, 1}));
+    QCOMPARE(assignRanks(s, 4, 3), (std::vector<int>{0, 0, 1, 2}));
+    QCOMPARE(assignRanks(s, 4, 1), (std::vector<int>{0, 0, 0, 0}));
+    // Explicit ranks, round trip through the canonical JSON.
+    s = parseSpec(R"({"partition":{"cuts":[2,4,6]},"stages":[{"rank":1},{"rank":0},{"rank":1},{"rank":0}],
+                      "distributed":{"timeout_s":5,"backend":"gloo"}})");
+    QCOMPARE(assignRanks(s, 4, 2), (std::vector<int>{1, 0, 1, 0}));
+    ExperimentSpec again = parseSpec(specToJson(s));
+    QCOMPARE(again.stageSettings(0).rank, 1);
+    QCOMPARE(again.distributed.timeoutS, 5.0);
+    QCOMPARE(again.distributed.backend, std::string("gloo"));
+    // A default spec's canonical JSON carries no distributed keys (older stored specs stay equal).
+    QVERIFY(specToJson(parseSpec("{}")).find("rank") == std::string::npos);
+    QVERIFY(specToJson(parseSpec("{}")).find("distributed") == std::string::npos);
+  }
+
+  void badRankMapsNameTheField() {
+    auto message = [](const std::string& json, int stages, int world) {
+      try {
+        assignRanks(parseSpec(json), stages, world);
+      } catch (const SpecError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    QVERIFY(message(R"({"partition":{"cuts":[2]},"stages":[{},{"rank":2}]})", 2, 2)
+                .find("stages[1].rank: rank 2 does not exist in a run of 2 processes") != std::string::npos);
+    QVERIFY(message(R"({"partition":{"cuts":[2]},"stages":[{"rank":0},{"rank":0}]})", 2, 2)
+                .find("rank 1 would run no stage") != std::string::npos);
+    QVERIFY(message(R"({"partition":{"cuts":[2]}})", 2, 3).find("needs at least 3 stages") != std::string::npos);
+    QVERIFY(message(R"({"mode":"backprop"})", 1, 1).find("backprop runs in one process") != std::string::npos);
+    QVERIFY(message(R"({"partition":{"cuts":[2]},"checkpoint":{"interval":10}})", 2, 2).find("checkpoint") !=
+            std::string::npos);
+    auto problems = validateSpec(parseSpec(R"({"distributed":{"timeout_s":0,"backend":"mpi"}})"), 9, {"cpu"});
+    QStringList fields;
+    for (auto& p : problems) fields << QString::fromStdString(p.field);
+    QVERIFY(fields.contains("distributed.timeout_s"));
+    QVERIFY(fields.contains("distributed.backend"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestSpec)
