@@ -206,11 +206,34 @@ void MainWindow::updateRunActions() {
   m_stopAction->setEnabled(!idle);
 }
 
+bool MainWindow::confirmStopAndQuit() {
+  QMessageBox box(QMessageBox::Question, tr("A run is in progress"), tr("Stop the run and quit?"),
+                  QMessageBox::NoButton, this);
+  box.setObjectName(QStringLiteral("stopAndQuitBox"));
+  box.setInformativeText(
+      tr("The run is stopped cleanly and kept in the run store as stopped, with every point "
+         "it has reported (and a checkpoint, if checkpointing is on). Cancel keeps it "
+         "training."));
+  QPushButton* stop = box.addButton(tr("Stop and quit"), QMessageBox::AcceptRole);
+  box.addButton(QMessageBox::Cancel);
+  box.setDefaultButton(QMessageBox::Cancel);
+  box.exec();
+  return box.clickedButton() == stop;
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (m_controller->isBusy() &&
-      QMessageBox::question(this, tr("A run is in progress"),
-                            tr("Stop the run and quit? It is saved as stopped."),
-                            QMessageBox::Yes | QMessageBox::Cancel) != QMessageBox::Yes) {
+  if (m_quitWhenStopped) {
+    // Closing again while the run stops changes nothing; the close that planFinished queues
+    // finds the controller idle and goes through.
+    if (m_controller->isBusy()) {
+      event->ignore();
+      return;
+    }
+    AppSettings::setWindow(saveGeometry(), saveState());
+    event->accept();
+    return;
+  }
+  if (m_controller->isBusy() && !confirmStopAndQuit()) {
     event->ignore();
     return;
   }
@@ -218,7 +241,20 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     event->ignore();
     return;
   }
-  m_controller->stop();
+  if (m_controller->isBusy()) {
+    // The window stays until the run has stopped and the store has its final status and
+    // points: quitting at once would leave the joining to the destructor, after the window is
+    // gone, with nothing to say why the process is still there.
+    m_quitWhenStopped = true;
+    m_controller->stop();
+    centralWidget()->setEnabled(false);
+    menuBar()->setEnabled(false);
+    statusBar()->showMessage(tr("Stopping the run and saving it, then quitting…"));
+    connect(m_controller, &EngineController::planFinished, this, &QWidget::close,
+            Qt::QueuedConnection);
+    event->ignore();
+    return;
+  }
   AppSettings::setWindow(saveGeometry(), saveState());
   event->accept();
 }

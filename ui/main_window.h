@@ -57,6 +57,8 @@ class MainWindow : public QMainWindow {
   void updateTitle();
   void updateRunActions();
   void setTheme(bool dark);
+  /// Asks whether to stop the live run and quit; true for "Stop and quit".
+  bool confirmStopAndQuit();
 
   EngineServices m_services;
   std::shared_ptr<storage::RunStore> m_store;
@@ -70,6 +72,7 @@ class MainWindow : public QMainWindow {
   QAction* m_pauseAction = nullptr;
   QAction* m_stopAction = nullptr;
   QLabel* m_engineLabel;
+  bool m_quitWhenStopped = false;  // closing waits for the run to stop and be saved
 };
 
 }  // namespace stagewise::ui

@@ -1,9 +1,10 @@
 // The assembled window: workspace shortcuts, Ctrl+R / Esc, undo/redo shortcuts, save and
-// reopen, the About text and the theme switch.
+// reopen, the About text, the theme switch, and closing the window during a run.
 
 #include <QAction>
 #include <QApplication>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QtTest>
@@ -17,8 +18,15 @@
 #include "designer/design_workspace.h"
 #include "designer/network_scene.h"
 #include "designer/network_view.h"
+#include "live/live_dashboard.h"
+#include "live/plot_panel.h"
 #include "live/train_workspace.h"
 #include "main_window.h"
+#include "run_store_fixture.h"
+#include "stagewise/storage/run_reader.h"
+#ifdef STAGEWISE_HAVE_RECORDER
+#include "stagewise/recorder/recorder.h"
+#endif
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -69,6 +77,74 @@ class TestMainWindow : public QObject {
     QVERIFY(window.trainWorkspace()->summaries().back().status == engine::RunStatus::Stopped);
     QVERIFY(window.runAction()->isEnabled());
   }
+
+#ifdef STAGEWISE_HAVE_RECORDER
+  // Clicks `button` of the stop-and-quit question as soon as it is shown.
+  static void answerStopAndQuit(const QString& button) {
+    auto* timer = new QTimer;
+    QObject::connect(timer, &QTimer::timeout, timer, [timer, button] {
+      auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+      if (!box || box->objectName() != QLatin1String("stopAndQuitBox")) return;
+      for (QAbstractButton* b : box->buttons())
+        if (b->text() == button) {
+          timer->deleteLater();
+          b->click();
+          return;
+        }
+    });
+    timer->start(20);
+  }
+
+  void closingDuringARunAsksThenStopsAndSaves() {
+    test::TempStore t;
+    EngineServices s = services();
+    auto store = t.store;
+    s.createRecorder = [store]() -> std::unique_ptr<engine::RunObserver> {
+      return std::make_unique<recorder::Recorder>(*store);
+    };
+    MainWindow window(s, t.store);
+    window.document()->load(quickSpec());
+    window.show();
+    QSignalSpy finished(window.trainWorkspace(), &TrainWorkspace::runFinished);
+    window.startRun();
+    PlotPanel* loss = window.trainWorkspace()->dashboard()->lossPanel();
+    QTRY_VERIFY_WITH_TIMEOUT(loss->graphCount() > 0 && loss->receivedPoints(0) > 50, 5000);
+
+    // Cancel: the window stays and the run goes on.
+    answerStopAndQuit(QStringLiteral("Cancel"));
+    QVERIFY(!window.close());
+    QVERIFY(window.isVisible());
+    QCOMPARE(window.controller()->state(), EngineController::State::Running);
+    const int before = loss->receivedPoints(0);
+    QTRY_VERIFY_WITH_TIMEOUT(loss->receivedPoints(0) > before + 20, 5000);
+    QCOMPARE(finished.count(), 0);
+
+    // Stop and quit: the run stops, the store records it, then the window closes.
+    answerStopAndQuit(QStringLiteral("Stop and quit"));
+    QElapsedTimer timer;
+    timer.start();
+    window.close();
+    QCOMPARE(window.controller()->state(), EngineController::State::Stopping);
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isVisible(), 5000);
+    QVERIFY2(timer.elapsed() < 3000, qPrintable(QString::number(timer.elapsed())));
+    QCOMPARE(finished.count(), 1);
+    QCOMPARE(window.controller()->state(), EngineController::State::Idle);
+    QVERIFY(window.trainWorkspace()->summaries().back().status == engine::RunStatus::Stopped);
+
+    storage::RunReader reader(*t.store);
+    const auto runs = reader.listRuns();
+    QCOMPARE(runs.size(), size_t(1));
+    QVERIFY2(runs[0].status == storage::RunStatus::Stopped,
+             storage::toString(runs[0].status).c_str());
+    const int64_t steps = window.trainWorkspace()->summaries().back().steps;
+    QVERIFY(steps > 50 && steps < 100000);
+    QCOMPARE(runs[0].steps.value_or(-1), steps);
+    // Every step of the last stage is in the store, not just what was shown.
+    const auto points = reader.loadSeries(runs[0].id, {"loss", 1, -1});
+    QCOMPARE(int64_t(points.size()), steps);
+    QCOMPARE(points.back().step, steps - 1);
+  }
+#endif
 
   void undoRedoShortcuts() {
     MainWindow window(services(), nullptr);
