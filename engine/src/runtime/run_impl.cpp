@@ -4,13 +4,10 @@
 #include <sys/resource.h>
 
 #include <random>
-#include <set>
 #include <thread>
 
 #include "data/tensor_data.h"
-#include "dist/c10d_channel.h"
-#include "dist/dist_group.h"
-#include "dist/wire.h"
+#include "dist/dist_run.h"
 #include "model/torch_model.h"
 #include "probe/probe.h"
 #include "runtime/checkpoint_io.h"
@@ -75,42 +72,6 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainSpec& t, doubl
                                               torch::optim::AdamOptions(lr).weight_decay(t.weightDecay));
 }
 
-/// Ranks other than 0: every report batch goes to rank 0 through the rendezvous store.
-class FeedForwarder final : public RunObserver {
- public:
-  explicit FeedForwarder(dist::DistGroup& group) : m_group(group) {}
-  void onMetrics(const std::vector<MetricPoint>& points) override {
-    dist::FeedBatch b;
-    b.points = points;
-    publish(b);
-  }
-  void onSpans(const std::vector<StepSpan>& spans) override {
-    dist::FeedBatch b;
-    b.spans = spans;
-    publish(b);
-  }
-  void onEvent(const RunEvent& event) override {
-    dist::FeedBatch b;
-    b.events = {event};
-    publish(b);
-  }
-  int64_t count() const { return m_seq.load(); }
-
- private:
-  void publish(const dist::FeedBatch& b) {
-    if (m_lost) return;
-    try {
-      m_group.set(dist::keys::feed(m_group.rank(), m_seq.load()), dist::encodeFeed(b));
-      ++m_seq;
-    } catch (const std::exception&) {
-      m_lost = true;  // rank 0 is gone; the monitor reports it
-    }
-  }
-  dist::DistGroup& m_group;
-  std::atomic<int64_t> m_seq{0};
-  bool m_lost = false;
-};
-
 class TorchRun final : public Run {
  public:
   TorchRun(const ExperimentSpec& spec, RunObserver* observer, const RunOptions& options)
@@ -124,8 +85,9 @@ class TorchRun final : public Run {
     if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
     m_partition = makePartition(spec, m_plan);
     buildStages();
-    m_owned.assign(m_stages.size(), true);
-    if (options.dist.enabled()) joinDistributed(options);
+    if (options.dist.enabled())
+      m_dist = std::make_unique<dist::DistributedRun>(options, m_spec, m_plan, m_ctx, m_reporter, m_fanout, m_stages,
+                                                      m_ctx.snapshots);
     if (!options.resumeFrom.empty()) resumeFrom(options.resumeFrom);
     if (spec.checkpoint.enabled()) {
       m_checkpointDir = spec.checkpoint.dir.empty() ? defaultCheckpointDir(spec.name) : spec.checkpoint.dir;
@@ -138,6 +100,9 @@ class TorchRun final : public Run {
     m_ctx.stopAll();
     if (m_supervisor.joinable()) m_supervisor.join();
     m_ctx.channels.clear();  // their receiving threads end before the process group goes
+    if (m_dist) m_dist->shutdown();
+    m_ctx.abortTransfers = nullptr;
+    m_ctx.onFailure = nullptr;
   }
 
   void start() override {
@@ -157,12 +122,7 @@ class TorchRun final : public Run {
     m_reporter.event({EventKind::Resumed, m_ctx.now(), -1, "resumed"});
   }
   void requestStop() override {
-    if (m_group) {
-      try {
-        m_group->set(dist::keys::kStop, std::to_string(m_group->rank()));
-      } catch (const std::exception&) {
-      }
-    }
+    if (m_dist) m_dist->requestStop();
     if (m_ctx.control.stopRequested()) return;
     const bool again = m_ctx.userStop.exchange(true);
     if (again) {  // a second stop while draining: stop now
@@ -197,7 +157,7 @@ class TorchRun final : public Run {
     p.step = m_ctx.lastStageSteps.load();
     p.totalSteps = m_ctx.totalSteps;
     p.elapsedS = m_ctx.now();
-    p.samplesPerSec = m_ownsLast ? samplesPerSec(p.elapsedS) : m_remoteSps.load();
+    p.samplesPerSec = ownsLast() ? samplesPerSec(p.elapsedS) : m_dist->remoteSamplesPerSec();
     if (p.step > 0) {
       const double perStep = p.samplesPerSec > 0 ? m_ctx.batchSize / p.samplesPerSec : p.elapsedS / p.step;
       p.etaS = static_cast<double>(p.totalSteps - p.step) * perStep;
@@ -369,288 +329,6 @@ class TorchRun final : public Run {
     m_resumedFrom = path;
   }
 
-  // ---- distributed runs ------------------------------------------------------------------
-
-  void joinDistributed(const RunOptions& options) {
-    const DistOptions& o = options.dist;
-    if (!options.resumeFrom.empty()) throw SpecError("", "a distributed run cannot resume from a checkpoint yet");
-    if (m_spec.distributed.backend == "nccl")
-      throw SpecError("distributed.backend", "this LibTorch has no NCCL (no CUDA); use gloo or auto");
-    const int k = static_cast<int>(m_stages.size());
-    m_stageRank = assignRanks(m_spec, k, o.worldSize);
-    const double timeout = o.timeoutS > 0 ? o.timeoutS : m_spec.distributed.timeoutS;
-    m_group = std::make_shared<dist::DistGroup>(o, timeout, dist::digest(specToJson(m_spec)));
-    m_rank = o.rank;
-    for (int i = 0; i < k; ++i) m_owned[static_cast<size_t>(i)] = m_stageRank[static_cast<size_t>(i)] == m_rank;
-    m_ownsLast = m_owned.back();
-    // Channel k feeds stage k; its sender is stage k-1 (the loader, on stage 0's rank, for k = 0).
-    m_sendChannels.assign(static_cast<size_t>(k), nullptr);
-    for (int i = 0; i < k; ++i) {
-      const int up = m_stageRank[static_cast<size_t>(i == 0 ? 0 : i - 1)];
-      const int down = m_stageRank[static_cast<size_t>(i)];
-      auto& slot = m_ctx.channels[static_cast<size_t>(i)];
-      // The activations entering stage i: the output of the layer before it, at most a full batch.
-      int64_t perSample = 1;
-      if (i > 0)
-        for (int64_t d : m_plan.layers[static_cast<size_t>(m_stages[static_cast<size_t>(i)]->plan.firstLayer - 1)].outShape)
-          perSample *= d;
-      const int64_t maxPayload = perSample * m_spec.train.batchSize * static_cast<int64_t>(sizeof(float));
-      if (up == m_rank && down != m_rank) {
-        auto c = std::make_unique<dist::C10dSendChannel>(*m_group, down, dist::boundaryTag(i), m_spec.train.batchSize,
-                                                         maxPayload);
-        m_sendChannels[static_cast<size_t>(i)] = c.get();
-        slot = std::move(c);
-      } else if (up != m_rank && down == m_rank) {
-        slot = std::make_unique<dist::C10dRecvChannel>(
-            *m_group, up, dist::boundaryTag(i), m_spec.train.batchSize, maxPayload,
-            static_cast<size_t>(m_spec.train.queueCapacity),
-            [this, i](const std::string& e) { m_ctx.fail(i, "stage " + std::to_string(i) + ": " + e); });
-      }
-    }
-    for (int i = 0; i < k; ++i) m_transferSlots.push_back(std::make_unique<dist::InFlight>());
-    m_ctx.abortTransfers = [this] {
-      for (auto& s : m_transferSlots) s->abort();
-    };
-    m_ctx.onFailure = [this](int stage, const std::string& message) {
-      if (!m_peerFault.load()) dist::publishAbort(*m_group, stage, message);
-    };
-    if (m_rank != 0) {
-      m_forwarder = std::make_unique<FeedForwarder>(*m_group);
-      m_fanout.add(m_forwarder.get());
-      if (m_ctx.snapshots)
-        m_snapshots->setForward([this](int stage, int64_t step, const std::vector<torch::Tensor>& body,
-                                       const std::vector<torch::Tensor>& aux) { sendSnapshot(stage, step, body, aux); });
-    }
-  }
-
-  /// At start: all ranks start their clocks together; then the monitor, and on rank 0 the threads
-  /// that take in the other ranks' reports and snapshots.
-  void startDistributed() {
-    m_group->add("go", 1);
-    if (!m_group->waitCount("go", m_group->world(), m_group->timeoutS()))
-      m_ctx.fail(-1, "not every rank started within " + std::to_string(int(m_group->timeoutS())) + " s");
-    m_monitor = std::make_unique<dist::Monitor>(
-        *m_group,
-        [this](int, int stage, const std::string& message) {
-          m_peerFault = true;
-          m_finalSendSlot.abort();
-          m_finalRecvSlot.abort();
-          m_ctx.fail(stage, message);
-        },
-        [this] {
-          if (m_ctx.userStop.exchange(true)) return;
-          m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1, "stop requested by another rank"});
-          m_ctx.stopAll();
-        });
-    if (m_rank != 0) return;
-    m_feedNext.assign(static_cast<size_t>(m_group->world()), 0);
-    m_feedThread = std::thread([this] { feedLoop(); });
-    if (m_ctx.snapshots)
-      for (size_t k = 0; k < m_stages.size(); ++k)
-        if (!m_owned[k]) m_snapshotReceivers.emplace_back([this, k] { receiveSnapshots(static_cast<int>(k)); });
-    std::string where;
-    for (size_t k = 0; k < m_stages.size(); ++k)
-      where += (k ? ", " : "") + std::string("stage ") + std::to_string(k) + " on rank " + std::to_string(m_stageRank[k]);
-    m_reporter.event({EventKind::Info, 0.0, -1,
-                      "distributed over " + std::to_string(m_group->world()) + " processes (Gloo, rendezvous " +
-                          m_group->where() + "): " + where});
-  }
-
-  /// A stage on this rank sends its parameters at a probe/eval step to rank 0 (its stage thread).
-  void sendSnapshot(int stage, int64_t step, const std::vector<torch::Tensor>& body, const std::vector<torch::Tensor>& aux) {
-    auto& slot = *m_transferSlots[static_cast<size_t>(stage)];
-    const int tag = dist::snapshotTag(stage);
-    torch::NoGradGuard noGrad;
-    if (!m_group->send(torch::full({1}, step, torch::kInt64), 0, tag, slot)) return;
-    for (const auto* list : {&body, &aux})
-      for (const auto& t : *list)
-        if (!m_group->send(t.detach().to(torch::kCPU).contiguous(), 0, tag, slot)) return;
-  }
-
-  /// Rank 0: receives the snapshots of remote stage `stage` and offers them to the coordinator.
-  void receiveSnapshots(int stage) {
-    auto& slot = *m_transferSlots[static_cast<size_t>(stage)];
-    const int src = m_stageRank[static_cast<size_t>(stage)], tag = dist::snapshotTag(stage);
-    const auto& modules = m_stages[static_cast<size_t>(stage)]->modules;
-    auto like = [](const std::vector<torch::Tensor>& ts) {
-      std::vector<torch::Tensor> out;
-      for (const auto& t : ts) out.push_back(torch::empty(t.sizes(), t.options().device(torch::kCPU).requires_grad(false)));
-      return out;
-    };
-    try {
-      while (true) {
-        auto header = torch::empty({1}, torch::kInt64);
-        if (!m_group->recv(header, src, tag, slot)) return;
-        auto body = like(modules.bodyState()), aux = like(modules.auxState());
-        for (auto* list : {&body, &aux})
-          for (auto& t : *list)
-            if (!m_group->recv(t, src, tag, slot)) return;
-        m_snapshots->offer(stage, header.item<int64_t>(), body, aux);
-      }
-    } catch (const std::exception& e) {
-      m_ctx.fail(stage, "stage " + std::to_string(stage) + " (rank " + std::to_string(src) + "), parameter snapshot: " + e.what());
-    }
-  }
-
-  /// Rank 0: report batches of the other ranks land in this run's reporter.
-  void feedLoop() {
-    std::vector<int64_t>& next = m_feedNext;  // sized before this thread starts
-    const int last = static_cast<int>(m_stages.size()) - 1;
-    try {
-      while (true) {
-        bool any = false;
-        for (int r = 1; r < m_group->world(); ++r) {
-          while (auto text = m_group->tryGet(dist::keys::feed(r, next[static_cast<size_t>(r)]))) {
-            m_group->erase(dist::keys::feed(r, next[static_cast<size_t>(r)]));
-            {
-              std::lock_guard lock(m_feedMutex);
-              ++next[static_cast<size_t>(r)];
-            }
-            any = true;
-            dist::FeedBatch b = dist::decodeFeed(*text);
-            for (const auto& p : b.points) {
-              if (p.stage == last && p.name == series::kLoss) {
-                int64_t cur = m_ctx.lastStageSteps.load();
-                while (p.step + 1 > cur && !m_ctx.lastStageSteps.compare_exchange_weak(cur, p.step + 1)) {
-                }
-              }
-              if (p.stage == -1 && p.name == series::kSamplesPerSec) m_remoteSps.store(p.value);
-            }
-            m_reporter.add(b.points);
-            for (const auto& sp : b.spans) m_reporter.addSpan(sp);
-            for (auto e : b.events) {
-              // Start, stop, completion and failure of the run are rank 0's to report.
-              if (e.kind == EventKind::Info || e.kind == EventKind::Warning || e.kind == EventKind::Checkpoint) {
-                e.message = "rank " + std::to_string(r) + ": " + e.message;
-                m_reporter.event(e);
-              }
-            }
-          }
-        }
-        m_feedProgress.notify_all();
-        if (!any) {
-          std::unique_lock lock(m_feedMutex);
-          if (m_feedCv.wait_for(lock, std::chrono::milliseconds(30), [&] { return m_feedQuit; })) return;
-        }
-      }
-    } catch (const std::exception& e) {
-      m_reporter.event({EventKind::Warning, m_ctx.now(), -1, std::string("reports from other ranks stopped: ") + e.what()});
-    }
-  }
-
-  /// Rank 0, once its own stages are done: waits for every other rank's report (bounded), reads
-  /// the rest of their report batches and the final weights of their stages.
-  void gatherRemote() {
-    m_reports.assign(static_cast<size_t>(m_group->world()), std::nullopt);
-    const double timeout = m_group->timeoutS();
-    for (int r = 1; r < m_group->world(); ++r) {
-      // A rank that failed or went silent is reported by the monitor; do not wait long for it.
-      auto t0 = RunContext::Clock::now();
-      auto waited = [&] { return std::chrono::duration<double>(RunContext::Clock::now() - t0).count(); };
-      while (true) {
-        try {
-          if (auto text = m_group->tryGet(dist::keys::summary(r))) {
-            m_reports[static_cast<size_t>(r)] = dist::decodeReport(*text);
-            break;
-          }
-        } catch (const std::exception& e) {
-          m_ctx.fail(-1, std::string("rank ") + std::to_string(r) + ": " + e.what());
-          break;
-        }
-        const bool failed = m_ctx.control.stopRequested() && !m_ctx.userStop.load();
-        if (waited() > (failed ? 3.0 : timeout)) {
-          if (!failed) m_ctx.fail(-1, "rank " + std::to_string(r) + " did not report the end of its stages within " +
-                                          std::to_string(int(timeout)) + " s");
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    }
-    // Every remote stage is done: the snapshot receivers have nothing more to wait for.
-    for (size_t k = 0; k < m_stages.size(); ++k)
-      if (!m_owned[k]) m_transferSlots[k]->abort();
-    for (auto& t : m_snapshotReceivers) t.join();
-    m_snapshotReceivers.clear();
-    // The rest of their report batches.
-    {
-      std::unique_lock lock(m_feedMutex);
-      m_feedProgress.wait_for(lock, std::chrono::seconds(5), [&] {
-        for (int r = 1; r < m_group->world(); ++r)
-          if (m_reports[static_cast<size_t>(r)] && m_feedNext[static_cast<size_t>(r)] < m_reports[static_cast<size_t>(r)]->feedCount)
-            return false;
-        return true;
-      });
-      m_feedQuit = true;
-    }
-    m_feedCv.notify_all();
-    if (m_feedThread.joinable()) m_feedThread.join();
-    // Final weights, so that rank 0 evaluates and checksums the whole model.
-    bool failed = false;
-    {
-      std::lock_guard lock(m_ctx.failureMutex);
-      failed = !m_ctx.error.empty();
-    }
-    dist::InFlight& finalSlot = m_finalRecvSlot;
-    for (size_t k = 0; k < m_stages.size() && !failed; ++k) {
-      const auto& report = m_reports[static_cast<size_t>(m_stageRank[k])];
-      if (m_owned[k] || !report || report->status == RunStatus::Failed) continue;
-      try {
-        torch::NoGradGuard noGrad;
-        auto& modules = m_stages[k]->modules;
-        for (auto list : {modules.bodyState(), modules.auxState()})
-          for (auto& t : list) {
-            auto x = torch::empty(t.sizes(), t.options().device(torch::kCPU).requires_grad(false));
-            if (!m_group->recv(x, m_stageRank[k], dist::stateTag(static_cast<int>(k)), finalSlot))
-              throw std::runtime_error("aborted");
-            t.copy_(x);
-          }
-        m_stateReceived.insert(k);
-      } catch (const std::exception& e) {
-        m_ctx.fail(static_cast<int>(k), "rank " + std::to_string(m_stageRank[k]) + ": the final weights of stage " +
-                                            std::to_string(k) + " did not arrive: " + e.what());
-        failed = true;
-      }
-    }
-  }
-
-  /// Ranks other than 0, at the end: publish this rank's report, send the final weights, and
-  /// wait (bounded) until rank 0 has the whole run.
-  void reportToRankZero(const RunSummary& s) {
-    dist::RankReport report;
-    report.status = s.status;
-    report.error = s.error;
-    report.failedStage = s.failedStage;
-    report.feedCount = m_forwarder ? m_forwarder->count() : 0;
-    report.stages = s.stages;
-    report.ownsLast = m_ownsLast;
-    report.lastStageSteps = m_ctx.lastStageSteps.load();
-    report.samplesAfterWarmup = m_ctx.samplesAfterWarmup.load();
-    report.warmupEndS = m_ctx.warmupEndS.load();
-    report.lastStepEndS = m_ctx.lastStepEndS.load();
-    try {
-      m_group->set(dist::keys::summary(m_rank), dist::encodeReport(report));
-      if (s.status != RunStatus::Failed) {
-        torch::NoGradGuard noGrad;
-        dist::InFlight& slot = m_finalSendSlot;
-        for (size_t k = 0; k < m_stages.size(); ++k) {
-          if (!m_owned[k]) continue;
-          auto& modules = m_stages[k]->modules;
-          for (auto list : {modules.bodyState(), modules.auxState()})
-            for (auto& t : list)
-              if (!m_group->send(t.detach().to(torch::kCPU).contiguous(), 0, dist::stateTag(static_cast<int>(k)), slot))
-                throw std::runtime_error("aborted");
-        }
-      }
-      if (m_monitor) m_monitor->markDone();
-      const auto t0 = RunContext::Clock::now();
-      while (!m_group->has(dist::keys::kEnd) &&
-             std::chrono::duration<double>(RunContext::Clock::now() - t0).count() < m_group->timeoutS())
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    } catch (const std::exception& e) {
-      m_reporter.event({EventKind::Warning, m_ctx.now(), -1, std::string("could not hand the run to rank 0: ") + e.what()});
-    }
-  }
-
   void saveAt(int64_t step) {
     try {
       const std::string path = saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps, specToJson(m_spec), m_stages);
@@ -663,7 +341,7 @@ class TorchRun final : public Run {
   }
 
   void supervise() {
-    if (m_group) startDistributed();
+    if (m_dist) m_dist->start();
     m_reporter.start(runInfo());
     m_reporter.event({EventKind::Started, 0.0, -1,
                       toString(m_spec.mode) + " run started: " + std::to_string(m_stages.size()) +
@@ -674,11 +352,11 @@ class TorchRun final : public Run {
     const double cpu0 = processCpuSeconds();
     std::vector<std::thread> threads;
     std::atomic<size_t> exited{0};
-    if (m_owned[0]) threads.emplace_back([this, &exited] { runLoader(m_ctx, m_data); ++exited; });
+    if (owns(0)) threads.emplace_back([this, &exited] { runLoader(m_ctx, m_data); ++exited; });
     for (size_t k = 0; k < m_stages.size(); ++k)
-      if (m_owned[k]) threads.emplace_back([this, st = m_stages[k].get(), &exited] { runStage(m_ctx, *st); ++exited; });
+      if (owns(k)) threads.emplace_back([this, st = m_stages[k].get(), &exited] { runStage(m_ctx, *st); ++exited; });
     std::thread analysis;
-    if (m_ctx.snapshots && m_rank == 0) analysis = std::thread([this] { analyse(); });
+    if (m_ctx.snapshots && rank() == 0) analysis = std::thread([this] { analyse(); });
 
     // Report run-level metrics until the last stage is done.
     double lastCpu = cpu0, lastT = 0;
@@ -700,23 +378,27 @@ class TorchRun final : public Run {
       const int64_t steps = m_ctx.lastStageSteps.load();
       // Run-level series come from the rank that runs the last stage; CPU use is rank 0's process.
       std::vector<MetricPoint> points;
-      if (m_ownsLast) {
+      if (ownsLast()) {
         points.push_back({series::kSamplesPerSec, -1, -1, steps, t, samplesPerSec(t)});
         points.push_back({series::kProgress, -1, -1, steps, t, m_ctx.totalSteps > 0 ? double(steps) / m_ctx.totalSteps : 0});
       }
-      if (m_rank == 0)
+      if (rank() == 0)
         points.push_back({series::kCpuUtilization, -1, -1, steps, t, (cpu - lastCpu) / std::max(1e-3, (t - lastT) * cores)});
       m_reporter.add(points);
       lastCpu = cpu, lastT = t;
       if (exited.load() == threads.size()) break;
     }
     for (auto& th : threads) th.join();
-    if (m_group && m_rank == 0) gatherRemote();
+    if (m_dist && rank() == 0) m_dist->gather();
     m_pipelineDone = true;
     m_snapshots->close();
     if (analysis.joinable()) analysis.join();
     finish(cpu0);
   }
+
+  int rank() const { return m_dist ? m_dist->rank() : 0; }
+  bool owns(size_t stage) const { return !m_dist || m_dist->owns(stage); }
+  bool ownsLast() const { return !m_dist || m_dist->ownsLast(); }
 
   static double checksum(const StageRuntime& st) {
     torch::NoGradGuard noGrad;
@@ -731,10 +413,8 @@ class TorchRun final : public Run {
     s.wallSeconds = m_ctx.now();
     s.steps = m_ctx.lastStageSteps.load();
     s.samplesPerSec = samplesPerSec(s.wallSeconds);
-    const dist::RankReport* lastOwner = nullptr;  // rank 0 of a run whose last stage ran elsewhere
-    if (m_group && m_rank == 0 && !m_ownsLast) {
-      lastOwner = m_reports[static_cast<size_t>(m_stageRank.back())] ? &*m_reports[static_cast<size_t>(m_stageRank.back())] : nullptr;
-      if (lastOwner) {
+    if (m_dist && rank() == 0 && !ownsLast()) {  // the last stage ran on another rank: its numbers
+      if (const auto* lastOwner = m_dist->report(m_dist->rankOf(m_stages.size() - 1))) {
         s.steps = lastOwner->lastStageSteps;
         const double span = lastOwner->lastStepEndS - lastOwner->warmupEndS;
         s.samplesPerSec = lastOwner->warmupEndS >= 0 && span > 0 ? lastOwner->samplesAfterWarmup / span : 0;
@@ -749,16 +429,16 @@ class TorchRun final : public Run {
     for (size_t k = 0; k < m_stages.size(); ++k) {
       const auto& st = m_stages[k];
       StageSummary ss;
-      if (!m_owned[k]) {
+      if (!owns(k)) {
         // Another rank ran it: rank 0 takes its summary from that rank's report.
-        if (m_rank != 0) continue;
-        const auto& report = m_reports[static_cast<size_t>(m_stageRank[k])];
+        if (rank() != 0) continue;
+        const auto* report = m_dist->report(m_dist->rankOf(k));
         if (report)
           for (const auto& r : report->stages)
             if (r.index == static_cast<int>(k)) ss = r;
         if (!report) ss.index = st->plan.index, ss.device = st->plan.settings.device,
                      ss.firstLayer = st->plan.firstLayer, ss.lastLayer = st->plan.lastLayer;
-        if (m_stateReceived.count(k)) ss.paramChecksum = checksum(*st);  // of the weights that arrived
+        if (m_dist->stateReceived(k)) ss.paramChecksum = checksum(*st);  // of the weights that arrived
         slowest = std::max(slowest, ss.meanStepSeconds);
         s.threads += ss.threads;
         s.stages.push_back(ss);
@@ -776,7 +456,7 @@ class TorchRun final : public Run {
       ss.computeFraction = f.compute, ss.waitFraction = f.wait, ss.blockedFraction = f.blocked;
       ss.bytesSent = st->bytesSent;
       // Across processes: what the channel put on the wire (activations + labels, no headers).
-      if (k + 1 < m_sendChannels.size() && m_sendChannels[k + 1]) ss.bytesSent = m_sendChannels[k + 1]->payloadBytes();
+      if (m_dist && m_dist->payloadSent(k + 1) >= 0) ss.bytesSent = m_dist->payloadSent(k + 1);
       ss.backpropBytes = st->backpropBytes;
       ss.peakActivationBytes = st->peakActivationBytes;
       ss.meanStepSeconds = st->meter.meanComputeSeconds();
@@ -792,12 +472,13 @@ class TorchRun final : public Run {
       s.error = m_ctx.error;
       s.failedStage = m_ctx.failedStage;
     }
-    for (const auto& report : m_reports)  // a failure another rank saw first
-      if (s.error.empty() && report && report->status == RunStatus::Failed)
+    for (int r = 1; m_dist && rank() == 0 && r < m_dist->world(); ++r) {
+      const auto* report = m_dist->report(r);
+      if (!report) continue;
+      if (s.error.empty() && report->status == RunStatus::Failed)  // a failure another rank saw first
         s.error = report->error, s.failedStage = report->failedStage;
-    if (s.error.empty() && m_rank == 0 && !m_ctx.userStop.load())
-      for (const auto& report : m_reports)
-        if (report && report->status == RunStatus::Stopped) m_ctx.userStop.store(true);
+      if (report->status == RunStatus::Stopped) m_ctx.userStop.store(true);
+    }
     if (!s.error.empty()) {
       s.status = RunStatus::Failed;
     } else {
@@ -807,7 +488,7 @@ class TorchRun final : public Run {
         for (size_t k = 1; k <= m_stages.size(); ++k) aligned = aligned && m_ctx.produced[k].load() == s.steps;
         if (aligned) saveAt(s.steps);
       }
-      if (m_rank == 0) try {
+      if (rank() == 0) try {
         setupComputeThread(m_info.hardwareCores, {});
         loadShadowFromLive();
         const bool probe = m_spec.mode == Mode::Local && m_spec.probe.interval >= 0;
@@ -822,16 +503,10 @@ class TorchRun final : public Run {
       m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
                         std::to_string(m_snapshots->dropped()) + " probe/eval snapshots skipped: the analysis thread fell behind"});
     m_reporter.finish(s);
-    if (m_group) {
-      if (m_rank != 0) {
-        reportToRankZero(s);
-      } else {
-        try {
-          m_group->set(dist::keys::kEnd, "1");
-        } catch (const std::exception&) {
-        }
-      }
-      if (m_monitor) m_monitor->markDone(), m_monitor->stop();
+    if (m_dist) {
+      if (rank() != 0) m_dist->handOver(s);
+      else m_dist->end();
+      m_dist->shutdown();
     }
     m_ctx.control.setState(RunState::Finished);
     {
@@ -844,29 +519,9 @@ class TorchRun final : public Run {
 
   ExperimentSpec m_spec;
   ObserverFanout m_fanout;
-  // Distributed runs. The group outlives the channels and threads that use it (declared first).
-  std::shared_ptr<dist::DistGroup> m_group;
-  std::unique_ptr<FeedForwarder> m_forwarder;
+  std::unique_ptr<dist::DistributedRun> m_dist;  ///< distributed runs: this rank's part
   Reporter m_reporter;
   RunContext m_ctx;
-  int m_rank = 0;
-  std::vector<int> m_stageRank;
-  std::vector<bool> m_owned;  ///< stages this process runs (all of them unless distributed)
-  bool m_ownsLast = true;
-  std::vector<dist::C10dSendChannel*> m_sendChannels;  ///< [k]: channel k when this rank sends it
-  std::vector<std::unique_ptr<dist::InFlight>> m_transferSlots;  ///< per stage: snapshot transfers
-  dist::InFlight m_finalSendSlot, m_finalRecvSlot;
-  std::atomic<bool> m_peerFault{false};
-  std::unique_ptr<dist::Monitor> m_monitor;
-  std::thread m_feedThread;
-  std::vector<int64_t> m_feedNext;
-  std::mutex m_feedMutex;
-  std::condition_variable m_feedCv, m_feedProgress;
-  bool m_feedQuit = false;
-  std::vector<std::thread> m_snapshotReceivers;
-  std::vector<std::optional<dist::RankReport>> m_reports;
-  std::set<size_t> m_stateReceived;
-  std::atomic<double> m_remoteSps{0};
   EngineInfo m_info;
   TensorData m_data;
   ModelPlan m_plan;

@@ -1,0 +1,370 @@
+#include "dist/dist_run.h"
+
+#include "stagewise/engine/engine.h"
+
+namespace stagewise::engine::dist {
+
+/// Ranks other than 0: every report batch goes to rank 0 through the rendezvous store.
+class FeedForwarder final : public RunObserver {
+ public:
+  explicit FeedForwarder(DistGroup& group) : m_group(group) {}
+  void onMetrics(const std::vector<MetricPoint>& points) override {
+    FeedBatch b;
+    b.points = points;
+    publish(b);
+  }
+  void onSpans(const std::vector<StepSpan>& spans) override {
+    FeedBatch b;
+    b.spans = spans;
+    publish(b);
+  }
+  void onEvent(const RunEvent& event) override {
+    FeedBatch b;
+    b.events = {event};
+    publish(b);
+  }
+  int64_t count() const { return m_seq.load(); }
+
+ private:
+  void publish(const FeedBatch& b) {
+    if (m_lost) return;
+    try {
+      m_group.set(keys::feed(m_group.rank(), m_seq.load()), encodeFeed(b));
+      ++m_seq;
+    } catch (const std::exception&) {
+      m_lost = true;  // rank 0 is gone; the monitor reports it
+    }
+  }
+  DistGroup& m_group;
+  std::atomic<int64_t> m_seq{0};
+  bool m_lost = false;
+};
+
+DistributedRun::DistributedRun(const RunOptions& options, const ExperimentSpec& spec, const ModelPlan& plan,
+                               RunContext& ctx, Reporter& reporter, ObserverFanout& fanout,
+                               std::vector<std::unique_ptr<StageRuntime>>& stages, SnapshotCoordinator* snapshots)
+    : m_spec(spec),
+      m_plan(plan),
+      m_ctx(ctx),
+      m_reporter(reporter),
+      m_fanout(fanout),
+      m_stages(stages),
+      m_snapshots(snapshots) {
+  const DistOptions& o = options.dist;
+  if (!options.resumeFrom.empty()) throw SpecError("", "a distributed run cannot resume from a checkpoint yet");
+  if (m_spec.distributed.backend == "nccl")
+    throw SpecError("distributed.backend", "this LibTorch has no NCCL (no CUDA); use gloo or auto");
+  const int k = static_cast<int>(m_stages.size());
+  m_stageRank = assignRanks(m_spec, k, o.worldSize);
+  const double timeout = o.timeoutS > 0 ? o.timeoutS : m_spec.distributed.timeoutS;
+  m_group = std::make_shared<DistGroup>(o, timeout, digest(specToJson(m_spec)));
+  m_rank = o.rank;
+  // Channel k feeds stage k; its sender is stage k-1 (the loader, on stage 0's rank, for k = 0).
+  m_sendChannels.assign(static_cast<size_t>(k), nullptr);
+  for (int i = 0; i < k; ++i) {
+    const int up = m_stageRank[static_cast<size_t>(i == 0 ? 0 : i - 1)];
+    const int down = m_stageRank[static_cast<size_t>(i)];
+    auto& slot = m_ctx.channels[static_cast<size_t>(i)];
+    // The activations entering stage i: the output of the layer before it, at most a full batch.
+    int64_t perSample = 1;
+    if (i > 0)
+      for (int64_t d : m_plan.layers[static_cast<size_t>(m_stages[static_cast<size_t>(i)]->plan.firstLayer - 1)].outShape)
+        perSample *= d;
+    const int64_t maxPayload = perSample * m_spec.train.batchSize * static_cast<int64_t>(sizeof(float));
+    if (up == m_rank && down != m_rank) {
+      auto c = std::make_unique<C10dSendChannel>(*m_group, down, boundaryTag(i), m_spec.train.batchSize,
+                                                       maxPayload);
+      m_sendChannels[static_cast<size_t>(i)] = c.get();
+      slot = std::move(c);
+    } else if (up != m_rank && down == m_rank) {
+      slot = std::make_unique<C10dRecvChannel>(
+          *m_group, up, boundaryTag(i), m_spec.train.batchSize, maxPayload,
+          static_cast<size_t>(m_spec.train.queueCapacity),
+          [this, i](const std::string& e) { m_ctx.fail(i, "stage " + std::to_string(i) + ": " + e); });
+    }
+  }
+  for (int i = 0; i < k; ++i) m_transferSlots.push_back(std::make_unique<InFlight>());
+  m_ctx.abortTransfers = [this] {
+    for (auto& s : m_transferSlots) s->abort();
+  };
+  m_ctx.onFailure = [this](int stage, const std::string& message) {
+    if (!m_peerFault.load()) publishAbort(*m_group, stage, message);
+  };
+  if (m_rank != 0) {
+    m_forwarder = std::make_unique<FeedForwarder>(*m_group);
+    m_fanout.add(m_forwarder.get());
+    if (m_ctx.snapshots)
+      m_snapshots->setForward([this](int stage, int64_t step, const std::vector<torch::Tensor>& body,
+                                     const std::vector<torch::Tensor>& aux) { sendSnapshot(stage, step, body, aux); });
+  }
+}
+
+/// At start: all ranks start their clocks together; then the monitor, and on rank 0 the threads
+/// that take in the other ranks' reports and snapshots.
+void DistributedRun::start() {
+  m_group->add("go", 1);
+  if (!m_group->waitCount("go", m_group->world(), m_group->timeoutS()))
+    m_ctx.fail(-1, "not every rank started within " + std::to_string(int(m_group->timeoutS())) + " s");
+  m_monitor = std::make_unique<Monitor>(
+      *m_group,
+      [this](int, int stage, const std::string& message) {
+        m_peerFault = true;
+        m_finalSendSlot.abort();
+        m_finalRecvSlot.abort();
+        m_ctx.fail(stage, message);
+      },
+      [this] {
+        if (m_ctx.userStop.exchange(true)) return;
+        m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1, "stop requested by another rank"});
+        m_ctx.stopAll();
+      });
+  if (m_rank != 0) return;
+  m_feedNext.assign(static_cast<size_t>(m_group->world()), 0);
+  m_feedThread = std::thread([this] { feedLoop(); });
+  if (m_ctx.snapshots)
+    for (size_t k = 0; k < m_stages.size(); ++k)
+      if (!owns(k)) m_snapshotReceivers.emplace_back([this, k] { receiveSnapshots(static_cast<int>(k)); });
+  std::string where;
+  for (size_t k = 0; k < m_stages.size(); ++k)
+    where += (k ? ", " : "") + std::string("stage ") + std::to_string(k) + " on rank " + std::to_string(m_stageRank[k]);
+  m_reporter.event({EventKind::Info, 0.0, -1,
+                    "distributed over " + std::to_string(m_group->world()) + " processes (Gloo, rendezvous " +
+                        m_group->where() + "): " + where});
+}
+
+/// A stage on this rank sends its parameters at a probe/eval step to rank 0 (its stage thread).
+void DistributedRun::sendSnapshot(int stage, int64_t step, const std::vector<torch::Tensor>& body, const std::vector<torch::Tensor>& aux) {
+  auto& slot = *m_transferSlots[static_cast<size_t>(stage)];
+  const int tag = snapshotTag(stage);
+  torch::NoGradGuard noGrad;
+  if (!m_group->send(torch::full({1}, step, torch::kInt64), 0, tag, slot)) return;
+  for (const auto* list : {&body, &aux})
+    for (const auto& t : *list)
+      if (!m_group->send(t.detach().to(torch::kCPU).contiguous(), 0, tag, slot)) return;
+}
+
+/// Rank 0: receives the snapshots of remote stage `stage` and offers them to the coordinator.
+void DistributedRun::receiveSnapshots(int stage) {
+  auto& slot = *m_transferSlots[static_cast<size_t>(stage)];
+  const int src = m_stageRank[static_cast<size_t>(stage)], tag = snapshotTag(stage);
+  const auto& modules = m_stages[static_cast<size_t>(stage)]->modules;
+  auto like = [](const std::vector<torch::Tensor>& ts) {
+    std::vector<torch::Tensor> out;
+    for (const auto& t : ts) out.push_back(torch::empty(t.sizes(), t.options().device(torch::kCPU).requires_grad(false)));
+    return out;
+  };
+  try {
+    while (true) {
+      auto header = torch::empty({1}, torch::kInt64);
+      if (!m_group->recv(header, src, tag, slot)) return;
+      auto body = like(modules.bodyState()), aux = like(modules.auxState());
+      for (auto* list : {&body, &aux})
+        for (auto& t : *list)
+          if (!m_group->recv(t, src, tag, slot)) return;
+      m_snapshots->offer(stage, header.item<int64_t>(), body, aux);
+    }
+  } catch (const std::exception& e) {
+    m_ctx.fail(stage, "stage " + std::to_string(stage) + " (rank " + std::to_string(src) + "), parameter snapshot: " + e.what());
+  }
+}
+
+/// Rank 0: report batches of the other ranks land in this run's reporter.
+void DistributedRun::feedLoop() {
+  std::vector<int64_t>& next = m_feedNext;  // sized before this thread starts
+  const int last = static_cast<int>(m_stages.size()) - 1;
+  try {
+    while (true) {
+      bool any = false;
+      for (int r = 1; r < m_group->world(); ++r) {
+        while (auto text = m_group->tryGet(keys::feed(r, next[static_cast<size_t>(r)]))) {
+          m_group->erase(keys::feed(r, next[static_cast<size_t>(r)]));
+          {
+            std::lock_guard lock(m_feedMutex);
+            ++next[static_cast<size_t>(r)];
+          }
+          any = true;
+          FeedBatch b = decodeFeed(*text);
+          for (const auto& p : b.points) {
+            if (p.stage == last && p.name == series::kLoss) {
+              int64_t cur = m_ctx.lastStageSteps.load();
+              while (p.step + 1 > cur && !m_ctx.lastStageSteps.compare_exchange_weak(cur, p.step + 1)) {
+              }
+            }
+            if (p.stage == -1 && p.name == series::kSamplesPerSec) m_remoteSps.store(p.value);
+          }
+          m_reporter.add(b.points);
+          for (const auto& sp : b.spans) m_reporter.addSpan(sp);
+          for (auto e : b.events) {
+            // Start, stop, completion and failure of the run are rank 0's to report.
+            if (e.kind == EventKind::Info || e.kind == EventKind::Warning || e.kind == EventKind::Checkpoint) {
+              e.message = "rank " + std::to_string(r) + ": " + e.message;
+              m_reporter.event(e);
+            }
+          }
+        }
+      }
+      m_feedProgress.notify_all();
+      if (!any) {
+        std::unique_lock lock(m_feedMutex);
+        if (m_feedCv.wait_for(lock, std::chrono::milliseconds(30), [&] { return m_feedQuit; })) return;
+      }
+    }
+  } catch (const std::exception& e) {
+    m_reporter.event({EventKind::Warning, m_ctx.now(), -1, std::string("reports from other ranks stopped: ") + e.what()});
+  }
+}
+
+/// Rank 0, once its own stages are done: waits for every other rank's report (bounded), reads
+/// the rest of their report batches and the final weights of their stages.
+void DistributedRun::gather() {
+  m_reports.assign(static_cast<size_t>(m_group->world()), std::nullopt);
+  const double timeout = m_group->timeoutS();
+  for (int r = 1; r < m_group->world(); ++r) {
+    // A rank that failed or went silent is reported by the monitor; do not wait long for it.
+    auto t0 = RunContext::Clock::now();
+    auto waited = [&] { return std::chrono::duration<double>(RunContext::Clock::now() - t0).count(); };
+    while (true) {
+      try {
+        if (auto text = m_group->tryGet(keys::summary(r))) {
+          m_reports[static_cast<size_t>(r)] = decodeReport(*text);
+          break;
+        }
+      } catch (const std::exception& e) {
+        m_ctx.fail(-1, std::string("rank ") + std::to_string(r) + ": " + e.what());
+        break;
+      }
+      const bool failed = m_ctx.control.stopRequested() && !m_ctx.userStop.load();
+      if (waited() > (failed ? 3.0 : timeout)) {
+        if (!failed) m_ctx.fail(-1, "rank " + std::to_string(r) + " did not report the end of its stages within " +
+                                        std::to_string(int(timeout)) + " s");
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  // Every remote stage is done: the snapshot receivers have nothing more to wait for.
+  for (size_t k = 0; k < m_stages.size(); ++k)
+    if (!owns(k)) m_transferSlots[k]->abort();
+  for (auto& t : m_snapshotReceivers) t.join();
+  m_snapshotReceivers.clear();
+  // The rest of their report batches.
+  {
+    std::unique_lock lock(m_feedMutex);
+    m_feedProgress.wait_for(lock, std::chrono::seconds(5), [&] {
+      for (int r = 1; r < m_group->world(); ++r)
+        if (m_reports[static_cast<size_t>(r)] && m_feedNext[static_cast<size_t>(r)] < m_reports[static_cast<size_t>(r)]->feedCount)
+          return false;
+      return true;
+    });
+    m_feedQuit = true;
+  }
+  m_feedCv.notify_all();
+  if (m_feedThread.joinable()) m_feedThread.join();
+  // Final weights, so that rank 0 evaluates and checksums the whole model.
+  bool failed = false;
+  {
+    std::lock_guard lock(m_ctx.failureMutex);
+    failed = !m_ctx.error.empty();
+  }
+  InFlight& finalSlot = m_finalRecvSlot;
+  for (size_t k = 0; k < m_stages.size() && !failed; ++k) {
+    const auto& report = m_reports[static_cast<size_t>(m_stageRank[k])];
+    if (owns(k) || !report || report->status == RunStatus::Failed) continue;
+    try {
+      torch::NoGradGuard noGrad;
+      auto& modules = m_stages[k]->modules;
+      for (auto list : {modules.bodyState(), modules.auxState()})
+        for (auto& t : list) {
+          auto x = torch::empty(t.sizes(), t.options().device(torch::kCPU).requires_grad(false));
+          if (!m_group->recv(x, m_stageRank[k], stateTag(static_cast<int>(k)), finalSlot))
+            throw std::runtime_error("aborted");
+          t.copy_(x);
+        }
+      m_stateReceived.insert(k);
+    } catch (const std::exception& e) {
+      m_ctx.fail(static_cast<int>(k), "rank " + std::to_string(m_stageRank[k]) + ": the final weights of stage " +
+                                          std::to_string(k) + " did not arrive: " + e.what());
+      failed = true;
+    }
+  }
+}
+
+/// Ranks other than 0, at the end: publish this rank's report, send the final weights, and
+/// wait (bounded) until rank 0 has the whole run.
+void DistributedRun::handOver(const RunSummary& s) {
+  RankReport report;
+  report.status = s.status;
+  report.error = s.error;
+  report.failedStage = s.failedStage;
+  report.feedCount = m_forwarder ? m_forwarder->count() : 0;
+  report.stages = s.stages;
+  report.ownsLast = ownsLast();
+  report.lastStageSteps = m_ctx.lastStageSteps.load();
+  report.samplesAfterWarmup = m_ctx.samplesAfterWarmup.load();
+  report.warmupEndS = m_ctx.warmupEndS.load();
+  report.lastStepEndS = m_ctx.lastStepEndS.load();
+  try {
+    m_group->set(keys::summary(m_rank), encodeReport(report));
+    if (s.status != RunStatus::Failed) {
+      torch::NoGradGuard noGrad;
+      InFlight& slot = m_finalSendSlot;
+      for (size_t k = 0; k < m_stages.size(); ++k) {
+        if (!owns(k)) continue;
+        auto& modules = m_stages[k]->modules;
+        for (auto list : {modules.bodyState(), modules.auxState()})
+          for (auto& t : list)
+            if (!m_group->send(t.detach().to(torch::kCPU).contiguous(), 0, stateTag(static_cast<int>(k)), slot))
+              throw std::runtime_error("aborted");
+      }
+    }
+    if (m_monitor) m_monitor->markDone();
+    const auto t0 = RunContext::Clock::now();
+    while (!m_group->has(keys::kEnd) &&
+           std::chrono::duration<double>(RunContext::Clock::now() - t0).count() < m_group->timeoutS())
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } catch (const std::exception& e) {
+    m_reporter.event({EventKind::Warning, m_ctx.now(), -1, std::string("could not hand the run to rank 0: ") + e.what()});
+  }
+}
+
+
+DistributedRun::~DistributedRun() { shutdown(); }
+
+void DistributedRun::requestStop() {
+  try {
+    m_group->set(keys::kStop, std::to_string(m_rank));
+  } catch (const std::exception&) {  // the store is gone: the monitor reports it
+  }
+}
+
+void DistributedRun::end() {
+  try {
+    m_group->set(keys::kEnd, "1");
+  } catch (const std::exception&) {
+  }
+  if (m_monitor) m_monitor->markDone(), m_monitor->stop();
+}
+
+void DistributedRun::shutdown() {
+  if (m_monitor) m_monitor->stop();
+  for (auto& s : m_transferSlots) s->abort();
+  for (auto& t : m_snapshotReceivers) t.join();
+  m_snapshotReceivers.clear();
+  {
+    std::lock_guard lock(m_feedMutex);
+    m_feedQuit = true;
+  }
+  m_feedCv.notify_all();
+  if (m_feedThread.joinable()) m_feedThread.join();
+}
+
+const RankReport* DistributedRun::report(int rank) const {
+  if (rank < 0 || rank >= static_cast<int>(m_reports.size()) || !m_reports[static_cast<size_t>(rank)]) return nullptr;
+  return &*m_reports[static_cast<size_t>(rank)];
+}
+
+int64_t DistributedRun::payloadSent(size_t channel) const {
+  return channel < m_sendChannels.size() && m_sendChannels[channel] ? m_sendChannels[channel]->payloadBytes() : -1;
+}
+
+}  // namespace stagewise::engine::dist
