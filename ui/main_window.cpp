@@ -21,7 +21,9 @@
 #include "designer/design_workspace.h"
 #include "designer/estimate_panel.h"
 #include "live/train_workspace.h"
+#include "runs/resume_target.h"
 #include "runs/runs_workspace.h"
+#include "stagewise/engine/checkpoint.h"
 #include "stagewise/storage/run_store.h"
 
 namespace stagewise::ui {
@@ -53,6 +55,8 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
               statusBar()->showMessage(tr("Opened the spec of %1").arg(title), 6000);
             });
     connect(m_train, &TrainWorkspace::runFinished, m_runs, &RunsWorkspace::poll);
+    connect(m_runs, &RunsWorkspace::resumeRequested, this, &MainWindow::startResume);
+    m_runs->setResumeAvailable(m_controller->canResume());
   } else {
     auto* none = new QLabel(tr("No run store is open, so runs are not kept.\nStart with --db "
                                "PATH or set STAGEWISE_DB."),
@@ -125,6 +129,11 @@ void MainWindow::buildMenus() {
                                  &TrainWorkspace::togglePause);
   m_stopAction = run->addAction(tr("&Stop"), m_train, &TrainWorkspace::stopRun);
   m_stopAction->setShortcuts({QKeySequence(tr("Ctrl+.")), QKeySequence(Qt::Key_Escape)});
+  run->addSeparator();
+  m_resumeAction =
+      run->addAction(tr("Resume from &checkpoint…"), this, [this] { resumeFromCheckpoint(); });
+  m_resumeAction->setToolTip(
+      tr("Continue a stopped run from a checkpoint folder; it goes on in the same record"));
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   const QString names[] = {tr("&Design"), tr("&Train"), tr("R&uns")};
@@ -165,6 +174,35 @@ void MainWindow::startRun() {
   m_train->startRun();
 }
 
+void MainWindow::resumeFromCheckpoint(const QString& chosen) {
+  QString path = chosen;
+  if (path.isEmpty())
+    path = QFileDialog::getExistingDirectory(
+        this, tr("Checkpoint to resume (a step-N folder, or the folder holding them)"),
+        QString::fromStdString(engine::defaultCheckpointDir("x")).section(QLatin1Char('/'), 0, -2));
+  if (path.isEmpty()) return;
+  if (m_runs) {
+    m_runs->resumeCheckpoint(path);  // finds the stored run it belongs to, off this thread
+    return;
+  }
+  try {
+    startResume(resumeTargetForCheckpoint(nullptr, path.toStdString()));
+  } catch (const std::exception& e) {
+    QMessageBox::warning(this, tr("Cannot resume"), QString::fromStdString(e.what()));
+  }
+}
+
+void MainWindow::startResume(const ResumeTarget& target) {
+  if (m_controller->isBusy()) {
+    statusBar()->showMessage(tr("A run is in progress: stop it before resuming another"), 8000);
+    return;
+  }
+  showWorkspace(kTrain);
+  const QString title = QString::fromStdString(target.title);
+  if (m_train->resumeRun(target.spec, {target.checkpoint, target.runId}, title))
+    statusBar()->showMessage(tr("Resuming %1 from step %2").arg(title).arg(target.step), 8000);
+}
+
 void MainWindow::chooseStore() {
   const QString current =
       m_store ? QString::fromStdString(m_store->path()) : AppSettings::storePath();
@@ -203,6 +241,7 @@ void MainWindow::updateRunActions() {
   m_runAction->setToolTip(m_doc->canRun() ? tr("Train the experiment (Ctrl+R)")
                                           : tr("Cannot run:\n%1").arg(m_doc->blockReason()));
   m_pauseAction->setEnabled(!idle);
+  m_resumeAction->setEnabled(idle && m_controller->canResume());
   m_stopAction->setEnabled(!idle);
 }
 

@@ -22,6 +22,7 @@ class DesignWorkspace;
 class EngineController;
 class RunsWorkspace;
 class TrainWorkspace;
+struct ResumeTarget;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -45,6 +46,8 @@ class MainWindow : public QMainWindow {
 
  public Q_SLOTS:
   void startRun();
+  /// Continues a run from a checkpoint folder (asks for it when `path` is empty).
+  void resumeFromCheckpoint(const QString& path = {});
   void about();
   /// Picks the run store file used from the next start (saved in the settings).
   void chooseStore();
@@ -59,6 +62,7 @@ class MainWindow : public QMainWindow {
   void setTheme(bool dark);
   /// Asks whether to stop the live run and quit; true for "Stop and quit".
   bool confirmStopAndQuit();
+  void startResume(const ResumeTarget& target);
 
   EngineServices m_services;
   std::shared_ptr<storage::RunStore> m_store;
@@ -71,6 +75,7 @@ class MainWindow : public QMainWindow {
   QAction* m_runAction = nullptr;
   QAction* m_pauseAction = nullptr;
   QAction* m_stopAction = nullptr;
+  QAction* m_resumeAction = nullptr;
   QLabel* m_engineLabel;
   bool m_quitWhenStopped = false;  // closing waits for the run to stop and be saved
 };

@@ -40,6 +40,12 @@ static ui::EngineServices engineServices(bool fake) {
     services.createRun = [](const engine::ExperimentSpec& spec, engine::RunObserver* observer) {
       return engine::createRun(spec, observer);
     };
+    services.resumeRun = [](const engine::ExperimentSpec& spec, engine::RunObserver* observer,
+                            const std::string& checkpoint) {
+      engine::RunOptions options;
+      options.resumeFrom = checkpoint;
+      return engine::createRun(spec, observer, options);
+    };
     services.profileLayers = [](const engine::ExperimentSpec& spec,
                                 const std::function<bool(int, int)>& progress) {
       return engine::profileLayers(spec, 8, progress).seconds;
@@ -122,8 +128,11 @@ int main(int argc, char** argv) {
   }
 #ifdef STAGEWISE_HAVE_RECORDER
   if (store)
-    services.createRecorder = [store]() -> std::unique_ptr<engine::RunObserver> {
-      return std::make_unique<recorder::Recorder>(*store);
+    services.createRecorder =
+        [store](std::optional<int64_t> continueRunId) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.resumeRunId = continueRunId;
+      return std::make_unique<recorder::Recorder>(*store, options);
     };
 #endif
 

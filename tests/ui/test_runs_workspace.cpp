@@ -1,6 +1,6 @@
 // The Runs workspace on a real store: listing, filtering, comparing two runs, notes and tags,
-// deleting with confirmation, CSV export, runs written elsewhere appearing, and opening a run's
-// spec back in Design.
+// deleting with confirmation, CSV export, runs written elsewhere appearing, opening a run's
+// spec back in Design, and resuming a stopped run from its checkpoint.
 
 #include <qcustomplot.h>
 #include <QApplication>
@@ -17,6 +17,7 @@
 
 #include "common/fake_services.h"
 #include "designer/design_document.h"
+#include "live/event_log.h"
 #include "live/train_workspace.h"
 #include "main_window.h"
 #include "run_store_fixture.h"
@@ -35,6 +36,50 @@ using test::runSpec;
 
 class TestRunsWorkspace : public QObject {
   Q_OBJECT
+
+  // A checkpoint folder as the engine writes it, as far as the workbench reads it
+  // (state.json; no stage files when it says 0 stages). Returns the step-N folder.
+  static std::string writeCheckpoint(const QString& dir, const engine::ExperimentSpec& spec,
+                                     int64_t step) {
+    const QString folder = dir + QStringLiteral("/step-%1").arg(step);
+    QDir().mkpath(folder);
+    QFile state(folder + QStringLiteral("/state.json"));
+    if (!state.open(QIODevice::WriteOnly)) return {};
+    state.write(
+        QByteArray::fromStdString("{\"step\": " + std::to_string(step) +
+                                  ", \"total_steps\": " + std::to_string(spec.train.maxSteps) +
+                                  ", \"stages\": 0, \"spec\": " + engine::specToJson(spec) + "}"));
+    return folder.toStdString();
+  }
+
+  // A run stopped at `steps`, with a checkpoint record there when `checkpoint` is given.
+  static int64_t addStoppedRun(storage::RunStore& store, const engine::ExperimentSpec& spec,
+                               const std::string& checkpoint, int64_t steps) {
+    storage::NewRun run;
+    run.name = spec.name;
+    run.mode = "local";
+    run.specJson = engine::specToJson(spec);
+    run.modelKind = "mlp";
+    run.totalSteps = spec.train.maxSteps;
+    for (int k = 0; k < spec.stageCount(); ++k) {
+      storage::StageRecord stage;
+      stage.index = k;
+      run.stages.push_back(stage);
+    }
+    auto& writer = store.writer();
+    const int64_t id = writer.createRun(run);
+    std::vector<storage::PointInput> points;
+    for (int64_t step = 0; step < steps; ++step)
+      points.push_back({"loss", spec.stageCount() - 1, -1, step, step * 0.01, 1.0});
+    writer.appendPoints(id, std::move(points));
+    if (!checkpoint.empty()) writer.addCheckpoint(id, checkpoint, steps);
+    storage::RunFinish finish;
+    finish.status = storage::RunStatus::Stopped;
+    finish.steps = steps;
+    writer.finishRun(id, finish);
+    writer.flush();
+    return id;
+  }
 
   static void selectRows(RunsWorkspace& ws, const std::vector<int64_t>& ids) {
     auto* selection = ws.table()->selectionModel();
@@ -262,7 +307,8 @@ class TestRunsWorkspace : public QObject {
     test::TempStore t;
     EngineServices services = fakeEngineServices();
     auto store = t.store;
-    services.createRecorder = [store]() -> std::unique_ptr<engine::RunObserver> {
+    services.createRecorder =
+        [store](std::optional<int64_t>) -> std::unique_ptr<engine::RunObserver> {
       return std::make_unique<recorder::Recorder>(*store);
     };
     MainWindow window(services, t.store);
@@ -291,6 +337,98 @@ class TestRunsWorkspace : public QObject {
   }
 #endif
 
+#ifdef STAGEWISE_HAVE_RECORDER
+  void resumesAStoppedRunFromItsCheckpoint() {
+    test::TempStore t;
+    QTemporaryDir checkpoints;
+    auto spec = runSpec("resumable", {2});
+    spec.train.maxSteps = 300;
+    const std::string folder =
+        writeCheckpoint(checkpoints.filePath(QStringLiteral("a")), spec, 120);
+    QVERIFY(!folder.empty());
+    const int64_t stopped = addStoppedRun(*t.store, spec, folder, 120);
+    const int64_t completed = addRun(*t.store, runSpec("finished", {2}), 0.8);
+    const int64_t bare = addStoppedRun(*t.store, runSpec("no-checkpoint", {2}), {}, 50);
+    auto other = runSpec("other-resumable", {1, 3});
+    other.train.maxSteps = 200;
+    const std::string otherFolder =
+        writeCheckpoint(checkpoints.filePath(QStringLiteral("b")), other, 80);
+    const int64_t second = addStoppedRun(*t.store, other, otherFolder, 80);
+
+    // The fake engine has no checkpoints: the resume factory notes where it was asked to
+    // continue from and trains a fake run, so the test sees the workbench's side of resuming.
+    EngineServices services = fakeEngineServices();
+    auto resumedFrom = std::make_shared<std::vector<std::string>>();
+    services.resumeRun = [create = services.createRun, resumedFrom](const engine::ExperimentSpec& s,
+                                                                    engine::RunObserver* observer,
+                                                                    const std::string& checkpoint) {
+      resumedFrom->push_back(checkpoint);
+      return create(s, observer);
+    };
+    auto store = t.store;
+    services.createRecorder =
+        [store](std::optional<int64_t> continueRunId) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.resumeRunId = continueRunId;
+      return std::make_unique<recorder::Recorder>(*store, options);
+    };
+    MainWindow window(services, t.store);
+    window.show();
+    window.showWorkspace(MainWindow::kRuns);
+    RunsWorkspace* ws = window.runsWorkspace();
+    waitLoaded(*ws, 4);
+    QPushButton* resume = ws->resumeButton();
+    QVERIFY(resume->isVisible());
+
+    selectRows(*ws, {completed});
+    QTRY_VERIFY_WITH_TIMEOUT(resume->toolTip().contains(QStringLiteral("completed")), 5000);
+    QVERIFY(!resume->isEnabled());
+    selectRows(*ws, {bare});
+    QTRY_VERIFY_WITH_TIMEOUT(resume->toolTip().contains(QStringLiteral("no checkpoint")), 5000);
+    QVERIFY(!resume->isEnabled());
+    selectRows(*ws, {stopped});
+    QTRY_VERIFY_WITH_TIMEOUT(resume->isEnabled(), 5000);
+    QVERIFY2(resume->toolTip().contains(QStringLiteral("step 120")), qPrintable(resume->toolTip()));
+
+    QSignalSpy finished(window.trainWorkspace(), &TrainWorkspace::runFinished);
+    QTest::mouseClick(resume, Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(window.currentWorkspace(), MainWindow::kTrain, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 15000);
+    QCOMPARE(*resumedFrom, std::vector<std::string>({folder}));
+    QVERIFY(window.trainWorkspace()
+                ->eventLog()
+                ->messages()
+                .join(QLatin1Char('\n'))
+                .contains(QStringLiteral("Resuming run #%1 resumable").arg(stopped)));
+    // It went on in the same record: no new run, the stopped one is now completed, and its
+    // series continue after the 120 points it had (the fake run adds 300 of its own).
+    storage::RunReader reader(*t.store);
+    QCOMPARE(reader.countRuns(), int64_t(4));
+    QVERIFY(reader.run(stopped)->status == storage::RunStatus::Completed);
+    QCOMPARE(reader.loadSeries(stopped, {"loss", 1, -1}).size(), size_t(120 + 300));
+
+    // Run → Resume from checkpoint… with the folder that holds step-80: its newest step, in
+    // the record of the run that wrote it.
+    window.resumeFromCheckpoint(checkpoints.filePath(QStringLiteral("b")));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 15000);
+    QCOMPARE(resumedFrom->back(), otherFolder);
+    QCOMPARE(reader.countRuns(), int64_t(4));
+    QVERIFY(reader.run(second)->status == storage::RunStatus::Completed);
+    QCOMPARE(reader.loadSeries(second, {"loss", 2, -1}).size(), size_t(80 + 200));
+
+    // A folder that is not a checkpoint is refused with the reason, nothing starts.
+    QTimer::singleShot(300, [] {
+      for (QWidget* w : QApplication::topLevelWidgets())
+        if (auto* box = qobject_cast<QMessageBox*>(w)) box->button(QMessageBox::Ok)->click();
+    });
+    QSignalSpy started(window.trainWorkspace(), &TrainWorkspace::runStarted);
+    window.resumeFromCheckpoint(checkpoints.path());
+    QTest::qWait(800);
+    QCOMPARE(started.count(), 0);
+  }
+
+#endif
+
   void openingARunLoadsItsSpecInDesign() {
     test::TempStore t;
     const int64_t id = addRun(*t.store, runSpec("reopen-me", {1, 2, 3}), 0.8);
@@ -300,6 +438,7 @@ class TestRunsWorkspace : public QObject {
     QVERIFY(ws);
     window.showWorkspace(MainWindow::kRuns);
     waitLoaded(*ws, 1);
+    QVERIFY(!ws->resumeButton()->isVisible());  // the fake engine cannot resume
     QVERIFY(window.document()->spec().name != "reopen-me");
     selectRows(*ws, {id});
     QVERIFY(ws->openButton()->isEnabled());

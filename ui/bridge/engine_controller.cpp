@@ -24,8 +24,10 @@ engine::Mode EngineController::phaseMode(int phase) const {
                                                       : engine::Mode::Local;
 }
 
-bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan) {
+bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan,
+                             const ResumePoint& resume) {
   if (isBusy() || !m_services.createRun) return false;
+  if (!resume.checkpoint.empty() && (!m_services.resumeRun || plan == RunPlan::Both)) return false;
   if (m_worker.joinable()) m_worker.join();  // the last plan's worker has already returned
   m_feed.reset();
   m_stopRequested = false;
@@ -38,12 +40,13 @@ bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan) {
   m_currentPhase = 0;
   m_progress = {};
   setState(State::Starting);
-  m_worker = std::thread([this, spec, modes = m_modes] { work(spec, modes); });
+  m_worker = std::thread([this, spec, modes = m_modes, resume] { work(spec, modes, resume); });
   m_drain.start();
   return true;
 }
 
-void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes) {
+void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes,
+                            ResumePoint resume) {
   for (size_t phase = 0; phase < modes.size() && !m_stopRequested; ++phase) {
     m_workerPhase = int(phase);
     engine::ExperimentSpec phaseSpec = spec;
@@ -52,7 +55,7 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
     std::unique_ptr<engine::RunObserver> recorder;
     if (m_services.createRecorder) {
       try {
-        recorder = m_services.createRecorder();
+        recorder = m_services.createRecorder(phase == 0 ? resume.continueRunId : std::nullopt);
       } catch (const std::exception& e) {
         m_feed.event(int(phase), {engine::EventKind::Warning, 0, -1,
                                   std::string("this run will not be saved: ") + e.what()});
@@ -62,7 +65,10 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
     engine::RunSummary summary;
     try {
       // Declared after the observers, so it is destroyed (joined) before them.
-      std::unique_ptr<engine::Run> run = m_services.createRun(phaseSpec, &fanout);
+      std::unique_ptr<engine::Run> run =
+          phase == 0 && !resume.checkpoint.empty()
+              ? m_services.resumeRun(phaseSpec, &fanout, resume.checkpoint)
+              : m_services.createRun(phaseSpec, &fanout);
       // Unpublished before the run is destroyed, however this block is left.
       struct Unpublish {
         EngineController* self;

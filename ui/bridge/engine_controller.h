@@ -8,6 +8,8 @@
 #include <QTimer>
 #include <atomic>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "bridge/run_feed.h"
@@ -19,6 +21,12 @@ namespace stagewise::ui {
 /// Which modes to run: one, or local then backprop on the same data.
 enum class RunPlan { Local, Backprop, Both };
 
+/// Where a run continues from: a checkpoint folder and the stored run it belongs to.
+struct ResumePoint {
+  std::string checkpoint;                ///< empty: a fresh run
+  std::optional<int64_t> continueRunId;  ///< the store record to continue, if known
+};
+
 class EngineController : public QObject {
   Q_OBJECT
  public:
@@ -28,8 +36,11 @@ class EngineController : public QObject {
   explicit EngineController(EngineServices services, QObject* parent = nullptr);
   ~EngineController() override;
 
-  /// Starts the plan on the worker thread; false if a run is still going.
-  bool start(const engine::ExperimentSpec& spec, RunPlan plan);
+  /// Starts the plan on the worker thread; false if a run is still going. With a checkpoint in
+  /// `resume` the plan must be one mode (the checkpoint's), and the services must resume.
+  bool start(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume = {});
+  /// Whether the engine can continue runs from checkpoints.
+  bool canResume() const { return bool(m_services.resumeRun); }
   void pause();
   void resume();
   void stop();
@@ -58,7 +69,7 @@ class EngineController : public QObject {
  private:
   void drain();
   void setState(State state);
-  void work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes);
+  void work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes, ResumePoint resume);
 
   EngineServices m_services;
   RunFeed m_feed;

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,15 @@ namespace stagewise::ui {
 using RunFactory = std::function<std::unique_ptr<engine::Run>(const engine::ExperimentSpec&,
                                                               engine::RunObserver*)>;
 
+/// Creates (does not start) a run that continues from a checkpoint folder (".../step-N"): the
+/// engine restores weights, optimizer state and the data position. May throw.
+using ResumeFactory = std::function<std::unique_ptr<engine::Run>(
+    const engine::ExperimentSpec&, engine::RunObserver*, const std::string& checkpoint)>;
+
 /// Creates an extra observer for one run (the recorder writing it into the store), or null.
-using ObserverFactory = std::function<std::unique_ptr<engine::RunObserver>()>;
+/// With `continueRunId`, the run continues that stored record (a run resumed from a checkpoint).
+using ObserverFactory =
+    std::function<std::unique_ptr<engine::RunObserver>(std::optional<int64_t> continueRunId)>;
 
 /// Measures each layer's cost (forward + backward seconds of one batch) for the spec's cuts and
 /// devices. `progress(done, total)` returns false to cancel; may throw. Runs off the UI thread.
@@ -48,6 +56,7 @@ struct DeviceChoice {
 /// Everything the workbench needs from the engine side.
 struct EngineServices {
   RunFactory createRun;
+  ResumeFactory resumeRun;         ///< optional: enables resuming from a checkpoint
   ObserverFactory createRecorder;  ///< optional
   LayerProfiler profileLayers;     ///< optional: enables "balance by measured time"
   EngineDescription engine;

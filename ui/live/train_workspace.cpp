@@ -108,15 +108,30 @@ bool TrainWorkspace::startRun() {
     showFailure(tr("Cannot run: %1").arg(m_doc->blockReason()));
     return false;
   }
+  const auto plan = RunPlan(m_mode->currentData().toInt());
+  return begin(m_doc->spec(), plan, {},
+               tr("Starting %1 (%2)")
+                   .arg(QString::fromStdString(m_doc->spec().name), m_mode->currentText()));
+}
+
+bool TrainWorkspace::resumeRun(const engine::ExperimentSpec& spec, const ResumePoint& resume,
+                               const QString& title) {
+  if (m_controller->isBusy() || !m_controller->canResume()) return false;
+  const bool backprop = spec.mode == engine::Mode::Backprop;
+  m_mode->setCurrentIndex(backprop ? 1 : 0);
+  return begin(spec, backprop ? RunPlan::Backprop : RunPlan::Local, resume,
+               tr("Resuming %1 from %2").arg(title, QString::fromStdString(resume.checkpoint)));
+}
+
+bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,
+                           const ResumePoint& resume, const QString& note) {
+  if (!m_controller->start(spec, plan, resume)) return false;
   m_data.clear();
   m_summaries.clear();
   m_banner->hide();
   m_progress->setValue(0);
   m_log->clear();
-  const auto plan = RunPlan(m_mode->currentData().toInt());
-  if (!m_controller->start(m_doc->spec(), plan)) return false;
-  m_log->addNote(tr("Starting %1 (%2)")
-                     .arg(QString::fromStdString(m_doc->spec().name), m_mode->currentText()));
+  m_log->addNote(note);
   m_dashboard->setLive(true);
   updateControls();
   Q_EMIT runStarted();

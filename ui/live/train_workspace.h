@@ -39,6 +39,10 @@ class TrainWorkspace : public QWidget {
  public Q_SLOTS:
   /// Starts the designed experiment if it is valid and nothing is running.
   bool startRun();
+  /// Continues a run from a checkpoint with the checkpoint's own spec and mode (recorded into
+  /// the stored run `resume.continueRunId` when given). False if busy or the engine cannot.
+  bool resumeRun(const engine::ExperimentSpec& spec, const ResumePoint& resume,
+                 const QString& title);
   void togglePause();
   void stopRun();
   void updateControls();
@@ -49,6 +53,8 @@ class TrainWorkspace : public QWidget {
   void message(const QString& text);
 
  private:
+  bool begin(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume,
+             const QString& note);
   void onBatch(const PhaseBatch& batch);
   void onProgress(const engine::Progress& progress, int phase, int phases);
   void showFailure(const QString& text);

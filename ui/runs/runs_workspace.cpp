@@ -69,6 +69,8 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_saveMeta = new QPushButton(tr("Save notes and tags"), this);
   m_open = new QPushButton(tr("Open spec in Design"), this);
   m_open->setToolTip(tr("Load this run's experiment into the Design workspace."));
+  m_resume = new QPushButton(tr("Resume ▶"), this);
+  m_resume->setVisible(false);
   m_delete = new QPushButton(tr("Delete…"), this);
   m_export = new QPushButton(tr("Export CSV…"), this);
   m_export->setToolTip(tr("Every point of the selected runs (or all listed runs) as CSV."));
@@ -80,6 +82,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   detailsLayout->addLayout(form);
   detailsLayout->addWidget(m_saveMeta);
   detailsLayout->addWidget(m_open);
+  detailsLayout->addWidget(m_resume);
   detailsLayout->addWidget(m_export);
   detailsLayout->addWidget(m_delete);
   detailsLayout->addStretch();
@@ -116,6 +119,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
           [this](const QString& m) { Q_EMIT message(tr("Run store: %1").arg(m)); });
   connect(m_table, &QTableView::doubleClicked, this, &RunsWorkspace::openSelectedInDesign);
   connect(m_open, &QPushButton::clicked, this, &RunsWorkspace::openSelectedInDesign);
+  connect(m_resume, &QPushButton::clicked, this, &RunsWorkspace::resumeSelected);
   connect(m_delete, &QPushButton::clicked, this, [this] { deleteSelected(true); });
   connect(m_export, &QPushButton::clicked, this, [this] { exportCsv(); });
   connect(m_saveMeta, &QPushButton::clicked, this, &RunsWorkspace::saveNotesAndTags);
@@ -191,6 +195,60 @@ void RunsWorkspace::selectionChanged() {
     m_notes->clear();
   }
   m_compare->setRuns(ids);
+  updateResumeButton(one ? ids.front() : -1);
+}
+
+void RunsWorkspace::setResumeAvailable(bool available) {
+  m_resumeAvailable = available;
+  m_resume->setVisible(available);
+  selectionChanged();
+}
+
+void RunsWorkspace::updateResumeButton(int64_t id) {
+  const quint64 ticket = ++m_resumeTicket;
+  m_resume->setEnabled(false);
+  if (!m_resumeAvailable) return;
+  if (id < 0) {
+    m_resume->setToolTip(tr("Select one stopped run that has a checkpoint to continue it."));
+    return;
+  }
+  m_executor->post<ResumeCheck>(
+      this,
+      [id](storage::RunReader& reader, storage::RunStore&) { return checkResumable(reader, id); },
+      [this, ticket, id](ResumeCheck check) {
+        if (ticket != m_resumeTicket) return;  // the selection moved on
+        m_resume->setEnabled(check.checkpoint.has_value());
+        m_resume->setToolTip(
+            check.checkpoint
+                ? tr("Continue run #%1 from its checkpoint at step %2, in the same record (%3).")
+                      .arg(id)
+                      .arg(check.checkpoint->step)
+                      .arg(QString::fromStdString(check.checkpoint->path))
+                : tr("Cannot resume: %1.").arg(QString::fromStdString(check.reason)));
+      });
+}
+
+void RunsWorkspace::resumeSelected() {
+  const auto ids = selectedRunIds();
+  if (ids.size() != 1) return;
+  const int64_t id = ids.front();
+  m_executor->post<ResumeTarget>(
+      this,
+      [id](storage::RunReader& reader, storage::RunStore&) {
+        return resumeTargetForRun(reader, id);
+      },
+      [this](ResumeTarget target) { Q_EMIT resumeRequested(target); },
+      [this](const QString& m) { QMessageBox::warning(this, tr("Cannot resume"), m); });
+}
+
+void RunsWorkspace::resumeCheckpoint(const QString& path) {
+  m_executor->post<ResumeTarget>(
+      this,
+      [p = path.toStdString()](storage::RunReader& reader, storage::RunStore&) {
+        return resumeTargetForCheckpoint(&reader, p);
+      },
+      [this](ResumeTarget target) { Q_EMIT resumeRequested(target); },
+      [this](const QString& m) { QMessageBox::warning(this, tr("Cannot resume"), m); });
 }
 
 void RunsWorkspace::openSelectedInDesign() {
@@ -312,6 +370,11 @@ void RunsWorkspace::poll() {
           m_model->reload();
         } else if (std::get<2>(signature) > 0 || std::get<2>(before) > 0) {
           m_model->refreshLoadedPages();  // live runs' numbers and statuses move
+        }
+        // A run that stopped (or started) elsewhere changes what Resume may do.
+        if (std::get<2>(signature) != std::get<2>(before)) {
+          const auto ids = selectedRunIds();
+          updateResumeButton(ids.size() == 1 ? ids.front() : -1);
         }
       });
 }

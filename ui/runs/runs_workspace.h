@@ -7,6 +7,7 @@
 #include <QWidget>
 #include <set>
 
+#include "runs/resume_target.h"
 #include "runs/store_executor.h"
 #include "stagewise/engine/spec.h"
 
@@ -37,6 +38,9 @@ class RunsWorkspace : public QWidget {
   QPushButton* openButton() const { return m_open; }
   QPushButton* deleteButton() const { return m_delete; }
   QPushButton* exportButton() const { return m_export; }
+  QPushButton* resumeButton() const { return m_resume; }
+  /// Offer "Resume" (the engine can continue runs from checkpoints).
+  void setResumeAvailable(bool available);
   QPushButton* saveMetaButton() const { return m_saveMeta; }
   QLineEdit* tagsEdit() const { return m_tags; }
   QPlainTextEdit* notesEdit() const { return m_notes; }
@@ -52,16 +56,22 @@ class RunsWorkspace : public QWidget {
   void exportCsv(const QString& path = {});
   void saveNotesAndTags();
   void poll();
+  /// Continues the selected run from its newest checkpoint (emits resumeRequested).
+  void resumeSelected();
+  /// Continues from a checkpoint folder, in the stored run that wrote it if there is one.
+  void resumeCheckpoint(const QString& path);
 
  Q_SIGNALS:
   void openSpecRequested(const stagewise::engine::ExperimentSpec& spec, const QString& title);
   void message(const QString& text);
+  void resumeRequested(const stagewise::ui::ResumeTarget& target);
 
  private:
   void applyFilter();
   void selectionChanged();
   void restoreSelection();
   void takeBaseline();
+  void updateResumeButton(int64_t id);
 
   std::unique_ptr<StoreExecutor> m_executor;
   RunTableModel* m_model;
@@ -77,6 +87,9 @@ class RunsWorkspace : public QWidget {
   QLineEdit* m_tags;
   QPlainTextEdit* m_notes;
   QPushButton* m_saveMeta;
+  QPushButton* m_resume;
+  bool m_resumeAvailable = false;
+  quint64 m_resumeTicket = 0;
   QTimer m_poll;
   QTimer m_filterDelay;
   std::set<int64_t> m_keepSelected;
