@@ -83,7 +83,7 @@ bool checkExistingFile(const std::string& path, const StoreOptions& options) {
   std::unique_ptr<Database> db;
   try {
     db = std::make_unique<Database>(path, SQLITE_OPEN_READONLY);
-    sqlite3_busy_timeout(db->handle(), options.busyTimeoutMs);
+    db->setBusyTimeout(options.busyTimeoutMs);
     const int64_t version = db->queryInt("PRAGMA user_version");
     const int64_t appId = db->queryInt("PRAGMA application_id");
     const int64_t tables = db->queryInt("SELECT count(*) FROM sqlite_schema");
@@ -101,6 +101,10 @@ bool checkExistingFile(const std::string& path, const StoreOptions& options) {
     } else if (options.verifyOnOpen) {
       checkStructure(*db, path, header, size);
     }
+  } catch (const SqlError& e) {
+    // Another process holding the file is not damage: say so rather than "damaged".
+    if (e.locked()) throw;
+    refuse(path, std::string("it is damaged or unreadable (") + e.what() + ")");
   } catch (const StoreError& e) {
     const std::string what = e.what();
     if (what.rfind("refusing", 0) == 0) throw;
@@ -114,7 +118,7 @@ std::unique_ptr<Database> openConnection(const std::string& path, const StoreOpt
   const int flags = access == Access::ReadOnly ? SQLITE_OPEN_READONLY
                                                : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   auto db = std::make_unique<Database>(path, flags);
-  sqlite3_busy_timeout(db->handle(), options.busyTimeoutMs);
+  db->setBusyTimeout(options.busyTimeoutMs);
   db->exec("PRAGMA foreign_keys = ON");
   if (access == Access::ReadWrite) {
     // journal_mode answers with the mode in force; a file on a filesystem without shared

@@ -69,6 +69,12 @@ void RunLock::release() {
   m_fd = -1;
 }
 
+void RunLock::abandon() {
+  if (m_fd < 0) return;
+  close(m_fd);
+  m_fd = -1;
+}
+
 WriterProbe probeWriter(const std::string& dbPath, int64_t runId, const WriterInfo& writer,
                         int64_t staleMs) {
   const std::string path = lockPathFor(dbPath, runId);

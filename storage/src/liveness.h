@@ -31,6 +31,9 @@ class RunLock {
   ~RunLock();
   /// Unlinks the file, then drops the lock.
   void release();
+  /// Drops the lock but leaves the file, as a crash would: the next open finds it unlocked and
+  /// marks the run `interrupted` (even from this process, whose pid is alive).
+  void abandon();
 
  private:
   RunLock(std::string path, int fd) : m_path(std::move(path)), m_fd(fd) {}

@@ -1,96 +1,15 @@
 #include "stagewise/storage/run_writer.h"
 
-#include <condition_variable>
-#include <future>
-#include <mutex>
-#include <thread>
-#include <variant>
-
+#include "run_writer_impl.h"
 #include "stagewise/storage/store_error.h"
-#include "writer_db.h"
 
 namespace stagewise::storage {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-struct CreateCmd {
-  NewRun run;
-  std::promise<int64_t> done;
-};
-struct ResumeCmd {
-  int64_t runId;
-  std::promise<void> done;
-};
-struct EventCmd {
-  int64_t runId;
-  EventInput event;
-};
-struct CheckpointCmd {
-  int64_t runId;
-  std::string path;
-  int64_t step;
-};
-struct FinishCmd {
-  int64_t runId;
-  RunFinish finish;
-};
-struct FlushCmd {
-  std::promise<void> done;
-};
-using Command = std::variant<CreateCmd, ResumeCmd, EventCmd, CheckpointCmd, FinishCmd, FlushCmd>;
-
-struct Chunk {
-  int64_t runId;
-  std::vector<PointInput> points;
-};
-
-struct Batch {
-  std::vector<Chunk> chunks;
-  std::vector<Command> commands;
-  int64_t points = 0;
-};
-
-}  // namespace
-
-struct RunWriter::Impl {
-  StoreOptions options;
-  std::unique_ptr<detail::WriterDb> db;  // touched only by the thread
-
-  mutable std::mutex mutex;
-  std::condition_variable wake;
-  Batch pending;
-  std::optional<Clock::time_point> oldest;  // of anything pending
-  bool urgent = false;                      // a caller waits (create, resume, flush)
-  bool stopping = false;
-  std::string error;  // since the last flush
-  WriterStats stats;
-
-  std::thread thread;
-
-  void enqueue(Command cmd, bool isUrgent) {
-    {
-      std::lock_guard lock(mutex);
-      pending.commands.push_back(std::move(cmd));
-      if (!oldest) oldest = Clock::now();
-      urgent = urgent || isUrgent;
-    }
-    wake.notify_one();
-  }
-
-  void run();
-  void process(Batch& batch, bool heartbeatDue);
-  void writeData(Batch& batch, bool heartbeatDue);
-  void noteError(const std::string& message) {
-    std::lock_guard lock(mutex);
-    error = message;
-    stats.lastError = message;
-  }
-};
+using namespace writer;
 
 RunWriter::RunWriter(std::string path, const StoreOptions& options)
     : m_impl(std::make_unique<Impl>()) {
+  m_impl->path = path;
   m_impl->options = options;
   m_impl->db = std::make_unique<detail::WriterDb>(path, options);
   m_impl->thread = std::thread([impl = m_impl.get()] {
@@ -114,20 +33,30 @@ RunWriter::~RunWriter() {
 }
 
 void RunWriter::Impl::run() {
-  auto nextHeartbeat = Clock::now() + options.writer.heartbeatInterval;
+  const WriterOptions& opt = options.writer;
+  auto nextHeartbeat = Clock::now() + opt.heartbeatInterval;
+  std::optional<Clock::time_point> closeDeadline;
   for (;;) {
     Batch batch;
     bool stop = false;
     {
       std::unique_lock lock(mutex);
+      // While something is held, new data waits for the next retry: failing fast in a loop
+      // would only burn CPU.
+      const bool holding = !held.empty();
       auto ready = [&] {
-        return stopping || urgent ||
-               pending.points >= static_cast<int64_t>(options.writer.batchPoints) ||
-               (oldest && Clock::now() >= *oldest + options.writer.maxDelay);
+        if (urgent) return true;
+        if (holding) return Clock::now() >= nextRetry;
+        return stopping || pending.points >= static_cast<int64_t>(opt.batchPoints) ||
+               (oldest && Clock::now() >= *oldest + opt.maxDelay);
       };
       while (!ready()) {
         auto deadline = nextHeartbeat;
-        if (oldest) deadline = std::min(deadline, *oldest + options.writer.maxDelay);
+        if (holding) {
+          deadline = std::min(deadline, nextRetry);
+        } else if (oldest) {
+          deadline = std::min(deadline, *oldest + opt.maxDelay);
+        }
         if (wake.wait_until(lock, deadline) == std::cv_status::timeout &&
             Clock::now() >= nextHeartbeat) {
           break;
@@ -140,13 +69,28 @@ void RunWriter::Impl::run() {
       stats.pointsPending = 0;
     }
     const bool heartbeatDue = Clock::now() >= nextHeartbeat;
-    if (heartbeatDue) nextHeartbeat = Clock::now() + options.writer.heartbeatInterval;
+    if (heartbeatDue) nextHeartbeat = Clock::now() + opt.heartbeatInterval;
+    if (stop && !closeDeadline) closeDeadline = Clock::now() + opt.closeRetry;
     process(batch, heartbeatDue);
+
+    int64_t overCap = 0;
+    {
+      std::lock_guard lock(mutex);
+      overCap = std::exchange(droppedOverCap, 0);
+    }
+    if (overCap > 0) {
+      notify({WriterNotice::Kind::Lost,
+              "run store '" + path + "': " + std::to_string(overCap) +
+                  " points were dropped: the store could not be written and more than " +
+                  std::to_string(opt.maxHeldPoints) + " were waiting in memory",
+              held.points, overCap});
+    }
     if (stop) {
       std::lock_guard lock(mutex);
-      if (pending.chunks.empty() && pending.commands.empty()) break;
+      if (pending.empty() && (held.empty() || Clock::now() >= *closeDeadline)) break;
     }
   }
+  if (!held.empty()) giveUp();
   // Runs nobody finished: their recorder went away without a final status.
   try {
     detail::Transaction tx(db->db());
@@ -155,70 +99,24 @@ void RunWriter::Impl::run() {
     db->afterCommit();
   } catch (const std::exception& e) {
     noteError(e.what());
+    db->abandonAll();
   }
   db.reset();
 }
 
-void RunWriter::Impl::writeData(Batch& batch, bool heartbeatDue) {
-  bool hasData = !batch.chunks.empty();
-  for (const Command& c : batch.commands) {
-    hasData = hasData || std::holds_alternative<EventCmd>(c) ||
-              std::holds_alternative<CheckpointCmd>(c) || std::holds_alternative<FinishCmd>(c);
-  }
-  if (!hasData && !(heartbeatDue && db->hasLiveRuns())) return;
-
-  std::string lastFailure;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    try {
-      int64_t dropped = 0;
-      detail::Transaction tx(db->db());
-      for (const Chunk& chunk : batch.chunks) dropped += db->writePoints(chunk.runId, chunk.points);
-      for (const Command& c : batch.commands) {
-        bool known = true;
-        if (auto* e = std::get_if<EventCmd>(&c)) known = db->writeEvent(e->runId, e->event);
-        if (auto* k = std::get_if<CheckpointCmd>(&c))
-          known = db->writeCheckpoint(k->runId, k->path, k->step);
-        if (auto* f = std::get_if<FinishCmd>(&c)) known = db->finishRun(f->runId, f->finish);
-        if (!known)
-          lastFailure =
-              "an event, checkpoint or finish for a run this writer does not record was ignored";
-      }
-      if (heartbeatDue) db->writeHeartbeats();
-      db->flushLevels();
-      tx.commit();
-      db->afterCommit();
-      std::lock_guard lock(mutex);
-      stats.transactions += 1;
-      stats.pointsWritten += batch.points - dropped;
-      stats.pointsDropped += dropped;
-      if (dropped > 0)
-        lastFailure = std::to_string(dropped) +
-                      " points for a run this writer does not record were dropped (createRun or "
-                      "resumeRun first)";
-      if (!lastFailure.empty()) {
-        error = lastFailure;
-        stats.lastError = lastFailure;
-      }
-      return;
-    } catch (const std::exception& e) {
-      db->afterRollback();
-      lastFailure = e.what();
-      std::this_thread::sleep_for(std::chrono::milliseconds(50 * (attempt + 1)));
-    }
-  }
-  noteError("run store: a batch of " + std::to_string(batch.points) +
-            " points was lost: " + lastFailure);
-  std::lock_guard lock(mutex);
-  stats.pointsDropped += batch.points;
-}
-
 void RunWriter::Impl::process(Batch& batch, bool heartbeatDue) {
+  // What failed before goes first, then this batch's points and records, in order.
+  Batch data = std::exchange(held, Batch{});
+  data.points += batch.points;
+  for (Chunk& c : batch.chunks) data.chunks.push_back(std::move(c));
+  std::vector<Command> control;
+  for (Command& c : batch.commands) (isData(c) ? data.commands : control).push_back(std::move(c));
   try {
-    writeData(batch, heartbeatDue);
+    writeData(data, heartbeatDue);
   } catch (const std::exception& e) {
     noteError(e.what());
   }
-  for (Command& c : batch.commands) {
+  for (Command& c : control) {
     if (auto* create = std::get_if<CreateCmd>(&c)) {
       try {
         create->done.set_value(db->createRun(create->run));
@@ -235,12 +133,13 @@ void RunWriter::Impl::process(Batch& batch, bool heartbeatDue) {
     }
   }
   // Flushes last: they promise that everything handed over before them is committed.
-  for (Command& c : batch.commands) {
+  for (Command& c : control) {
     if (auto* flush = std::get_if<FlushCmd>(&c)) {
       std::string failure;
       {
         std::lock_guard lock(mutex);
         failure = std::exchange(error, {});
+        if (!problem.empty()) failure += (failure.empty() ? "" : "; ") + problem;
       }
       if (failure.empty()) {
         flush->done.set_value();
@@ -270,7 +169,21 @@ void RunWriter::appendPoints(int64_t runId, std::vector<PointInput>&& points) {
   bool wake = false;
   {
     std::lock_guard lock(m_impl->mutex);
-    m_impl->pending.points += static_cast<int64_t>(points.size());
+    const auto count = static_cast<int64_t>(points.size());
+    // While nothing commits, memory is the only place for points; past the cap they are lost.
+    if (m_impl->heldPoints > 0 && m_impl->heldPoints + m_impl->pending.points + count >
+                                      static_cast<int64_t>(m_impl->options.writer.maxHeldPoints)) {
+      m_impl->stats.pointsDropped += count;
+      m_impl->droppedOverCap += count;
+      if (m_impl->error.empty()) {
+        m_impl->error = "run store '" + m_impl->path +
+                        "': points were dropped because the store could not be written and "
+                        "too many were waiting in memory (" +
+                        m_impl->problem + ")";
+      }
+      return;
+    }
+    m_impl->pending.points += count;
     m_impl->stats.pointsPending = m_impl->pending.points;
     m_impl->pending.chunks.push_back({runId, std::move(points)});
     // Wake the thread when the batch is full, or when it is the first thing pending: the
@@ -315,6 +228,18 @@ void RunWriter::flush() {
 WriterStats RunWriter::stats() const {
   std::lock_guard lock(m_impl->mutex);
   return m_impl->stats;
+}
+
+int RunWriter::addNoticeHandler(std::function<void(const WriterNotice&)> handler) {
+  std::lock_guard lock(m_impl->noticeMutex);
+  const int id = m_impl->nextHandlerId++;
+  m_impl->handlers.emplace(id, std::move(handler));
+  return id;
+}
+
+void RunWriter::removeNoticeHandler(int id) {
+  std::lock_guard lock(m_impl->noticeMutex);
+  m_impl->handlers.erase(id);
 }
 
 }  // namespace stagewise::storage

@@ -165,6 +165,10 @@ void backfillLevels(Database& db) {
 }  // namespace
 
 int migrate(Database& db) {
+  // A current file needs no write lock: opening it to read works while another process holds
+  // a write transaction.
+  const int current = static_cast<int>(db.queryInt("PRAGMA user_version"));
+  if (current == kSchemaVersion) return current;
   Transaction tx(db);
   const int found = static_cast<int>(db.queryInt("PRAGMA user_version"));
   if (found > kSchemaVersion) {

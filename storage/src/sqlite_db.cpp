@@ -1,21 +1,47 @@
 #include "sqlite_db.h"
 
+#include <cstdio>
 #include <limits>
 #include <utility>
 
 namespace stagewise::storage::detail {
 
-namespace {
-
-std::string describe(sqlite3* db, int rc, std::string_view what) {
-  std::string msg = "run store: ";
-  msg += what;
-  msg += ": ";
-  msg += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  return msg;
+bool SqlError::diskFull() const {
+  return (m_code & 0xff) == SQLITE_FULL;
 }
 
-}  // namespace
+bool SqlError::ioError() const {
+  return (m_code & 0xff) == SQLITE_IOERR;
+}
+
+bool SqlError::locked() const {
+  const int primary = m_code & 0xff;
+  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
+std::string Database::describe(int rc, std::string_view what, std::string_view reason) const {
+  const int primary = rc & 0xff;
+  std::string detail(what);
+  detail += ": ";
+  detail += reason;
+  if (primary == SQLITE_FULL) {
+    return "run store '" + m_path + "': the disk is full (" + detail +
+           "); free space on the disk that holds it";
+  }
+  if (primary == SQLITE_BUSY) {
+    char waited[32];
+    std::snprintf(waited, sizeof(waited), "%.1f", m_busyTimeoutMs / 1000.0);
+    return "run store '" + m_path + "' is locked by another process (it held the lock for over " +
+           waited + " s; " + detail +
+           "); close the program that has it open in a transaction (an sqlite3 shell, a database "
+           "browser or a stuck Stagewise)";
+  }
+  if (primary == SQLITE_IOERR) {
+    return "run store '" + m_path + "': the disk reported an error (" + detail +
+           "); check the disk and that it has space";
+  }
+  return "run store: " + detail;
+}
 
 Database::Database(const std::string& path, int flags) : m_path(path) {
   const int rc = sqlite3_open_v2(path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -24,7 +50,7 @@ Database::Database(const std::string& path, int flags) : m_path(path) {
                       "': " + (m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc));
     sqlite3_close_v2(m_db);
     m_db = nullptr;
-    throw StoreError(msg);
+    throw SqlError(msg, rc);
   }
   sqlite3_extended_result_codes(m_db, 1);
 }
@@ -33,10 +59,15 @@ Database::~Database() {
   sqlite3_close_v2(m_db);
 }
 
+void Database::setBusyTimeout(int ms) {
+  m_busyTimeoutMs = ms;
+  sqlite3_busy_timeout(m_db, ms);
+}
+
 void Database::check(int rc, std::string_view what) const {
   const int primary = rc & 0xff;
   if (primary == SQLITE_OK || primary == SQLITE_ROW || primary == SQLITE_DONE) return;
-  throw StoreError(describe(m_db, rc, what));
+  throw SqlError(describe(rc, what, m_db ? sqlite3_errmsg(m_db) : sqlite3_errstr(rc)), rc);
 }
 
 void Database::exec(std::string_view sql) {
@@ -44,9 +75,9 @@ void Database::exec(std::string_view sql) {
   const std::string text(sql);
   const int rc = sqlite3_exec(m_db, text.c_str(), nullptr, nullptr, &err);
   if (rc != SQLITE_OK) {
-    std::string msg = "run store: " + text.substr(0, 80) + ": " + (err ? err : sqlite3_errstr(rc));
+    const std::string reason = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    throw StoreError(msg);
+    throw SqlError(describe(rc, text.substr(0, 80), reason), rc);
   }
 }
 

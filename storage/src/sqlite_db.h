@@ -16,6 +16,25 @@ namespace stagewise::storage::detail {
 
 class Statement;
 
+/// A failed SQLite call. `code()` is the extended result code, so callers can tell a full disk
+/// or a file locked by another process (worth retrying) from a bad statement.
+class SqlError : public StoreError {
+ public:
+  SqlError(const std::string& message, int code) : StoreError(message), m_code(code) {}
+  int code() const { return m_code; }
+  /// SQLITE_FULL: the disk (or a quota) has no room for the file to grow.
+  bool diskFull() const;
+  /// SQLITE_IOERR: the disk failed a read, write or sync.
+  bool ioError() const;
+  /// SQLITE_BUSY / SQLITE_LOCKED: another connection held the lock past the busy timeout.
+  bool locked() const;
+  /// Any of the above: the same transaction may succeed later, unchanged.
+  bool transient() const { return diskFull() || ioError() || locked(); }
+
+ private:
+  int m_code;
+};
+
 /// One sqlite3 connection. Not thread-safe: each thread uses its own.
 class Database {
  public:
@@ -27,6 +46,8 @@ class Database {
 
   sqlite3* handle() const { return m_db; }
   const std::string& path() const { return m_path; }
+  /// Sets SQLite's busy timeout; remembered for the "locked by another process" message.
+  void setBusyTimeout(int ms);
 
   /// Runs one or more statements without parameters (DDL, pragmas, BEGIN/COMMIT).
   void exec(std::string_view sql);
@@ -36,12 +57,16 @@ class Database {
   int64_t lastInsertId() const { return sqlite3_last_insert_rowid(m_db); }
   int changes() const { return sqlite3_changes(m_db); }
 
-  /// Throws StoreError for `rc` unless it is SQLITE_OK / ROW / DONE.
+  /// Throws SqlError for `rc` unless it is SQLITE_OK / ROW / DONE.
   void check(int rc, std::string_view what) const;
+  /// The message for a failed call: a full disk and a lock held by another process name the
+  /// file and what to do; anything else names the statement and SQLite's reason.
+  std::string describe(int rc, std::string_view what, std::string_view reason) const;
 
  private:
   sqlite3* m_db = nullptr;
   std::string m_path;
+  int m_busyTimeoutMs = 0;
 };
 
 /// A prepared statement. Bind indices start at 1, column indices at 0. NULL reads as NaN for

@@ -278,6 +278,25 @@ void WriterDb::writeHeartbeats() {
   }
 }
 
+void WriterDb::noteInLiveRuns(const std::string& kind, const std::string& message,
+                              const std::map<int64_t, double>& tByRun) {
+  Statement insert(
+      *m_db,
+      "INSERT INTO events (run_id, t, kind, stage, message, wall_ms) VALUES (?1, "
+      "coalesce(?2, (SELECT max(t) FROM events WHERE run_id = ?1), 0), ?3, -1, ?4, ?5)");
+  for (const auto& [id, run] : m_runs) {
+    if (run.finishing) continue;
+    const auto t = tByRun.find(id);
+    insert.bind(1, id);
+    if (t == tByRun.end()) {
+      insert.bindNull(2);
+    } else {
+      insert.bind(2, t->second);
+    }
+    insert.bind(3, kind).bind(4, message).bind(5, nowMs()).run();
+  }
+}
+
 void WriterDb::interruptAll(const std::string& why) {
   for (auto& [id, run] : m_runs) {
     if (run.finishing) continue;
@@ -287,6 +306,13 @@ void WriterDb::interruptAll(const std::string& why) {
     update.bind(1, id).bind(2, nowMs()).bind(3, why).run();
     run.finishing = true;
   }
+}
+
+void WriterDb::abandonAll() {
+  for (auto& [id, run] : m_runs) {
+    if (run.lock) run.lock->abandon();
+  }
+  m_runs.clear();
 }
 
 void WriterDb::flushLevels() {

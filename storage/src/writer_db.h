@@ -36,8 +36,15 @@ class WriterDb {
   bool writeCheckpoint(int64_t runId, const std::string& path, int64_t step);
   bool finishRun(int64_t runId, const RunFinish& finish);
   void writeHeartbeats();
+  /// An event in every run being recorded (not finished in this batch), at `tByRun[id]` where
+  /// given, else at the run's last event.
+  void noteInLiveRuns(const std::string& kind, const std::string& message,
+                      const std::map<int64_t, double>& tByRun);
   /// Marks every run not finished yet `interrupted` (the writer is shutting down).
   void interruptAll(const std::string& why);
+  /// When even that cannot be written: leaves the runs' lock files unlocked, so the next open
+  /// marks them `interrupted`.
+  void abandonAll();
   /// Writes the changed level buckets and point counts; call just before COMMIT.
   void flushLevels();
 

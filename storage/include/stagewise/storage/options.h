@@ -14,6 +14,15 @@ struct WriterOptions {
   std::chrono::milliseconds maxDelay{250};
   /// How often a live run's heartbeat is refreshed (liveness across hosts).
   std::chrono::milliseconds heartbeatInterval{5000};
+  /// While the store cannot be written (disk full, locked by another process, I/O error), what
+  /// failed stays in memory and is retried this often, in order, until it commits...
+  std::chrono::milliseconds retryInterval{1000};
+  /// ...holding at most this many points (about 70 bytes each); points handed over beyond it
+  /// are dropped and counted as lost.
+  size_t maxHeldPoints = 2'000'000;
+  /// When the store closes with data still held, how long to keep retrying before counting it
+  /// lost (the runs concerned then read as `interrupted`).
+  std::chrono::milliseconds closeRetry{10000};
 };
 
 struct StoreOptions {

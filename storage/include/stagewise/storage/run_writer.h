@@ -2,6 +2,7 @@
 // The store's single writer thread.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,13 +17,35 @@ struct WriterStats {
   int64_t pointsWritten = 0;
   int64_t transactions = 0;
   int64_t pointsPending = 0;
-  int64_t pointsDropped = 0;  ///< for runs this writer does not record, or lost to a failed commit
+  /// Handed over but not committed because the store cannot be written now; retried.
+  int64_t pointsHeld = 0;
+  int64_t pointsDropped = 0;  ///< for runs this writer does not record, or lost (see lastError)
+  int64_t failedCommits = 0;
   std::string lastError;
+  /// Why nothing commits right now (disk full, locked by another process); empty while writing.
+  std::string problem;
+};
+
+/// A change in whether the writer can write, for the user to see while the run goes on.
+struct WriterNotice {
+  enum class Kind {
+    Problem,    ///< commits started failing; data is held in memory and retried
+    Recovered,  ///< commits work again; what was held is written
+    Lost,       ///< points were given up (memory cap, or the store closed while failing)
+  };
+  Kind kind = Kind::Problem;
+  std::string message;  ///< names the store file, what happened and what to do
+  int64_t pointsHeld = 0;
+  int64_t pointsLost = 0;
 };
 
 /// Writes runs to the store from one background thread with its own connection. Producers hand
 /// points over under a short lock and return; the thread commits them in batches (by size or
 /// after WriterOptions::maxDelay), so a crash loses at most the last fraction of a second.
+///
+/// When a commit fails because the disk is full, another process holds the store's lock or the
+/// disk reports an I/O error, nothing committed is touched: the batch stays in memory and is
+/// retried (WriterOptions::retryInterval) until it commits, and notice handlers hear about it.
 ///
 /// While a run is recorded the writer holds its lock file (see docs/storage.md, liveness) and
 /// refreshes its heartbeat. Obtain it from RunStore::writer(). All methods are thread-safe.
@@ -49,9 +72,18 @@ class RunWriter {
   void finishRun(int64_t runId, RunFinish finish);
 
   /// Blocks until everything handed over before the call is committed. Throws StoreError if a
-  /// commit failed since the last flush (the message says why).
+  /// commit failed since the last flush and data was lost, or if the store cannot be written now
+  /// (after one more try, which waits up to the busy timeout): that data is still held and
+  /// retried, and the message says why and what to do.
   void flush();
   WriterStats stats() const;
+
+  /// Calls `handler` on the writer thread when commits start failing, when they work again and
+  /// when points are lost. It must return quickly and must not call flush(), createRun() or
+  /// resumeRun(). Returns an id for removeNoticeHandler.
+  int addNoticeHandler(std::function<void(const WriterNotice&)> handler);
+  /// After this returns the handler is not called any more (a call in progress is waited for).
+  void removeNoticeHandler(int id);
 
  private:
   friend class RunStore;
