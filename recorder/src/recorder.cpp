@@ -43,6 +43,19 @@ std::string modelKindOf(const std::string& specJson) {
 Recorder::Recorder(storage::RunStore& store, RecorderOptions options)
     : m_store(store), m_options(std::move(options)) {}
 
+Recorder::~Recorder() {
+  if (m_listening) m_listening->removeNoticeHandler(m_handlerId);
+}
+
+void Recorder::listen(storage::RunWriter& writer) {
+  if (m_listening) return;
+  m_listening = &writer;
+  m_handlerId = writer.addNoticeHandler([this](const storage::WriterNotice& notice) {
+    if (notice.kind == storage::WriterNotice::Kind::Lost) fail(notice.message);
+    if (m_options.onStoreNotice) m_options.onStoreNotice(notice);
+  });
+}
+
 std::optional<int64_t> Recorder::runId() const {
   const int64_t id = m_runId.load();
   if (id == 0) return std::nullopt;
@@ -62,6 +75,7 @@ void Recorder::fail(const std::string& what) {
 void Recorder::onStart(const engine::RunInfo& info) {
   try {
     storage::RunWriter& writer = m_store.writer();
+    listen(writer);
     if (m_options.resumeRunId) {
       writer.resumeRun(*m_options.resumeRunId);
       m_runId = *m_options.resumeRunId;
@@ -164,7 +178,9 @@ void Recorder::onFinish(const engine::RunSummary& summary) {
     writer.finishRun(id, std::move(f));
     writer.flush();
   } catch (const std::exception& e) {
-    fail(std::string("recording the end of run ") + std::to_string(id) + " failed: " + e.what());
+    // The message says whether data was lost or is still held and retried until the store
+    // closes (a full disk or a lock held by another process).
+    fail(std::string("recording the end of run ") + std::to_string(id) + ": " + e.what());
   }
 }
 

@@ -7,11 +7,13 @@
 #include <map>
 #include <mutex>
 
+#include "../storage/full_disk_vfs.h"
 #include "stagewise/engine/fake_engine.h"
 #include "stagewise/engine/observer_fanout.h"
 #include "stagewise/recorder/recorder.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
+#include "stagewise/storage/run_writer.h"
 
 using namespace stagewise;
 
@@ -219,6 +221,99 @@ class TestRecorder : public QObject {
     QVERIFY2(rec.error().find("4242") != std::string::npos, rec.error().c_str());
     QCOMPARE(storage::RunReader(store).countRuns(), int64_t(0));
   }
+
+  // The disk fills up mid-run and space comes back: training never notices, the user is told
+  // both times (onStoreNotice), and the store ends up with every point the engine reported.
+  void fullDiskMidRunDelaysButLosesNothing() {
+    storage::testing::FullDiskVfs::install();
+    storage::StoreOptions storeOptions;
+    storeOptions.writer.retryInterval = std::chrono::milliseconds(100);
+    storage::RunStore store(freshPath(), storeOptions);
+    std::mutex mutex;
+    std::vector<storage::WriterNotice> notices;
+    recorder::RecorderOptions options;
+    options.onStoreNotice = [&](const storage::WriterNotice& n) {
+      std::lock_guard lock(mutex);
+      notices.push_back(n);
+    };
+    auto noticeCount = [&] {
+      std::lock_guard lock(mutex);
+      return notices.size();
+    };
+    recorder::Recorder rec(store, options);
+    Capture cap;
+    engine::ObserverFanout fanout({&cap, &rec});
+    auto run = engine::createFakeRun(spec(), &fanout, engine::FakeScript{1500, 0.002, -1, 0, 3});
+    run->start();
+    QTRY_VERIFY(rec.runId().has_value());
+    QTest::qWait(300);
+    storage::testing::FullDiskVfs::setFull(true);
+    QTRY_VERIFY_WITH_TIMEOUT(noticeCount() >= 1, 5000);
+    QTest::qWait(500);
+    QVERIFY(!run->waitFor(std::chrono::milliseconds(0)));  // still training
+    storage::testing::FullDiskVfs::setFull(false);
+    const auto summary = run->wait();
+    QCOMPARE(engine::toString(summary.status), std::string("completed"));
+    QVERIFY2(rec.error().empty(), rec.error().c_str());  // made up for: not an error
+    {
+      std::lock_guard lock(mutex);
+      QCOMPARE(notices.size(), size_t(2));
+      QCOMPARE(int(notices[0].kind), int(storage::WriterNotice::Kind::Problem));
+      QVERIFY2(notices[0].message.find("disk is full") != std::string::npos,
+               notices[0].message.c_str());
+      QCOMPARE(int(notices[1].kind), int(storage::WriterNotice::Kind::Recovered));
+    }
+    const int64_t id = *rec.runId();
+    storage::RunReader reader(store);
+    QCOMPARE(storage::toString(reader.run(id)->status), std::string("completed"));
+    for (const auto& [key, points] : bySeries(cap.points)) {
+      const auto& [name, stage, layer] = key;
+      const auto got = reader.loadSeries(id, {name, stage, layer});
+      QCOMPARE(got.size(), points.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (got[i].step != points[i].step || got[i].value != points[i].value)
+          QFAIL(
+              qPrintable(QString::fromStdString(name + " differs at point " + std::to_string(i))));
+      }
+    }
+    // The engine's events, plus the store's own note that writing was delayed.
+    const auto events = reader.events(id);
+    QCOMPARE(events.size(), cap.events.size() + 1);
+    QCOMPARE(events.back().kind, std::string("completed"));
+  }
+
+  // Still full when the run ends: error() says the end is held and retried, not that the
+  // recording failed; space returning before the store closes still lands it.
+  void fullDiskAtTheEndIsReported() {
+    storage::testing::FullDiskVfs::install();
+    const std::string path = freshPath();
+    int64_t id = 0;
+    {
+      storage::StoreOptions storeOptions;
+      storeOptions.writer.retryInterval = std::chrono::milliseconds(100);
+      storage::RunStore store(path, storeOptions);
+      recorder::Recorder rec(store);
+      Capture cap;
+      engine::ObserverFanout fanout({&cap, &rec});
+      auto run = engine::createFakeRun(spec(), &fanout, engine::FakeScript{400, 0.002, -1, 0, 3});
+      run->start();
+      QTRY_VERIFY(rec.runId().has_value());
+      storage::testing::FullDiskVfs::setFull(true);
+      const auto summary = run->wait();
+      QCOMPARE(engine::toString(summary.status), std::string("completed"));
+      id = *rec.runId();
+      const std::string error = rec.error();
+      QVERIFY2(error.find("recording the end of run") != std::string::npos, error.c_str());
+      QVERIFY2(error.find("disk is full") != std::string::npos, error.c_str());
+      QVERIFY2(error.find("retried") != std::string::npos, error.c_str());
+      storage::testing::FullDiskVfs::setFull(false);
+    }
+    storage::RunStore store(path);
+    QCOMPARE(storage::toString(storage::RunReader(store).run(id)->status),
+             std::string("completed"));
+  }
+
+  void cleanup() { storage::testing::FullDiskVfs::setFull(false); }
 };
 
 QTEST_GUILESS_MAIN(TestRecorder)

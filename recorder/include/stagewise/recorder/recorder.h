@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "stagewise/engine/metrics.h"
 #include "stagewise/storage/run_store.h"
+#include "stagewise/storage/run_writer.h"
 
 namespace stagewise::recorder {
 
@@ -21,6 +23,10 @@ struct RecorderOptions {
   std::optional<int64_t> resumeRunId;
   /// Keep each stage's compute span as a `step_seconds` series (end - start, at the span's end).
   bool recordSpans = true;
+  /// Told, on the store's writer thread, when the store cannot be written (disk full, locked by
+  /// another process: the data is held in memory and retried), when it can again, and when
+  /// points are lost, so the user hears of it while the run goes on. Must return quickly.
+  std::function<void(const storage::WriterNotice&)> onStoreNotice;
 };
 
 /// An engine observer that writes the run it watches to a RunStore: the record (spec, stages,
@@ -28,15 +34,21 @@ struct RecorderOptions {
 /// the final status on onFinish, after which everything is flushed.
 ///
 /// Callbacks only hand data to the store's writer thread, so recording does not slow the run.
-/// A store error never reaches the engine: recording stops quietly and error() says why.
-/// The store must outlive the recorder.
+/// A store error never reaches the engine: error() says why, and onStoreNotice tells while it
+/// happens. A full disk or a store locked by another process only delays writing: the points
+/// are held and land once it can write again. The store must outlive the recorder.
 class Recorder : public engine::RunObserver {
  public:
   explicit Recorder(storage::RunStore& store, RecorderOptions options = {});
+  ~Recorder() override;
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
 
   /// The run's id once onStart has created (or reopened) it. Any thread.
   std::optional<int64_t> runId() const;
-  /// The first store error, empty if none. Any thread.
+  /// The first store error that lost data or left the run unfinished in the store (points
+  /// lost, the final status not written yet), empty if none. A delay that was made up for is
+  /// not an error. Any thread.
   std::string error() const;
 
   void onStart(const engine::RunInfo& info) override;
@@ -47,6 +59,7 @@ class Recorder : public engine::RunObserver {
 
  private:
   void fail(const std::string& what);
+  void listen(storage::RunWriter& writer);
 
   storage::RunStore& m_store;
   RecorderOptions m_options;
@@ -54,6 +67,8 @@ class Recorder : public engine::RunObserver {
   int64_t m_lastStep = 0;           // of the last stage, for checkpoint records
   mutable std::mutex m_errorMutex;
   std::string m_error;
+  storage::RunWriter* m_listening = nullptr;  // the writer our notice handler is on
+  int m_handlerId = 0;
 };
 
 }  // namespace stagewise::recorder
