@@ -147,6 +147,11 @@ int trainCommand(const std::vector<std::string>& argv) {
     store = std::make_unique<storage::RunStore>(storage::resolveDbPath(args.value("--db")));
     recorder::RecorderOptions recOptions;
     if (checkpoint) recOptions.resumeRunId = runOwning(*store, *checkpoint);
+    // Disk full, store locked, points lost: said while the run goes on (from the writer thread).
+    recOptions.onStoreNotice = [](const storage::WriterNotice& n) {
+      std::cerr << "\n[" << (n.kind == storage::WriterNotice::Kind::Recovered ? "info" : "warning") << "] "
+                << n.message << std::endl;
+    };
     rec = std::make_unique<recorder::Recorder>(*store, recOptions);
     fanout.add(rec.get());
   }
@@ -174,7 +179,7 @@ int trainCommand(const std::vector<std::string>& argv) {
 #ifdef STAGEWISE_HAVE_STORE
   if (rec) {
     runId = rec->runId();
-    if (!rec->error().empty()) std::cerr << "[warning] the run store stopped recording: " << rec->error() << "\n";
+    if (!rec->error().empty()) std::cerr << "[warning] not everything was recorded: " << rec->error() << "\n";
   }
 #endif
   if (json) {
