@@ -137,7 +137,7 @@ class TestTrainRun : public QObject {
     QTest::mouseClick(f.workspace.pauseButton(), Qt::LeftButton);
     QCOMPARE(f.controller.state(), State::Paused);
     QCOMPARE(f.workspace.pauseButton()->text(), QStringLiteral("Resume"));
-    QTest::qWait(200);  // let in-flight points drain
+    QTest::qWait(2 * EngineController::kDrainMs);  // let in-flight points drain
     const int paused = f.workspace.dashboard()->lossPanel()->receivedPoints(0);
     QTest::qWait(300);
     QCOMPARE(f.workspace.dashboard()->lossPanel()->receivedPoints(0), paused);
@@ -193,6 +193,35 @@ class TestTrainRun : public QObject {
     QVERIFY2(legends.contains(QStringLiteral("backprop")),
              qPrintable(legends.join(QLatin1Char(','))));
     QVERIFY(legends.contains(QStringLiteral("S3")));
+  }
+
+  void teamsOfThreadsGetAQuieterLiveView() {
+    // Single-threaded stages: the usual pace.
+    Fixture f(100000, 0.001);
+    QVERIFY(f.workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(f.controller.state(), State::Running, 5000);
+    QCOMPARE(f.workspace.dashboard()->redrawInterval(), LiveDashboard::kLiveRedrawMs);
+    f.controller.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(f.controller.state(), State::Idle, 3000);
+
+    // A stage with two intra-op threads (as backprop runs one per core): redraws are rarer
+    // while it trains, and back to the usual pace once it is over.
+    auto spec = f.doc.spec();
+    spec.stageDefaults.threads = 2;
+    f.doc.load(spec);
+    const int before = f.workspace.dashboard()->redrawCount();
+    QVERIFY(f.workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(f.controller.state(), State::Running, 5000);
+    QCOMPARE(f.workspace.dashboard()->redrawInterval(), LiveDashboard::kTeamRedrawMs);
+    const int running = f.workspace.dashboard()->redrawCount();
+    QTest::qWait(2100);
+    QVERIFY2(f.workspace.dashboard()->redrawCount() - running <= 3,
+             qPrintable(QString::number(f.workspace.dashboard()->redrawCount() - running)));
+    QVERIFY(f.workspace.dashboard()->lossPanel()->receivedPoints(0) > 100);  // data still flows
+    f.controller.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(f.controller.state(), State::Idle, 3000);
+    QVERIFY(f.workspace.dashboard()->redrawCount() > before);
+    QCOMPARE(f.workspace.dashboard()->redrawInterval(), LiveDashboard::kLiveRedrawMs);
   }
 
   void startFailureIsReportedNotThrown() {

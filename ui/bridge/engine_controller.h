@@ -54,8 +54,10 @@ class EngineController : public QObject {
   /// Mode of phase `phase` of the current plan.
   engine::Mode phaseMode(int phase) const;
 
-  /// How often the feed is drained (default 33 ms).
+  /// How often the feed is drained (default kDrainMs).
   void setDrainInterval(int ms) { m_drain.setInterval(ms); }
+  int drainInterval() const { return m_drain.interval(); }
+  static constexpr int kDrainMs = 250;
   const EngineServices& services() const { return m_services; }
 
  Q_SIGNALS:

@@ -99,7 +99,7 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   // compute threads (OpenMP regions stall while any of their threads is descheduled), so every
   // redraw costs training throughput. Pause, stop and finish redraw at once (setLive(false),
   // TrainWorkspace), so the final curves never wait for the timer.
-  m_replot.setInterval(250);
+  m_replot.setInterval(kLiveRedrawMs);
   connect(&m_replot, &QTimer::timeout, this, [this] { refreshAll(); });
   connect(m_smoothing, &QSlider::valueChanged, this, [this](int v) {
     m_smoothingValue->setText(QString::number(v / 100.0, 'f', 2));

@@ -39,6 +39,14 @@ class LiveDashboard : public QWidget {
 
   /// Redraw timer on (while a run is live) or off.
   void setLive(bool live);
+  /// Redraws while live every `ms` milliseconds (default kLiveRedrawMs).
+  void setRedrawInterval(int ms) { m_replot.setInterval(ms); }
+  int redrawInterval() const { return m_replot.interval(); }
+
+  /// Redraw interval while a run trains; and while one of its stages runs a team of intra-op
+  /// threads (backprop: one per core), whose every member stalls when any one is interrupted.
+  static constexpr int kLiveRedrawMs = 250;
+  static constexpr int kTeamRedrawMs = 1000;
   /// How many times the panels were redrawn (benchmarks, tests).
   int redrawCount() const { return m_redraws; }
 

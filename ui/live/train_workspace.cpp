@@ -90,6 +90,7 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   });
   connect(controller, &EngineController::planFinished, this, [this] {
     m_dashboard->setLive(false);
+    setLivePace(nullptr);
     updateControls();
     Q_EMIT runFinished();
   });
@@ -153,8 +154,23 @@ QString TrainWorkspace::phaseName(int phase) const {
   return m_controller->phaseMode(phase) == engine::Mode::Backprop ? tr("backprop") : tr("local");
 }
 
+void TrainWorkspace::setLivePace(const engine::RunInfo* phase) {
+  // A stage running a team of intra-op threads (backprop uses one per core) stalls whenever
+  // any member is descheduled, and on a machine whose cores the team fills, any work of the UI
+  // thread deschedules one: each millisecond spent redrawing costs the whole team about that
+  // long. While such a phase trains, the panels redraw once a second (UI thread ~12 ms CPU per
+  // second of backprop instead of ~32: docs/benchmarks.md). Single-threaded stages lose only
+  // the CPU time itself, so they keep the livelier pace.
+  bool team = false;
+  if (phase)
+    for (const auto& stage : phase->stages) team |= stage.threads > 1;
+  m_dashboard->setRedrawInterval(team ? LiveDashboard::kTeamRedrawMs
+                                      : LiveDashboard::kLiveRedrawMs);
+}
+
 void TrainWorkspace::onBatch(const PhaseBatch& batch) {
   if (batch.info) {
+    setLivePace(&*batch.info);
     m_data.beginPhase(batch.phase, *batch.info);
     m_log->addNote(
         tr("%1 run: %n stage(s), %2 steps, BLAS %3", nullptr, int(batch.info->stages.size()))

@@ -56,6 +56,7 @@ class TrainWorkspace : public QWidget {
   bool begin(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume,
              const QString& note);
   void onBatch(const PhaseBatch& batch);
+  void setLivePace(const engine::RunInfo* phase);
   void onProgress(const engine::Progress& progress, int phase, int phases);
   void showFailure(const QString& text);
   QString phaseName(int phase) const;
