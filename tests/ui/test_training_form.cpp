@@ -9,7 +9,10 @@
 #include <QJsonObject>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
+#include <QWheelEvent>
 #include <QtTest>
 
 #include "common/fake_services.h"
@@ -149,6 +152,37 @@ class TestTrainingForm : public QObject {
     QCOMPARE(dir->text(), QString());
     QVERIFY(atStop->isChecked());
     QVERIFY(!atStop->isEnabled());  // checkpointing is off again
+  }
+
+  void scrollingTheColumnDoesNotEditIt() {
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    ws.resize(1400, 700);  // short enough for the settings column to scroll
+    ws.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&ws));
+    doc.load(baseSpec());
+    auto* seed = qobject_cast<QSpinBox*>(ws.modelPanel()->trainingForm()->editorFor("train.seed"));
+    QScrollArea* column = nullptr;
+    for (auto* area : ws.findChildren<QScrollArea*>())
+      if (area->widget() == ws.modelPanel()) column = area;
+    QVERIFY(column);
+    QVERIFY(column->verticalScrollBar()->maximum() > 0);
+    const int scrolled = column->verticalScrollBar()->value();
+    auto wheel = [&](QWidget* target) {
+      const QPointF at(target->width() / 2.0, target->height() / 2.0);
+      QWheelEvent event(at, target->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton,
+                        Qt::NoModifier, Qt::NoScrollPhase, false);
+      QApplication::sendEvent(target, &event);
+    };
+    wheel(seed);
+    QCOMPARE(doc.spec().train.seed, uint64_t(1));              // not edited ...
+    QVERIFY(column->verticalScrollBar()->value() > scrolled);  // ... the column scrolled
+    QCOMPARE(doc.undoStack()->count(), 0);
+    // Once the field has the focus (clicked or tabbed into), the wheel steps it.
+    seed->setFocus();
+    QTRY_VERIFY(seed->hasFocus());
+    wheel(seed);
+    QCOMPARE(doc.spec().train.seed, uint64_t(0));
   }
 
   void momentumIsForSgdOnly() {

@@ -9,11 +9,13 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStyle>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include "common/format.h"
 #include "common/spec_io.h"
+#include "common/wheel_guard.h"
 #include "designer/estimate_panel.h"
 #include "designer/model_panel.h"
 #include "designer/network_scene.h"
@@ -37,8 +39,14 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   modelScroll->setWidget(m_model);
   modelScroll->setWidgetResizable(true);
   modelScroll->setFrameShape(QFrame::NoFrame);
-  modelScroll->setMinimumWidth(330);
   modelScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  // Never narrower than the forms (no horizontal scroll bar to reach a clipped field), with
+  // room for the vertical scroll bar the training settings need on smaller screens.
+  const int modelWidth = m_model->minimumSizeHint().width() +
+                         style()->pixelMetric(QStyle::PM_ScrollBarExtent) +
+                         2 * modelScroll->frameWidth() + 4;
+  modelScroll->setMinimumWidth(std::max(330, modelWidth));
+  guardWheel(modelScroll, m_model);
 
   m_scene = new NetworkScene(doc, this);
   m_view = new NetworkView(m_scene, this);
@@ -80,7 +88,7 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   splitter->setStretchFactor(0, 0);
   splitter->setStretchFactor(1, 1);
   splitter->setStretchFactor(2, 0);
-  splitter->setSizes({340, 640, 380});
+  splitter->setSizes({std::max(340, modelWidth), 640, 380});
 
   m_problems = new QListWidget(this);
   m_problems->setMaximumHeight(72);

@@ -73,7 +73,7 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
            s.train.optimizer = v;
          });
   });
-  m_lr = realField("train.lr", 1e-7, 10, 7, 1e-4,
+  m_lr = realField("train.lr", 1e-6, 10, 6, 1e-4,
                    tr("Learning rate (scaled per stage in the stage inspector)."),
                    tr("Learning rate"), [](Spec& s, double v) { s.train.lr = v; });
   m_momentum = realField("train.momentum", 0, 0.999, 3, 0.01,
