@@ -64,9 +64,15 @@ take() {  # take NAME SECONDS ARGS...
   "$shot" "$out/$name.png" "$secs" -- "${app_cmd[@]}" "$@" | sed 's/^/screenshots.sh: /'
 }
 take design 4 --theme light
+# The lower part of the settings column: evaluation, probes and checkpoints.
+ACTIONS="xdotool mousemove 150 600 click --repeat 20 --delay 30 5; sleep 1" \
+  take design-training 4 --theme light
 take design-cnn 4 --theme light --spec "$root/resources/experiments/cnn-fmnist-4stage.json"
 take design-invalid 4 --theme light --spec "$tmp/invalid.json"
 take train 5 --theme light --workspace train --run
+# The gradient cosine per layer: open the switch in the cosine panel's corner, pick "per layer".
+ACTIONS="xdotool mousemove 1005 122 click 1; sleep 0.5; xdotool key Down Return; sleep 1.5" \
+  take train-layers 4 --theme light --workspace train --spec "$tmp/mlp-4stage.json" --run
 take train-failed 5 --theme light --workspace train --spec "$tmp/mlp-straggler.json" --run
 take train-dark 5 --theme dark --workspace train --spec "$tmp/mlp-8stage.json" --run
 # Runs: select three runs (click, ctrl+click) to compare them.
