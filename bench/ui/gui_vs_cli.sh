@@ -7,7 +7,9 @@
 #        SPEC (default resources/experiments/mlp-fmnist-4stage.json),
 #        MAX_FOREIGN (default 0.05: cores other processes may use during a round and it counts),
 #        GUI_BEFORE (optional: a second workbench binary, e.g. of the previous commit, run in the
-#        same rounds for a before/after comparison)
+#        same rounds for a before/after comparison),
+#        WAIT_QUIET (seconds, default 0: before each round, wait up to this long for a moment when
+#        other processes use under 0.1 core)
 # Each round runs, per mode: the CLI without a store (--no-store), the CLI recording into a
 # store (as `stagewise-cli train` does by default, and as the workbench always does), then the
 # workbench (under xvfb-run when there is no display), one after the other. Every run prints
@@ -89,6 +91,22 @@ print(f"{max(0.0, (b1 - b0) - own) / (t1 - t0):.3f} {ui:.1f}")
 PY
 }
 
+# wait_quiet SECONDS: returns once the machine has been idle (< 0.1 core busy) for 2 s, or after
+# SECONDS.
+wait_quiet() {
+  python3 - "$1" <<'PY'
+import os, sys, time
+def busy():
+    with open('/proc/stat') as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v) - v[3] - v[4]) / os.sysconf('SC_CLK_TCK')
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    b0 = busy(); time.sleep(2)
+    if busy() - b0 < 0.2: break
+PY
+}
+
 sps_of_json() { tail -1 "$1" | python3 -c "import json,sys; print(round(json.load(sys.stdin)['samples_per_sec']))"; }
 sps_of_db() {
   "$CLI" runs list --db "$1" --json --sort created | python3 -c "
@@ -119,6 +137,7 @@ printf '%-9s %-3s %9s %9s %9s %8s %8s %7s  %s\n' mode run cli cli+store gui gui/
   ui_ms/s "foreign cores (cli, cli+store, gui)"
 for ((i = 1; i <= REPEATS; i++)); do
   for mode in local backprop; do
+    wait_quiet "${WAIT_QUIET:-0}"
     read -r c0 f0 < <(cli_run "$mode" no-store)
     read -r c1 f1 < <(cli_run "$mode" store)
     # With GUI_BEFORE, the two workbenches take turns going first.
