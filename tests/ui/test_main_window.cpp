@@ -99,7 +99,8 @@ class TestMainWindow : public QObject {
     test::TempStore t;
     EngineServices s = services();
     auto store = t.store;
-    s.createRecorder = [store](std::optional<int64_t>) -> std::unique_ptr<engine::RunObserver> {
+    s.createRecorder = [store](std::optional<int64_t>,
+                               StoreNoticeSink) -> std::unique_ptr<engine::RunObserver> {
       return std::make_unique<recorder::Recorder>(*store);
     };
     MainWindow window(s, t.store);

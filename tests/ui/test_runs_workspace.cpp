@@ -307,8 +307,8 @@ class TestRunsWorkspace : public QObject {
     test::TempStore t;
     EngineServices services = fakeEngineServices();
     auto store = t.store;
-    services.createRecorder =
-        [store](std::optional<int64_t>) -> std::unique_ptr<engine::RunObserver> {
+    services.createRecorder = [store](std::optional<int64_t>,
+                                      StoreNoticeSink) -> std::unique_ptr<engine::RunObserver> {
       return std::make_unique<recorder::Recorder>(*store);
     };
     MainWindow window(services, t.store);
@@ -366,8 +366,8 @@ class TestRunsWorkspace : public QObject {
       return create(s, observer);
     };
     auto store = t.store;
-    services.createRecorder =
-        [store](std::optional<int64_t> continueRunId) -> std::unique_ptr<engine::RunObserver> {
+    services.createRecorder = [store](std::optional<int64_t> continueRunId,
+                                      StoreNoticeSink) -> std::unique_ptr<engine::RunObserver> {
       recorder::RecorderOptions options;
       options.resumeRunId = continueRunId;
       return std::make_unique<recorder::Recorder>(*store, options);

@@ -7,6 +7,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QtTest>
+#include <thread>
 
 #include "bridge/engine_controller.h"
 #include "common/fake_services.h"
@@ -222,6 +223,42 @@ class TestTrainRun : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(f.controller.state(), State::Idle, 3000);
     QVERIFY(f.workspace.dashboard()->redrawCount() > before);
     QCOMPARE(f.workspace.dashboard()->redrawInterval(), LiveDashboard::kLiveRedrawMs);
+  }
+
+  void storeNoticesReachTheEventLog() {
+    // The recorder's store notices come from the store's writer thread while the run goes on.
+    Fixture f(100000, 0.001);
+    auto services = f.services;
+    auto sink = std::make_shared<StoreNoticeSink>();
+    services.createRecorder =
+        [sink](std::optional<int64_t>,
+               StoreNoticeSink onNotice) -> std::unique_ptr<engine::RunObserver> {
+      *sink = std::move(onNotice);
+      return nullptr;
+    };
+    EngineController controller(services);
+    TrainWorkspace ws(&controller, &f.doc);
+    QVERIFY(ws.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(controller.state(), State::Running, 5000);
+    QVERIFY(*sink);
+    std::thread writer([&] {
+      (*sink)({true, "cannot write runs.db: the disk is full; 120 points held, retrying"});
+      (*sink)({false, "runs.db can be written again; the 120 points held were written"});
+    });
+    writer.join();
+    auto rowOf = [&](const QString& text) {
+      for (int i = 0; i < ws.eventLog()->topLevelItemCount(); ++i)
+        if (ws.eventLog()->topLevelItem(i)->text(4).contains(text)) return i;
+      return -1;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(rowOf(QStringLiteral("can be written again")) >= 0, 3000);
+    const int full = rowOf(QStringLiteral("run store: cannot write runs.db: the disk is full"));
+    QVERIFY(full >= 0);
+    QCOMPARE(ws.eventLog()->topLevelItem(full)->text(3), QStringLiteral("warning"));
+    QCOMPARE(ws.eventLog()->topLevelItem(rowOf(QStringLiteral("can be written again")))->text(3),
+             QStringLiteral("info"));
+    controller.stop();
+    QTRY_COMPARE_WITH_TIMEOUT(controller.state(), State::Idle, 3000);
   }
 
   void startFailureIsReportedNotThrown() {

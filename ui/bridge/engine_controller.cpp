@@ -1,5 +1,7 @@
 #include "bridge/engine_controller.h"
 
+#include <chrono>
+
 namespace stagewise::ui {
 
 EngineController::EngineController(EngineServices services, QObject* parent)
@@ -55,8 +57,19 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
     FeedObserver feed(&m_feed, int(phase));
     std::unique_ptr<engine::RunObserver> recorder;
     if (m_services.createRecorder) {
+      // The store's notices come from its writer thread while the run goes on; the time is
+      // counted from here, close enough to the run's own clock for the event log.
+      const auto t0 = std::chrono::steady_clock::now();
+      StoreNoticeSink onNotice = [this, phase, t0](const StoreNotice& notice) {
+        const double t =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        m_feed.event(int(phase),
+                     {notice.problem ? engine::EventKind::Warning : engine::EventKind::Info, t, -1,
+                      "run store: " + notice.message});
+      };
       try {
-        recorder = m_services.createRecorder(phase == 0 ? resume.continueRunId : std::nullopt);
+        recorder = m_services.createRecorder(phase == 0 ? resume.continueRunId : std::nullopt,
+                                             std::move(onNotice));
       } catch (const std::exception& e) {
         m_feed.event(int(phase), {engine::EventKind::Warning, 0, -1,
                                   std::string("this run will not be saved: ") + e.what()});

@@ -25,10 +25,20 @@ using RunFactory = std::function<std::unique_ptr<engine::Run>(const engine::Expe
 using ResumeFactory = std::function<std::unique_ptr<engine::Run>(
     const engine::ExperimentSpec&, engine::RunObserver*, const std::string& checkpoint)>;
 
+/// Something the run store says while a run is recorded: it cannot write (disk full, locked by
+/// another process: the points are held and retried), it can again, or points were lost.
+struct StoreNotice {
+  bool problem = true;  ///< false: a recovery (everything held was written)
+  std::string message;
+};
+/// Told of store notices; called on the store's writer thread, must return quickly.
+using StoreNoticeSink = std::function<void(const StoreNotice&)>;
+
 /// Creates an extra observer for one run (the recorder writing it into the store), or null.
 /// With `continueRunId`, the run continues that stored record (a run resumed from a checkpoint).
-using ObserverFactory =
-    std::function<std::unique_ptr<engine::RunObserver>(std::optional<int64_t> continueRunId)>;
+/// `onNotice` is to be told of the store's notices while the run is recorded.
+using ObserverFactory = std::function<std::unique_ptr<engine::RunObserver>(
+    std::optional<int64_t> continueRunId, StoreNoticeSink onNotice)>;
 
 /// Measures each layer's cost (forward + backward seconds of one batch) for the spec's cuts and
 /// devices. `progress(done, total)` returns false to cancel; may throw. Runs off the UI thread.
