@@ -133,6 +133,50 @@ class TestCli : public QObject {
     QCOMPARE(o["status"].toString(), QString("stopped"));
   }
 
+  void datasetRemovedWhileTrainingIsHarmless() {
+    // An IDX dataset written here, deleted once training is under way: the run goes on to the
+    // end, because the engine reads the whole dataset into memory before the first step.
+    QTemporaryDir dir;
+    QDir(dir.path()).mkdir("data");
+    auto idx = [&](const QString& name, int count, bool images) {
+      QFile f(dir.filePath("data/" + name));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      QByteArray b;
+      auto be32 = [&](quint32 v) {
+        for (int i = 3; i >= 0; --i) b.append(char((v >> (8 * i)) & 0xFF));
+      };
+      be32(images ? 0x00000803 : 0x00000801);
+      be32(quint32(count));
+      if (images) be32(8), be32(8);
+      for (int i = 0; i < count; ++i) {
+        if (images)
+          for (int p = 0; p < 64; ++p) b.append(char((p * 7 + i * 13) % 256));
+        else
+          b.append(char(i % 4));
+      }
+      f.write(b);
+    };
+    idx("train-images-idx3-ubyte", 512, true);
+    idx("train-labels-idx1-ubyte", 512, false);
+    idx("t10k-images-idx3-ubyte", 64, true);
+    idx("t10k-labels-idx1-ubyte", 64, false);
+    QProcess p;
+    p.start(kCli, {"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set", "dataset.kind=idx",
+                   "--set", "dataset.path=" + dir.filePath("data"), "--set", "train.max_steps=3000",
+                   "--set", "stage_defaults.delay_ms=1"});  // at least 3 s: the files go mid-run
+    QVERIFY(p.waitForStarted());
+    QByteArray err;
+    QTRY_VERIFY_WITH_TIMEOUT((err += p.readAllStandardError()).contains("step "), 30000);
+    QVERIFY(QDir(dir.filePath("data")).removeRecursively());
+    QCOMPARE(p.state(), QProcess::Running);
+    QVERIFY(p.waitForFinished(120000));
+    err += p.readAllStandardError();
+    QVERIFY2(p.exitCode() == 0, err.constData());
+    QJsonObject o = QJsonDocument::fromJson(QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last().toUtf8()).object();
+    QCOMPARE(o["status"].toString(), QString("completed"));
+    QCOMPARE(o["steps"].toInt(), 3000);
+  }
+
   void sigtermKeepsTheRunInTheStore() {
     QTemporaryDir dir;
     const QString db = dir.filePath("runs.db");
