@@ -24,6 +24,9 @@
 #ifdef STAGEWISE_HAVE_RECORDER
 #include "stagewise/recorder/recorder.h"
 #endif
+#ifdef STAGEWISE_HAVE_LOCAL_RANKS
+#include "local_ranks.h"
+#endif
 
 using namespace stagewise;
 
@@ -50,6 +53,22 @@ static ui::EngineServices engineServices(bool fake) {
                                 const std::function<bool(int, int)>& progress) {
       return engine::profileLayers(spec, 8, progress).seconds;
     };
+#ifdef STAGEWISE_HAVE_LOCAL_RANKS
+    // The other ranks are stagewise-cli children; their stderr lines go to the event log (as
+    // warnings) and to this process's stderr, prefixed "[rank r]".
+    gui::LocalRanksOptions ranks;
+    ranks.createRankZero = [](const engine::ExperimentSpec& spec, engine::RunObserver* observer,
+                              const engine::RunOptions& options) {
+      return engine::createRun(spec, observer, options);
+    };
+    ranks.appDir = QCoreApplication::applicationDirPath().toStdString();
+    auto launcher = std::make_shared<gui::LocalRankLauncher>(std::move(ranks));
+    services.createDistributedRun = [launcher](const engine::ExperimentSpec& spec,
+                                               engine::RunObserver* observer, int processes,
+                                               const std::function<bool()>& stopRequested) {
+      return launcher->createRun(spec, observer, processes, stopRequested);
+    };
+#endif
     return services;
   }
 #else

@@ -27,10 +27,16 @@ engine::Mode EngineController::phaseMode(int phase) const {
                                                       : engine::Mode::Local;
 }
 
+int EngineController::phaseProcesses(int phase) const {
+  return phaseMode(phase) == engine::Mode::Local ? m_processes : 1;
+}
+
 bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan,
-                             const ResumePoint& resume) {
-  if (isBusy() || !m_services.createRun) return false;
+                             const ResumePoint& resume, int processes) {
+  if (isBusy() || !m_services.createRun || processes < 1) return false;
   if (!resume.checkpoint.empty() && (!m_services.resumeRun || plan == RunPlan::Both)) return false;
+  if (processes > 1 && (!m_services.createDistributedRun || !resume.checkpoint.empty()))
+    return false;
   if (m_worker.joinable()) m_worker.join();  // the last plan's worker has already returned
   m_feed.reset();
   m_stopRequested = false;
@@ -39,17 +45,31 @@ bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan,
   m_modes.clear();
   if (plan != RunPlan::Backprop) m_modes.push_back(engine::Mode::Local);
   if (plan != RunPlan::Local) m_modes.push_back(engine::Mode::Backprop);
+  m_processes = processes;
   m_phaseCount = int(m_modes.size());
   m_currentPhase = 0;
   m_progress = {};
   setState(State::Starting);
-  m_worker = std::thread([this, spec, modes = m_modes, resume] { work(spec, modes, resume); });
+  m_worker = std::thread(
+      [this, spec, modes = m_modes, resume, processes] { work(spec, modes, resume, processes); });
   m_drain.start();
   return true;
 }
 
+std::unique_ptr<engine::Run> EngineController::createPhaseRun(const engine::ExperimentSpec& spec,
+                                                              engine::RunObserver* observer,
+                                                              int phase, const ResumePoint& resume,
+                                                              int processes) {
+  if (phase == 0 && !resume.checkpoint.empty())
+    return m_services.resumeRun(spec, observer, resume.checkpoint);
+  if (spec.mode == engine::Mode::Local && processes > 1)
+    return m_services.createDistributedRun(spec, observer, processes,
+                                           [this] { return m_stopRequested.load(); });
+  return m_services.createRun(spec, observer);
+}
+
 void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes,
-                            ResumePoint resume) {
+                            ResumePoint resume, int processes) {
   for (size_t phase = 0; phase < modes.size() && !m_stopRequested; ++phase) {
     m_workerPhase = int(phase);
     engine::ExperimentSpec phaseSpec = spec;
@@ -80,9 +100,7 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
     try {
       // Declared after the observers, so it is destroyed (joined) before them.
       std::unique_ptr<engine::Run> run =
-          phase == 0 && !resume.checkpoint.empty()
-              ? m_services.resumeRun(phaseSpec, &fanout, resume.checkpoint)
-              : m_services.createRun(phaseSpec, &fanout);
+          createPhaseRun(phaseSpec, &fanout, int(phase), resume, processes);
       // Unpublished before the run is destroyed, however this block is left.
       struct Unpublish {
         EngineController* self;
@@ -100,7 +118,12 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
       if (m_pauseRequested) run->pause();
       summary = run->wait();
     } catch (const std::exception& e) {
-      m_feed.startFailed(int(phase), e.what());
+      // Stopped while it was starting (waiting for other processes to join): not a failure.
+      if (m_stopRequested)
+        m_feed.event(int(phase), {engine::EventKind::Stopped, 0, -1,
+                                  std::string("stopped before the run started: ") + e.what()});
+      else
+        m_feed.startFailed(int(phase), e.what());
       break;
     }
     if (const std::string error = fanout.firstError(); !error.empty())

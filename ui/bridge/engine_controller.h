@@ -38,9 +38,14 @@ class EngineController : public QObject {
 
   /// Starts the plan on the worker thread; false if a run is still going. With a checkpoint in
   /// `resume` the plan must be one mode (the checkpoint's), and the services must resume.
-  bool start(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume = {});
+  /// `processes` > 1 spreads the local phase's stages over that many local processes (the
+  /// services must run distributed; not with a checkpoint).
+  bool start(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume = {},
+             int processes = 1);
   /// Whether the engine can continue runs from checkpoints.
   bool canResume() const { return bool(m_services.resumeRun); }
+  /// Whether the engine can spread a local run over several processes.
+  bool canRunProcesses() const { return bool(m_services.createDistributedRun); }
   void pause();
   void resume();
   void stop();
@@ -53,6 +58,8 @@ class EngineController : public QObject {
   int phaseCount() const { return m_phaseCount; }
   /// Mode of phase `phase` of the current plan.
   engine::Mode phaseMode(int phase) const;
+  /// Processes phase `phase` of the current plan runs in (1 but for a distributed local phase).
+  int phaseProcesses(int phase) const;
 
   /// How often the feed is drained (default kDrainMs).
   void setDrainInterval(int ms) { m_drain.setInterval(ms); }
@@ -71,7 +78,11 @@ class EngineController : public QObject {
  private:
   void drain();
   void setState(State state);
-  void work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes, ResumePoint resume);
+  std::unique_ptr<engine::Run> createPhaseRun(const engine::ExperimentSpec& spec,
+                                              engine::RunObserver* observer, int phase,
+                                              const ResumePoint& resume, int processes);
+  void work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes, ResumePoint resume,
+            int processes);
 
   EngineServices m_services;
   RunFeed m_feed;
@@ -87,6 +98,7 @@ class EngineController : public QObject {
   engine::Progress m_progress;
   int m_currentPhase = 0;
   int m_phaseCount = 0;
+  int m_processes = 1;
 };
 
 }  // namespace stagewise::ui

@@ -1,6 +1,7 @@
 #include "common/app_settings.h"
 
 #include <QSettings>
+#include <algorithm>
 
 namespace stagewise::ui {
 
@@ -39,6 +40,13 @@ double AppSettings::smoothing() {
 }
 void AppSettings::setSmoothing(double weight) {
   QSettings().setValue(QStringLiteral("train/smoothing"), weight);
+}
+
+int AppSettings::processes() {
+  return std::max(1, QSettings().value(QStringLiteral("train/processes"), 1).toInt());
+}
+void AppSettings::setProcesses(int processes) {
+  QSettings().setValue(QStringLiteral("train/processes"), processes);
 }
 
 }  // namespace stagewise::ui

@@ -20,6 +20,9 @@ struct AppSettings {
   static void setLastSpecDir(const QString& dir);
   static double smoothing();
   static void setSmoothing(double weight);
+  /// Processes a local run is spread over (Train workspace); 1: stages as threads here.
+  static int processes();
+  static void setProcesses(int processes);
 };
 
 }  // namespace stagewise::ui

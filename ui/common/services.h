@@ -25,6 +25,14 @@ using RunFactory = std::function<std::unique_ptr<engine::Run>(const engine::Expe
 using ResumeFactory = std::function<std::unique_ptr<engine::Run>(
     const engine::ExperimentSpec&, engine::RunObserver*, const std::string& checkpoint)>;
 
+/// Creates (does not start) a local-mode run whose stages are spread over `processes` local
+/// processes (this one is rank 0 and reports the whole run). Blocks until every process has
+/// joined; returns early, throwing, when `stopRequested()` turns true or a process ends before
+/// joining. May throw SpecError (the spec cannot run distributed) or std::runtime_error.
+using DistributedRunFactory = std::function<std::unique_ptr<engine::Run>(
+    const engine::ExperimentSpec&, engine::RunObserver*, int processes,
+    const std::function<bool()>& stopRequested)>;
+
 /// Something the run store says while a run is recorded: it cannot write (disk full, locked by
 /// another process: the points are held and retried), it can again, or points were lost.
 struct StoreNotice {
@@ -66,9 +74,10 @@ struct DeviceChoice {
 /// Everything the workbench needs from the engine side.
 struct EngineServices {
   RunFactory createRun;
-  ResumeFactory resumeRun;         ///< optional: enables resuming from a checkpoint
-  ObserverFactory createRecorder;  ///< optional
-  LayerProfiler profileLayers;     ///< optional: enables "balance by measured time"
+  ResumeFactory resumeRun;                     ///< optional: enables resuming from a checkpoint
+  DistributedRunFactory createDistributedRun;  ///< optional: enables running in N processes
+  ObserverFactory createRecorder;              ///< optional
+  LayerProfiler profileLayers;                 ///< optional: enables "balance by measured time"
   EngineDescription engine;
 };
 

@@ -5,10 +5,13 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSignalBlocker>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "common/app_settings.h"
 #include "common/format.h"
 #include "designer/design_document.h"
 #include "live/event_log.h"
@@ -20,6 +23,18 @@ using State = EngineController::State;
 
 // The engine says "stage 1: ..." with its 0-based index; the workbench numbers stages from 1,
 // so the prefix is dropped where the banner already names the stage.
+// Why `spec`'s local phase cannot run in `processes` processes (explicit stage ranks,
+// checkpoints, ...), empty if it can. The mode is the Train workspace's, not the spec's.
+static QString processesProblem(engine::ExperimentSpec spec, int processes) {
+  spec.mode = engine::Mode::Local;
+  try {
+    engine::assignRanks(spec, spec.stageCount(), processes);
+  } catch (const engine::SpecError& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
 static QString withoutStagePrefix(const std::string& message, int stage) {
   const std::string prefix = "stage " + std::to_string(stage) + ": ";
   return QString::fromStdString(message.rfind(prefix, 0) == 0 ? message.substr(prefix.size())
@@ -41,6 +56,11 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
       tr("Local: each stage learns from its own aux head, all in parallel. "
          "Backprop: the same layers trained end to end. Both: local, then "
          "backprop on the same data, overlaid in the plots."));
+  m_processesLabel = new QLabel(tr("Processes"), this);
+  m_processes = new QSpinBox(this);
+  m_processes->setRange(1, 1);
+  m_processesLabel->setBuddy(m_processes);
+  m_wantedProcesses = AppSettings::processes();
   m_progress = new QProgressBar(this);
   m_progress->setRange(0, 1000);
   m_progress->setTextVisible(true);
@@ -60,6 +80,8 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   bar->addWidget(m_pause);
   bar->addWidget(m_stop);
   bar->addWidget(m_mode);
+  bar->addWidget(m_processesLabel);
+  bar->addWidget(m_processes);
   bar->addWidget(m_progress, 1);
   bar->addWidget(m_eta);
   bar->addWidget(m_status);
@@ -81,6 +103,13 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   connect(m_run, &QPushButton::clicked, this, &TrainWorkspace::startRun);
   connect(m_pause, &QPushButton::clicked, this, &TrainWorkspace::togglePause);
   connect(m_stop, &QPushButton::clicked, this, &TrainWorkspace::stopRun);
+  connect(m_mode, &QComboBox::currentIndexChanged, this, &TrainWorkspace::updateControls);
+  connect(m_processes, &QSpinBox::valueChanged, this, [this](int value) {
+    // Only the user's edits get here (the clamping to the stage count is signal-blocked).
+    m_wantedProcesses = value;
+    AppSettings::setProcesses(value);
+    updateProcesses();
+  });
   connect(controller, &EngineController::batchArrived, this, &TrainWorkspace::onBatch);
   connect(controller, &EngineController::progressChanged, this, &TrainWorkspace::onProgress);
   connect(controller, &EngineController::stateChanged, this, &TrainWorkspace::updateControls);
@@ -110,9 +139,64 @@ bool TrainWorkspace::startRun() {
     return false;
   }
   const auto plan = RunPlan(m_mode->currentData().toInt());
-  return begin(m_doc->spec(), plan, {},
-               tr("Starting %1 (%2)")
-                   .arg(QString::fromStdString(m_doc->spec().name), m_mode->currentText()));
+  const engine::ExperimentSpec& spec = m_doc->spec();
+  const int processes = runProcesses();
+  QString note =
+      tr("Starting %1 (%2)").arg(QString::fromStdString(spec.name), m_mode->currentText());
+  if (processes > 1) {
+    if (const QString problem = processesProblem(spec, processes); !problem.isEmpty()) {
+      showFailure(tr("Cannot run in %1 processes: %2").arg(processes).arg(problem));
+      return false;
+    }
+    note += tr(", the local run in %1 processes").arg(processes);
+  }
+  return begin(spec, plan, {}, note, processes);
+}
+
+int TrainWorkspace::runProcesses() const {
+  return processesBlockReason().isEmpty() ? m_processes->value() : 1;
+}
+
+QString TrainWorkspace::processesBlockReason() const {
+  if (!m_controller->canRunProcesses())
+    return tr("This engine cannot start processes (the fake engine, or a build without c10d).");
+  if (RunPlan(m_mode->currentData().toInt()) == RunPlan::Backprop)
+    return tr("Backprop runs in one process: it trains the whole network as one stage.");
+  if (m_doc->spec().stageCount() < 2)
+    return tr("One stage: nothing to spread over processes. Add a cut first.");
+  return {};
+}
+
+void TrainWorkspace::updateProcesses() {
+  const int stages = std::max(1, m_doc->spec().stageCount());
+  {
+    const QSignalBlocker block(m_processes);
+    m_processes->setMaximum(stages);
+    m_processes->setValue(std::min(m_wantedProcesses, stages));
+  }
+  const QString reason = processesBlockReason();
+  const bool idle = m_controller->state() == State::Idle;
+  m_processes->setEnabled(idle && reason.isEmpty());
+  m_processesLabel->setEnabled(m_processes->isEnabled());
+  QString tip =
+      tr("Processes the local run's stages are spread over.\n"
+         "1: every stage is a thread in this process.\n"
+         "N: the stages are spread over N local processes (stagewise-cli ranks exchanging "
+         "activations over c10d Gloo on loopback), with the same losses bit for bit. "
+         "See docs/distributed.md.");
+  if (!reason.isEmpty()) {
+    tip += QStringLiteral("\n\n") + reason;
+  } else {
+    tip += tr("\n\nAt most %1 here: one process per stage.").arg(stages);
+    if (RunPlan(m_mode->currentData().toInt()) == RunPlan::Both)
+      tip += tr("\nIn “both” the backprop phase runs in this process.");
+    if (m_processes->value() > 1)
+      if (const QString problem = processesProblem(m_doc->spec(), m_processes->value());
+          !problem.isEmpty())
+        tip += tr("\n\nCannot run in %1 processes: %2").arg(m_processes->value()).arg(problem);
+  }
+  m_processes->setToolTip(tip);
+  m_processesLabel->setToolTip(tip);
 }
 
 bool TrainWorkspace::resumeRun(const engine::ExperimentSpec& spec, const ResumePoint& resume,
@@ -120,13 +204,14 @@ bool TrainWorkspace::resumeRun(const engine::ExperimentSpec& spec, const ResumeP
   if (m_controller->isBusy() || !m_controller->canResume()) return false;
   const bool backprop = spec.mode == engine::Mode::Backprop;
   m_mode->setCurrentIndex(backprop ? 1 : 0);
+  // A distributed run cannot resume from a checkpoint yet: resuming runs in this process.
   return begin(spec, backprop ? RunPlan::Backprop : RunPlan::Local, resume,
-               tr("Resuming %1 from %2").arg(title, QString::fromStdString(resume.checkpoint)));
+               tr("Resuming %1 from %2").arg(title, QString::fromStdString(resume.checkpoint)), 1);
 }
 
 bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,
-                           const ResumePoint& resume, const QString& note) {
-  if (!m_controller->start(spec, plan, resume)) return false;
+                           const ResumePoint& resume, const QString& note, int processes) {
+  if (!m_controller->start(spec, plan, resume, processes)) return false;
   m_data.clear();
   m_summaries.clear();
   m_banner->hide();
@@ -240,6 +325,7 @@ void TrainWorkspace::updateControls() {
   m_pause->setText(state == State::Paused ? tr("Resume") : tr("Pause"));
   m_stop->setEnabled(!idle && state != State::Stopping);
   m_mode->setEnabled(idle);
+  updateProcesses();
   static const char* const kNames[] = {"Idle", "Starting…", "Running", "Paused", "Stopping…"};
   QString status = tr(kNames[int(state)]);
   if (idle && !m_summaries.empty())  // say how the last run ended

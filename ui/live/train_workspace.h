@@ -1,7 +1,7 @@
 #pragma once
 // The Train workspace: run, pause, resume and stop the designed experiment (local, backprop, or
-// both one after the other), its progress and ETA, the live dashboard and the event log. A
-// failed stage is named in a banner.
+// both one after the other; a local run in one process or spread over several), its progress
+// and ETA, the live dashboard and the event log. A failed stage is named in a banner.
 
 #include <QWidget>
 
@@ -12,6 +12,7 @@ class QComboBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QSpinBox;
 
 namespace stagewise::ui {
 
@@ -31,6 +32,10 @@ class TrainWorkspace : public QWidget {
   QPushButton* pauseButton() const { return m_pause; }
   QPushButton* stopButton() const { return m_stop; }
   QComboBox* modeCombo() const { return m_mode; }
+  /// How many local processes a local run's stages are spread over (1: threads in this one).
+  QSpinBox* processesSpin() const { return m_processes; }
+  /// The processes the next local run would use: the spin box's value where it applies, else 1.
+  int runProcesses() const;
   QProgressBar* progressBar() const { return m_progress; }
   QLabel* failureBanner() const { return m_banner; }
   /// Summaries of the phases of the last plan, in order.
@@ -54,11 +59,14 @@ class TrainWorkspace : public QWidget {
 
  private:
   bool begin(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume,
-             const QString& note);
+             const QString& note, int processes);
   void onBatch(const PhaseBatch& batch);
   void setLivePace(const engine::RunInfo* phase);
   void onProgress(const engine::Progress& progress, int phase, int phases);
   void showFailure(const QString& text);
+  /// Why a local run cannot be spread over processes here, empty if it can.
+  QString processesBlockReason() const;
+  void updateProcesses();
   QString phaseName(int phase) const;
 
   EngineController* m_controller;
@@ -70,6 +78,9 @@ class TrainWorkspace : public QWidget {
   QPushButton* m_pause;
   QPushButton* m_stop;
   QComboBox* m_mode;
+  QLabel* m_processesLabel;
+  QSpinBox* m_processes;
+  int m_wantedProcesses = 1;  // what the user chose (saved); shown clamped to the stage count
   QProgressBar* m_progress;
   QLabel* m_eta;
   QLabel* m_status;
