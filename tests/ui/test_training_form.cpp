@@ -18,6 +18,7 @@
 #include "common/fake_services.h"
 #include "designer/design_document.h"
 #include "designer/design_workspace.h"
+#include "designer/model_family_form.h"
 #include "designer/model_panel.h"
 #include "designer/training_form.h"
 
@@ -183,6 +184,26 @@ class TestTrainingForm : public QObject {
     QTRY_VERIFY(seed->hasFocus());
     wheel(seed);
     QCOMPARE(doc.spec().train.seed, uint64_t(0));
+  }
+
+  void editsOfDifferentFormsStaySeparateUndoSteps() {
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    auto spec = baseSpec();
+    spec.checkpoint.dir = "/tmp/x";  // the checkbox is enabled
+    doc.load(spec);
+    // A model family change, then a training setting: two steps, each undone on its own.
+    QComboBox* kind = ws.modelPanel()->familyForm()->kindCombo();
+    const int cnn = kind->findData(QStringLiteral("cnn"));
+    kind->setCurrentIndex(cnn);
+    Q_EMIT kind->activated(cnn);
+    auto* atStop =
+        qobject_cast<QCheckBox*>(ws.modelPanel()->trainingForm()->editorFor("checkpoint.at_stop"));
+    atStop->click();
+    QCOMPARE(doc.undoStack()->count(), 2);
+    doc.undoStack()->undo();
+    QVERIFY(doc.spec().checkpoint.atStop);
+    QCOMPARE(doc.spec().model.kind, std::string("cnn"));
   }
 
   void momentumIsForSgdOnly() {

@@ -229,9 +229,10 @@ void TrainingForm::edit(const std::string& key, const QString& text,
   engine::ExperimentSpec next = m_doc->spec();
   change(next);
   if (engine::specToJson(next) == engine::specToJson(m_doc->spec())) return;
-  // One merge id per field: stepping one spin box is one undo step.
+  // One merge id per field: stepping one spin box is one undo step. The model panel merges
+  // from 100 and the family form from 200; 400 up is this form's.
   const int field = int(std::distance(m_editors.begin(), m_editors.find(key)));
-  m_doc->edit(next, text, 200 + field);
+  m_doc->edit(next, text, kMergeIdBase + field);
 }
 
 void TrainingForm::browseCheckpointDir() {

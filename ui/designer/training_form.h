@@ -28,6 +28,8 @@ class TrainingForm : public QWidget {
   /// The editor of a spec key ("train.momentum", "checkpoint.dir", ...), or null.
   QWidget* editorFor(const std::string& key) const;
   QPushButton* checkpointBrowseButton() const { return m_browse; }
+  /// Undo merge ids of this form's fields start here (see DesignDocument::edit).
+  static constexpr int kMergeIdBase = 400;
 
  public Q_SLOTS:
   void refresh();
