@@ -72,11 +72,28 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainSpec& t, doubl
                                               torch::optim::AdamOptions(lr).weight_decay(t.weightDecay));
 }
 
+/// Runs a scope with a fixed intra-op thread count on the calling thread, then restores it. The
+/// dataset's normalisation reduces over the whole set, and a parallel reduction's result depends
+/// on how many threads split it: without this, a run built on a thread that had inherited another
+/// count (LibTorch's per-thread lazy init copies the last count any thread set) trained on
+/// slightly different data than a fresh process.
+class FixedIntraOpThreads {
+ public:
+  explicit FixedIntraOpThreads(int n) : m_saved(at::get_num_threads()) { at::set_num_threads(n); }
+  ~FixedIntraOpThreads() { at::set_num_threads(m_saved); }
+  FixedIntraOpThreads(const FixedIntraOpThreads&) = delete;
+  FixedIntraOpThreads& operator=(const FixedIntraOpThreads&) = delete;
+
+ private:
+  int m_saved;
+};
+
 class TorchRun final : public Run {
  public:
   TorchRun(const ExperimentSpec& spec, RunObserver* observer, const RunOptions& options)
       : m_spec(spec), m_reporter(&m_fanout), m_ctx(m_spec, m_reporter) {
     m_fanout.add(observer);
+    FixedIntraOpThreads deterministicBuild(1);  // the data and model are the same on any thread
     m_info = engineInfo();
     // Validate what needs no data first, so a typo does not wait for a dataset load.
     m_data = loadTensorData(spec.dataset, spec.train.seed);
