@@ -10,6 +10,7 @@
 #include "designer/estimate_panel.h"
 #include "designer/network_scene.h"
 #include "designer/network_view.h"
+#include "designer/stage_inspector.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -88,6 +89,35 @@ class TestDesignCanvas : public QObject {
     QCOMPARE(f.doc.spec().stageSettings(1).threads, 3);
     QCOMPARE(f.doc.spec().stageSettings(2).threads, 3);
     QCOMPARE(f.doc.spec().stageSettings(0).threads, 1);
+  }
+
+  void stageRanksSurviveEdits() {
+    // A spec written for several processes pins stages to ranks; the inspector does not show
+    // ranks, so its edits (and Apply to all) must keep them, and a split stage's halves both
+    // keep its rank.
+    Fixture f;
+    auto spec = f.doc.spec();
+    spec.stages = {{}, {}};
+    spec.stages[0].rank = 1;
+    spec.stages[1].rank = 0;
+    f.doc.load(spec);
+    f.doc.selectStage(1);
+    auto* threads = f.workspace.inspector()->findChild<QSpinBox*>();
+    QVERIFY(threads);
+    threads->setValue(2);
+    QCOMPARE(f.doc.spec().stageSettings(1).threads, 2);
+    QCOMPARE(f.doc.spec().stageSettings(1).rank, 0);
+    QCOMPARE(f.doc.spec().stageSettings(0).rank, 1);
+    auto* applyAll = f.workspace.inspector()->findChild<QPushButton*>();
+    QVERIFY(applyAll);
+    applyAll->click();
+    QCOMPARE(f.doc.spec().stageSettings(0).threads, 2);
+    QCOMPARE(f.doc.spec().stageSettings(0).rank, 1);
+    QCOMPARE(f.doc.spec().stageSettings(1).rank, 0);
+    f.click(f.workspace.scene()->gapCenter(4));  // splits stage 2
+    QCOMPARE(f.doc.spec().stageCount(), 3);
+    QCOMPARE(f.doc.spec().stageSettings(2).rank, 0);
+    QCOMPARE(f.doc.spec().stageSettings(0).rank, 1);
   }
 
   void draggingACutMovesIt() {

@@ -21,7 +21,7 @@ std::vector<StageOverride> overridesFor(const ExperimentSpec& spec) {
 
 bool isEmpty(const StageOverride& o) {
   return !o.device && !o.auxHead && !o.auxHidden && !o.threads && !o.cores && !o.lrScale &&
-         !o.delayMs;
+         !o.delayMs && !o.rank;
 }
 
 // Keeps the JSON clean: no `stages` list when no stage overrides anything.
@@ -95,6 +95,7 @@ ExperimentSpec withStageSettings(const ExperimentSpec& spec, int stage,
   if (s.cores != d.cores) o.cores = s.cores;
   if (s.lrScale != d.lrScale) o.lrScale = s.lrScale;
   if (s.delayMs != d.delayMs) o.delayMs = s.delayMs;
+  if (s.rank != d.rank) o.rank = s.rank;
   stages[static_cast<size_t>(stage)] = o;
   out.stages = std::move(stages);
   compact(out);

@@ -122,7 +122,12 @@ void StageInspector::applyToAll() {
   const int stage = m_doc->selectedStage();
   const engine::StageSettings s = m_doc->spec().stageSettings(stage);
   engine::ExperimentSpec next = m_doc->spec();
-  for (int k = 0; k < next.stageCount(); ++k) next = withStageSettings(next, k, s);
+  for (int k = 0; k < next.stageCount(); ++k) {
+    // The settings shown here, not where the stage runs: each keeps its own process (rank).
+    engine::StageSettings copy = s;
+    copy.rank = next.stageSettings(k).rank;
+    next = withStageSettings(next, k, copy);
+  }
   m_doc->edit(next, tr("Apply stage %1 settings to all stages").arg(stage + 1));
 }
 
