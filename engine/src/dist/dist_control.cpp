@@ -6,9 +6,8 @@
 
 namespace stagewise::engine::dist {
 
-namespace {
-using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
 std::string shortError(const std::string& what) {
   std::string s = what;
   if (!s.empty() && s[0] == '[') {
@@ -18,7 +17,6 @@ std::string shortError(const std::string& what) {
   if (auto nl = s.find('\n'); nl != std::string::npos) s = s.substr(0, nl);
   return s;
 }
-}  // namespace
 
 void InFlight::abort() {
   m_aborted.store(true);

@@ -13,23 +13,8 @@ namespace stagewise::engine::dist {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
 std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text(const std::vector<uint8_t>& b) { return {b.begin(), b.end()}; }
-
-/// Gloo messages start with "[/path/to/file.cc:123] "; users need the rest.
-std::string shortError(const std::string& what) {
-  std::string s = what;
-  if (!s.empty() && s[0] == '[') {
-    auto close = s.find("] ");
-    if (close != std::string::npos) s = s.substr(close + 2);
-  }
-  if (auto nl = s.find('\n'); nl != std::string::npos) s = s.substr(0, nl);
-  return s;
-}
 
 bool isLoopback(const std::string& addr) {
   return addr.rfind("127.", 0) == 0 || addr == "localhost" || addr == "::1";

@@ -7,6 +7,7 @@
 // used, never the base.
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -99,6 +100,12 @@ class Monitor {
   std::atomic<bool> m_quit{false};
   std::thread m_thread;
 };
+
+using Clock = std::chrono::steady_clock;
+/// Seconds since `t0`.
+double since(Clock::time_point t0);
+/// Gloo messages start with "[/path/to/file.cc:123] "; users need the rest (first line only).
+std::string shortError(const std::string& what);
 
 /// Publishes this rank's failure for the others (the first failure of the run wins).
 void publishAbort(DistGroup& group, int stage, const std::string& message);
