@@ -132,7 +132,7 @@ gui_run() {  # gui_run MODE [BINARY] -> "sps foreign ui_ms_per_s"
   echo "$(sps_of_db "$TMP/g.db") $f"
 }
 
-declare -A C0 C1 G U B UB
+declare -A C0 C1 G U B UB P
 printf '%-9s %-3s %9s %9s %9s %8s %8s %7s  %s\n' mode run cli cli+store gui gui/cli gui/c+s \
   ui_ms/s "foreign cores (cli, cli+store, gui)"
 for ((i = 1; i <= REPEATS; i++)); do
@@ -153,6 +153,7 @@ for ((i = 1; i <= REPEATS; i++)); do
     if [[ $clean == 1 ]]; then
       C0[$mode]+="$c0 "; C1[$mode]+="$c1 "; G[$mode]+="$g "; U[$mode]+="$ui "
       B[$mode]+="$b "; UB[$mode]+="$ub "
+      P[$mode]+="$g/$c0,$g/$c1${b:+,$b/$c0,$b/$c1} "
     fi
     printf '%-9s %-3s %9s %9s %9s %8s %8s %7s  %s %s %s%s\n' "$mode" "$i" "$c0" "$c1" "$g" \
       "$(python3 -c "print(f'{$g/$c0:.3f}')")" "$(python3 -c "print(f'{$g/$c1:.3f}')")" "$ui" \
@@ -161,18 +162,20 @@ for ((i = 1; i <= REPEATS; i++)); do
       "$(python3 -c "print(f'{$b/$c0:.3f}')")" "$(python3 -c "print(f'{$b/$c1:.3f}')")" "$ub" "$fb"
   done
 done
-# Undisturbed rounds only. Backprop throughput on the shared VM moves between levels for
-# seconds at a time whatever runs (host contention the guest cannot see), so each column gets
-# its median and its best (the run least disturbed), and the ratios of both.
+# Undisturbed rounds only. Throughput on the shared VM moves between levels for seconds at a
+# time whatever runs (host contention the guest cannot see), so besides each column's median
+# and best (the run least disturbed), "paired" is the median over rounds of each round's own
+# ratio: the runs of a round are back to back, so it compares like with like.
 echo
 printf '%-9s %-6s %6s %9s %9s %9s %8s %8s %7s\n' mode stat rounds cli cli+store gui gui/cli \
   gui/c+s ui_ms/s
 for mode in local backprop; do
   python3 - "$mode" "${C0[$mode]:-}" "${C1[$mode]:-}" "${G[$mode]:-}" "${U[$mode]:-}" \
-    "${B[$mode]:-}" "${UB[$mode]:-}" <<'PY'
+    "${B[$mode]:-}" "${UB[$mode]:-}" "${P[$mode]:-}" <<'PY'
 import math, statistics, sys
 m = sys.argv[1]
 c0, c1, g, u, gb, ub = ([float(x) for x in a.split()] for a in sys.argv[2:8])
+pairs = [[eval(r) for r in p.split(',')] for p in sys.argv[8].split()]
 if not g:
     print(f"{m:<9} {'-':<6} {0:>6}  no undisturbed round: wait for a quieter machine or raise MAX_FOREIGN")
     sys.exit()
@@ -184,5 +187,10 @@ for stat, f in (("median", statistics.median), ("best", max)):
     if gb:
         c = f(gb)
         print(f"{'':<9} {'':<6} {'':>6} {'':>9} {'':>9} {c:9.0f} {c/a:8.3f} {c/b:8.3f} {med(ub):7.1f}  (GUI_BEFORE)")
+ratios = [statistics.median(p[i] for p in pairs) for i in range(len(pairs[0]))]
+note = "" if ratios[0] >= 0.95 else "  (< 0.95 vs the CLI without a store)"
+print(f"{m:<9} {'paired':<6} {len(g):>6} {'':>9} {'':>9} {'':>9} {ratios[0]:8.3f} {ratios[1]:8.3f} {'':>7}{note}")
+if len(ratios) > 2:
+    print(f"{'':<9} {'':<6} {'':>6} {'':>9} {'':>9} {'':>9} {ratios[2]:8.3f} {ratios[3]:8.3f} {'':>7}  (GUI_BEFORE)")
 PY
 done
