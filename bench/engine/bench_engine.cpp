@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   const ExperimentSpec preset = loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/mlp-fmnist-4stage.json");
   const EngineInfo info = engineInfo();
   const int cores = info.hardwareCores;
-  std::printf("BLAS: %s | LibTorch %s | %d cores | denormals flushed in every compute thread | Adam lr 1e-3\n",
+  std::printf("BLAS: %s | LibTorch %s | %d cores | denormals flushed in every compute thread | Adam lr 1e-3 (fused CPU update)\n",
               info.blas.c_str(), info.torchVersion.c_str(), cores);
   std::printf("preset: mlp-fmnist-4stage (8x512 MLP, Fashion-MNIST); probe and eval off in throughput rows\n\n");
   const TensorData data = loadTensorData(preset.dataset, preset.train.seed);
@@ -106,6 +106,11 @@ int main(int argc, char** argv) {
       for (int t = 1; t <= cores; ++t) {
         auto p = bench::plainBackprop(base, data, steps, t);
         record({"plain backprop loop, " + std::to_string(t) + "t", "backprop", batch, t, 1, p.samplesPerSec});
+        if (batch == 32 && t == 1) {
+          // before/after: the same loop with LibTorch's own Adam
+          auto q = bench::plainBackprop(base, data, steps, t, bench::AdamImpl::Torch);
+          record({"plain backprop loop, 1t, torch::optim::Adam", "backprop", batch, t, 1, q.samplesPerSec});
+        }
         auto spec = variant(base, {"mode=backprop", "train.backprop_threads=" + std::to_string(t)});
         RunSummary s = runEngine(spec);
         record({"engine backprop, " + std::to_string(t) + "t", "backprop", batch, t, 1, s.samplesPerSec, -1,
@@ -115,6 +120,10 @@ int main(int argc, char** argv) {
         auto spec = variant(base, k == 2 ? std::vector<std::string>{"partition.cuts=[4]"} : std::vector<std::string>{});
         auto p = bench::plainLocal(spec, data, steps);
         record({"plain local loop, " + std::to_string(k) + " stages", "local", batch, 1, k, p.samplesPerSec});
+        if (batch == 32 && k == 2) {
+          auto q = bench::plainLocal(spec, data, steps, bench::AdamImpl::Torch);
+          record({"plain local loop, 2 stages, torch::optim::Adam", "local", batch, 1, k, q.samplesPerSec});
+        }
         RunSummary s = runEngine(spec);
         record({"engine local, " + std::to_string(k) + " stages", "local", batch, 1, k, s.samplesPerSec,
                 s.pipelineEfficiency, s.cpuUtilization});
@@ -163,6 +172,12 @@ int main(int argc, char** argv) {
     line("engine local 2 stages / plain local loop", l2 / g("plain local loop, 2 stages"), "(target >= 0.97)");
     line("engine local 4 stages / plain local loop", l4 / g("plain local loop, 4 stages"), "(target >= 0.97)");
     if (batch == 32) {
+      line("fused Adam / torch::optim::Adam, plain backprop 1t",
+           g("plain backprop loop, 1t") / g("plain backprop loop, 1t, torch::optim::Adam"), "(the optimizer's gain)");
+      line("fused Adam / torch::optim::Adam, plain local 2 stages",
+           g("plain local loop, 2 stages") / g("plain local loop, 2 stages, torch::optim::Adam"), "");
+      line("torch Adam, plain: local 2 st / backprop 1t",
+           g("plain local loop, 2 stages, torch::optim::Adam") / g("plain backprop loop, 1t, torch::optim::Adam"), "");
       line("probe+eval on / off (4 stages)", g("engine local, 4 stages, probe/100 + eval/500") / l4, "(cost of the probe)");
 #ifdef STAGEWISE_HAVE_STORE
       line("recorded to the store / not recorded (4 stages)", g("engine local, 4 stages, recorded to the store") / l4,

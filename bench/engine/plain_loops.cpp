@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "model/torch_model.h"
+#include "optim/fused_adam.h"
 #include "runtime/bounded_queue.h"
 #include "runtime/thread_setup.h"
 #include "stagewise/engine/partition.h"
@@ -49,16 +50,21 @@ Chain chain(const std::vector<torch::nn::Sequential>& layers, int first, int las
   return {std::vector<torch::nn::Sequential>(layers.begin() + first, layers.begin() + last + 1)};
 }
 
+std::unique_ptr<torch::optim::Optimizer> adam(AdamImpl impl, std::vector<torch::Tensor> params, double lr) {
+  if (impl == AdamImpl::Torch) return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr));
+  return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(lr));
+}
+
 }  // namespace
 
-PlainResult plainBackprop(const ExperimentSpec& spec, const TensorData& data, int64_t steps, int threads) {
+PlainResult plainBackprop(const ExperimentSpec& spec, const TensorData& data, int64_t steps, int threads, AdamImpl impl) {
   PlainResult r;
   std::thread t([&] {
     setupComputeThread(threads, {});
     ModelPlan plan = planModel(spec.model, data.shape);
     auto layers = buildLayers(spec.model, plan, spec.train.seed);
     auto model = chain(layers, 0, static_cast<int>(layers.size()) - 1);
-    torch::optim::Adam opt(model.parameters(), torch::optim::AdamOptions(spec.train.lr));
+    auto opt = adam(impl, model.parameters(), spec.train.lr);
     auto batches = batchIndices(spec, data.trainX.size(0), steps);
     double warmEnd = 0;
     int64_t samples = 0;
@@ -67,9 +73,9 @@ PlainResult plainBackprop(const ExperimentSpec& spec, const TensorData& data, in
       auto x = data.trainX.index_select(0, batches[static_cast<size_t>(s)]);
       auto y = data.trainY.index_select(0, batches[static_cast<size_t>(s)]);
       auto loss = torch::nn::functional::cross_entropy(model.forward(x), y);
-      opt.zero_grad();
+      opt->zero_grad();
       loss.backward();
-      opt.step();
+      opt->step();
       loss.item<double>();
       if (s == 19) warmEnd = std::chrono::duration<double>(Clock::now() - t0).count();
       if (s > 19) samples += x.size(0);
@@ -81,7 +87,7 @@ PlainResult plainBackprop(const ExperimentSpec& spec, const TensorData& data, in
   return r;
 }
 
-PlainResult plainLocal(const ExperimentSpec& spec, const TensorData& data, int64_t steps) {
+PlainResult plainLocal(const ExperimentSpec& spec, const TensorData& data, int64_t steps, AdamImpl impl) {
   ModelPlan plan = planModel(spec.model, data.shape);
   auto layers = buildLayers(spec.model, plan, spec.train.seed);
   PartitionPlan part = makePartition(spec, plan);
@@ -114,15 +120,15 @@ PlainResult plainLocal(const ExperimentSpec& spec, const TensorData& data, int64
                             plan.input.numClasses, spec.train.seed + i);
         for (auto& p : head->parameters()) params.push_back(p);
       }
-      torch::optim::Adam opt(params, torch::optim::AdamOptions(spec.train.lr));
+      auto opt = adam(impl, params, spec.train.lr);
       for (int64_t s = 0; s < steps; ++s) {
         Item item = *queues[i]->pop();
         auto h = body.forward(item.x);
         if (!st.isLast) queues[i + 1]->push({h.detach(), item.y});
         auto loss = torch::nn::functional::cross_entropy(st.isLast ? h : head->forward(h), item.y);
-        opt.zero_grad();
+        opt->zero_grad();
         loss.backward();
-        opt.step();
+        opt->step();
         loss.item<double>();
         if (st.isLast) {
           if (s == 19) warmEnd = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -7,6 +7,9 @@
 
 namespace stagewise::bench {
 
+/// The engine's fused Adam (the same work as the engine) or LibTorch's own, for the before/after row.
+enum class AdamImpl { Fused, Torch };
+
 struct PlainResult {
   double samplesPerSec = 0;
   double seconds = 0;
@@ -14,10 +17,11 @@ struct PlainResult {
 
 /// End-to-end backprop of the spec's MLP for `steps` steps on `threads` intra-op threads.
 PlainResult plainBackprop(const engine::ExperimentSpec& spec, const engine::TensorData& data, int64_t steps,
-                          int threads);
+                          int threads, AdamImpl adam = AdamImpl::Fused);
 
 /// Local parallelism with one thread per stage (the spec's cuts), linear aux heads, bounded
 /// queues, 1 intra-op thread each.
-PlainResult plainLocal(const engine::ExperimentSpec& spec, const engine::TensorData& data, int64_t steps);
+PlainResult plainLocal(const engine::ExperimentSpec& spec, const engine::TensorData& data, int64_t steps,
+                       AdamImpl adam = AdamImpl::Fused);
 
 }  // namespace stagewise::bench

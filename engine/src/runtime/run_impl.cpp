@@ -9,6 +9,7 @@
 #include "data/tensor_data.h"
 #include "dist/dist_run.h"
 #include "model/torch_model.h"
+#include "optim/fused_adam.h"
 #include "probe/probe.h"
 #include "runtime/checkpoint_io.h"
 #include "runtime/run_context.h"
@@ -68,8 +69,7 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainSpec& t, doubl
   if (t.optimizer == "sgd")
     return std::make_unique<torch::optim::SGD>(
         params, torch::optim::SGDOptions(lr).momentum(t.momentum).weight_decay(t.weightDecay));
-  return std::make_unique<torch::optim::Adam>(params,
-                                              torch::optim::AdamOptions(lr).weight_decay(t.weightDecay));
+  return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(lr).weight_decay(t.weightDecay));
 }
 
 /// Runs a scope with a fixed intra-op thread count on the calling thread, then restores it. The
