@@ -2,8 +2,12 @@
 // plain LibTorch loops, the probe's cost and accuracy at equal wall time. Prints a table; every
 // ratio is measured side by side in one run (rows interleaved, best of --repeats).
 //
-//   bench_engine [--repeats N] [--steps N] [--json FILE] [--skip-accuracy]
+//   bench_engine [--repeats N] [--steps N] [--json FILE] [--skip-accuracy] [--only TEXT] [--batch N]
+//
+// --only keeps the rows whose name contains TEXT (e.g. "local loop, 2"), --batch one batch size:
+// for profiling one row under perf; ratios whose rows did not run are left out.
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -95,42 +99,57 @@ int main(int argc, char** argv) {
     rows.push_back(r);
   };
   const std::vector<std::string> quiet = {"probe.interval=-1", "eval.interval=0"};
+  const std::string only = arg(argc, argv, "--only", "");
+  const int onlyBatch = std::stoi(arg(argc, argv, "--batch", "0"));
+  auto want = [&](const std::string& name) { return only.empty() || name.find(only) != std::string::npos; };
+  const bool filtered = !only.empty() || onlyBatch != 0;
 
   for (int rep = 0; rep < repeats; ++rep) {
     for (int batch : {32, 128}) {
+      if (onlyBatch != 0 && batch != onlyBatch) continue;
       const int64_t steps = batch == 32 ? steps32 : std::max<int64_t>(60, steps32 / 3);
       auto sets = quiet;
       sets.push_back("train.batch_size=" + std::to_string(batch));
       sets.push_back("train.max_steps=" + std::to_string(steps));
       const ExperimentSpec base = variant(preset, sets);
       for (int t = 1; t <= cores; ++t) {
-        auto p = bench::plainBackprop(base, data, steps, t);
-        record({"plain backprop loop, " + std::to_string(t) + "t", "backprop", batch, t, 1, p.samplesPerSec});
-        if (batch == 32 && t == 1) {
+        const std::string tn = std::to_string(t) + "t";
+        if (want("plain backprop loop, " + tn)) {
+          auto p = bench::plainBackprop(base, data, steps, t);
+          record({"plain backprop loop, " + tn, "backprop", batch, t, 1, p.samplesPerSec});
+        }
+        if (batch == 32 && t == 1 && want("plain backprop loop, 1t, torch::optim::Adam")) {
           // before/after: the same loop with LibTorch's own Adam
           auto q = bench::plainBackprop(base, data, steps, t, bench::AdamImpl::Torch);
           record({"plain backprop loop, 1t, torch::optim::Adam", "backprop", batch, t, 1, q.samplesPerSec});
         }
-        auto spec = variant(base, {"mode=backprop", "train.backprop_threads=" + std::to_string(t)});
-        RunSummary s = runEngine(spec);
-        record({"engine backprop, " + std::to_string(t) + "t", "backprop", batch, t, 1, s.samplesPerSec, -1,
-                s.cpuUtilization});
+        if (want("engine backprop, " + tn)) {
+          auto spec = variant(base, {"mode=backprop", "train.backprop_threads=" + std::to_string(t)});
+          RunSummary s = runEngine(spec);
+          record({"engine backprop, " + tn, "backprop", batch, t, 1, s.samplesPerSec, -1, s.cpuUtilization});
+        }
       }
       for (int k : {2, 4}) {
         auto spec = variant(base, k == 2 ? std::vector<std::string>{"partition.cuts=[4]"} : std::vector<std::string>{});
-        auto p = bench::plainLocal(spec, data, steps);
-        record({"plain local loop, " + std::to_string(k) + " stages", "local", batch, 1, k, p.samplesPerSec});
-        if (batch == 32 && k == 2) {
+        const std::string kn = std::to_string(k) + " stages";
+        if (want("plain local loop, " + kn)) {
+          auto p = bench::plainLocal(spec, data, steps);
+          record({"plain local loop, " + kn, "local", batch, 1, k, p.samplesPerSec});
+        }
+        if (batch == 32 && k == 2 && want("plain local loop, 2 stages, torch::optim::Adam")) {
           auto q = bench::plainLocal(spec, data, steps, bench::AdamImpl::Torch);
           record({"plain local loop, 2 stages, torch::optim::Adam", "local", batch, 1, k, q.samplesPerSec});
         }
-        RunSummary s = runEngine(spec);
-        record({"engine local, " + std::to_string(k) + " stages", "local", batch, 1, k, s.samplesPerSec,
-                s.pipelineEfficiency, s.cpuUtilization});
+        if (want("engine local, " + kn)) {
+          RunSummary s = runEngine(spec);
+          record({"engine local, " + kn, "local", batch, 1, k, s.samplesPerSec, s.pipelineEfficiency,
+                  s.cpuUtilization});
+        }
       }
     }
+    if (onlyBatch != 0 && onlyBatch != 32) continue;
 #ifdef STAGEWISE_HAVE_STORE
-    {
+    if (want("engine local, 4 stages, recorded to the store")) {
       auto spec = variant(preset, {"probe.interval=-1", "eval.interval=0", "train.max_steps=" + std::to_string(steps32)});
       RunSummary s = runRecorded(spec);
       record({"engine local, 4 stages, recorded to the store", "local", 32, 1, 4, s.samplesPerSec,
@@ -138,10 +157,12 @@ int main(int argc, char** argv) {
     }
 #endif
     // the probe and evaluator's cost, on the default preset as shipped
-    auto probed = variant(preset, {"train.max_steps=" + std::to_string(steps32)});
-    RunSummary s = runEngine(probed);
-    record({"engine local, 4 stages, probe/100 + eval/500", "local", 32, 1, 4, s.samplesPerSec,
-            s.pipelineEfficiency, s.cpuUtilization});
+    if (want("engine local, 4 stages, probe/100 + eval/500")) {
+      auto probed = variant(preset, {"train.max_steps=" + std::to_string(steps32)});
+      RunSummary s = runEngine(probed);
+      record({"engine local, 4 stages, probe/100 + eval/500", "local", 32, 1, 4, s.samplesPerSec,
+              s.pipelineEfficiency, s.cpuUtilization});
+    }
   }
 
   std::printf("%-46s %-8s %5s %6s %10s %8s %6s\n", "row (best of repeats)", "mode", "batch", "thr/st", "samples/s",
@@ -160,6 +181,7 @@ int main(int argc, char** argv) {
     for (int t = 1; t <= cores; ++t) bpBest = std::max(bpBest, g("engine backprop, " + std::to_string(t) + "t"));
     const double l2 = g("engine local, 2 stages"), l4 = g("engine local, 4 stages");
     auto line = [&](const std::string& what, double v, const std::string& target) {
+      if (!std::isfinite(v) || v <= 0) return;  // a row left out by --only / --batch
       std::printf("  batch %3d  %-52s %6.3f  %s\n", batch, what.c_str(), v, target.c_str());
       ratios[std::to_string(batch)][what] = v;
     };
@@ -187,7 +209,7 @@ int main(int argc, char** argv) {
   }
 
   nlohmann::json accuracy;
-  if (!flag(argc, argv, "--skip-accuracy")) {
+  if (!flag(argc, argv, "--skip-accuracy") && !filtered) {
     // Equal wall time: local (4 stages, as shipped) trains one epoch; backprop at its best thread
     // count gets the same wall time, then both are evaluated on the full test set.
     std::printf("\naccuracy after the same wall time (one epoch of the local run)\n");

@@ -87,6 +87,14 @@ std::string firstNonFinite(const StageRuntime& s, const torch::Tensor& input,
   return "in the head's logits or the loss";
 }
 
+/// Drops the gradients instead of zeroing them (set_to_none, PyTorch 2's default): backward then
+/// hands its fresh gradient tensors over instead of adding them into zeroed ones, which saves a
+/// memset and an add over every parameter each step.
+void clearGradients(torch::optim::Optimizer& optimizer) {
+  for (auto& group : optimizer.param_groups())
+    for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();
+}
+
 }  // namespace
 
 void runStage(RunContext& ctx, StageRuntime& stage) {
@@ -150,7 +158,7 @@ void runStage(RunContext& ctx, StageRuntime& stage) {
       if (!std::isfinite(lossValue))
         throw std::runtime_error("non-finite loss (" + std::to_string(lossValue) + ") at step " +
                                  std::to_string(step) + "; " + firstNonFinite(stage, x, outputs));
-      stage.optimizer->zero_grad();
+      clearGradients(*stage.optimizer);
       loss.backward();
       stage.optimizer->step();
       const double accuracy = logits.detach().argmax(1).eq(y).to(torch::kFloat32).mean().item<double>();
