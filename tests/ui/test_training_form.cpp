@@ -16,6 +16,7 @@
 #include <QtTest>
 
 #include "common/fake_services.h"
+#include "common/u64_spin_box.h"
 #include "designer/design_document.h"
 #include "designer/design_workspace.h"
 #include "designer/model_family_form.h"
@@ -136,14 +137,15 @@ class TestTrainingForm : public QObject {
     QVERIFY(!doc.spec().checkpoint.atStop);
 
     // Stepping one spin box five times is one undo step.
-    QSpinBox* seed = spin("train.seed");
+    auto* seed = qobject_cast<U64SpinBox*>(form->editorFor("train.seed"));
+    QVERIFY(seed);
     const int undoBefore = doc.undoStack()->count();
     for (int i = 0; i < 5; ++i) seed->stepUp();
     QCOMPARE(doc.spec().train.seed, uint64_t(6));
     QCOMPARE(doc.undoStack()->count(), undoBefore + 1);
     doc.undoStack()->undo();
     QCOMPARE(doc.spec().train.seed, uint64_t(1));
-    QCOMPARE(seed->value(), 1);
+    QCOMPARE(seed->value(), quint64(1));
 
     // Undo walks back through every edit above, and the editors follow.
     while (doc.undoStack()->canUndo()) doc.undoStack()->undo();
@@ -162,7 +164,7 @@ class TestTrainingForm : public QObject {
     ws.show();
     QVERIFY(QTest::qWaitForWindowExposed(&ws));
     doc.load(baseSpec());
-    auto* seed = qobject_cast<QSpinBox*>(ws.modelPanel()->trainingForm()->editorFor("train.seed"));
+    auto* seed = qobject_cast<U64SpinBox*>(ws.modelPanel()->trainingForm()->editorFor("train.seed"));
     QScrollArea* column = nullptr;
     for (auto* area : ws.findChildren<QScrollArea*>())
       if (area->widget() == ws.modelPanel()) column = area;
@@ -184,6 +186,37 @@ class TestTrainingForm : public QObject {
     QTRY_VERIFY(seed->hasFocus());
     wheel(seed);
     QCOMPARE(doc.spec().train.seed, uint64_t(0));
+  }
+
+  // Seeds are 64-bit: a spec's seed above 2^31 is shown and kept as it is, steps from there, and
+  // the largest one can be typed; a number past 2^64 - 1 is refused, not wrapped.
+  void seedsAreSixtyFourBit() {
+    DesignDocument doc{fakeEngineServices().engine};
+    TrainingForm form(&doc);
+    engine::ExperimentSpec spec = baseSpec();
+    spec.train.seed = (uint64_t(1) << 40) + 7;
+    doc.load(spec);
+    auto* seed = qobject_cast<U64SpinBox*>(form.editorFor("train.seed"));
+    QVERIFY(seed);
+    QCOMPARE(seed->text(), QStringLiteral("1099511627783"));
+    QCOMPARE(doc.undoStack()->count(), 0);  // showing it edited nothing
+    seed->stepUp();
+    QCOMPARE(doc.spec().train.seed, (uint64_t(1) << 40) + 8);
+    auto* line = seed->findChild<QLineEdit*>();
+    line->selectAll();
+    QTest::keyClicks(line, QStringLiteral("18446744073709551615"));
+    Q_EMIT seed->editingFinished();
+    QCOMPARE(doc.spec().train.seed, std::numeric_limits<uint64_t>::max());
+    QVERIFY(!(seed->stepEnabled() & QAbstractSpinBox::StepUpEnabled));
+    int pos = 0;
+    QString tooBig = QStringLiteral("18446744073709551616");
+    QCOMPARE(seed->validate(tooBig, pos), QValidator::Invalid);
+    QString letters = QStringLiteral("12a");
+    QCOMPARE(seed->validate(letters, pos), QValidator::Invalid);
+    // Edits of one field merge into one undo step, back to the seed as loaded.
+    doc.undoStack()->undo();
+    QCOMPARE(seed->value(), quint64((uint64_t(1) << 40) + 7));
+    QCOMPARE(doc.spec().train.seed, (uint64_t(1) << 40) + 7);
   }
 
   void editsOfDifferentFormsStaySeparateUndoSteps() {

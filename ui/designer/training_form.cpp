@@ -1,5 +1,7 @@
 #include "designer/training_form.h"
 
+#include "common/u64_spin_box.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -82,10 +84,13 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   m_weightDecay = realField("train.weight_decay", 0, 1, 6, 1e-4,
                             tr("Weight decay (L2 penalty) of the optimizer; 0: none."),
                             tr("Weight decay"), [](Spec& s, double v) { s.train.weightDecay = v; });
-  m_seed = intField("train.seed", 0, 2147483647,
-                    tr("Seed of the initial weights and the data order: a local run is "
-                       "reproducible bit for bit."),
-                    tr("Seed"), [](Spec& s, int v) { s.train.seed = uint64_t(v); });
+  m_seed = new U64SpinBox(this);
+  m_seed->setToolTip(tr("Seed of the initial weights and the data order (0 to 2^64 - 1): a local "
+                        "run is reproducible bit for bit."));
+  m_editors["train.seed"] = m_seed;
+  connect(m_seed, &U64SpinBox::valueChanged, this, [this](quint64 v) {
+    edit("train.seed", tr("Seed"), [v](Spec& s) { s.train.seed = uint64_t(v); });
+  });
   m_queue = intField("train.queue_capacity", 1, 1024,
                      tr("Capacity of the queue between stages: how far a stage may run ahead "
                         "of the next (allowed staleness)."),
@@ -255,7 +260,7 @@ void TrainingForm::refresh() {
   m_momentum->setValue(s.train.momentum);
   m_momentum->setEnabled(s.train.optimizer == "sgd");
   m_weightDecay->setValue(s.train.weightDecay);
-  m_seed->setValue(int(std::min<uint64_t>(s.train.seed, uint64_t(m_seed->maximum()))));
+  m_seed->setValue(quint64(s.train.seed));
   m_queue->setValue(clampedInt(s.train.queueCapacity, m_queue));
   m_backpropThreads->setValue(clampedInt(s.train.backpropThreads, m_backpropThreads));
   m_evalInterval->setValue(clampedInt(s.eval.interval, m_evalInterval));

@@ -20,6 +20,8 @@ class QSpinBox;
 
 namespace stagewise::ui {
 
+class U64SpinBox;
+
 class TrainingForm : public QWidget {
   Q_OBJECT
  public:
@@ -57,7 +59,7 @@ class TrainingForm : public QWidget {
   QDoubleSpinBox* m_lr;
   QDoubleSpinBox* m_momentum;
   QDoubleSpinBox* m_weightDecay;
-  QSpinBox* m_seed;
+  U64SpinBox* m_seed;
   QSpinBox* m_queue;
   QSpinBox* m_backpropThreads;
   QSpinBox* m_evalInterval;
