@@ -4,7 +4,7 @@
 //
 //   bench_engine [--repeats N] [--steps N] [--json FILE] [--skip-accuracy] [--only TEXT] [--batch N]
 //
-// --only keeps the rows whose name contains TEXT (e.g. "local loop, 2"), --batch one batch size:
+// --only keeps the rows whose name contains TEXT (e.g. "local loop, 2"; several: "a|b"), --batch one batch size:
 // for profiling one row under perf; ratios whose rows did not run are left out.
 
 #include <cmath>
@@ -88,7 +88,11 @@ int main(int argc, char** argv) {
 
   std::vector<Row> rows;
   std::map<std::string, double> best;
+  int rep = 0;
   auto record = [&](Row r) {
+    // progress on stderr, one line per measurement (the table below keeps the best of each row)
+    std::fprintf(stderr, "  [repeat %d/%d] %-46s batch %3d  %8.0f samples/s\n", rep + 1, repeats, r.name.c_str(),
+                 r.batch, r.samplesPerSec);
     auto& b = best[r.name + "/" + std::to_string(r.batch)];
     b = std::max(b, r.samplesPerSec);
     for (auto& existing : rows)
@@ -101,10 +105,18 @@ int main(int argc, char** argv) {
   const std::vector<std::string> quiet = {"probe.interval=-1", "eval.interval=0"};
   const std::string only = arg(argc, argv, "--only", "");
   const int onlyBatch = std::stoi(arg(argc, argv, "--batch", "0"));
-  auto want = [&](const std::string& name) { return only.empty() || name.find(only) != std::string::npos; };
+  auto want = [&](const std::string& name) {
+    if (only.empty()) return true;
+    for (size_t from = 0; from <= only.size();) {  // alternatives separated by '|'
+      const size_t comma = std::min(only.find('|', from), only.size());
+      if (name.find(only.substr(from, comma - from)) != std::string::npos) return true;
+      from = comma + 1;
+    }
+    return false;
+  };
   const bool filtered = !only.empty() || onlyBatch != 0;
 
-  for (int rep = 0; rep < repeats; ++rep) {
+  for (rep = 0; rep < repeats; ++rep) {
     for (int batch : {32, 128}) {
       if (onlyBatch != 0 && batch != onlyBatch) continue;
       const int64_t steps = batch == 32 ? steps32 : std::max<int64_t>(60, steps32 / 3);

@@ -8,6 +8,7 @@
 #        MAX_FOREIGN (default 0.05: cores other processes may use during a round and it counts),
 #        GUI_BEFORE (optional: a second workbench binary, e.g. of the previous commit, run in the
 #        same rounds for a before/after comparison),
+#        MODES (default "local backprop"),
 #        WAIT_QUIET (seconds, default 0: before each round, wait up to this long for a moment when
 #        other processes use under 0.1 core)
 # Each round runs, per mode: the CLI without a store (--no-store), the CLI recording into a
@@ -136,7 +137,7 @@ declare -A C0 C1 G U B UB P
 printf '%-9s %-3s %9s %9s %9s %8s %8s %7s  %s\n' mode run cli cli+store gui gui/cli gui/c+s \
   ui_ms/s "foreign cores (cli, cli+store, gui)"
 for ((i = 1; i <= REPEATS; i++)); do
-  for mode in local backprop; do
+  for mode in ${MODES:-local backprop}; do
     wait_quiet "${WAIT_QUIET:-0}"
     read -r c0 f0 < <(cli_run "$mode" no-store)
     read -r c1 f1 < <(cli_run "$mode" store)
@@ -169,7 +170,7 @@ done
 echo
 printf '%-9s %-6s %6s %9s %9s %9s %8s %8s %7s\n' mode stat rounds cli cli+store gui gui/cli \
   gui/c+s ui_ms/s
-for mode in local backprop; do
+for mode in ${MODES:-local backprop}; do
   python3 - "$mode" "${C0[$mode]:-}" "${C1[$mode]:-}" "${G[$mode]:-}" "${U[$mode]:-}" \
     "${B[$mode]:-}" "${UB[$mode]:-}" "${P[$mode]:-}" <<'PY'
 import math, statistics, sys
