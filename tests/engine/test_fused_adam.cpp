@@ -113,6 +113,22 @@ class TestFusedAdam : public QObject {
     QVERIFY(!torch::equal(ps[0], before[0]));
   }
 
+  // Without weight decay an inf parameter stays inf (LibTorch skips the term; 0 * inf is NaN).
+  void infParameterStaysInfWithoutWeightDecay() {
+    auto p = torch::full({100}, 1.0f).requires_grad_(true);
+    {
+      torch::NoGradGuard noGrad;
+      p[3] = std::numeric_limits<float>::infinity();
+    }
+    FusedAdam opt({p}, torch::optim::AdamOptions(1e-2));
+    p.mutable_grad() = torch::full({100}, 0.5f);
+    const auto version = p._version();
+    opt.step();
+    QVERIFY(std::isinf(p[3].item<float>()));
+    QVERIFY(torch::isfinite(p.slice(0, 4)).all().item<bool>());
+    QVERIFY(p._version() > version);  // autograd sees the in-place update
+  }
+
   // Checkpoints written before FusedAdam (torch::optim::Adam) resume, and the other way round.
   void saveLoadIsAdamsFormat() {
     auto options = torch::optim::AdamOptions(2e-3);

@@ -202,12 +202,20 @@ class TestTrainingForm : public QObject {
     QCOMPARE(doc.undoStack()->count(), 0);  // showing it edited nothing
     seed->stepUp();
     QCOMPARE(doc.spec().train.seed, (uint64_t(1) << 40) + 8);
-    auto* line = seed->findChild<QLineEdit*>();
-    line->selectAll();
-    QTest::keyClicks(line, QStringLiteral("18446744073709551615"));
-    Q_EMIT seed->editingFinished();
+    // Typed and confirmed with Enter, as a user does.
+    seed->selectAll();
+    QTest::keyClicks(seed, QStringLiteral("18446744073709551615"));
+    QTest::keyClick(seed, Qt::Key_Return);
     QCOMPARE(doc.spec().train.seed, std::numeric_limits<uint64_t>::max());
     QVERIFY(!(seed->stepEnabled() & QAbstractSpinBox::StepUpEnabled));
+    seed->stepUp();  // saturates, does not wrap to 0
+    QCOMPARE(seed->value(), std::numeric_limits<quint64>::max());
+    // A letter typed into it is refused; the value stays.
+    QTest::keyClicks(seed, QStringLiteral("x"));
+    QTest::keyClick(seed, Qt::Key_Return);
+    QCOMPARE(doc.spec().train.seed, std::numeric_limits<uint64_t>::max());
+    // Wide enough to show every digit of the largest seed.
+    QVERIFY(seed->sizeHint().width() > seed->fontMetrics().horizontalAdvance(seed->text()));
     int pos = 0;
     QString tooBig = QStringLiteral("18446744073709551616");
     QCOMPARE(seed->validate(tooBig, pos), QValidator::Invalid);

@@ -1,6 +1,8 @@
 #include "common/u64_spin_box.h"
 
 #include <QLineEdit>
+#include <QStyle>
+#include <QStyleOptionSpinBox>
 #include <limits>
 
 namespace stagewise::ui {
@@ -46,10 +48,22 @@ void U64SpinBox::fixup(QString& input) const { input = QString::number(m_value);
 
 QAbstractSpinBox::StepEnabled U64SpinBox::stepEnabled() const {
   StepEnabled e = StepNone;
+  if (isReadOnly()) return e;
   if (m_value < kMax) e |= StepUpEnabled;
   if (m_value > 0) e |= StepDownEnabled;
   return e;
 }
+
+QSize U64SpinBox::sizeHint() const {
+  ensurePolished();
+  const int width = fontMetrics().horizontalAdvance(QString::number(kMax) + QLatin1Char(' '));
+  QStyleOptionSpinBox option;
+  initStyleOption(&option);
+  return style()->sizeFromContents(QStyle::CT_SpinBox, &option, QSize(width, lineEdit()->sizeHint().height()),
+                                   this);
+}
+
+QSize U64SpinBox::minimumSizeHint() const { return sizeHint(); }
 
 void U64SpinBox::commitText() {
   bool ok = false;

@@ -21,6 +21,9 @@ class U64SpinBox : public QAbstractSpinBox {
   QValidator::State validate(QString& input, int& pos) const override;
   void fixup(QString& input) const override;
   StepEnabled stepEnabled() const override;
+  /// Wide enough for 2^64 - 1 (QAbstractSpinBox alone sizes for an empty text).
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
 
  Q_SIGNALS:
   void valueChanged(quint64 value);

@@ -7,7 +7,9 @@ namespace stagewise::engine {
 namespace {
 
 // Debian builds for baseline x86-64 (SSE2): let the loader pick AVX2 or AVX-512 where the CPU has
-// them. This file is compiled with -fno-math-errno so the square root vectorises.
+// them. This file is compiled with -fno-math-errno so the square root vectorises, and with
+// -ffp-contract=off so that no clone fuses multiply-adds: every CPU computes the same bits (a run
+// resumed, or a rank run, on another host continues exactly).
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
     !defined(__SANITIZE_THREAD__)
 #define STAGEWISE_TARGET_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -15,16 +17,29 @@ namespace {
 #define STAGEWISE_TARGET_CLONES
 #endif
 
+// Without weight decay the term is left out, not multiplied by 0: an inf parameter stays inf
+// (g + 0 * inf would be NaN), as in LibTorch, which skips it.
 STAGEWISE_TARGET_CLONES
 void update(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, int64_t n,
             float b1, float c1, float b2, float c2, float eps, float wd, float stepSize, float sbc2) {
-  for (int64_t j = 0; j < n; ++j) {
-    const float gj = g[j] + wd * p[j];
-    const float mj = b1 * m[j] + c1 * gj;
-    const float vj = b2 * v[j] + c2 * gj * gj;
-    m[j] = mj;
-    v[j] = vj;
-    p[j] -= stepSize * mj / (std::sqrt(vj) / sbc2 + eps);
+  if (wd != 0.0f) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float gj = g[j] + wd * p[j];
+      const float mj = b1 * m[j] + c1 * gj;
+      const float vj = b2 * v[j] + c2 * gj * gj;
+      m[j] = mj;
+      v[j] = vj;
+      p[j] -= stepSize * mj / (std::sqrt(vj) / sbc2 + eps);
+    }
+  } else {
+    for (int64_t j = 0; j < n; ++j) {
+      const float gj = g[j];
+      const float mj = b1 * m[j] + c1 * gj;
+      const float vj = b2 * v[j] + c2 * gj * gj;
+      m[j] = mj;
+      v[j] = vj;
+      p[j] -= stepSize * mj / (std::sqrt(vj) / sbc2 + eps);
+    }
   }
 }
 

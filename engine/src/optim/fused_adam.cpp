@@ -8,8 +8,9 @@ namespace stagewise::engine {
 
 namespace {
 
-bool fusable(const torch::Tensor& t) {
-  return t.device().is_cpu() && t.scalar_type() == torch::kFloat32 && t.is_contiguous() && !t.is_sparse();
+bool fusable(const torch::Tensor& t, const torch::Tensor& like) {
+  return t.layout() == torch::kStrided && t.device().is_cpu() && t.scalar_type() == torch::kFloat32 &&
+         t.is_contiguous() && t.sizes() == like.sizes();
 }
 
 }  // namespace
@@ -47,7 +48,9 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
       const double biasCorrection2 = 1 - std::pow(beta2, state.step());
       const double stepSize = options.lr() / biasCorrection1;
 
-      if (!options.amsgrad() && fusable(p) && fusable(grad) && fusable(expAvg) && fusable(expAvgSq)) {
+      // Same shapes too: the loop walks p.numel() elements through all four (a loaded state of
+      // another shape takes LibTorch's path, which raises).
+      if (!options.amsgrad() && fusable(p, p) && fusable(grad, p) && fusable(expAvg, p) && fusable(expAvgSq, p)) {
         AdamScalars s;
         s.beta1 = static_cast<float>(beta1);
         s.beta2 = static_cast<float>(beta2);
@@ -65,6 +68,8 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
         at::parallel_for(0, p.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
           adamUpdate(param + begin, g + begin, m + begin, v + begin, end - begin, s);
         });
+        // Written through raw pointers: tell autograd, as addcdiv_ would, that p changed.
+        torch::autograd::impl::bump_version(p);
         continue;
       }
       // The same operations as torch::optim::Adam (LibTorch 1.13).
