@@ -73,7 +73,7 @@ PlainResult plainBackprop(const ExperimentSpec& spec, const TensorData& data, in
       auto x = data.trainX.index_select(0, batches[static_cast<size_t>(s)]);
       auto y = data.trainY.index_select(0, batches[static_cast<size_t>(s)]);
       auto loss = torch::nn::functional::cross_entropy(model.forward(x), y);
-      for (auto& p : opt->param_groups()[0].params()) p.mutable_grad() = torch::Tensor();
+      clearGradients(*opt);
       loss.backward();
       opt->step();
       loss.item<double>();
@@ -126,7 +126,7 @@ PlainResult plainLocal(const ExperimentSpec& spec, const TensorData& data, int64
         auto h = body.forward(item.x);
         if (!st.isLast) queues[i + 1]->push({h.detach(), item.y});
         auto loss = torch::nn::functional::cross_entropy(st.isLast ? h : head->forward(h), item.y);
-        for (auto& p : opt->param_groups()[0].params()) p.mutable_grad() = torch::Tensor();
+        clearGradients(*opt);
         loss.backward();
         opt->step();
         loss.item<double>();

@@ -15,6 +15,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "proc_children.h"
+
 namespace {
 
 const QString kCli = STAGEWISE_BINARY_DIR "/app/cli/stagewise-cli";
@@ -66,16 +68,8 @@ QMap<QPair<int, qint64>, QString> lossSeries(const QString& db, int runId) {
 /// The ranks a launcher started: pid by RANK (from each child's environment).
 QMap<int, pid_t> ranksOf(qint64 launcher) {
   QMap<int, pid_t> ranks;
-  for (const QString& entry : QDir("/proc").entryList(QDir::Dirs)) {
-    bool ok = false;
-    const pid_t pid = entry.toInt(&ok);
-    if (!ok) continue;
-    QFile stat("/proc/" + entry + "/stat");
-    if (!stat.open(QIODevice::ReadOnly)) continue;
-    const QString s = QString::fromUtf8(stat.readAll());
-    const QStringList f = s.mid(s.lastIndexOf(')') + 2).split(' ');
-    if (f.size() < 2 || f[1].toLongLong() != launcher) continue;
-    QFile env("/proc/" + entry + "/environ");
+  for (pid_t pid : childrenOf(static_cast<pid_t>(launcher))) {
+    QFile env("/proc/" + QString::number(pid) + "/environ");
     if (!env.open(QIODevice::ReadOnly)) continue;
     for (const QByteArray& kv : env.readAll().split('\0'))
       if (kv.startsWith("RANK=")) ranks[kv.mid(5).toInt()] = pid;

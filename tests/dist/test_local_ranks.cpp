@@ -18,6 +18,7 @@
 #include <mutex>
 
 #include "local_ranks.h"
+#include "proc_children.h"
 #include "stagewise/engine/engine.h"
 
 using namespace stagewise;
@@ -74,20 +75,7 @@ struct Collector : engine::RunObserver {
 };
 
 /// This process's children (zombies included): what a launcher left behind.
-QList<pid_t> childProcesses() {
-  QList<pid_t> out;
-  for (const QString& entry : QDir("/proc").entryList(QDir::Dirs)) {
-    bool ok = false;
-    const pid_t pid = entry.toInt(&ok);
-    if (!ok) continue;
-    QFile stat("/proc/" + entry + "/stat");
-    if (!stat.open(QIODevice::ReadOnly)) continue;
-    const QString s = QString::fromUtf8(stat.readAll());
-    const QStringList f = s.mid(s.lastIndexOf(')') + 2).split(' ');
-    if (f.size() > 1 && f[1].toLongLong() == ::getpid()) out << pid;
-  }
-  return out;
-}
+QList<pid_t> childProcesses() { return childrenOf(::getpid()); }
 
 /// Per-stage parameter checksums of `spec` trained in one process by stagewise-cli.
 std::vector<double> inProcessChecksums(const engine::ExperimentSpec& spec) {

@@ -90,4 +90,9 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
   return loss;
 }
 
+void clearGradients(torch::optim::Optimizer& optimizer) {
+  for (auto& group : optimizer.param_groups())
+    for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();
+}
+
 }  // namespace stagewise::engine

@@ -23,4 +23,9 @@ class FusedAdam : public torch::optim::Adam {
   torch::Tensor step(LossClosure closure = nullptr) override;
 };
 
+/// Drops every parameter's gradient instead of zeroing it (set_to_none, PyTorch 2's default): the
+/// next backward pass then hands its fresh gradient tensors over instead of adding them into zeroed
+/// ones, which saves a memset and an add over every parameter each step. Any optimizer.
+void clearGradients(torch::optim::Optimizer& optimizer);
+
 }  // namespace stagewise::engine

@@ -5,6 +5,7 @@
 #include <random>
 #include <thread>
 
+#include "optim/fused_adam.h"
 #include "runtime/snapshot.h"
 #include "runtime/thread_setup.h"
 
@@ -85,14 +86,6 @@ std::string firstNonFinite(const StageRuntime& s, const torch::Tensor& input,
   for (size_t i = 0; i < outputs.size(); ++i)
     if (!torch::isfinite(outputs[i]).all().item<bool>()) return "first in the output of " + layerName(s, i);
   return "in the head's logits or the loss";
-}
-
-/// Drops the gradients instead of zeroing them (set_to_none, PyTorch 2's default): backward then
-/// hands its fresh gradient tensors over instead of adding them into zeroed ones, which saves a
-/// memset and an add over every parameter each step.
-void clearGradients(torch::optim::Optimizer& optimizer) {
-  for (auto& group : optimizer.param_groups())
-    for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();
 }
 
 }  // namespace
