@@ -138,7 +138,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
                           {"stages", stages}, {"cores", info.hardwareCores},
                           {"predicted_speedup", est.speedup}, {"pipeline_efficiency", est.pipelineEfficiency},
                           {"backprop_best_threads", est.backpropThreads}, {"cores_shared", est.coresShared},
-                          {"blas", info.blas}, {"devices", info.devices}};
+                          {"blas", info.blas}, {"openmp_wait", info.openmpWait}, {"devices", info.devices}};
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -166,6 +166,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
               info.hardwareCores > 1 ? "s" : "", est.coresShared ? " (stages share cores)" : "");
   std::printf("predicted pipeline efficiency: %.0f%%\n", 100 * est.pipelineEfficiency);
   std::printf("BLAS: %s\n", info.blas.c_str());
+  std::printf("OpenMP workers: %s\n", info.openmpWait.c_str());
   return 0;
 }
 

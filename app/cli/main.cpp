@@ -5,6 +5,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "stagewise/engine/dataset.h"
+#include "stagewise/engine/omp_wait.h"
 #ifdef STAGEWISE_HAVE_STORE
 #include "stagewise/storage/store_error.h"
 #endif
@@ -41,6 +42,10 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   const std::string command = args[0];
+  // Commands that train, or report what training will use: idle OpenMP workers spin briefly.
+  if (command == "train" || command == "launch" || command == "inspect" ||
+      (command == "runs" && args.size() > 1 && args[1] == "resume"))
+    stagewise::engine::ensureOmpWaitDefault(argv);
   args.erase(args.begin());
   try {
     if (command == "train") return stagewise::cli::trainCommand(args);

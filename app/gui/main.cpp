@@ -20,6 +20,7 @@
 #include "stagewise/storage/run_store.h"
 #ifdef STAGEWISE_HAVE_ENGINE
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/omp_wait.h"
 #endif
 #ifdef STAGEWISE_HAVE_RECORDER
 #include "stagewise/recorder/recorder.h"
@@ -37,6 +38,7 @@ static ui::EngineServices engineServices(bool fake) {
     ui::EngineServices services;
     services.engine.torchVersion = info.torchVersion;
     services.engine.blas = info.blas;
+    services.engine.openmpWait = info.openmpWait;
     services.engine.cudaAvailable = info.cudaAvailable;
     services.engine.devices = info.devices;
     services.engine.hardwareCores = info.hardwareCores;
@@ -80,6 +82,10 @@ static ui::EngineServices engineServices(bool fake) {
 }
 
 int main(int argc, char** argv) {
+#ifdef STAGEWISE_HAVE_ENGINE
+  // The workbench trains in this process: idle OpenMP workers spin briefly (may re-execute).
+  stagewise::engine::ensureOmpWaitDefault(argv);
+#endif
   QGuiApplication::setHighDpiScaleFactorRoundingPolicy(
       Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
   QApplication app(argc, argv);

@@ -17,6 +17,7 @@
 #include "data/tensor_data.h"
 #include "plain_loops.h"
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/omp_wait.h"
 #ifdef STAGEWISE_HAVE_STORE
 #include <filesystem>
 
@@ -75,14 +76,15 @@ bool flag(int argc, char** argv, const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ensureOmpWaitDefault(argv);  // as the CLI and the workbench do (may re-execute)
   const int repeats = std::stoi(arg(argc, argv, "--repeats", "2"));
   const int64_t steps32 = std::stoll(arg(argc, argv, "--steps", "500"));
   const std::string jsonPath = arg(argc, argv, "--json", "");
   const ExperimentSpec preset = loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/mlp-fmnist-4stage.json");
   const EngineInfo info = engineInfo();
   const int cores = info.hardwareCores;
-  std::printf("BLAS: %s | LibTorch %s | %d cores | denormals flushed in every compute thread | Adam lr 1e-3 (fused CPU update)\n",
-              info.blas.c_str(), info.torchVersion.c_str(), cores);
+  std::printf("BLAS: %s | OpenMP workers: %s | LibTorch %s | %d cores | denormals flushed in every compute thread | Adam lr 1e-3 (fused CPU update)\n",
+              info.blas.c_str(), info.openmpWait.c_str(), info.torchVersion.c_str(), cores);
   std::printf("preset: mlp-fmnist-4stage (8x512 MLP, Fashion-MNIST); probe and eval off in throughput rows\n\n");
   const TensorData data = loadTensorData(preset.dataset, preset.train.seed);
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/omp_wait.h"
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/partition.h"
 
@@ -42,11 +43,12 @@ std::string arg(int argc, char** argv, const std::string& name, const std::strin
 }  // namespace
 
 int main(int argc, char** argv) {
+  ensureOmpWaitDefault(argv);  // as the CLI and the workbench do (may re-execute)
   const int64_t steps = std::stoll(arg(argc, argv, "--steps", "300"));
   const std::string jsonPath = arg(argc, argv, "--json", "");
   const EngineInfo info = engineInfo();
-  std::printf("BLAS: %s | %d cores | %lld steps per throughput row | probe/eval off in throughput rows\n\n",
-              info.blas.c_str(), info.hardwareCores, static_cast<long long>(steps));
+  std::printf("BLAS: %s | OpenMP workers: %s | %d cores | %lld steps per throughput row | probe/eval off in throughput rows\n\n",
+              info.blas.c_str(), info.openmpWait.c_str(), info.hardwareCores, static_cast<long long>(steps));
   nlohmann::json out = nlohmann::json::array();
   std::printf("%-20s %10s %10s %8s %7s %9s | %-12s %9s %-12s %9s | %8s %8s\n", "preset", "local/s", "bp-best/s",
               "ratio", "bp-thr", "pipe-eff", "cuts(time)", "local/s", "cuts(flops)", "local/s", "acc-loc", "acc-bp");

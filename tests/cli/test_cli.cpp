@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "stagewise/engine/omp_wait.h"
+
 namespace {
 
 const QString kCli = STAGEWISE_BINARY_DIR "/app/cli/stagewise-cli";
@@ -16,8 +18,10 @@ struct Result {
   QString out, err;
 };
 
-Result runCli(const QStringList& args, int timeoutMs = 120000) {
+Result runCli(const QStringList& args, int timeoutMs = 120000,
+              const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   QProcess p;
+  p.setProcessEnvironment(env);
   p.start(kCli, args);
   p.waitForFinished(timeoutMs);
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
@@ -235,6 +239,44 @@ class TestCli : public QObject {
     Result text = runCli({"inspect", "--config", writeSpec(dir, kSmall)});
     QVERIFY(text.out.contains("classifier"));
     QVERIFY(text.out.contains("predicted speed-up"));
+  }
+
+  // Commands that train re-execute themselves with a short libgomp spin (omp_wait.cpp), and
+  // leave a wait policy or spin count the user chose alone. OMP_DISPLAY_ENV=verbose makes libgomp
+  // itself print the spin count it read; the last process to start is the one that runs.
+  void openmpWorkersSpinBrieflyUnlessTold() {
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kSmall);
+    struct Seen {
+      QString described, libgomp;
+    };
+    auto waitWith = [&](const QString& name, const QString& value) {
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.remove("OMP_WAIT_POLICY");
+      env.remove("GOMP_SPINCOUNT");
+      env.insert("OMP_DISPLAY_ENV", "verbose");
+      if (!name.isEmpty()) env.insert(name, value);
+      Result r = runCli({"inspect", "--config", spec, "--json"}, 120000, env);
+      if (r.code != 0) qWarning("%s", qPrintable(r.err));
+      Seen seen;
+      const QStringList lines = (r.out + r.err).split('\n');
+      for (const QString& line : lines)
+        if (line.trimmed().startsWith("GOMP_SPINCOUNT = ")) seen.libgomp = line.trimmed().mid(17);
+      // libgomp's report shares stdout with the JSON: take the object from its first '{'.
+      const QString out = r.out.mid(r.out.indexOf(QStringLiteral("\n{")) + 1);
+      seen.described = QJsonDocument::fromJson(out.toUtf8()).object()["openmp_wait"].toString();
+      return seen;
+    };
+    Seen byDefault = waitWith({}, {});
+    QCOMPARE(byDefault.libgomp, QStringLiteral("'" STAGEWISE_GOMP_SPINCOUNT_DEFAULT "'"));
+    QCOMPARE(byDefault.described,
+             QStringLiteral("spin " STAGEWISE_GOMP_SPINCOUNT_DEFAULT ", then sleep (Stagewise default)"));
+    Seen chosen = waitWith("GOMP_SPINCOUNT", "1234");
+    QCOMPARE(chosen.libgomp, QStringLiteral("'1234'"));
+    QCOMPARE(chosen.described, QStringLiteral("spin 1234, then sleep (GOMP_SPINCOUNT)"));
+    Seen active = waitWith("OMP_WAIT_POLICY", "active");
+    QCOMPARE(active.described, QStringLiteral("OMP_WAIT_POLICY=active"));
+    QVERIFY2(active.libgomp != QStringLiteral("'" STAGEWISE_GOMP_SPINCOUNT_DEFAULT "'"), qPrintable(active.libgomp));
   }
 };
 

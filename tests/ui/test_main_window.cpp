@@ -201,7 +201,9 @@ class TestMainWindow : public QObject {
 
   void aboutNamesQtAndLibTorch() {
     auto s = services();
+    s.engine.openmpWait = "spin 4321, then sleep";
     const QString text = aboutText(s.engine, QStringLiteral("/tmp/x.db"));
+    QVERIFY(text.contains(QStringLiteral("spin 4321, then sleep")));
     QVERIFY(text.contains(QString::fromLatin1(qVersion())));
     QVERIFY(text.contains(QStringLiteral("9.9.9-test")));
     QVERIFY(text.contains(QStringLiteral("/tmp/x.db")));

@@ -93,6 +93,7 @@ EngineServices fakeEngineServices(const engine::FakeScript& script) {
   EngineServices services;
   services.engine.torchVersion = "none (fake engine)";
   services.engine.blas = "none";
+  services.engine.openmpWait = "none";
   services.engine.devices = {"cpu"};
   services.engine.hardwareCores = int(std::max(1u, std::thread::hardware_concurrency()));
   services.engine.fake = true;

@@ -58,6 +58,7 @@ using LayerProfiler = std::function<std::vector<double>(
 struct EngineDescription {
   std::string torchVersion = "unknown";
   std::string blas = "unknown";
+  std::string openmpWait = "unknown";  ///< how idle OpenMP workers wait (spin count, policy)
   bool cudaAvailable = false;
   std::vector<std::string> devices = {"cpu"};  ///< devices that exist: "cpu", "cuda:0", ...
   int hardwareCores = 1;

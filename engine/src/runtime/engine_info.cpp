@@ -4,6 +4,7 @@
 
 #include "runtime/thread_setup.h"
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/omp_wait.h"
 
 namespace stagewise::engine {
 
@@ -27,6 +28,7 @@ EngineInfo engineInfo() {
   EngineInfo info;
   info.torchVersion = TORCH_VERSION;
   info.blas = blasDescription();
+  info.openmpWait = openmpWaitDescription();
   info.hardwareCores = availableCores();
   info.devices.push_back("cpu");
   info.cudaAvailable = torch::cuda::is_available();

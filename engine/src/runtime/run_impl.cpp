@@ -362,7 +362,7 @@ class TorchRun final : public Run {
     m_reporter.start(runInfo());
     m_reporter.event({EventKind::Started, 0.0, -1,
                       toString(m_spec.mode) + " run started: " + std::to_string(m_stages.size()) +
-                          " stage(s), " + std::to_string(m_ctx.totalSteps) + " steps, BLAS " + m_info.blas});
+                          " stage(s), " + std::to_string(m_ctx.totalSteps) + " steps, BLAS " + m_info.blas + ", OpenMP workers " + m_info.openmpWait});
     if (!m_resumedFrom.empty())
       m_reporter.event({EventKind::Info, 0.0, -1, "resumed from " + m_resumedFrom + " at step " + std::to_string(m_ctx.startStep)});
     m_ctx.start = RunContext::Clock::now();

@@ -15,6 +15,7 @@ namespace stagewise::engine {
 struct EngineInfo {
   std::string torchVersion;
   std::string blas;                  ///< e.g. "OpenBLAS 0.3.21 (openmp)"
+  std::string openmpWait;            ///< how idle intra-op workers wait; see omp_wait.h
   bool cudaAvailable = false;
   std::vector<std::string> devices;  ///< "cpu", "cuda:0", ...
   int hardwareCores = 1;
