@@ -23,14 +23,7 @@ SPINS="${SPINS:-300000 10000 0}"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 
-python3 - "$SPEC" "$TMP/s.json" "$STEPS" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d['train']['max_steps'] = int(sys.argv[3])
-d['eval']['interval'] = 0
-d['probe']['interval'] = -1
-json.dump(d, open(sys.argv[2], 'w'))
-PY
+python3 "$ROOT/bench/throughput_spec.py" "$SPEC" "$TMP/s.json" "$STEPS"
 
 echo "$("$CLI" inspect --config "$TMP/s.json" | grep -E '^BLAS')"
 echo "$(nproc) cores, $STEPS steps per run, $ROUNDS rounds, spec $(basename "$SPEC")"

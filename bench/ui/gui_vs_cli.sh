@@ -30,14 +30,7 @@ trap 'rm -rf "$TMP"' EXIT
 # The workbench's own settings and data stay out of the user's.
 export XDG_CONFIG_HOME="$TMP/config" XDG_DATA_HOME="$TMP/data"
 
-python3 - "$SPEC" "$TMP/g.json" "$STEPS" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d['train']['max_steps'] = int(sys.argv[3])
-d['eval']['interval'] = 0
-d['probe']['interval'] = -1
-json.dump(d, open(sys.argv[2], 'w'))
-PY
+python3 "$ROOT/bench/throughput_spec.py" "$SPEC" "$TMP/g.json" "$STEPS"
 
 if [[ -n "${DISPLAY:-}" ]]; then XRUN=(); else XRUN=(xvfb-run -a); fi
 
