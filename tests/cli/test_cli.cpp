@@ -262,7 +262,8 @@ class TestCli : public QObject {
       const QStringList lines = (r.out + r.err).split('\n');
       for (const QString& line : lines)
         if (line.trimmed().startsWith("GOMP_SPINCOUNT = ")) seen.libgomp = line.trimmed().mid(17);
-      // libgomp's report shares stdout with the JSON: take the object from its first '{'.
+      // libgomp prints its report on stderr; should it share stdout with the JSON, the object
+      // still starts at the first line that opens with '{'.
       const QString out = r.out.mid(r.out.indexOf(QStringLiteral("\n{")) + 1);
       seen.described = QJsonDocument::fromJson(out.toUtf8()).object()["openmp_wait"].toString();
       return seen;
