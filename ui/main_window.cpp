@@ -3,14 +3,18 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDesktopServices>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScreen>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QUndoStack>
+#include <QUrl>
 
 #include "bridge/engine_controller.h"
 #include "common/about_dialog.h"
@@ -93,9 +97,10 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   connect(m_doc->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
   connect(m_controller, &EngineController::stateChanged, this, &MainWindow::updateRunActions);
 
-  resize(1440, 900);
+  resize(QSize(1440, 900).boundedTo(availableSize()));
   restoreGeometry(AppSettings::windowGeometry());
   restoreState(AppSettings::windowState());
+  fitToScreen();  // a size saved on a larger screen (or grown by an older version) is fitted
   m_doc->load(defaultSpec());
   updateTitle();
   updateRunActions();
@@ -103,13 +108,32 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
 
 MainWindow::~MainWindow() = default;
 
+QSize MainWindow::availableSize() const {
+  const QScreen* where = screen() ? screen() : QGuiApplication::primaryScreen();
+  QSize size = where ? where->availableGeometry().size() : QSize(1366, 768);
+  // Leave room for the window frame the window manager adds around the client area.
+  return size - QSize(16, 40);
+}
+
+void MainWindow::fitToScreen() {
+  const QSize room = availableSize();
+  if (width() > room.width() || height() > room.height()) resize(size().boundedTo(room));
+  if (const QScreen* where = screen()) {
+    const QRect area = where->availableGeometry();
+    if (!area.contains(frameGeometry().topLeft()))
+      move(area.topLeft() + QPoint((area.width() - width()) / 2, (area.height() - height()) / 2));
+  }
+}
+
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&New experiment"), QKeySequence::New, m_design,
                   &DesignWorkspace::newExperiment);
   file->addAction(tr("&Open…"), QKeySequence::Open, m_design, &DesignWorkspace::openWithDialog);
   file->addAction(tr("&Save"), QKeySequence::Save, m_design, &DesignWorkspace::save);
-  file->addAction(tr("Save &as…"), QKeySequence::SaveAs, m_design, &DesignWorkspace::saveAs);
+  // QKeySequence::SaveAs is empty on some platforms (X11 without a desktop): a fixed sequence.
+  file->addAction(tr("Save &as…"), QKeySequence(tr("Ctrl+Shift+S")), m_design,
+                  &DesignWorkspace::saveAs);
   file->addSeparator();
   file->addAction(tr("Choose run &store…"), this, &MainWindow::chooseStore);
   file->addSeparator();
@@ -128,7 +152,8 @@ void MainWindow::buildMenus() {
   m_pauseAction = run->addAction(tr("&Pause / resume"), QKeySequence(tr("Ctrl+P")), m_train,
                                  &TrainWorkspace::togglePause);
   m_stopAction = run->addAction(tr("&Stop"), m_train, &TrainWorkspace::stopRun);
-  m_stopAction->setShortcuts({QKeySequence(tr("Ctrl+.")), QKeySequence(Qt::Key_Escape)});
+  // The menu shows the first: Esc, the one people press.
+  m_stopAction->setShortcuts({QKeySequence(Qt::Key_Escape), QKeySequence(tr("Ctrl+."))});
   run->addSeparator();
   m_resumeAction =
       run->addAction(tr("Resume from &checkpoint…"), this, [this] { resumeFromCheckpoint(); });
@@ -151,6 +176,10 @@ void MainWindow::buildMenus() {
   (isDarkPalette() ? dark : light)->setChecked(true);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keyboard shortcuts"), QKeySequence(tr("Ctrl+/")), this,
+                  &MainWindow::showShortcuts);
+  help->addAction(tr("User &guide"), QKeySequence::HelpContents, this, &MainWindow::openGuide);
+  help->addSeparator();
   help->addAction(tr("&About Stagewise"), this, &MainWindow::about);
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }
@@ -217,6 +246,57 @@ void MainWindow::chooseStore() {
                                .arg(path));
 }
 
+QString MainWindow::shortcutsText() const {
+  // Read from the menus themselves, so the list is never out of date.
+  QString html = QStringLiteral("<table cellspacing='4'>");
+  for (QAction* menuAction : menuBar()->actions()) {
+    QMenu* menu = menuAction->menu();
+    if (!menu) continue;
+    for (QAction* a : menu->actions()) {
+      if (a->isSeparator() || a->shortcuts().isEmpty()) continue;
+      QStringList keys;
+      for (const QKeySequence& k : a->shortcuts()) keys << k.toString(QKeySequence::NativeText);
+      html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+                  .arg(keys.join(QStringLiteral(" or ")).toHtmlEscaped(),
+                       a->text().remove(QLatin1Char('&')).toHtmlEscaped());
+    }
+  }
+  html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+              .arg(tr("Click a gap / a cut"), tr("Cut there / join the stages (Design canvas)"));
+  html +=
+      QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+          .arg(tr("Wheel, drag, double-click"), tr("Zoom, pan, follow the newest data (plots)"));
+  return html + QStringLiteral("</table>");
+}
+
+void MainWindow::showShortcuts() {
+  QMessageBox box(QMessageBox::Information, tr("Keyboard shortcuts"), shortcutsText(),
+                  QMessageBox::Close, this);
+  box.setObjectName(QStringLiteral("shortcutsBox"));
+  box.setTextFormat(Qt::RichText);
+  box.exec();
+}
+
+void MainWindow::openGuide() {
+  const QString path = userGuidePath();
+  if (path.isEmpty() || !QDesktopServices::openUrl(QUrl::fromLocalFile(path)))
+    QMessageBox::information(this, tr("User guide"),
+                             path.isEmpty()
+                                 ? tr("The user guide is docs/user-guide.md in Stagewise's source.")
+                                 : tr("The user guide is %1.").arg(path));
+}
+
+QString MainWindow::userGuidePath() {
+  // Next to the build (bin/../docs), installed (share/doc/stagewise), or the source tree.
+  const QString app = QCoreApplication::applicationDirPath();
+  for (const QString& candidate : {app + QStringLiteral("/../../docs/user-guide.md"),
+                                   app + QStringLiteral("/../../../docs/user-guide.md"),
+                                   app + QStringLiteral("/../share/doc/stagewise/user-guide.md"),
+                                   QString::fromUtf8(STAGEWISE_SOURCE_DIR "/docs/user-guide.md")})
+    if (QFileInfo::exists(candidate)) return QFileInfo(candidate).canonicalFilePath();
+  return {};
+}
+
 void MainWindow::about() {
   showAboutDialog(this, m_services.engine,
                   m_store ? QString::fromStdString(m_store->path()) : QString());
@@ -245,19 +325,28 @@ void MainWindow::updateRunActions() {
   m_stopAction->setEnabled(!idle);
 }
 
-bool MainWindow::confirmStopAndQuit() {
-  QMessageBox box(QMessageBox::Question, tr("A run is in progress"), tr("Stop the run and quit?"),
+MainWindow::QuitAnswer MainWindow::askStopAndQuit(bool designModified) {
+  QMessageBox box(QMessageBox::Question, tr("A run is in progress"),
+                  designModified ? tr("Stop the run and quit? The experiment also has unsaved "
+                                      "changes.")
+                                 : tr("Stop the run and quit?"),
                   QMessageBox::NoButton, this);
   box.setObjectName(QStringLiteral("stopAndQuitBox"));
   box.setInformativeText(
-      tr("The run is stopped cleanly and kept in the run store as stopped, with every point "
-         "it has reported (and a checkpoint, if checkpointing is on). Cancel keeps it "
-         "training."));
-  QPushButton* stop = box.addButton(tr("Stop and quit"), QMessageBox::AcceptRole);
+      tr("The run is paused while you decide. Stopping keeps it in the run store as stopped, "
+         "with every point it has reported (and a checkpoint, if checkpointing is on). Cancel "
+         "lets it train on."));
+  QPushButton* save = nullptr;
+  if (designModified) save = box.addButton(tr("Save, stop and quit"), QMessageBox::AcceptRole);
+  QPushButton* stop =
+      box.addButton(designModified ? tr("Stop and quit without saving") : tr("Stop and quit"),
+                    designModified ? QMessageBox::DestructiveRole : QMessageBox::AcceptRole);
   box.addButton(QMessageBox::Cancel);
   box.setDefaultButton(QMessageBox::Cancel);
   box.exec();
-  return box.clickedButton() == stop;
+  if (save && box.clickedButton() == save) return QuitAnswer::SaveStopAndQuit;
+  if (box.clickedButton() == stop) return QuitAnswer::StopAndQuit;
+  return QuitAnswer::Cancel;
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -272,15 +361,23 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     event->accept();
     return;
   }
-  if (m_controller->isBusy() && !confirmStopAndQuit()) {
-    event->ignore();
-    return;
-  }
-  if (!m_design->maybeDiscard()) {
-    event->ignore();
-    return;
-  }
   if (m_controller->isBusy()) {
+    // Ask everything first, with the run paused so the answer decides how it ends (it cannot
+    // complete behind the question); then stop; then quit once the store has the run.
+    const bool wasPaused = m_controller->state() == EngineController::State::Paused;
+    if (!wasPaused) m_controller->pause();
+    const QuitAnswer answer = askStopAndQuit(m_doc->isModified());
+    const bool saved = answer != QuitAnswer::SaveStopAndQuit || m_design->save();
+    if (answer == QuitAnswer::Cancel || !saved) {
+      if (!wasPaused) m_controller->resume();
+      event->ignore();
+      return;
+    }
+    if (!m_controller->isBusy()) {  // it ended meanwhile (a failure): nothing to stop
+      AppSettings::setWindow(saveGeometry(), saveState());
+      event->accept();
+      return;
+    }
     // The window stays until the run has stopped and the store has its final status and
     // points: quitting at once would leave the joining to the destructor, after the window is
     // gone, with nothing to say why the process is still there.
@@ -291,6 +388,10 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     statusBar()->showMessage(tr("Stopping the run and saving it, then quitting…"));
     connect(m_controller, &EngineController::planFinished, this, &QWidget::close,
             Qt::QueuedConnection);
+    event->ignore();
+    return;
+  }
+  if (!m_design->maybeDiscard()) {
     event->ignore();
     return;
   }

@@ -49,6 +49,15 @@ class MainWindow : public QMainWindow {
   /// Continues a run from a checkpoint folder (asks for it when `path` is empty).
   void resumeFromCheckpoint(const QString& path = {});
   void about();
+  void showShortcuts();
+  void openGuide();
+
+ public:
+  /// Every menu shortcut with what it does (Help → Keyboard shortcuts), as HTML.
+  QString shortcutsText() const;
+  /// The user guide's file, or empty when none is found.
+  static QString userGuidePath();
+ public Q_SLOTS:
   /// Picks the run store file used from the next start (saved in the settings).
   void chooseStore();
 
@@ -57,11 +66,18 @@ class MainWindow : public QMainWindow {
 
  private:
   void buildMenus();
+  /// The screen's available size less the window frame.
+  QSize availableSize() const;
+  /// Shrinks the window to the screen and brings it back onto it.
+  void fitToScreen();
   void updateTitle();
   void updateRunActions();
   void setTheme(bool dark);
-  /// Asks whether to stop the live run and quit; true for "Stop and quit".
-  bool confirmStopAndQuit();
+  /// How a close during a run was answered.
+  enum class QuitAnswer { Cancel, StopAndQuit, SaveStopAndQuit };
+  /// One question for everything a close during a run needs: stop the run, and (when the
+  /// design has unsaved changes) whether to save it.
+  QuitAnswer askStopAndQuit(bool designModified);
   void startResume(const ResumeTarget& target);
 
   EngineServices m_services;

@@ -154,14 +154,14 @@ int main(int argc, char** argv) {
 #ifdef STAGEWISE_HAVE_RECORDER
   if (store)
     services.createRecorder =
-        [store](std::optional<int64_t> continueRunId,
-                ui::StoreNoticeSink onNotice) -> std::unique_ptr<engine::RunObserver> {
+        [store](ui::RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
       recorder::RecorderOptions options;
-      options.resumeRunId = continueRunId;
+      options.resumeRunId = request.continueRunId;
+      options.tags = request.tags;
       // Disk full, store locked by another process, recovered, points lost: shown in the
       // event log while the run goes on (a recovery as info, the rest as warnings).
-      if (onNotice)
-        options.onStoreNotice = [onNotice](const storage::WriterNotice& n) {
+      if (request.onNotice)
+        options.onStoreNotice = [onNotice = request.onNotice](const storage::WriterNotice& n) {
           onNotice({n.kind != storage::WriterNotice::Kind::Recovered, n.message});
         };
       return std::make_unique<recorder::Recorder>(*store, options);

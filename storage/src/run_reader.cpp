@@ -48,7 +48,12 @@ const ColumnInfo& columnInfo(RunColumn column) {
 constexpr const char* kRunColumns =
     "r.id, r.name, r.created_at_ms, r.finished_at_ms, r.status, r.mode, r.model_kind, "
     "r.stage_count, r.devices, r.total_steps, r.batch_size, r.blas, r.torch_version, r.steps, "
-    "r.test_accuracy, r.test_loss, r.samples_per_sec, r.wall_seconds, r.cpu_utilization, "
+    "r.test_accuracy, r.test_loss, "
+    // A run still training has no summary yet: show its latest measured samples/s.
+    "COALESCE(r.samples_per_sec, CASE WHEN r.status = 'running' THEN (SELECT p.value FROM series s "
+    "JOIN points p ON p.series_id = s.id WHERE s.run_id = r.id AND s.name = 'samples_per_sec' AND "
+    "s.stage = -1 AND s.layer = -1 AND p.value > 0 ORDER BY p.seq DESC LIMIT 1) END), "
+    "r.wall_seconds, r.cpu_utilization, "
     "r.pipeline_efficiency, r.error, r.failed_stage, r.notes, r.writer_pid, r.writer_host, "
     "r.writer_started_at_ms, r.heartbeat_at_ms, "
     "(SELECT group_concat(tag, char(31)) FROM run_tags WHERE run_id = r.id)";
@@ -128,11 +133,20 @@ Where buildWhere(const RunFilter& f) {
   Where w;
   if (!f.text.empty()) {
     const std::string p = w.param();
+    // Name, notes, tags, mode and status; "#12" or "12" also finds run 12.
+    w.binds.push_back([text = asciiLower(f.text)](Statement& st, int i) { st.bind(i, text); });
+    const std::string id = w.param();
+    int64_t number = -1;
+    if (f.text.size() < 19 &&
+        std::all_of(f.text.begin(), f.text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      number = std::stoll(f.text);
+    w.binds.push_back([number](Statement& st, int i) { st.bind(i, number); });
     w.add("(instr(lower(r.name), " + p + ") > 0 OR instr(lower(r.notes), " + p +
-          ") > 0 OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND "
+          ") > 0 OR lower(r.mode) = " + p + " OR lower(r.status) = " + p +
+          " OR ('#' || r.id) = " + p + " OR r.id = " + id +
+          " OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND "
           "instr(lower(t.tag), " +
           p + ") > 0))");
-    w.binds.push_back([text = asciiLower(f.text)](Statement& st, int i) { st.bind(i, text); });
   }
   if (!f.statuses.empty()) {
     std::string list;

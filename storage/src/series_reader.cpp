@@ -254,6 +254,7 @@ AlignedSeries RunReader::alignSeries(const std::vector<SeriesRef>& refs, int poi
   if (range) std::tie(lo, hi) = std::pair{range->from, range->to};
   if (!(lo <= hi)) {
     out.values.assign(refs.size(), {});
+    out.points.assign(refs.size(), {});
     return out;
   }
   out.x.resize(static_cast<size_t>(points));
@@ -278,6 +279,13 @@ AlignedSeries RunReader::alignSeries(const std::vector<SeriesRef>& refs, int poi
       }
     }
     out.values.push_back(std::move(values));
+    std::vector<std::pair<double, double>> own;
+    if (info && info->pointCount > 0 && info->pointCount * 2 <= points)
+      scanPoints(*m_impl->db, info->id, axis, XRange{lo, hi},
+                 [&](int64_t step, double t, double v) {
+                   own.emplace_back(axis == XAxis::Step ? static_cast<double>(step) : t, v);
+                 });
+    out.points.push_back(std::move(own));
   }
   return out;
 }

@@ -91,6 +91,29 @@ class TestRuntimePrimitives : public QObject {
     QVERIFY(!c.sleepFor(std::chrono::seconds(5)));  // returns at once once stopped
   }
 
+  void pausedTimeIsAccounted() {
+    RunControl c;
+    c.setState(RunState::Running);
+    QVERIFY(c.pausedFor() == std::chrono::steady_clock::duration::zero());
+    c.pause();
+    std::this_thread::sleep_for(60ms);
+    c.pause();  // a second pause does not restart the clock
+    std::this_thread::sleep_for(60ms);
+    const auto during = c.pausedFor();
+    QVERIFY(during >= 115ms);  // counted while the pause goes on
+    c.resume();
+    const auto after = c.pausedFor();
+    std::this_thread::sleep_for(50ms);
+    QVERIFY(c.pausedFor() == after);  // running time is not paused time
+    c.pause();
+    std::this_thread::sleep_for(40ms);
+    c.requestStop();  // a stop ends the pause
+    const auto stopped = c.pausedFor();
+    QVERIFY(stopped >= after + 35ms);
+    std::this_thread::sleep_for(40ms);
+    QVERIFY(c.pausedFor() == stopped);
+  }
+
   void reporterDeliversEverythingFromOneThread() {
     Collect c;
     {
@@ -118,7 +141,8 @@ class TestRuntimePrimitives : public QObject {
   }
 
   void fakeRunCompletesPausesAndStops() {
-    ExperimentSpec spec = parseSpec(R"({"dataset":{"kind":"synthetic"},"partition":{"cuts":[2,4]},"eval":{"interval":10},"probe":{"interval":10}})");
+    ExperimentSpec spec = parseSpec(
+        R"({"dataset":{"kind":"synthetic"},"partition":{"cuts":[2,4]},"eval":{"interval":10},"probe":{"interval":10}})");
     Collect c;
     auto run = createFakeRun(spec, &c, FakeScript{60, 0.001, -1, 0, 1});
     run->start();

@@ -17,7 +17,8 @@ class TestSpec : public QObject {
   }
 
   void readsEveryField() {
-    ExperimentSpec s = parseSpec(R"({"name":"x","dataset":{"kind":"synthetic","synthetic_features":8},
+    ExperimentSpec s =
+        parseSpec(R"({"name":"x","dataset":{"kind":"synthetic","synthetic_features":8},
       "model":{"hidden":[16,16,16]},"partition":{"cuts":[1,2]},"mode":"backprop",
       "stage_defaults":{"threads":2,"aux_head":"mlp"},"stages":[{},{"delay_ms":5},{"device":"cpu","lr_scale":0.5}],
       "train":{"batch_size":8,"max_steps":10,"optimizer":"sgd","lr":0.1,"seed":7,"queue_capacity":2},
@@ -41,7 +42,8 @@ class TestSpec : public QObject {
       QFAIL("accepted an unknown key");
     } catch (const SpecError& e) {
       QCOMPARE(e.field(), std::string("train.batchsize"));
-      QVERIFY2(std::string(e.what()).find("did you mean 'train.batch_size'") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("did you mean 'train.batch_size'") != std::string::npos,
+               e.what());
     }
   }
 
@@ -85,7 +87,8 @@ class TestSpec : public QObject {
     QVERIFY(!problems.empty());
     QCOMPARE(problems.front().field, std::string("stages"));
     const std::string& msg = problems.front().message;
-    QVERIFY2(msg.find("3 stage entries") != std::string::npos && msg.find("4 stages") != std::string::npos,
+    QVERIFY2(msg.find("3 stage entries") != std::string::npos &&
+                 msg.find("4 stages") != std::string::npos,
              msg.c_str());
   }
 
@@ -101,11 +104,16 @@ class TestSpec : public QObject {
     ExperimentSpec s = parseSpec(R"({"partition":{"cuts":[2,2]}})");
     auto problems = validateSpec(s, 9, {"cpu"});
     QCOMPARE(problems.size(), size_t{1});
-    QVERIFY2(problems[0].message.find("stage 2 is empty") != std::string::npos, problems[0].message.c_str());
+    QVERIFY2(problems[0].message.find("stage 2 is empty") != std::string::npos,
+             problems[0].message.c_str());
     s = parseSpec(R"({"partition":{"cuts":[9]}})");
     problems = validateSpec(s, 9, {"cpu"});
     QCOMPARE(problems.size(), size_t{1});
-    QVERIFY(problems[0].message.find("between 1 and 8") != std::string::npos);
+    // One numbering: the first cut, after layer 9, of a model of 9 layers (cuts after 1 to 8).
+    QVERIFY2(problems[0].message.find(
+                 "cut 1 would lie after layer 9, but the model has 9 layers: a cut lies "
+                 "after layer 1 to 8") != std::string::npos,
+             problems[0].message.c_str());
   }
 
   void rangeChecks() {
@@ -127,7 +135,8 @@ class TestSpec : public QObject {
     QCOMPARE(assignRanks(s, 4, 3), (std::vector<int>{0, 0, 1, 2}));
     QCOMPARE(assignRanks(s, 4, 1), (std::vector<int>{0, 0, 0, 0}));
     // Explicit ranks, round trip through the canonical JSON.
-    s = parseSpec(R"({"partition":{"cuts":[2,4,6]},"stages":[{"rank":1},{"rank":0},{"rank":1},{"rank":0}],
+    s = parseSpec(
+        R"({"partition":{"cuts":[2,4,6]},"stages":[{"rank":1},{"rank":0},{"rank":1},{"rank":0}],
                       "distributed":{"timeout_s":5,"backend":"gloo"}})");
     QCOMPARE(assignRanks(s, 4, 2), (std::vector<int>{1, 0, 1, 0}));
     ExperimentSpec again = parseSpec(specToJson(s));
@@ -149,14 +158,18 @@ class TestSpec : public QObject {
       return std::string("no error");
     };
     QVERIFY(message(R"({"partition":{"cuts":[2]},"stages":[{},{"rank":2}]})", 2, 2)
-                .find("stages[1].rank: rank 2 does not exist in a run of 2 processes") != std::string::npos);
+                .find("stages[1].rank: rank 2 does not exist in a run of 2 processes") !=
+            std::string::npos);
     QVERIFY(message(R"({"partition":{"cuts":[2]},"stages":[{"rank":0},{"rank":0}]})", 2, 2)
                 .find("rank 1 would run no stage") != std::string::npos);
-    QVERIFY(message(R"({"partition":{"cuts":[2]}})", 2, 3).find("needs at least 3 stages") != std::string::npos);
-    QVERIFY(message(R"({"mode":"backprop"})", 1, 1).find("backprop runs in one process") != std::string::npos);
-    QVERIFY(message(R"({"partition":{"cuts":[2]},"checkpoint":{"interval":10}})", 2, 2).find("checkpoint") !=
+    QVERIFY(message(R"({"partition":{"cuts":[2]}})", 2, 3).find("needs at least 3 stages") !=
             std::string::npos);
-    auto problems = validateSpec(parseSpec(R"({"distributed":{"timeout_s":0,"backend":"mpi"}})"), 9, {"cpu"});
+    QVERIFY(message(R"({"mode":"backprop"})", 1, 1).find("backprop runs in one process") !=
+            std::string::npos);
+    QVERIFY(message(R"({"partition":{"cuts":[2]},"checkpoint":{"interval":10}})", 2, 2)
+                .find("checkpoint") != std::string::npos);
+    auto problems =
+        validateSpec(parseSpec(R"({"distributed":{"timeout_s":0,"backend":"mpi"}})"), 9, {"cpu"});
     QStringList fields;
     for (auto& p : problems) fields << QString::fromStdString(p.field);
     QVERIFY(fields.contains("distributed.timeout_s"));

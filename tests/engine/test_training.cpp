@@ -1,6 +1,8 @@
 // The LibTorch engine on small synthetic data: the properties local parallelism rests on.
 #include <QtTest>
 
+#include <algorithm>
+
 #include "recording_observer.h"
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/engine.h"
@@ -76,7 +78,8 @@ class TestTraining : public QObject {
     auto first = obs.series(series::kGradCosine, 0);
     QVERIFY(!first.empty());
     for (double c : first) QVERIFY(c > -1.0001 && c < 1.0001);
-    QVERIFY(std::abs(first.back() - 1.0) > 1e-4);  // an upstream stage's local gradient is not the true one
+    QVERIFY(std::abs(first.back() - 1.0) >
+            1e-4);  // an upstream stage's local gradient is not the true one
     QVERIFY(!obs.series(series::kGradCosine, 0, 0).empty());  // per layer too
   }
 
@@ -108,7 +111,8 @@ class TestTraining : public QObject {
     RecordingObserver base, slow0, slow2;
     train(small("train.max_steps=60"), base);
     train(small("train.max_steps=60 stages=[{\"delay_ms\":4},{},{}]"), slow0);
-    train(small("train.max_steps=60 stages=[{},{},{\"delay_ms\":4}] train.queue_capacity=1"), slow2);
+    train(small("train.max_steps=60 stages=[{},{},{\"delay_ms\":4}] train.queue_capacity=1"),
+          slow2);
     for (int k = 0; k < 3; ++k) {
       auto ref = base.series(series::kLoss, k);
       QCOMPARE(ref.size(), size_t{60});
@@ -126,7 +130,8 @@ class TestTraining : public QObject {
     auto t0 = std::chrono::steady_clock::now();
     run->requestStop();
     RunSummary s = run->wait();
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     QVERIFY2(took < 1.3, std::to_string(took).c_str());
     QVERIFY(s.status == RunStatus::Stopped);
   }
@@ -148,6 +153,76 @@ class TestTraining : public QObject {
     QVERIFY(run->waitFor(3s));
   }
 
+  void pausedTimeIsNotTrainingTime() {
+    // A run paused for a while reports the speed it trains at: paused time is in neither
+    // samples/s, nor the throughput series' time axis, nor wall_seconds, nor the ETA.
+    RecordingObserver obs;
+    auto run = createRun(small("train.max_steps=400 stages=[{},{},{\"delay_ms\":3}]"), &obs);
+    const auto t0 = std::chrono::steady_clock::now();
+    run->start();
+    QTRY_VERIFY_WITH_TIMEOUT(run->progress().step >= 60, 20000);
+    run->pause();
+    std::this_thread::sleep_for(300ms);  // the stages have finished the step in hand
+    const Progress before = run->progress();
+    std::this_thread::sleep_for(1500ms);
+    const Progress during = run->progress();
+    QVERIFY2(during.elapsedS - before.elapsedS < 0.05,
+             std::to_string(during.elapsedS - before.elapsedS).c_str());
+    QVERIFY(during.pausedS >= 1.7);
+    // The speed holds while paused (to the clock reads' microseconds).
+    QVERIFY2(std::abs(during.samplesPerSec - before.samplesPerSec) < 1e-3 * before.samplesPerSec,
+             (std::to_string(before.samplesPerSec) + " -> " + std::to_string(during.samplesPerSec))
+                 .c_str());
+    QVERIFY(std::abs(during.etaS - before.etaS) < 0.05);  // and so does the ETA
+    run->resume();
+    RunSummary s = run->wait();
+    const double total =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    QVERIFY2(s.pausedSeconds >= 1.7 && s.pausedSeconds < 3.0,
+             std::to_string(s.pausedSeconds).c_str());
+    QVERIFY2(s.wallSeconds < total - 1.7,
+             (std::to_string(s.wallSeconds) + " of " + std::to_string(total)).c_str());
+    // samples/s counts training time only: the samples after the warm-up over less than the
+    // wall time (it would be far below samples / wall with the pause in it).
+    QVERIFY2(s.samplesPerSec > 0.9 * double(s.samples) / s.wallSeconds,
+             (std::to_string(s.samplesPerSec) + " vs " +
+              std::to_string(double(s.samples) / s.wallSeconds))
+                 .c_str());
+    // The throughput series never dips after the pause, and its time axis skips the pause.
+    std::vector<double> speed;
+    double lastT = 0;
+    for (const auto& p : obs.points)
+      if (p.name == series::kSamplesPerSec && p.value > 0)
+        speed.push_back(p.value), lastT = std::max(lastT, p.timeS);
+    QVERIFY(speed.size() >= 3);
+    QVERIFY2(lastT <= s.wallSeconds + 0.3, std::to_string(lastT).c_str());
+    const double peak = *std::max_element(speed.begin(), speed.end());
+    QVERIFY2(speed.back() > 0.6 * peak,
+             (std::to_string(speed.back()) + " after a peak of " + std::to_string(peak)).c_str());
+  }
+
+  void everyProbeOfARunIsMeasured() {
+    // Probe every 100 and evaluate every 200 steps on the whole test set: the analysis thread is
+    // still busy when the stages end, and what it has queued must still be measured.
+    RecordingObserver obs;
+    RunSummary s = train(small("train.max_steps=400 probe.interval=100 eval.interval=200 "
+                               "dataset.synthetic_test=4096"),
+                         obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    std::vector<int64_t> steps;
+    for (const auto& p : obs.points)
+      if (p.name == series::kGradCosine && p.stage == 0 && p.layer == -1) steps.push_back(p.step);
+    std::sort(steps.begin(), steps.end());
+    bool skippedSaid = false;
+    for (const auto& e : obs.events)
+      skippedSaid |= e.kind == EventKind::Warning && e.message.find("skipped") != std::string::npos;
+    if (!skippedSaid)
+      QCOMPARE(steps, (std::vector<int64_t>{99, 199, 299, 400}));
+    else
+      QVERIFY(steps.size() >= 2);  // a skip is allowed only when it is said
+  }
+
   void failingStageEndsTheRunCleanly() {
     RecordingObserver obs;
     auto t0 = std::chrono::steady_clock::now();
@@ -155,7 +230,8 @@ class TestTraining : public QObject {
     QVERIFY(std::chrono::steady_clock::now() - t0 < 20s);
     QVERIFY(s.status == RunStatus::Failed);
     QCOMPARE(s.failedStage, 1);
-    QVERIFY2(s.error.find("stage 1") != std::string::npos && s.error.find("injected failure") != std::string::npos,
+    QVERIFY2(s.error.find("stage 1") != std::string::npos &&
+                 s.error.find("injected failure") != std::string::npos,
              s.error.c_str());
     QVERIFY(s.stages[1].steps == 20);
     bool failedEvent = false;
@@ -168,7 +244,8 @@ class TestTraining : public QObject {
     RunSummary s = train(small("train.max_steps=100000 debug.nan_at_step=10 debug.stage=2"), obs);
     QVERIFY(s.status == RunStatus::Failed);
     QCOMPARE(s.failedStage, 2);
-    QVERIFY2(s.error.find("stage 2") != std::string::npos && s.error.find("non-finite loss") != std::string::npos,
+    QVERIFY2(s.error.find("stage 2") != std::string::npos &&
+                 s.error.find("non-finite loss") != std::string::npos,
              s.error.c_str());
   }
 
@@ -181,7 +258,8 @@ class TestTraining : public QObject {
       QCOMPARE(e.field(), std::string("stages[1].device"));
     }
     QVERIFY_THROWS_EXCEPTION(SpecError, createRun(small("partition.cuts=[3,3]"), &obs));
-    QVERIFY_THROWS_EXCEPTION(DatasetError, createRun(small("dataset.kind=idx dataset.path=/nonexistent"), &obs));
+    QVERIFY_THROWS_EXCEPTION(DatasetError,
+                             createRun(small("dataset.kind=idx dataset.path=/nonexistent"), &obs));
   }
 
   void engineInfoListsCpu() {

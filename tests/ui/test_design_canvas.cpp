@@ -1,5 +1,6 @@
 // Cutting, joining and moving stage boundaries on the canvas with the mouse, and undo/redo.
 
+#include <QLabel>
 #include <QMouseEvent>
 #include <QPushButton>
 #include <QSpinBox>
@@ -150,6 +151,30 @@ class TestDesignCanvas : public QObject {
     QTest::mouseClick(f.workspace.estimatePanel()->balanceButton(), Qt::LeftButton);
     QCOMPARE(f.doc.spec().partition.cuts.size(), size_t(1));
     QCOMPARE(f.doc.undoStack()->count(), steps + 1);
+  }
+
+  void coreBoundEstimateStillTellsCutsApart() {
+    // Four one-thread stages on 2 cores: the cores bound the speed-up, so it is the same for
+    // an even and an uneven cut, but the stage balance is the cut's and differs, and the note
+    // says what bounds it and what more cores would give, with no warning sign.
+    Fixture f;
+    f.doc.setEstimateCores(2);
+    auto spec = f.doc.spec();
+    spec.model.hidden = {64, 64, 64, 64, 64, 64, 64};  // 8 layers of equal work (but the last)
+    spec.partition.cuts = {2, 4, 6};
+    f.doc.edit(spec, QStringLiteral("even"));
+    EstimatePanel* panel = f.workspace.estimatePanel();
+    const QString even = panel->balanceLabel()->text();
+    QVERIFY2(panel->noteLabel()->text().contains(QStringLiteral("cores bound the speed-up")),
+             qPrintable(panel->noteLabel()->text()));
+    QVERIFY(!panel->noteLabel()->text().contains(QStringLiteral("⚠")));
+    QVERIFY(panel->noteLabel()->text().contains(QStringLiteral("With 4 cores")));
+    spec.partition.cuts = {4, 5, 6};
+    f.doc.edit(spec, QStringLiteral("uneven"));
+    const QString uneven = panel->balanceLabel()->text();
+    QVERIFY2(even != uneven, qPrintable(even + QStringLiteral(" vs ") + uneven));
+    QVERIFY(uneven.chopped(1).toInt() < even.chopped(1).toInt());
+    QVERIFY(uneven.chopped(1).toInt() < 100);
   }
 };
 

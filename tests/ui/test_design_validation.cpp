@@ -1,5 +1,6 @@
 // Invalid designs are shown where they are and block the Run button, whose tooltip says why.
 
+#include <QApplication>
 #include <QComboBox>
 #include <QLineEdit>
 #include <QListWidget>
@@ -7,6 +8,11 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QtTest>
+#include <cmath>
+
+#include "common/invalid_outline.h"
+#include "designer/network_scene.h"
+#include "designer/network_view.h"
 
 #include "designer/design_document.h"
 #include "designer/design_workspace.h"
@@ -76,9 +82,12 @@ class TestDesignValidation : public QObject {
     Q_EMIT widths->editingFinished();
     QCOMPARE(doc.layerCount(), 3);
     QVERIFY(!ws.runButton()->isEnabled());
-    QVERIFY2(ws.runButton()->toolTip().contains(QStringLiteral("partition.cuts[1]")),
+    // One numbering for users: cut 2 (the second), after layer 3 of 3, with no 0-based JSON
+    // path beside it; the path is in the item's tooltip.
+    QVERIFY2(ws.runButton()->toolTip().contains(QStringLiteral("cut 2 would lie after layer 3")),
              qPrintable(ws.runButton()->toolTip()));
-    QVERIFY(ws.problemList()->item(0)->text().contains(QStringLiteral("cuts[1]")));
+    QVERIFY(!ws.problemList()->item(0)->text().contains(QStringLiteral("cuts[1]")));
+    QVERIFY(ws.problemList()->item(0)->toolTip().contains(QStringLiteral("partition.cuts[1]")));
     QVERIFY(!doc.estimate().has_value());
     // Auto-balance makes a valid cut again.
     ws.estimatePanel()->stageCountSpin()->setValue(2);
@@ -101,7 +110,87 @@ class TestDesignValidation : public QObject {
     widths->setText(QStringLiteral("wide"));
     Q_EMIT widths->editingFinished();
     QCOMPARE(doc.spec().model.hidden, before);
-    QVERIFY(widths->styleSheet().contains(QStringLiteral("border")));
+    QVERIFY(hasInvalidOutline(widths));
+  }
+
+  void anInvalidCutIsRemovedByClickingIt() {
+    // Widths 512, 256 leave cuts [2, 4, 6] on a 3-layer model: cut 1 is valid, 2 and 3 are not.
+    DesignDocument doc{EngineDescription{}};
+    DesignWorkspace ws(&doc);
+    auto spec = validSpec();
+    spec.model.hidden = {64, 64, 64, 64, 64, 64};
+    spec.partition.cuts = {2, 4, 6};
+    doc.load(spec);
+    ws.resize(1400, 900);
+    ws.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&ws));
+    QLineEdit* widths = ws.modelPanel()->widthsEdit();
+    widths->setText(QStringLiteral("512, 256"));
+    Q_EMIT widths->editingFinished();
+    QCOMPARE(doc.layerCount(), 3);
+    NetworkScene* scene = ws.scene();
+    QVERIFY(scene->invalidCutPos(0).isNull());
+    const QPointF second = scene->invalidCutPos(1), third = scene->invalidCutPos(2);
+    QVERIFY(!second.isNull() && !third.isNull());
+    // Drawn apart from the valid cut and from each other.
+    QVERIFY(std::abs(second.y() - scene->gapCenter(2).y()) >= NetworkScene::kInvalidRowHeight - 1);
+    QVERIFY(std::abs(third.y() - second.y()) >= NetworkScene::kInvalidRowHeight - 1);
+    ws.view()->resetZoom();
+    ws.view()->centerOn(second);
+    QTest::mouseClick(ws.view()->viewport(), Qt::LeftButton, {}, ws.view()->mapFromScene(third));
+    QCOMPARE(doc.spec().partition.cuts, std::vector<int>({2, 4}));
+    ws.view()->centerOn(scene->invalidCutPos(1));
+    QTest::mouseClick(ws.view()->viewport(), Qt::LeftButton, {},
+                      ws.view()->mapFromScene(scene->invalidCutPos(1)));
+    QCOMPARE(doc.spec().partition.cuts, std::vector<int>({2}));  // the valid cut stays
+    QVERIFY(ws.runButton()->isEnabled());
+    QVERIFY(doc.undoStack()->undoText().contains(QStringLiteral("invalid cut 2")));
+  }
+
+  void aMissingDatasetFolderIsOutlined() {
+    DesignDocument doc{EngineDescription{}};
+    DesignWorkspace ws(&doc);
+    ws.show();
+    auto spec = validSpec();
+    spec.dataset.kind = "idx";
+    spec.dataset.path = "/nonexistent/stagewise-data";
+    doc.load(spec);
+    QLineEdit* path = ws.modelPanel()->pathEdit();
+    QVERIFY(hasInvalidOutline(path));
+    QVERIFY2(path->toolTip().contains(QStringLiteral("dataset folder does not exist")),
+             qPrintable(path->toolTip()));
+    // An empty folder is named once, as the field to fill in, with no ": :" message.
+    spec.dataset.path.clear();
+    doc.load(spec);
+    QVERIFY(hasInvalidOutline(path));
+    int pathProblems = 0;
+    for (const auto& p : doc.problems()) {
+      QVERIFY2(p.message.find(": :") == std::string::npos && p.message.rfind(": ", 0) != 0,
+               p.message.c_str());
+      pathProblems += p.field == "dataset.path";
+    }
+    QCOMPARE(pathProblems, 1);
+    spec.dataset.kind = "synthetic";
+    doc.load(spec);
+    QVERIFY(!hasInvalidOutline(path));
+  }
+
+  void theWidthsFieldKeepsItsWidth() {
+    DesignDocument doc{EngineDescription{}};
+    DesignWorkspace ws(&doc);
+    doc.load(validSpec());
+    ws.resize(1400, 900);
+    ws.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&ws));
+    QLineEdit* widths = ws.modelPanel()->widthsEdit();
+    QApplication::processEvents();
+    const int before = widths->width();
+    QVERIFY(before > 100);
+    auto spec = doc.spec();
+    spec.partition.cuts = {1, 2, 3};  // a cut, as on the canvas
+    doc.edit(spec, QStringLiteral("cut"));
+    QApplication::processEvents();
+    QCOMPARE(widths->width(), before);
   }
 };
 

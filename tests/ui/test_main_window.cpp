@@ -7,6 +7,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QtTest>
 
 #include "bridge/engine_controller.h"
@@ -16,6 +17,7 @@
 #include "common/spec_io.h"
 #include "designer/design_document.h"
 #include "designer/design_workspace.h"
+#include "designer/estimate_panel.h"
 #include "designer/network_scene.h"
 #include "designer/network_view.h"
 #include "live/live_dashboard.h"
@@ -99,8 +101,7 @@ class TestMainWindow : public QObject {
     test::TempStore t;
     EngineServices s = services();
     auto store = t.store;
-    s.createRecorder = [store](std::optional<int64_t>,
-                               StoreNoticeSink) -> std::unique_ptr<engine::RunObserver> {
+    s.createRecorder = [store](RecordRequest) -> std::unique_ptr<engine::RunObserver> {
       return std::make_unique<recorder::Recorder>(*store);
     };
     MainWindow window(s, t.store);
@@ -146,6 +147,103 @@ class TestMainWindow : public QObject {
     QCOMPARE(points.back().step, steps - 1);
   }
 #endif
+
+  void closingWithUnsavedChangesAsksOnceAndStops() {
+    // A short run and an edited design: one question for both, the run held while it is up,
+    // and "Stop and quit without saving" ends the run as stopped, never completed behind a
+    // second prompt.
+    MainWindow window(services(), nullptr);
+    auto spec = quickSpec();
+    spec.train.maxSteps = 3000;  // about 3 s of fake training: it would complete behind a dialog
+    window.document()->load(spec);
+    window.document()->edit(spec, QStringLiteral("touch"));
+    QVERIFY(window.document()->isModified());
+    window.show();
+    QSignalSpy finished(window.trainWorkspace(), &TrainWorkspace::runFinished);
+    window.startRun();
+    QTRY_COMPARE_WITH_TIMEOUT(window.controller()->state(), EngineController::State::Running, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.controller()->progress().step > 20, 5000);
+
+    QStringList boxes;  // every modal question, in order
+    int64_t stepHeld = -1, stepLater = -1;
+    auto* timer = new QTimer(&window);
+    connect(timer, &QTimer::timeout, timer, [&] {
+      auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+      if (!box) return;
+      if (boxes.isEmpty() || boxes.back() != box->objectName()) {
+        boxes << box->objectName();
+        return;  // answer on a later tick
+      }
+      if (stepLater < 0) {
+        // The progress the window sees lags by a drain (250 ms): read it after two, then
+        // again 600 ms later. A run that went on behind the question would move ~600 steps.
+        QTest::qWait(600);
+        stepHeld = window.controller()->progress().step;
+        QTest::qWait(600);
+        stepLater = window.controller()->progress().step;
+      }
+      for (QAbstractButton* b : box->buttons())
+        if (b->text() == QStringLiteral("Stop and quit without saving")) b->click();
+    });
+    timer->start(30);
+    window.close();
+    timer->stop();
+    QCOMPARE(boxes, QStringList{QStringLiteral("stopAndQuitBox")});
+    QVERIFY2(stepHeld > 0 && stepLater <= stepHeld + 2,
+             qPrintable(QStringLiteral("%1 -> %2").arg(stepHeld).arg(stepLater)));
+    QTRY_VERIFY_WITH_TIMEOUT(!window.isVisible(), 5000);
+    QCOMPARE(finished.count(), 1);
+    QVERIFY(window.trainWorkspace()->summaries().back().status == engine::RunStatus::Stopped);
+  }
+
+  void fitsA1366x768ScreenAtAnyStageCount() {
+    // Nine stages on a 1366x768 screen (less a panel and the title bar): the window's minimum
+    // fits, and the estimate's table, chart and balance row do not overlap.
+    MainWindow window(services(), nullptr);
+    auto spec = quickSpec();
+    spec.model.hidden = {32, 32, 32, 32, 32, 32, 32, 32};  // 9 layers
+    spec.partition.cuts = {1, 2, 3, 4, 5, 6, 7, 8};
+    window.document()->load(spec);
+    QCOMPARE(window.document()->spec().stageCount(), 9);
+    const QSize screen(1366, 768 - 24 - 30);
+    const QSize minimum = window.minimumSizeHint().expandedTo(window.minimumSize());
+    QVERIFY2(minimum.width() <= screen.width() && minimum.height() <= screen.height(),
+             qPrintable(QStringLiteral("%1x%2").arg(minimum.width()).arg(minimum.height())));
+    window.resize(screen);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QCOMPARE(window.size(), screen);
+    auto* estimate = window.designWorkspace()->estimatePanel();
+    const auto rectOf = [&](QWidget* w) {
+      return QRect(w->mapTo(&window, QPoint(0, 0)), w->size());
+    };
+    QVERIFY(!rectOf(estimate->bytesTable()).intersects(rectOf(estimate->chartWidget())));
+    QVERIFY(!rectOf(estimate->bytesTable()).intersects(rectOf(estimate->balanceButton())));
+    for (MainWindow::Workspace w : {MainWindow::kTrain, MainWindow::kDesign}) {
+      window.showWorkspace(w);
+      QApplication::processEvents();
+      QCOMPARE(window.size(), screen);
+    }
+  }
+
+  void shortcutsAreFixedAndListed() {
+    MainWindow window(services(), nullptr);
+    QStringList shortcuts;
+    QAction* stop = window.stopAction();
+    QCOMPARE(stop->shortcut(), QKeySequence(Qt::Key_Escape));  // what the menu shows
+    bool saveAs = false;
+    for (QAction* menu : window.menuBar()->actions())
+      for (QAction* a : menu->menu()->actions())
+        if (a->text().contains(QStringLiteral("as…")))
+          saveAs = a->shortcut() == QKeySequence(QStringLiteral("Ctrl+Shift+S"));
+    QVERIFY(saveAs);
+    const QString list = window.shortcutsText();
+    for (const char* key : {"Ctrl+Shift+S", "Ctrl+R", "Esc", "Ctrl+P", "Ctrl+1", "Ctrl+Z"})
+      QVERIFY2(list.contains(QLatin1String(key)), key);
+    QVERIFY(list.contains(QStringLiteral("Save as")));
+    QVERIFY(!MainWindow::userGuidePath().isEmpty());  // found in the source tree of this build
+    QVERIFY(MainWindow::userGuidePath().endsWith(QStringLiteral("docs/user-guide.md")));
+  }
 
   void undoRedoShortcuts() {
     MainWindow window(services(), nullptr);

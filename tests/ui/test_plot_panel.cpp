@@ -2,6 +2,8 @@
 // smoothing, log scale and export to PNG, SVG and PDF.
 
 #include <qcustomplot.h>
+#include <QApplication>
+#include <QMouseEvent>
 #include <QSlider>
 #include <QtTest>
 #include <cmath>
@@ -98,6 +100,113 @@ class TestPlotPanel : public QObject {
       order << qobject_cast<QCPPlottableLegendItem*>(legend->item(i))->plottable()->name();
     QCOMPARE(order,
              QStringList({QStringLiteral("S1"), QStringLiteral("S2"), QStringLiteral("S3")}));
+  }
+
+  void hoverSnapsToTheCursorNotTheLastSeries() {
+    // A dense loss and a sparse test series (every 100 steps, ending at 499): the read-out is
+    // at the step under the cursor, the sparse series says where its nearest point is, and a
+    // series hidden from the legend is not listed.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    panel.addRule({engine::series::kTestLoss,
+                   false,
+                   QStringLiteral("test"),
+                   Qt::SolidLine,
+                   2.0,
+                   {},
+                   true,
+                   false,
+                   true});
+    panel.resize(700, 400);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    fill(data, 500);
+    std::vector<engine::MetricPoint> test;
+    for (int step : {99, 199, 299, 399, 499})
+      test.push_back({engine::series::kTestLoss, -1, -1, step, step * 0.01, 0.5});
+    data.addPoints(0, test);
+    panel.refresh(true);
+    QCOMPARE(panel.graphCount(), 3);
+    QCustomPlot* plot = panel.plot();
+    plot->replot();
+    const QPoint at(int(plot->xAxis->coordToPixel(150)), int(plot->yAxis->coordToPixel(0.5)));
+    // Sent straight to the plot: QTest's synthetic moves depend on where an earlier test left
+    // the cursor.
+    const auto move = [plot](QPoint p) {
+      QMouseEvent event(QEvent::MouseMove, QPointF(p), plot->mapToGlobal(QPointF(p)), Qt::NoButton,
+                        Qt::NoButton, Qt::NoModifier);
+      QApplication::sendEvent(plot, &event);
+    };
+    move(at);
+    QTRY_VERIFY(!panel.readout().isEmpty());
+    const int step = panel.readout().section(QLatin1Char('\n'), 0, 0).mid(5).toInt();
+    QVERIFY2(std::abs(step - 150) <= 3, qPrintable(panel.readout()));
+    QVERIFY2(panel.readout().contains(QStringLiteral("test: 0.5 (step 199)")) ||
+                 panel.readout().contains(QStringLiteral("test: 0.5 (step 99)")),
+             qPrintable(panel.readout()));
+    plot->graph(0)->removeFromLegend();  // as a panel does with a series it hides
+    move(at + QPoint(2, 0));
+    QTRY_VERIFY(!panel.readout().contains(QStringLiteral("S1:")));
+  }
+
+  void legendNeverCoversTheData() {
+    // Nine stages: the legend is a column beside the axis rect, and no two stages share a
+    // colour.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    engine::RunInfo info;
+    info.stages.resize(9);
+    data.beginPhase(0, info);
+    for (int k = 0; k < 9; ++k) data.addPoints(0, {{engine::series::kLoss, k, -1, 0, 0.0, 1.0}});
+    panel.resize(600, 400);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.refresh(true);
+    panel.plot()->replot();
+    const QRect axis = panel.plot()->axisRect()->outerRect();
+    const QRect legend = panel.plot()->legend->outerRect();
+    QVERIFY2(!axis.intersects(legend), qPrintable(QStringLiteral("axis %1,%2 %3x%4 legend %5,%6")
+                                                      .arg(axis.x())
+                                                      .arg(axis.y())
+                                                      .arg(axis.width())
+                                                      .arg(axis.height())
+                                                      .arg(legend.x())
+                                                      .arg(legend.y())));
+    QSet<QRgb> colours;
+    for (int i = 0; i < panel.graphCount(); ++i)
+      colours.insert(panel.plot()->graph(i)->pen().color().rgb());
+    QCOMPARE(colours.size(), 9);
+    // No tooltip pops up over the data; the hint is in the status bar.
+    QVERIFY(panel.plot()->toolTip().isEmpty());
+    QVERIFY(!panel.plot()->statusTip().isEmpty());
+  }
+
+  void foregroundSeriesFollowTheTheme() {
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Throughput"), QStringLiteral("samples/s"), &data);
+    panel.addRule({engine::series::kSamplesPerSec,
+                   false,
+                   QStringLiteral("samples/s"),
+                   Qt::SolidLine,
+                   1.8,
+                   {},
+                   false,
+                   false,
+                   true});
+    fill(data, 10);
+    data.addPoints(0, {{engine::series::kSamplesPerSec, -1, -1, 5, 0.05, 100.0}});
+    QCOMPARE(panel.graphCount(), 1);
+    QPalette dark = panel.palette();
+    dark.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
+    dark.setColor(QPalette::Base, QColor(0x1e, 0x1f, 0x22));
+    panel.setPalette(dark);  // a palette change, as a theme switch makes
+    QCOMPARE(panel.plot()->graph(0)->pen().color(), QColor(0xe6, 0xe6, 0xe6));
+    QPalette light = dark;
+    light.setColor(QPalette::Text, Qt::black);
+    panel.setPalette(light);
+    QCOMPARE(panel.plot()->graph(0)->pen().color(), QColor(Qt::black));
   }
 
   void smoothingAndLogScale() {

@@ -16,7 +16,9 @@
 #include <QtTest>
 
 #include "common/fake_services.h"
+#include "common/theme.h"
 #include "designer/design_document.h"
+#include "designer/estimate_panel.h"
 #include "live/event_log.h"
 #include "live/train_workspace.h"
 #include "main_window.h"
@@ -124,8 +126,120 @@ class TestRunsWorkspace : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 0, 5000);
   }
 
+  void selectionFollowsTheRunThroughARefresh() {
+    // Sorted by samples/s, a run training elsewhere finishes fast and moves to the top: the
+    // highlight, the panels and every action stay on the run the user chose.
+    test::TempStore t;
+    addRun(*t.store, runSpec("slow", {2}), 0.70);                              // 1200 samples/s
+    const int64_t chosen = addRun(*t.store, runSpec("chosen", {1, 3}), 0.80);  // 1300
+    storage::NewRun live;  // started by another process, still running
+    live.name = "live";
+    live.mode = "local";
+    live.specJson = engine::specToJson(runSpec("live", {2}));
+    live.modelKind = "mlp";
+    auto& writer = t.store->writer();
+    const int64_t liveId = writer.createRun(live);
+    writer.appendPoints(liveId, {{"samples_per_sec", -1, -1, 10, 0.1, 50.0}});
+    writer.flush();
+    RunsWorkspace ws(t.store);
+    ws.setPollInterval(100);
+    ws.show();
+    ws.table()->sortByColumn(RunTableModel::kSamplesPerSec, Qt::DescendingOrder);
+    waitLoaded(ws, 3);
+    // A running run shows its latest measured samples/s, not "—".
+    const int liveRow = ws.model()->rowOf(liveId);
+    QCOMPARE(ws.model()
+                 ->data(ws.model()->index(liveRow, RunTableModel::kSamplesPerSec), Qt::DisplayRole)
+                 .toString(),
+             QStringLiteral("50"));
+    selectRows(ws, {chosen});
+    QCOMPARE(ws.selectedRunIds(), std::vector<int64_t>{chosen});
+    const int rowBefore = ws.model()->rowOf(chosen);
+    QTest::keyClicks(ws.notesEdit(), QStringLiteral("typed while shown"));
+
+    storage::RunFinish finish;
+    finish.status = storage::RunStatus::Completed;
+    finish.samplesPerSec = 5000;  // now the fastest: moves to the top, the chosen run down
+    writer.finishRun(liveId, finish);
+    writer.flush();
+    // The poll re-reads the loaded page: the rows move, the highlight must follow the id.
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        ws.model()->rowOf(liveId) == 0 && ws.model()->rowOf(chosen) != rowBefore,
+        qPrintable(QStringLiteral("live at %1, chosen at %2 (was %3)")
+                       .arg(ws.model()->rowOf(liveId))
+                       .arg(ws.model()->rowOf(chosen))
+                       .arg(rowBefore)),
+        5000);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.model()->isSettled(), 5000);
+    QCOMPARE(ws.selectedRunIds(), std::vector<int64_t>{chosen});
+    const auto rows = ws.table()->selectionModel()->selectedRows();
+    QCOMPARE(rows.size(), qsizetype(1));
+    QCOMPARE(ws.model()->runId(rows.front().row()), chosen);
+    QCOMPARE(ws.notesEdit()->toPlainText(), QStringLiteral("typed while shown"));
+
+    // Selecting another run saves the note to the run it was typed for, with a word.
+    QSignalSpy messages(&ws, &RunsWorkspace::message);
+    selectRows(ws, {liveId});
+    QCOMPARE(ws.selectedRunIds(), std::vector<int64_t>{liveId});
+    QTRY_VERIFY_WITH_TIMEOUT(storage::RunReader(*t.store).run(chosen)->notes == "typed while shown",
+                             5000);
+    QVERIFY(storage::RunReader(*t.store).run(liveId)->notes.empty());
+    const auto said = [&] {
+      for (const auto& m : messages)
+        if (m.at(0).toString().contains(QStringLiteral("#%1").arg(chosen))) return true;
+      return false;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(said(), 5000);
+
+    // Delete acts on the run shown, and its confirmation names it.
+    selectRows(ws, {chosen});
+    QString asked;
+    QTimer::singleShot(0, [&] {
+      QTRY_VERIFY(QApplication::activeModalWidget());
+      auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+      QVERIFY(box);
+      asked = box->informativeText();
+      box->button(QMessageBox::Yes)->click();
+    });
+    ws.deleteSelected(true);
+    QVERIFY2(asked.contains(QStringLiteral("#%1").arg(chosen)) &&
+                 asked.contains(QStringLiteral("chosen")),
+             qPrintable(asked));
+    QTRY_VERIFY_WITH_TIMEOUT(!storage::RunReader(*t.store).run(chosen).has_value(), 5000);
+    QVERIFY(storage::RunReader(*t.store).run(liveId).has_value());
+  }
+
+  void filterMatchesModeStatusAndId() {
+    test::TempStore t;
+    const int64_t a = addRun(*t.store, runSpec("alpha", {2}), 0.80);
+    addRun(*t.store, runSpec("beta", {2}), 0.90, 200, "backprop");
+    RunsWorkspace ws(t.store);
+    ws.show();
+    waitLoaded(ws, 2);
+    QTest::keyClicks(ws.searchEdit(), QStringLiteral("backprop"));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 1, 5000);
+    ws.searchEdit()->clear();
+    QTest::keyClicks(ws.searchEdit(), QStringLiteral("completed"));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 2, 5000);
+    ws.searchEdit()->clear();
+    QTest::keyClicks(ws.searchEdit(), QStringLiteral("#%1").arg(a));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 1, 5000);
+    waitLoaded(ws, 1);
+    QCOMPARE(ws.model()->runId(0), a);
+    QCOMPARE(
+        ws.model()->data(ws.model()->index(0, RunTableModel::kId), Qt::DisplayRole).toLongLong(),
+        a);
+    // Dates say the second.
+    const QString date =
+        ws.model()->data(ws.model()->index(0, RunTableModel::kDate), Qt::DisplayRole).toString();
+    QVERIFY2(QRegularExpression(QStringLiteral("^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d$"))
+                 .match(date)
+                 .hasMatch(),
+             qPrintable(date));
+  }
+
   void overlaysTheCosineOfOneLayer() {
-    // Layer 2 (fc3) is in stage 2 of the first run and in stage 3 of the second.
+    // Layer 3 (fc3, index 2) is in stage 2 of the first run and in stage 3 of the second.
     test::TempStore t;
     const int64_t a = addRun(*t.store, runSpec("two-stage", {2}), 0.80, 200, "local", true);
     const int64_t b = addRun(*t.store, runSpec("three-stage", {1, 2}), 0.90, 200, "local", true);
@@ -140,14 +254,20 @@ class TestRunsWorkspace : public QObject {
     QStringList items;
     for (int i = 0; i < compare->metricCombo()->count(); ++i)
       items << compare->metricCombo()->itemText(i);
-    QVERIFY2(items.contains(QStringLiteral("Gradient cosine · layer 2 (fc3)")) &&
+    QVERIFY2(items.contains(QStringLiteral("Gradient cosine · layer 3 (fc3)")) &&
                  items.contains(QStringLiteral("Gradient cosine · stage 3")) &&
-                 items.contains(QStringLiteral("Gradient cosine · layer 4 (classifier)")),
+                 items.contains(QStringLiteral("Gradient cosine · layer 5 (classifier)")),
              qPrintable(items.join(QLatin1Char('|'))));
+    // One order: the cosines of stages 1, 2, 3 together, then the layers from 1.
+    const int s1 = int(items.indexOf(QStringLiteral("Gradient cosine · stage 1")));
+    QCOMPARE(items.indexOf(QStringLiteral("Gradient cosine · stage 2")), s1 + 1);
+    QCOMPARE(items.indexOf(QStringLiteral("Gradient cosine · stage 3")), s1 + 2);
+    QCOMPARE(items.indexOf(QStringLiteral("Gradient cosine · layer 1 (fc1)")), s1 + 3);
+    QVERIFY(items.indexOf(QStringLiteral("Samples/s")) < s1);
     QVERIFY(compare->selectMetric("grad_cosine", -1, 2));
     QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded(), 5000);
     QCOMPARE(compare->metricCombo()->currentText(),
-             QStringLiteral("Gradient cosine · layer 2 (fc3)"));
+             QStringLiteral("Gradient cosine · layer 3 (fc3)"));
     QCustomPlot* overlay = compare->overlayPlot();
     QCOMPARE(overlay->graphCount(), 2);
     for (int g = 0; g < 2; ++g) {
@@ -160,7 +280,7 @@ class TestRunsWorkspace : public QObject {
     selectRows(ws, {b});
     QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->runs().size() == 1, 5000);
     QCOMPARE(compare->metricCombo()->currentText(),
-             QStringLiteral("Gradient cosine · layer 2 (fc3)"));
+             QStringLiteral("Gradient cosine · layer 3 (fc3)"));
     QCOMPARE(overlay->graphCount(), 1);
     QVERIFY(overlay->graph(0)->data()->size() >= 10);
   }
@@ -195,6 +315,70 @@ class TestRunsWorkspace : public QObject {
     ws.comparePanel()->alignCombo()->setCurrentIndex(1);
     QTRY_VERIFY_WITH_TIMEOUT(ws.comparePanel()->isLoaded(), 5000);
     QVERIFY(overlay->xAxis->range().upper < 10);  // seconds, not steps
+  }
+
+  void sparseOverlaysArePointsWithMargins() {
+    // Test accuracy at 4 evaluations: drawn as its 4 points, marked and joined, not a staircase
+    // held across the grid; the axes leave room around the values; one run of one point shows.
+    test::TempStore t;
+    const int64_t a = addRun(*t.store, runSpec("a", {2}), 0.80);
+    const int64_t b = addRun(*t.store, runSpec("b", {2}), 0.90);
+    const int64_t one = addRun(*t.store, runSpec("one-eval", {2}), 0.60, 50);  // 1 evaluation
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    waitLoaded(ws, 3);
+    ComparePanel* compare = ws.comparePanel();
+    QVERIFY(compare->selectMetric("test_accuracy", -1));
+    selectRows(ws, {a, b});
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->runs().size() == 2, 5000);
+    QCustomPlot* overlay = compare->overlayPlot();
+    QCOMPARE(overlay->graphCount(), 2);
+    double lo = 1e9, hi = -1e9;
+    for (int g = 0; g < 2; ++g) {
+      QCOMPARE(overlay->graph(g)->data()->size(), 4);  // steps 49, 99, 149, 199
+      QVERIFY(overlay->graph(g)->scatterStyle().shape() != QCPScatterStyle::ssNone);
+      QVERIFY(overlay->graph(g)->lineStyle() == QCPGraph::lsLine);
+      for (auto it = overlay->graph(g)->data()->constBegin();
+           it != overlay->graph(g)->data()->constEnd(); ++it)
+        lo = std::min(lo, it->value), hi = std::max(hi, it->value);
+    }
+    QVERIFY(overlay->yAxis->range().lower < lo && overlay->yAxis->range().upper > hi);
+    QVERIFY(overlay->xAxis->range().lower < 49 && overlay->xAxis->range().upper > 199);
+    QVERIFY(overlay->height() >= 200);  // room to read it
+    selectRows(ws, {one});
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->runs().size() == 1, 5000);
+    QCOMPARE(overlay->graph(0)->data()->size(), 1);
+    const double v = overlay->graph(0)->data()->constBegin()->value;
+    const double x = overlay->graph(0)->data()->constBegin()->key;
+    QVERIFY(overlay->yAxis->range().lower < v && overlay->yAxis->range().upper > v);
+    QVERIFY(overlay->xAxis->range().lower < x && overlay->xAxis->range().upper > x);
+    // Enlarge gives it the panel.
+    const int before = overlay->height();
+    compare->setOverlayEnlarged(true);
+    QTRY_VERIFY(overlay->height() > before);
+  }
+
+  void comparePlotsFollowTheTheme() {
+    test::TempStore t;
+    RunsWorkspace ws(t.store);
+    ws.show();
+    QCustomPlot* overlay = ws.comparePanel()->overlayPlot();
+    applyTheme(*qApp, Theme::Dark);
+    QApplication::processEvents();
+    QCOMPARE(overlay->xAxis->tickLabelColor(), QApplication::palette().color(QPalette::Text));
+    QVERIFY(overlay->xAxis->tickLabelColor().lightness() > 128);
+    DesignDocument doc{EngineDescription{}};
+    EstimatePanel estimate(&doc);
+    estimate.show();
+    applyTheme(*qApp, Theme::Light);
+    QApplication::processEvents();
+    QVERIFY(overlay->xAxis->tickLabelColor().lightness() < 128);
+    QVERIFY(estimate.plot()->yAxis->tickLabelColor().lightness() < 128);
+    applyTheme(*qApp, Theme::Dark);
+    QApplication::processEvents();
+    QVERIFY(estimate.plot()->yAxis->tickLabelColor().lightness() > 128);
+    applyTheme(*qApp, Theme::Light);
   }
 
   void notesTagsDeleteAndExport() {
@@ -307,9 +491,11 @@ class TestRunsWorkspace : public QObject {
     test::TempStore t;
     EngineServices services = fakeEngineServices();
     auto store = t.store;
-    services.createRecorder = [store](std::optional<int64_t>,
-                                      StoreNoticeSink) -> std::unique_ptr<engine::RunObserver> {
-      return std::make_unique<recorder::Recorder>(*store);
+    services.createRecorder =
+        [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.tags = request.tags;
+      return std::make_unique<recorder::Recorder>(*store, options);
     };
     MainWindow window(services, t.store);
     window.runsWorkspace()->setPollInterval(100);
@@ -366,10 +552,10 @@ class TestRunsWorkspace : public QObject {
       return create(s, observer);
     };
     auto store = t.store;
-    services.createRecorder = [store](std::optional<int64_t> continueRunId,
-                                      StoreNoticeSink) -> std::unique_ptr<engine::RunObserver> {
+    services.createRecorder =
+        [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
       recorder::RecorderOptions options;
-      options.resumeRunId = continueRunId;
+      options.resumeRunId = request.continueRunId;
       return std::make_unique<recorder::Recorder>(*store, options);
     };
     MainWindow window(services, t.store);

@@ -7,6 +7,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QtTest>
+#include <cmath>
 #include <thread>
 
 #include "bridge/engine_controller.h"
@@ -194,6 +195,68 @@ class TestTrainRun : public QObject {
     QVERIFY2(legends.contains(QStringLiteral("backprop")),
              qPrintable(legends.join(QLatin1Char(','))));
     QVERIFY(legends.contains(QStringLiteral("S3")));
+    // Both phases stay viewable: the utilization and timeline panels show backprop's one
+    // "model" stage after the plan, and the local phase's three stages when chosen.
+    LiveDashboard* d = f.workspace.dashboard();
+    QComboBox* view = d->phaseViewCombo();
+    QVERIFY(view->isVisibleTo(&f.workspace));
+    QCOMPARE(view->count(), 2);
+    QCOMPARE(view->currentIndex(), 1);
+    d->refreshAll(true);
+    QCOMPARE(d->timelinePanel()->drawnSpans(1), 0);  // backprop: one row
+    view->setCurrentIndex(0);
+    Q_EMIT view->activated(0);
+    QCOMPARE(d->utilizationPanel()->phase(), 0);
+    QVERIFY(d->timelinePanel()->drawnSpans(2) > 0);  // the local phase's third stage
+    QVERIFY(!std::isnan(d->utilizationPanel()->barValue(0, 2)));
+  }
+
+  void bothPhasesAreRecordedAsOneComparison() {
+    // The recorder of each phase is asked for the same tag: Runs lists them as one comparison.
+    Fixture f(60);
+    auto tags = std::make_shared<std::vector<std::vector<std::string>>>();
+    auto services = f.services;
+    services.createRecorder =
+        [tags](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      tags->push_back(request.tags);
+      return nullptr;
+    };
+    EngineController controller(services);
+    TrainWorkspace ws(&controller, &f.doc);
+    ws.modeCombo()->setCurrentIndex(2);
+    QSignalSpy finished(&ws, &TrainWorkspace::runFinished);
+    QVERIFY(ws.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 15000);
+    QCOMPARE(tags->size(), size_t(2));
+    QCOMPARE(tags->at(0).size(), size_t(1));
+    QCOMPARE(tags->at(0), tags->at(1));
+    QVERIFY(QString::fromStdString(tags->at(0).front()).startsWith(QStringLiteral("compare-")));
+    // A single mode gets no such tag.
+    ws.modeCombo()->setCurrentIndex(0);
+    QVERIFY(ws.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 15000);
+    QCOMPARE(tags->size(), size_t(3));
+    QVERIFY(tags->back().empty());
+  }
+
+  void eventLogSpeaksToPeople() {
+    Fixture f(100000, 0.001);
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(f.workspace.dashboard()->lossPanel()->receivedPoints(0) > 20, 5000);
+    f.workspace.stopRun();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 5000);
+    const QStringList kinds = f.workspace.eventLog()->kinds();
+    QVERIFY2(kinds.contains(QStringLiteral("stop requested")) ||
+                 kinds.contains(QStringLiteral("stopped")),
+             qPrintable(kinds.join(QLatin1Char(','))));
+    for (const QString& k : kinds) QVERIFY2(!k.contains(QLatin1Char('_')), qPrintable(k));
+    // The start is said once, by the engine: no second line repeating it.
+    int starts = 0;
+    for (const QString& m : f.workspace.eventLog()->messages())
+      starts += m.contains(QStringLiteral("stage(s)")) ? 1 : 0;
+    QCOMPARE(starts, 1);
+    QVERIFY(f.workspace.eventLog()->wordWrap());
   }
 
   void teamsOfThreadsGetAQuieterLiveView() {
@@ -231,9 +294,8 @@ class TestTrainRun : public QObject {
     auto services = f.services;
     auto sink = std::make_shared<StoreNoticeSink>();
     services.createRecorder =
-        [sink](std::optional<int64_t>,
-               StoreNoticeSink onNotice) -> std::unique_ptr<engine::RunObserver> {
-      *sink = std::move(onNotice);
+        [sink](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      *sink = std::move(request.onNotice);
       return nullptr;
     };
     EngineController controller(services);

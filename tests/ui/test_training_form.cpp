@@ -15,6 +15,8 @@
 #include <QWheelEvent>
 #include <QtTest>
 
+#include "common/invalid_outline.h"
+
 #include "common/fake_services.h"
 #include "common/u64_spin_box.h"
 #include "designer/design_document.h"
@@ -164,7 +166,8 @@ class TestTrainingForm : public QObject {
     ws.show();
     QVERIFY(QTest::qWaitForWindowExposed(&ws));
     doc.load(baseSpec());
-    auto* seed = qobject_cast<U64SpinBox*>(ws.modelPanel()->trainingForm()->editorFor("train.seed"));
+    auto* seed =
+        qobject_cast<U64SpinBox*>(ws.modelPanel()->trainingForm()->editorFor("train.seed"));
     QScrollArea* column = nullptr;
     for (auto* area : ws.findChildren<QScrollArea*>())
       if (area->widget() == ws.modelPanel()) column = area;
@@ -278,23 +281,54 @@ class TestTrainingForm : public QObject {
     TrainingForm* form = ws.modelPanel()->trainingForm();
     QWidget* momentum = form->editorFor("train.momentum");
     QWidget* probeBatch = form->editorFor("probe.batch_size");
-    QVERIFY(momentum->styleSheet().contains(QStringLiteral("d03030")));
+    QVERIFY(hasInvalidOutline(momentum));
     QVERIFY2(momentum->toolTip().startsWith(QStringLiteral("train.momentum: must be in [0, 1)")),
              qPrintable(momentum->toolTip()));
-    QVERIFY(probeBatch->styleSheet().contains(QStringLiteral("d03030")));
-    QVERIFY(!form->editorFor("train.lr")->styleSheet().contains(QStringLiteral("d03030")));
+    QVERIFY(hasInvalidOutline(probeBatch));
+    QVERIFY(!hasInvalidOutline(form->editorFor("train.lr")));
     QVERIFY(!ws.runButton()->isEnabled());
     QVERIFY(ws.runButton()->toolTip().contains(QStringLiteral("probe.batch_size")));
 
     qobject_cast<QDoubleSpinBox*>(momentum)->setValue(0.9);
     QCOMPARE(doc.spec().train.momentum, 0.9);
-    QVERIFY(momentum->styleSheet().isEmpty());
+    QVERIFY(!hasInvalidOutline(momentum));
     QVERIFY(!momentum->toolTip().contains(QStringLiteral("train.momentum:")));
-    // The probe batch shows 1 (its minimum) while the spec has 0: stepping up fixes it.
+    // The probe batch shows the spec's 0, not its usual minimum: the value to fix is visible.
+    QCOMPARE(qobject_cast<QSpinBox*>(probeBatch)->value(), 0);
     qobject_cast<QSpinBox*>(probeBatch)->setValue(64);
     QCOMPARE(doc.spec().probe.batchSize, 64);
-    QVERIFY(probeBatch->styleSheet().isEmpty());
+    QVERIFY(!hasInvalidOutline(probeBatch));
     QVERIFY(ws.runButton()->isEnabled());
+  }
+
+  void aBatchSizeOfZeroCanBeTypedAway() {
+    // A spec with batch size 0: the box shows 0 (not a clamped 1), typing 1 fixes it, and
+    // typing 0 again is an edit the validation names, not a silent revert.
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    ws.show();
+    auto spec = baseSpec();
+    spec.train.batchSize = 0;
+    doc.load(spec);
+    TrainingForm* form = ws.modelPanel()->trainingForm();
+    auto* batch = qobject_cast<QSpinBox*>(form->editorFor("train.batch_size"));
+    QVERIFY(batch);
+    QCOMPARE(batch->value(), 0);
+    QVERIFY(hasInvalidOutline(batch));
+    QVERIFY(!ws.runButton()->isEnabled());
+    batch->setFocus();
+    batch->selectAll();
+    QTest::keyClicks(batch, QStringLiteral("1"));
+    QTest::keyClick(batch, Qt::Key_Return);
+    QCOMPARE(doc.spec().train.batchSize, 1);
+    QVERIFY(!hasInvalidOutline(batch));
+    QVERIFY(ws.runButton()->isEnabled());
+    batch->selectAll();
+    QTest::keyClicks(batch, QStringLiteral("0"));
+    QTest::keyClick(batch, Qt::Key_Return);
+    QCOMPARE(doc.spec().train.batchSize, 0);
+    QVERIFY(hasInvalidOutline(batch));
+    QVERIFY(batch->toolTip().startsWith(QStringLiteral("train.batch_size:")));
   }
 };
 

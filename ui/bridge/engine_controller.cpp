@@ -1,5 +1,7 @@
 #include "bridge/engine_controller.h"
 
+#include <QDateTime>
+
 #include <chrono>
 
 namespace stagewise::ui {
@@ -70,6 +72,10 @@ std::unique_ptr<engine::Run> EngineController::createPhaseRun(const engine::Expe
 
 void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes,
                             ResumePoint resume, int processes) {
+  // The runs of one plan of several modes share a tag: one comparison in Runs.
+  const std::string planTag =
+      "compare-" +
+      QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")).toStdString();
   for (size_t phase = 0; phase < modes.size() && !m_stopRequested; ++phase) {
     m_workerPhase = int(phase);
     engine::ExperimentSpec phaseSpec = spec;
@@ -88,8 +94,11 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
                       "run store: " + notice.message});
       };
       try {
-        recorder = m_services.createRecorder(phase == 0 ? resume.continueRunId : std::nullopt,
-                                             std::move(onNotice));
+        RecordRequest request;
+        request.continueRunId = phase == 0 ? resume.continueRunId : std::nullopt;
+        request.onNotice = std::move(onNotice);
+        if (modes.size() > 1) request.tags = {planTag};
+        recorder = m_services.createRecorder(std::move(request));
       } catch (const std::exception& e) {
         m_feed.event(int(phase), {engine::EventKind::Warning, 0, -1,
                                   std::string("this run will not be saved: ") + e.what()});

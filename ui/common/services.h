@@ -42,11 +42,19 @@ struct StoreNotice {
 /// Told of store notices; called on the store's writer thread, must return quickly.
 using StoreNoticeSink = std::function<void(const StoreNotice&)>;
 
+/// What the recorder of one run is asked for.
+struct RecordRequest {
+  /// Continue this stored record (a run resumed from a checkpoint) instead of a new one.
+  std::optional<int64_t> continueRunId;
+  /// To be told of the store's notices while the run is recorded.
+  StoreNoticeSink onNotice;
+  /// Tags for the new record: the runs of one plan of several modes share one, so Runs shows
+  /// them as one comparison.
+  std::vector<std::string> tags;
+};
+
 /// Creates an extra observer for one run (the recorder writing it into the store), or null.
-/// With `continueRunId`, the run continues that stored record (a run resumed from a checkpoint).
-/// `onNotice` is to be told of the store's notices while the run is recorded.
-using ObserverFactory = std::function<std::unique_ptr<engine::RunObserver>(
-    std::optional<int64_t> continueRunId, StoreNoticeSink onNotice)>;
+using ObserverFactory = std::function<std::unique_ptr<engine::RunObserver>(RecordRequest request)>;
 
 /// Measures each layer's cost (forward + backward seconds of one batch) for the spec's cuts and
 /// devices. `progress(done, total)` returns false to cancel; may throw. Runs off the UI thread.

@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QPalette>
 #include <QStyleFactory>
+#include <cmath>
 
 namespace stagewise::ui {
 
@@ -52,13 +53,18 @@ bool isDarkPalette() {
 }
 
 QColor stageColor(int index) {
-  // Tableau-like hues: distinguishable, and mid-lightness so they read on light and dark.
-  static const QColor kColors[] = {QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b),
-                                   QColor(0x59, 0xa1, 0x4f), QColor(0xe1, 0x57, 0x59),
-                                   QColor(0x76, 0xb7, 0xb2), QColor(0xed, 0xc9, 0x48),
-                                   QColor(0xb0, 0x7a, 0xa1), QColor(0x9c, 0x75, 0x5f)};
+  // Tableau-like hues: distinguishable, and mid-lightness so they read on light and dark. Past
+  // them, hues step by the golden angle at the same lightness, so no two stages share a colour.
+  static const QColor kColors[] = {
+      QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0x59, 0xa1, 0x4f),
+      QColor(0xe1, 0x57, 0x59), QColor(0x76, 0xb7, 0xb2), QColor(0xed, 0xc9, 0x48),
+      QColor(0xb0, 0x7a, 0xa1), QColor(0x9c, 0x75, 0x5f), QColor(0xff, 0x9d, 0xa7),
+      QColor(0x86, 0xbc, 0xb6), QColor(0xd3, 0x72, 0xc4), QColor(0xa0, 0xcb, 0xe8)};
   const int n = static_cast<int>(std::size(kColors));
-  return kColors[((index % n) + n) % n];
+  index = std::max(0, index);
+  if (index < n) return kColors[index];
+  const int hue = static_cast<int>(std::lround(std::fmod(30.0 + 137.508 * (index - n), 360.0)));
+  return QColor::fromHsl(hue, 150, 125);
 }
 
 void stylePlot(QCustomPlot* plot) {

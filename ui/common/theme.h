@@ -19,7 +19,7 @@ void applyTheme(QApplication& app, Theme theme);
 /// The theme currently applied (read back from the application palette).
 bool isDarkPalette();
 
-/// A distinct colour for stage `index` (cycles after 8), readable on both palettes.
+/// A distinct colour for stage `index` (never repeats), readable on both palettes.
 QColor stageColor(int index);
 /// Axis, grid and background colours of a plot taken from the current palette.
 void stylePlot(QCustomPlot* plot);

@@ -105,11 +105,16 @@ std::vector<DesignProblem> DesignDocument::problemsForStage(int stage) const {
   return out;
 }
 
+QString DesignDocument::problemText(const DesignProblem& p) {
+  // A cut's message names it as the canvas does ("cut 2", counted from 1): the JSON path
+  // beside it ("partition.cuts[1]", counted from 0) would mix the two numberings.
+  if (p.cut >= 0 || p.field.empty()) return QString::fromStdString(p.message);
+  return QString::fromStdString(p.field + ": " + p.message);
+}
+
 QString DesignDocument::blockReason() const {
   QStringList lines;
-  for (const auto& p : m_problems)
-    lines << (p.field.empty() ? QString::fromStdString(p.message)
-                              : QString::fromStdString(p.field + ": " + p.message));
+  for (const auto& p : m_problems) lines << problemText(p);
   return lines.join(QLatin1Char('\n'));
 }
 
@@ -139,7 +144,10 @@ void DesignDocument::recompute() {
   m_partition = {};
   m_estimate.reset();
   const engine::InputShape shape = inputShapeFor(m_spec.dataset);
-  if (!m_probeError.empty()) m_problems.push_back({"dataset", m_probeError});
+  // The dataset's folder is the field to fix; an empty one is already named by validation.
+  const bool needsPath = m_spec.dataset.kind == "idx" || m_spec.dataset.kind == "cifar10";
+  if (!m_probeError.empty() && !(needsPath && m_spec.dataset.path.empty()))
+    m_problems.push_back({"dataset.path", m_probeError});
   try {
     m_plan = engine::planModel(m_spec.model, shape);
   } catch (const engine::SpecError& e) {

@@ -56,6 +56,8 @@ class DesignDocument : public QObject {
   bool canRun() const { return m_problems.empty(); }
   /// Why Run is blocked (every problem on its own line), empty when it is not.
   QString blockReason() const;
+  /// One problem as users read it (a cut problem without its 0-based JSON path).
+  static QString problemText(const DesignProblem& problem);
   /// True when the dataset could not be read and the plan uses a stand-in input shape.
   bool inputShapeGuessed() const { return m_inputGuessed; }
 

@@ -74,12 +74,20 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   (new QVBoxLayout(inspectorBox))->addWidget(m_inspector);
   auto* estimateBox = new QGroupBox(tr("Estimate"), this);
   (new QVBoxLayout(estimateBox))->addWidget(m_estimate);
-  auto* right = new QWidget(this);
-  auto* rightLayout = new QVBoxLayout(right);
+  auto* rightPanel = new QWidget(this);
+  auto* rightLayout = new QVBoxLayout(rightPanel);
   rightLayout->setContentsMargins(0, 0, 0, 0);
   rightLayout->addWidget(inspectorBox);
   rightLayout->addWidget(estimateBox, 1);
-  right->setMinimumWidth(320);
+  // Scrolls rather than forcing the window taller than the screen: the estimate's boundary
+  // table grows with the stage count, and at 1366x768 it was drawn over the chart.
+  auto* right = new QScrollArea(this);
+  right->setWidget(rightPanel);
+  right->setWidgetResizable(true);
+  right->setFrameShape(QFrame::NoFrame);
+  right->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  right->setMinimumWidth(320 + style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+  guardWheel(right, rightPanel);
 
   auto* splitter = new QSplitter(Qt::Horizontal, this);
   splitter->addWidget(modelScroll);
@@ -122,10 +130,9 @@ void DesignWorkspace::refresh() {
           .arg(formatCount(double(plan.totalParams())), formatCount(double(plan.totalFlops()))));
   m_problems->clear();
   for (const auto& p : m_doc->problems()) {
-    auto* item = new QListWidgetItem(
-        QStringLiteral("⚠ ") +
-            QString::fromStdString(p.field.empty() ? p.message : p.field + ": " + p.message),
-        m_problems);
+    auto* item =
+        new QListWidgetItem(QStringLiteral("⚠ ") + DesignDocument::problemText(p), m_problems);
+    if (!p.field.empty()) item->setToolTip(tr("Spec key: %1").arg(QString::fromStdString(p.field)));
     item->setForeground(QColor(0xd0, 0x30, 0x30));
   }
   if (m_doc->problems().empty())

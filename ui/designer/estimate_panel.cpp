@@ -12,6 +12,7 @@
 #include <QStandardItemModel>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "common/format.h"
 #include "common/theme.h"
@@ -43,8 +44,10 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(par
          "backprop at its best thread count, from FLOPs and a measured "
          "thread-scaling model. A run measures the real number."));
   m_efficiency->setToolTip(
-      tr("Mean stage time / slowest stage time: 100% when the stages are "
-         "perfectly balanced."));
+      tr("Mean stage work / largest stage work, from FLOPs: 100% when every stage does the "
+         "same work. It is a property of the cut, whatever the cores; when the stages share "
+         "fewer cores than they have threads, the cores bound the speed and a better balance "
+         "pays off only with more cores."));
 
   m_cores = new QSpinBox(this);
   m_cores->setRange(1, 1024);
@@ -72,7 +75,7 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(par
 
   auto* summary = new QFormLayout;
   summary->addRow(tr("Speed-up vs backprop"), m_speedup);
-  summary->addRow(tr("Pipeline efficiency"), m_efficiency);
+  summary->addRow(tr("Stage balance"), m_efficiency);
   summary->addRow(tr("Cores"), m_cores);
   m_profileProgress = new QProgressBar(this);
   m_profileProgress->setFormat(tr("timing layers… %v/%m"));
@@ -221,13 +224,28 @@ void EstimatePanel::refresh() {
     m_plot->replot();
     return;
   }
+  // Balance from each stage's work alone (FLOPs, its own threads): the cut's property, so it
+  // tells a 35/12/12/23 split from an even one also when the cores bound the speed.
+  double slowest = 0, mean = 0;
+  for (double t : estimate->stageTime) slowest = std::max(slowest, t), mean += t;
+  if (!estimate->stageTime.empty()) mean /= double(estimate->stageTime.size());
+  const double balance = slowest > 0 ? mean / slowest : 1.0;
+  m_efficiency->setText(QStringLiteral("%1%").arg(balance * 100, 0, 'f', 0));
   m_speedup->setText(QStringLiteral("%1×").arg(estimate->speedup, 0, 'f', 2));
-  m_efficiency->setText(QStringLiteral("%1%").arg(estimate->pipelineEfficiency * 100, 0, 'f', 0));
-  m_note->setText(estimate->coresShared
-                      ? tr("⚠ The stages want more threads than the %1 cores: they will share "
-                           "them, which caps the speed-up.")
-                            .arg(m_doc->estimateCores())
-                      : tr("Backprop baseline: %n thread(s).", nullptr, estimate->backpropThreads));
+  int threads = 0;
+  for (const auto& st : m_doc->partition().stages) threads += st.settings.threads;
+  if (estimate->coresShared) {
+    // What the same cut would give with a core for every stage thread.
+    const auto roomy = engine::estimateSpeed(m_doc->partition(), m_doc->plan(),
+                                             std::max(1, m_doc->spec().train.batchSize), threads);
+    m_note->setText(tr("The %1 stage threads share %2 cores, so the cores bound the speed-up, "
+                       "not the cut. With %1 cores this cut would give %3×.")
+                        .arg(threads)
+                        .arg(m_doc->estimateCores())
+                        .arg(roomy.speedup, 0, 'f', 2));
+  } else {
+    m_note->setText(tr("Backprop baseline: %n thread(s).", nullptr, estimate->backpropThreads));
+  }
 
   const int n = int(estimate->stageShare.size());
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
@@ -256,10 +274,22 @@ void EstimatePanel::refresh() {
         b, 2,
         new QTableWidgetItem(formatBytes(double(estimate->backpropBoundaryBytes[size_t(b)]))));
   }
-  // Show every boundary up to a handful without a scroll bar.
-  const int rows = std::clamp(m_bytes->rowCount(), 1, 5);
+  // Up to three boundaries without a scroll bar; more scroll, so the panel's height does not
+  // grow with the stage count.
+  const int rows = std::clamp(m_bytes->rowCount(), 1, 3);
   m_bytes->setFixedHeight(m_bytes->horizontalHeader()->height() +
                           rows * m_bytes->verticalHeader()->defaultSectionSize() + 4);
+}
+
+QWidget* EstimatePanel::chartWidget() const {
+  return m_plot;
+}
+
+void EstimatePanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  // The chart follows the theme like every other plot.
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange)
+    refresh();
 }
 
 }  // namespace stagewise::ui

@@ -44,11 +44,20 @@ class EstimatePanel : public QWidget {
   QPushButton* balanceButton() const { return m_balance; }
   QSpinBox* stageCountSpin() const { return m_stageCount; }
   QLabel* speedupLabel() const { return m_speedup; }
+  QLabel* balanceLabel() const { return m_efficiency; }
+  QLabel* noteLabel() const { return m_note; }
+  QCustomPlot* plot() const { return m_plot; }
+  /// The chart as a plain widget (for code that does not include QCustomPlot).
+  QWidget* chartWidget() const;
+  QTableWidget* bytesTable() const { return m_bytes; }
 
  public Q_SLOTS:
   void refresh();
   /// Re-cuts into the chosen number of stages with the chosen strategy (one undo step).
   void autoBalance();
+
+ protected:
+  void changeEvent(QEvent* event) override;
 
  private:
   void balanceWith(const std::vector<double>& costs, const QString& how);

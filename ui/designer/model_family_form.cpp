@@ -1,5 +1,7 @@
 #include "designer/model_family_form.h"
 
+#include "common/invalid_outline.h"
+
 #include <QComboBox>
 #include <QFormLayout>
 #include <QLineEdit>
@@ -134,7 +136,7 @@ void ModelFamilyForm::listEdit(QLineEdit* line, int field, const QString& text,
                                std::vector<int> engine::ModelSpec::*member) {
   connect(line, &QLineEdit::editingFinished, this, [this, line, field, text, member] {
     const auto values = parseWidths(line->text());
-    line->setStyleSheet(values ? QString() : QStringLiteral("border: 1px solid #d03030;"));
+    setInvalidOutline(line, !values);
     if (values) edit(field, text, [member, v = *values](auto& m) { m.*member = v; });
   });
 }
@@ -159,12 +161,14 @@ void ModelFamilyForm::refresh() {
     m_pages->widget(i)->setSizePolicy(QSizePolicy::Preferred, i == m_pages->currentIndex()
                                                                   ? QSizePolicy::Preferred
                                                                   : QSizePolicy::Ignored);
-  m_pages->adjustSize();
+  // Not adjustSize(): that resized the stack to its hint, half the form's width, until the
+  // next full layout (a theme switch); the layout only needs to know the hint changed.
+  m_pages->updateGeometry();
   for (auto [line, values] : {std::pair{m_widths, &m.hidden}, std::pair{m_channels, &m.channels},
                               std::pair{m_blocks, &m.blocks}})
     if (!line->hasFocus()) {
       line->setText(joined(*values));
-      line->setStyleSheet({});
+      setInvalidOutline(line, false);
     }
   m_activation->setCurrentIndex(m_activation->findData(QString::fromStdString(m.activation)));
   for (auto& [box, member] : m_vit) box->setValue(m.*member);

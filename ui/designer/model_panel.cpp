@@ -1,5 +1,7 @@
 #include "designer/model_panel.h"
 
+#include "common/invalid_outline.h"
+
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -43,6 +45,10 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   m_dataset->addItem(tr("Synthetic clusters"), QStringLiteral("synthetic"));
   m_path = new QLineEdit(this);
   m_path->setPlaceholderText(tr("folder with the dataset files"));
+  m_pathTip =
+      tr("The folder holding the dataset's files (IDX: train-images-idx3-ubyte and the "
+         "rest, optionally .gz; CIFAR-10: the binary batches).");
+  m_path->setToolTip(m_pathTip);
   m_browse = new QPushButton(tr("Browse…"), this);
   m_features = spin(this, 1, 100000, tr("Features per synthetic sample."));
   m_classes = spin(this, 2, 1000, tr("Classes of the synthetic dataset."));
@@ -159,6 +165,14 @@ void ModelPanel::refresh() {
   m_path->setText(QString::fromStdString(s.dataset.path));
   m_path->setEnabled(needsPath || s.dataset.kind == "fashion-mnist");
   m_browse->setEnabled(m_path->isEnabled());
+  QStringList pathProblems;
+  for (const auto& p : m_doc->problems())
+    if (p.field == "dataset.path") pathProblems << QString::fromStdString(p.message);
+  setInvalidOutline(m_path, !pathProblems.isEmpty());
+  m_path->setToolTip(pathProblems.isEmpty()
+                         ? m_pathTip
+                         : QStringLiteral("dataset.path: %1\n\n%2")
+                               .arg(pathProblems.join(QLatin1Char('\n')), m_pathTip));
   m_syntheticRow->setEnabled(s.dataset.kind == "synthetic");
   m_features->setValue(s.dataset.syntheticFeatures);
   m_classes->setValue(s.dataset.syntheticClasses);

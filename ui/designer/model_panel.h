@@ -24,6 +24,8 @@ class ModelPanel : public QWidget {
 
   QComboBox* presetCombo() const { return m_preset; }
   QLineEdit* widthsEdit() const;
+  /// The dataset folder field.
+  QLineEdit* pathEdit() const { return m_path; }
   ModelFamilyForm* familyForm() const { return m_family; }
   TrainingForm* trainingForm() const { return m_training; }
   QSpinBox* testLimitSpin() const { return m_limitTest; }
@@ -60,6 +62,7 @@ class ModelPanel : public QWidget {
   ModelFamilyForm* m_family;
   QComboBox* m_dataset;
   QLineEdit* m_path;
+  QString m_pathTip;  ///< its own tooltip, shown under any problem
   QPushButton* m_browse;
   QWidget* m_syntheticRow;
   QSpinBox* m_features;

@@ -4,6 +4,7 @@
 #include <QGraphicsSceneMouseEvent>
 #include <QPalette>
 #include <cmath>
+#include <map>
 
 #include "common/format.h"
 #include "common/theme.h"
@@ -183,22 +184,30 @@ void NetworkScene::rebuild() {
 
   // Cuts; those the model cannot have are drawn red at the nearest place they could be.
   const auto& cuts = spec.partition.cuts;
+  std::map<int, int> invalidAt;  // invalid cuts already drawn at a gap: stack the next lower
+  m_invalidCuts.clear();
   for (size_t i = 0; i < cuts.size(); ++i) {
     bool bad = false;
     QString message;
     for (const auto& p : m_doc->problems())
       if (p.cut == int(i)) bad = true, message = QString::fromStdString(p.message);
     const int gap = std::clamp(cuts[i], 1, std::max(1, n - 1));
-    auto* line = new CutLineItem(bad ? CutLineItem::Kind::Invalid : CutLineItem::Kind::Cut,
-                                 bad ? tr("invalid cut %1").arg(i + 1) : QString());
-    line->setPos(0, M::gapY(gap) + (bad && cuts[i] != gap ? 6 : 0));
-    line->setToolTip(bad ? message
+    auto* line =
+        new CutLineItem(bad ? CutLineItem::Kind::Invalid : CutLineItem::Kind::Cut,
+                        bad ? tr("invalid cut %1 · click to remove").arg(i + 1) : QString());
+    // An invalid cut never sits on a valid one (clicking it toggled the valid cut): each is
+    // drawn in its own row below the gap, and clicking it removes that cut only.
+    const int row = bad ? ++invalidAt[gap] : 0;
+    line->setPos(0, M::gapY(gap) + row * kInvalidRowHeight);
+    line->setZValue(bad ? 2 : 1);
+    line->setToolTip(bad ? message + tr("\nClick to remove this cut.")
                          : tr("Cut %1 between %2.\nClick to join the stages, drag the grip to "
                               "move it.")
                                .arg(i + 1)
                                .arg(gapLabel(gap)));
     addItem(line);
     m_cutItems.push_back(line);
+    if (bad) m_invalidCuts.push_back({int(i), line});
   }
   const double bottom = M::layerTop(n) + 10;
   setSceneRect(QRectF(-20, -20, M::kBandRight + 40, bottom + 20));
@@ -219,15 +228,35 @@ void NetworkScene::showHover(int gap) {
 }
 
 void NetworkScene::clearDrag() {
+  m_pressInvalid = -1;
   m_pressGap = 0;
   m_dragCut = -1;
   m_dragTarget = 0;
   m_dragging = false;
 }
 
+QPointF NetworkScene::invalidCutPos(int cutIndex) const {
+  for (const auto& [index, item] : m_invalidCuts)
+    if (index == cutIndex) return {gapCenter(1).x(), item->pos().y()};
+  return {};
+}
+
+int NetworkScene::invalidCutAt(const QPointF& pos) const {
+  for (const auto& [index, item] : m_invalidCuts)
+    if (std::abs(pos.y() - item->pos().y()) <= kInvalidRowHeight / 2 && pos.x() >= M::kBandLeft &&
+        pos.x() <= M::kBandRight)
+      return index;
+  return -1;
+}
+
 void NetworkScene::mousePressEvent(QGraphicsSceneMouseEvent* event) {
   if (event->button() != Qt::LeftButton) return QGraphicsScene::mousePressEvent(event);
   const QPointF pos = event->scenePos();
+  if (const int cut = invalidCutAt(pos); cut >= 0) {
+    m_pressInvalid = cut;
+    event->accept();
+    return;
+  }
   if (const int gap = gapAt(pos); gap > 0) {
     m_pressGap = gap;
     m_dragCut = cutIndexAt(gap);
@@ -266,6 +295,21 @@ void NetworkScene::mouseMoveEvent(QGraphicsSceneMouseEvent* event) {
 }
 
 void NetworkScene::mouseReleaseEvent(QGraphicsSceneMouseEvent* event) {
+  if (m_pressInvalid >= 0 && event->button() == Qt::LeftButton) {
+    const int cut = m_pressInvalid;
+    m_pressInvalid = -1;
+    if (invalidCutAt(event->scenePos()) == cut) {
+      std::vector<int> cuts = m_doc->spec().partition.cuts;
+      if (cut < int(cuts.size())) {
+        const int value = cuts[size_t(cut)];
+        cuts.erase(cuts.begin() + cut);
+        m_doc->edit(withCuts(m_doc->spec(), cuts),
+                    tr("Remove invalid cut %1 (after layer %2)").arg(cut + 1).arg(value));
+      }
+    }
+    event->accept();
+    return;
+  }
   if (m_pressGap <= 0 || event->button() != Qt::LeftButton)
     return QGraphicsScene::mouseReleaseEvent(event);
   const int pressGap = m_pressGap, dragCut = m_dragCut, target = m_dragTarget;

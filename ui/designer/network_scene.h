@@ -28,6 +28,12 @@ class NetworkScene : public QGraphicsScene {
   int gapAt(const QPointF& pos) const;
   /// The layer block under a scene position, or -1.
   int layerAt(const QPointF& pos) const;
+  /// The invalid cut (index into partition.cuts) drawn under a scene position, or -1.
+  int invalidCutAt(const QPointF& pos) const;
+  /// Where invalid cut `cutIndex` is drawn (a click there removes it); null if it is valid.
+  QPointF invalidCutPos(int cutIndex) const;
+  /// Rows below a gap where invalid cuts are drawn, one each.
+  static constexpr double kInvalidRowHeight = 12;
 
  public Q_SLOTS:
   void rebuild();
@@ -47,6 +53,8 @@ class NetworkScene : public QGraphicsScene {
   DesignDocument* m_doc;
   CutLineItem* m_hover = nullptr;
   std::vector<CutLineItem*> m_cutItems;
+  std::vector<std::pair<int, CutLineItem*>> m_invalidCuts;  ///< (cut index, its line)
+  int m_pressInvalid = -1;
   int m_pressGap = 0;
   int m_dragCut = -1;
   int m_dragTarget = 0;

@@ -1,5 +1,7 @@
 #include "designer/stage_inspector.h"
 
+#include "common/invalid_outline.h"
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -81,11 +83,11 @@ StageInspector::StageInspector(DesignDocument* doc, QWidget* parent) : QWidget(p
   connect(m_cores, &QLineEdit::editingFinished, this, [this] {
     const auto cores = parseCoreList(m_cores->text().toStdString());
     if (!cores) {
-      m_cores->setStyleSheet(QStringLiteral("border: 1px solid #d03030;"));
+      setInvalidOutline(m_cores, true);
       m_cores->setToolTip(tr("Not a core list: write e.g. 0,1 or 2-3"));
       return;
     }
-    m_cores->setStyleSheet({});
+    setInvalidOutline(m_cores, false);
     apply(kCores, tr("Stage cores"), [c = *cores](auto& s) { s.cores = c; });
   });
   connect(m_threads, &QSpinBox::valueChanged, this,
@@ -173,7 +175,7 @@ void StageInspector::refresh() {
   m_title->setText(title);
   fillDevices(s.device);
   m_cores->setText(QString::fromStdString(formatCoreList(s.cores)));
-  m_cores->setStyleSheet({});
+  setInvalidOutline(m_cores, false);
   m_threads->setValue(s.threads);
   // Family-specific heads only fit their family: grey the others, with the reason.
   auto* heads = qobject_cast<QStandardItemModel*>(m_auxHead->model());

@@ -1,5 +1,6 @@
 #include "designer/training_form.h"
 
+#include "common/invalid_outline.h"
 #include "common/u64_spin_box.h"
 
 #include <QCheckBox>
@@ -10,10 +11,12 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLineEdit>
+#include <QPoint>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <limits>
 
 namespace stagewise::ui {
 
@@ -48,15 +51,25 @@ class NamedSpinBox : public QSpinBox {
   std::map<int, QString> m_names;
 };
 
-int clampedInt(int64_t v, const QSpinBox* box) {
-  return int(std::clamp<int64_t>(v, box->minimum(), box->maximum()));
+// Shows the spec's value even when it lies outside the editor's usual range (batch size 0 read
+// from a file): the box widens its range to hold it, so the user sees the wrong value and any
+// value typed over it is an edit. The range narrows back once the value is in it.
+int shownInt(int64_t v, QSpinBox* box) {
+  const auto nominal = box->property("nominalRange").toPoint();
+  const int lo = nominal.isNull() ? box->minimum() : nominal.x();
+  const int hi = nominal.isNull() ? box->maximum() : nominal.y();
+  if (nominal.isNull()) box->setProperty("nominalRange", QPoint(lo, hi));
+  const int value =
+      int(std::clamp<int64_t>(v, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+  box->setRange(std::min(lo, value), std::max(hi, value));
+  return value;
 }
 
 }  // namespace
 
 TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
   using Spec = engine::ExperimentSpec;
-  m_batch = intField("train.batch_size", 1, 65536, tr("Samples per step."), tr("Batch size"),
+  m_batch = intField("train.batch_size", 0, 65536, tr("Samples per step."), tr("Batch size"),
                      [](Spec& s, int v) { s.train.batchSize = v; });
   m_steps = intField("train.max_steps", 0, 2147483647, tr("Steps to train (0: whole epochs)."),
                      tr("Max steps"), [](Spec& s, int v) { s.train.maxSteps = v; });
@@ -85,8 +98,9 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
                             tr("Weight decay (L2 penalty) of the optimizer; 0: none."),
                             tr("Weight decay"), [](Spec& s, double v) { s.train.weightDecay = v; });
   m_seed = new U64SpinBox(this);
-  m_seed->setToolTip(tr("Seed of the initial weights and the data order (0 to 2^64 - 1): a local "
-                        "run is reproducible bit for bit."));
+  m_seed->setToolTip(
+      tr("Seed of the initial weights and the data order (0 to 2^64 - 1): a local "
+         "run is reproducible bit for bit."));
   m_editors["train.seed"] = m_seed;
   connect(m_seed, &U64SpinBox::valueChanged, this, [this](quint64 v) {
     edit("train.seed", tr("Seed"), [v](Spec& s) { s.train.seed = uint64_t(v); });
@@ -251,9 +265,9 @@ void TrainingForm::browseCheckpointDir() {
 void TrainingForm::refresh() {
   m_updating = true;
   const auto& s = m_doc->spec();
-  m_batch->setValue(clampedInt(s.train.batchSize, m_batch));
-  m_steps->setValue(clampedInt(s.train.maxSteps, m_steps));
-  m_epochs->setValue(clampedInt(s.train.epochs, m_epochs));
+  m_batch->setValue(shownInt(s.train.batchSize, m_batch));
+  m_steps->setValue(shownInt(s.train.maxSteps, m_steps));
+  m_epochs->setValue(shownInt(s.train.epochs, m_epochs));
   m_epochs->setEnabled(s.train.maxSteps == 0);
   m_optimizer->setCurrentIndex(m_optimizer->findData(QString::fromStdString(s.train.optimizer)));
   m_lr->setValue(s.train.lr);
@@ -261,14 +275,14 @@ void TrainingForm::refresh() {
   m_momentum->setEnabled(s.train.optimizer == "sgd");
   m_weightDecay->setValue(s.train.weightDecay);
   m_seed->setValue(quint64(s.train.seed));
-  m_queue->setValue(clampedInt(s.train.queueCapacity, m_queue));
-  m_backpropThreads->setValue(clampedInt(s.train.backpropThreads, m_backpropThreads));
-  m_evalInterval->setValue(clampedInt(s.eval.interval, m_evalInterval));
-  m_evalSamples->setValue(clampedInt(s.eval.maxSamples, m_evalSamples));
-  m_probeInterval->setValue(clampedInt(s.probe.interval, m_probeInterval));
-  m_probeBatch->setValue(clampedInt(s.probe.batchSize, m_probeBatch));
+  m_queue->setValue(shownInt(s.train.queueCapacity, m_queue));
+  m_backpropThreads->setValue(shownInt(s.train.backpropThreads, m_backpropThreads));
+  m_evalInterval->setValue(shownInt(s.eval.interval, m_evalInterval));
+  m_evalSamples->setValue(shownInt(s.eval.maxSamples, m_evalSamples));
+  m_probeInterval->setValue(shownInt(s.probe.interval, m_probeInterval));
+  m_probeBatch->setValue(shownInt(s.probe.batchSize, m_probeBatch));
   m_probeBatch->setEnabled(s.probe.interval >= 0);
-  m_checkpointInterval->setValue(clampedInt(s.checkpoint.interval, m_checkpointInterval));
+  m_checkpointInterval->setValue(shownInt(s.checkpoint.interval, m_checkpointInterval));
   m_checkpointDir->setText(QString::fromStdString(s.checkpoint.dir));
   m_atStop->setChecked(s.checkpoint.atStop);
   m_atStop->setEnabled(s.checkpoint.enabled());
@@ -281,13 +295,12 @@ void TrainingForm::showProblems() {
     QStringList messages;
     for (const auto& p : m_doc->problems())
       if (p.field == key) messages << QString::fromStdString(p.message);
+    setInvalidOutline(editor, !messages.isEmpty());
     if (messages.isEmpty()) {
-      editor->setStyleSheet({});
       editor->setToolTip(m_tips[key]);
     } else {
       // A spec read from a file may hold a value the editor cannot show (batch size 0): the
       // outline and the tooltip say what the spec has wrong.
-      editor->setStyleSheet(QStringLiteral("border: 1px solid #d03030;"));
       editor->setToolTip(
           QStringLiteral("%1: %2\n\n%3")
               .arg(QString::fromStdString(key), messages.join(QLatin1Char('\n')), m_tips[key]));

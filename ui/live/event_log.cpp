@@ -9,10 +9,15 @@ EventLog::EventLog(QWidget* parent) : QTreeWidget(parent) {
   setColumnCount(5);
   setHeaderLabels({tr("Time"), tr("Run"), tr("Stage"), tr("Event"), tr("Message")});
   setRootIsDecorated(false);
-  setUniformRowHeights(true);
   setAlternatingRowColors(true);
+  // Long messages (a failure's reason, a path) wrap in the message column instead of being cut
+  // at the edge; the other columns are as wide as their text.
+  setWordWrap(true);
+  setUniformRowHeights(false);
+  setTextElideMode(Qt::ElideNone);
   header()->setStretchLastSection(true);
   header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  header()->setSectionResizeMode(4, QHeaderView::Stretch);
   setToolTip(tr("Events of the current session: starts, pauses, stops, warnings and errors."));
 }
 
@@ -26,13 +31,39 @@ void EventLog::append(const QString& time, const QString& phase, const QString& 
   if (atEnd) scrollToItem(item);
 }
 
+QString EventLog::eventKindLabel(engine::EventKind kind) {
+  // Words for people, not the identifiers of the JSON and the store ("stop_requested").
+  switch (kind) {
+    case engine::EventKind::Started:
+      return tr("started");
+    case engine::EventKind::Paused:
+      return tr("paused");
+    case engine::EventKind::Resumed:
+      return tr("resumed");
+    case engine::EventKind::StopRequested:
+      return tr("stop requested");
+    case engine::EventKind::Completed:
+      return tr("completed");
+    case engine::EventKind::Stopped:
+      return tr("stopped");
+    case engine::EventKind::Failed:
+      return tr("failed");
+    case engine::EventKind::Checkpoint:
+      return tr("checkpoint");
+    case engine::EventKind::Info:
+      return tr("info");
+    case engine::EventKind::Warning:
+      return tr("warning");
+  }
+  return QString::fromStdString(engine::toString(kind));
+}
+
 void EventLog::addEvent(const QString& phase, const engine::RunEvent& event) {
   QColor color;
   if (event.kind == engine::EventKind::Failed) color = QColor(0xd0, 0x30, 0x30);
   if (event.kind == engine::EventKind::Warning) color = QColor(0xc0, 0x80, 0x10);
   append(QStringLiteral("%1 s").arg(event.timeS, 0, 'f', 2), phase,
-         event.stage >= 0 ? tr("S%1").arg(event.stage + 1) : QString(),
-         QString::fromStdString(engine::toString(event.kind)),
+         event.stage >= 0 ? tr("S%1").arg(event.stage + 1) : QString(), eventKindLabel(event.kind),
          QString::fromStdString(event.message), color);
 }
 
@@ -44,6 +75,12 @@ void EventLog::addNote(const QString& text, bool error) {
 QStringList EventLog::messages() const {
   QStringList out;
   for (int i = 0; i < topLevelItemCount(); ++i) out << topLevelItem(i)->text(4);
+  return out;
+}
+
+QStringList EventLog::kinds() const {
+  QStringList out;
+  for (int i = 0; i < topLevelItemCount(); ++i) out << topLevelItem(i)->text(3);
   return out;
 }
 

@@ -17,6 +17,10 @@ class EventLog : public QTreeWidget {
   void addNote(const QString& text, bool error = false);
   /// Every row's message, oldest first (tests, copy).
   QStringList messages() const;
+  /// Every row's event column, oldest first.
+  QStringList kinds() const;
+  /// An event kind in words ("stop requested"), as the Event column shows it.
+  static QString eventKindLabel(engine::EventKind kind);
 
  private:
   void append(const QString& time, const QString& phase, const QString& stage, const QString& kind,

@@ -21,13 +21,13 @@ namespace stagewise::ui {
 namespace s = engine::series;
 
 LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent), m_data(data) {
-  const QColor strong = palette().color(QPalette::Text);
   m_loss = new PlotPanel(tr("Local loss"), tr("nats"), data, this);
   m_loss->addRule({s::kLoss, true, {}, Qt::SolidLine, 1.3, {}});
-  m_loss->addRule({s::kTestLoss, false, tr("test"), Qt::SolidLine, 2.0, strong, true});
+  m_loss->addRule({s::kTestLoss, false, tr("test"), Qt::SolidLine, 2.0, {}, true, false, true});
   m_accuracy = new PlotPanel(tr("Accuracy"), tr("fraction correct"), data, this);
   m_accuracy->addRule({s::kAccuracy, true, tr(" local"), Qt::SolidLine, 1.2, {}});
-  m_accuracy->addRule({s::kTestAccuracy, false, tr("test"), Qt::SolidLine, 2.0, strong, true});
+  m_accuracy->addRule(
+      {s::kTestAccuracy, false, tr("test"), Qt::SolidLine, 2.0, {}, true, false, true});
   m_accuracy->setFixedYRange(0, 1);
   m_cosine = new PlotPanel(tr("Gradient cosine (local vs true)"), tr("cosine"), data, this);
   m_cosine->addRule({s::kGradCosine, true, {}, Qt::SolidLine, 1.8, {}, true});
@@ -41,7 +41,8 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
          "stage the local loss steers away from the end-to-end gradient."));
   m_cosine->setCornerWidget(m_cosineScope);
   m_throughput = new PlotPanel(tr("Throughput"), tr("samples/s"), data, this);
-  m_throughput->addRule({s::kSamplesPerSec, false, tr("samples/s"), Qt::SolidLine, 1.8, strong});
+  m_throughput->addRule(
+      {s::kSamplesPerSec, false, tr("samples/s"), Qt::SolidLine, 1.8, {}, false, false, true});
   m_queue = new PlotPanel(tr("Queue depth and staleness"), tr("items / steps"), data, this);
   m_queue->addRule({s::kQueueDepth, true, tr(" queue"), Qt::SolidLine, 1.2, {}});
   m_queue->addRule({s::kStaleness, true, tr(" stale"), Qt::DashLine, 1.2, {}});
@@ -65,6 +66,11 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
       tr("Plot against each stage's own step, or against time since the start "
          "(in local mode stages are at different steps at the same moment)."));
   m_logLoss = new QCheckBox(tr("Log-scale loss"), this);
+  m_phaseView = new QComboBox(this);
+  m_phaseView->setToolTip(
+      tr("Which run of the plan the utilization and timeline panels show: each mode has its "
+         "own stages (backprop has one, the whole model)."));
+  m_phaseView->setVisible(false);
   auto* follow = new QPushButton(tr("Follow all"), this);
   follow->setToolTip(tr("Zoom every panel back out to the newest data (or double-click one)."));
 
@@ -75,6 +81,7 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   controls->addSpacing(16);
   controls->addWidget(m_xAxis);
   controls->addWidget(m_logLoss);
+  controls->addWidget(m_phaseView);
   controls->addWidget(follow);
   controls->addStretch();
 
@@ -117,6 +124,28 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
     const bool perLayer = index == 1;
     m_cosine->setRules(
         {{s::kGradCosine, true, {}, Qt::SolidLine, perLayer ? 1.4 : 1.8, {}, true, perLayer}});
+  });
+  connect(m_data, &LiveData::phaseBegan, this, [this](int phase) {
+    const QSignalBlocker block(m_phaseView);
+    if (phase == 0) m_phaseView->clear();
+    const engine::RunInfo* info = m_data->phaseInfo(phase);
+    const QString mode =
+        info ? QString::fromStdString(engine::toString(info->mode)) : tr("phase %1").arg(phase + 1);
+    m_phaseView->addItem(tr("Stages of: %1").arg(mode), phase);
+    m_phaseView->setCurrentIndex(m_phaseView->count() - 1);
+    m_phaseView->setVisible(m_phaseView->count() > 1);
+    m_utilization->setPhase(-1);
+    m_timeline->setPhase(-1);
+  });
+  connect(m_data, &LiveData::cleared, this, [this] {
+    m_phaseView->clear();
+    m_phaseView->setVisible(false);
+  });
+  connect(m_phaseView, &QComboBox::activated, this, [this](int index) {
+    const int phase = m_phaseView->itemData(index).toInt();
+    const bool latest = index == m_phaseView->count() - 1;
+    m_utilization->setPhase(latest ? -1 : phase);
+    m_timeline->setPhase(latest ? -1 : phase);
   });
   connect(follow, &QPushButton::clicked, this, [this] {
     for (auto* p : linePanels()) p->resetView();

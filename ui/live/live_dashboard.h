@@ -35,6 +35,9 @@ class LiveDashboard : public QWidget {
   QSlider* smoothingSlider() const { return m_smoothing; }
   /// The cosine panel's switch: per stage (0) or per layer (1).
   QComboBox* cosineScopeCombo() const { return m_cosineScope; }
+  /// Which phase of a plan of several modes the utilization and timeline panels show (shown
+  /// once a second phase begins; the latest is chosen as it begins).
+  QComboBox* phaseViewCombo() const { return m_phaseView; }
   QTimer* replotTimer() { return &m_replot; }
 
   /// Redraw timer on (while a run is live) or off.
@@ -68,6 +71,7 @@ class LiveDashboard : public QWidget {
   QSlider* m_smoothing;
   QLabel* m_smoothingValue;
   QComboBox* m_xAxis;
+  QComboBox* m_phaseView;
   QCheckBox* m_logLoss;
   QComboBox* m_cosineScope;
   QTimer m_replot;

@@ -23,11 +23,17 @@ PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data
   m_plot->legend->setFont(QFont(font().family(), 8));
   m_plot->legend->setIconSize(14, 8);
   m_plot->legend->setRowSpacing(-3);
-  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  // The legend sits in its own column right of the axis rect: with many stages an inset legend
+  // covered a third of the data. The column is as narrow as its entries.
+  m_plot->plotLayout()->addElement(1, 1, m_plot->legend);
+  m_plot->plotLayout()->setColumnStretchFactor(1, 0.001);
+  m_plot->legend->setMargins(QMargins(4, 2, 4, 2));
+  m_plot->legend->setLayer(QStringLiteral("legend"));
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);
   m_plot->setNoAntialiasingOnDrag(true);
   m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
-  m_plot->setToolTip(
+  // A hint in the status bar, not a tooltip that pops up over the data on every hover.
+  m_plot->setStatusTip(
       tr("Drag to pan, wheel to zoom, double-click to follow the newest data "
          "again. Click a legend entry to hide its graph. Right-click to export."));
 
@@ -73,6 +79,17 @@ PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data
 
 void PlotPanel::applyStyle() {
   stylePlot(m_plot);
+  // Graphs drawn in the text colour follow the theme (black on a dark background otherwise).
+  for (auto& b : m_bound) {
+    const SeriesRule& rule = m_rules[size_t(b.rule)];
+    if (!rule.foreground) continue;
+    const engine::RunInfo* info = m_data->phaseInfo(b.key.phase);
+    if (info && info->mode == engine::Mode::Backprop) continue;  // the baseline's grey
+    b.pen.setColor(ruleColor(rule, b.key.stage));
+    QPen pen = b.graph->pen();
+    pen.setColor(b.pen.color());
+    b.graph->setPen(pen);
+  }
   const QPalette pal = palette();
   QColor bg = pal.color(QPalette::ToolTipBase);
   bg.setAlpha(220);
@@ -148,8 +165,15 @@ void PlotPanel::setFixedYRange(double lo, double hi) {
 }
 
 void PlotPanel::setLegendColumns(int columns) {
+  m_plot->plotLayout()->addElement(2, 0, m_plot->legend);
+  m_plot->plotLayout()->simplify();  // drops the empty legend column
   m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   m_plot->legend->setWrap(columns);
+}
+
+QColor PlotPanel::ruleColor(const SeriesRule& rule, int stage) const {
+  if (rule.foreground) return palette().color(QPalette::Text);
+  return rule.color.isValid() ? rule.color : stageColor(std::max(0, stage));
 }
 
 void PlotPanel::onSeriesAdded(const LiveKey& key) {
@@ -162,7 +186,7 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
     const engine::RunInfo* info = m_data->phaseInfo(key.phase);
     const bool backprop = info && info->mode == engine::Mode::Backprop;
     auto* graph = m_plot->addGraph();
-    QColor color = rule.color.isValid() ? rule.color : stageColor(std::max(0, key.stage));
+    QColor color = ruleColor(rule, key.stage);
     QString legend = rule.perStage ? tr("S%1%2").arg(key.stage + 1).arg(rule.legend) : rule.legend;
     Qt::PenStyle style = rule.style;
     if (rule.perLayer) {
@@ -176,7 +200,7 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
       static const Qt::PenStyle kStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine,
                                              Qt::DashDotLine};
       style = kStyles[within % 4];
-      QString name = tr("L%1").arg(key.layer);
+      QString name = tr("L%1").arg(key.layer + 1);
       if (info && size_t(key.layer) < info->layers.size())
         name = QString::fromStdString(info->layers[size_t(key.layer)].name);
       legend = tr("S%1 %2").arg(key.stage + 1).arg(name);
@@ -336,15 +360,35 @@ void PlotPanel::updateHover(QMouseEvent* event) {
     return;
   }
   const double x = m_plot->xAxis->pixelToCoord(pos.x());
-  QStringList lines;
-  double snapped = x;
+  // The read-out is at the data point nearest the cursor over all shown series (a dense
+  // series snaps to the step under the mouse); each series reports its own nearest point, and
+  // says its step when that is elsewhere (a sparse series such as the test accuracy).
+  struct Hit {
+    const Bound* bound;
+    size_t index;
+    double x;
+  };
+  std::vector<Hit> hits;
+  double snapped = x, best = std::numeric_limits<double>::infinity();
   for (const auto& b : m_bound) {
     const SeriesBuffer* s = m_data->series(b.key);
-    if (!s || !b.graph->visible()) continue;
+    if (!s || !b.graph->visible() || !m_plot->legend->hasItemWithPlottable(b.graph)) continue;
     const int64_t i = s->nearest(x, m_axis);
     if (i < 0) continue;
-    snapped = s->x(size_t(i), m_axis);
-    lines << QStringLiteral("%1: %2").arg(b.graph->name()).arg(s->y(size_t(i)), 0, 'g', 4);
+    const double at = s->x(size_t(i), m_axis);
+    hits.push_back({&b, size_t(i), at});
+    if (std::abs(at - x) < best) best = std::abs(at - x), snapped = at;
+  }
+  const double pixel = std::abs(m_plot->xAxis->pixelToCoord(1) - m_plot->xAxis->pixelToCoord(0));
+  QStringList lines;
+  for (const Hit& h : hits) {
+    const SeriesBuffer* s = m_data->series(h.bound->key);
+    QString line =
+        QStringLiteral("%1: %2").arg(h.bound->graph->name()).arg(s->y(h.index), 0, 'g', 4);
+    if (std::abs(h.x - snapped) > 2 * pixel)
+      line += m_axis == XAxisKind::Step ? tr(" (step %1)").arg(qint64(std::llround(h.x)))
+                                        : tr(" (at %1 s)").arg(h.x, 0, 'f', 2);
+    lines << line;
   }
   const QString where = m_axis == XAxisKind::Step ? tr("step %1").arg(qint64(std::llround(snapped)))
                                                   : tr("%1 s").arg(snapped, 0, 'f', 2);
@@ -358,6 +402,9 @@ void PlotPanel::updateHover(QMouseEvent* event) {
 
 void PlotPanel::showMenu(const QPoint& pos) {
   QMenu menu(this);
+  QAction* hint = menu.addAction(tr("Drag to pan · wheel to zoom · click a legend entry to hide"));
+  hint->setEnabled(false);
+  menu.addSeparator();
   menu.addAction(tr("Follow newest data"), this, &PlotPanel::resetView);
   QAction* log = menu.addAction(tr("Logarithmic y axis"), this, [this](bool on) { setLogY(on); });
   log->setCheckable(true);

@@ -25,9 +25,10 @@ struct SeriesRule {
   QString legend;        ///< run-level legend; per stage "S<n>" (+ this suffix when set)
   Qt::PenStyle style = Qt::SolidLine;
   double width = 1.5;
-  QColor color;           ///< invalid: the stage's colour
-  bool markers = false;   ///< sparse series (evaluations): draw a dot at each point
-  bool perLayer = false;  ///< the per-layer values (layer >= 0) instead of the per-stage ones
+  QColor color;             ///< invalid: the stage's colour
+  bool markers = false;     ///< sparse series (evaluations): draw a dot at each point
+  bool perLayer = false;    ///< the per-layer values (layer >= 0) instead of the per-stage ones
+  bool foreground = false;  ///< drawn in the theme's text colour (follows light / dark)
 };
 
 class PlotPanel : public QWidget {
@@ -46,7 +47,8 @@ class PlotPanel : public QWidget {
   bool logY() const { return m_logY; }
   /// Keeps the y axis at [lo, hi] (accuracy, cosine) instead of fitting the data.
   void setFixedYRange(double lo, double hi);
-  /// Legend entries per row (many series: a wide legend instead of a tall one).
+  /// Puts the legend under the plot with this many entries per row (many series: a wide legend
+  /// instead of a tall one). By default it is a column right of the plot, never over the data.
   void setLegendColumns(int columns);
 
   QCustomPlot* plot() const { return m_plot; }
@@ -89,6 +91,7 @@ class PlotPanel : public QWidget {
   void applyStyle();
   void sortLegend();
   void placeCornerWidget();
+  QColor ruleColor(const SeriesRule& rule, int stage) const;
 
   LiveData* m_data;
   QString m_title;

@@ -19,6 +19,13 @@ class TimelinePanel : public QWidget {
   int drawnSpans(int stage) const;
   void setWindowSeconds(double seconds) { m_window = seconds; }
 
+  /// Which phase of a plan to show (-1, the default: the phase running or the last one).
+  void setPhase(int phase) {
+    m_phase = phase;
+    refresh(true);
+  }
+  int phase() const { return m_phase; }
+
  public Q_SLOTS:
   void refresh(bool force = false);
 
@@ -29,6 +36,7 @@ class TimelinePanel : public QWidget {
  private:
   LiveData* m_data;
   QCustomPlot* m_plot;
+  int m_phase = -1;
   double m_window = 2.0;
   std::vector<int> m_drawn;
   uint64_t m_seenRevision = ~uint64_t(0);

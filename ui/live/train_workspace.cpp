@@ -257,11 +257,8 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
   if (batch.info) {
     setLivePace(&*batch.info);
     m_data.beginPhase(batch.phase, *batch.info);
-    m_log->addNote(
-        tr("%1 run: %n stage(s), %2 steps, BLAS %3", nullptr, int(batch.info->stages.size()))
-            .arg(phaseName(batch.phase))
-            .arg(batch.info->totalSteps)
-            .arg(QString::fromStdString(batch.info->blas)));
+    // The engine's own "started" event says the stages, steps, BLAS and OpenMP wait: no
+    // second line repeating it here.
   }
   m_data.addPoints(batch.phase, batch.points);
   m_data.addSpans(batch.phase, batch.spans);
@@ -289,6 +286,9 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
             .arg(s.samplesPerSec, 0, 'f', 0);
     if (std::isfinite(s.testAccuracy))
       line += tr(", test accuracy %1").arg(s.testAccuracy, 0, 'f', 4);
+    if (s.pausedSeconds >= 0.05)
+      line += tr(" (training time %1; paused %2, not counted)")
+                  .arg(formatDuration(s.wallSeconds), formatDuration(s.pausedSeconds));
     m_log->addNote(line, s.status == engine::RunStatus::Failed);
     if (s.status == engine::RunStatus::Failed)
       showFailure(s.failedStage >= 0

@@ -75,7 +75,8 @@ void UtilizationPanel::refresh(bool force) {
   if (!force && m_data->revision() == m_seenRevision) return;
   m_seenRevision = m_data->revision();
   if (!isVisible() && !force) return;  // the dashboard redraws everything when it is shown
-  const int phase = m_data->currentPhase();
+  const int phase =
+      m_phase >= 0 && m_phase < m_data->phaseCount() ? m_phase : m_data->currentPhase();
   const engine::RunInfo* info = m_data->phaseInfo(phase);
   const int stages = info ? int(info->stages.size()) : 0;
   QVector<double> values[3];

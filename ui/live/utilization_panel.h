@@ -20,6 +20,13 @@ class UtilizationPanel : public QWidget {
   /// Current bar value (compute/wait/blocked = 0/1/2) of stage `stage`, or NaN.
   double barValue(int kind, int stage) const;
 
+  /// Which phase of a plan to show (-1, the default: the phase running or the last one).
+  void setPhase(int phase) {
+    m_phase = phase;
+    refresh(true);
+  }
+  int phase() const { return m_phase; }
+
  public Q_SLOTS:
   void refresh(bool force = false);
 
@@ -29,6 +36,7 @@ class UtilizationPanel : public QWidget {
  private:
   LiveData* m_data;
   QCustomPlot* m_plot;
+  int m_phase = -1;
   QCPBars* m_bars[3];
   uint64_t m_seenRevision = ~uint64_t(0);
   std::vector<double> m_seenValues;  // phase, stages, then the bar heights last drawn

@@ -8,9 +8,11 @@
 #include <QMenu>
 #include <QSplitter>
 #include <QTableWidget>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -30,14 +32,17 @@ struct FixedMetric {
   const char* series;
   int stage;
 };
+// The run's own series first, then the gradient cosine of every stage and then of every layer,
+// each in order (stages and layers are numbered from 1, as everywhere in the workbench). The
+// cosines of later stages and of the layers are added when the selected runs have them.
 constexpr FixedMetric kMetrics[] = {
     {"Loss · last stage", engine::series::kLoss, -2},
     {"Test accuracy", engine::series::kTestAccuracy, -1},
     {"Test loss", engine::series::kTestLoss, -1},
     {"Loss · stage 1", engine::series::kLoss, 0},
     {"Accuracy · last stage", engine::series::kAccuracy, -2},
-    {"Gradient cosine · stage 1", engine::series::kGradCosine, 0},
     {"Samples/s", engine::series::kSamplesPerSec, -1},
+    {"Gradient cosine · stage 1", engine::series::kGradCosine, 0},
 };
 
 QCustomPlot* makePlot(QWidget* parent, const QString& title) {
@@ -81,9 +86,15 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   m_hint->setWordWrap(true);
 
   m_overlay = makePlot(this, tr("Overlay"));
+  m_overlay->setMinimumHeight(220);
   m_overlay->legend->setVisible(true);
   m_overlay->legend->setFont(QFont(font().family(), 8));
   m_overlay->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  m_overlay->setStatusTip(tr("Drag to pan, wheel to zoom, right-click to export."));
+  m_enlarge = new QToolButton(this);
+  m_enlarge->setText(tr("Enlarge"));
+  m_enlarge->setCheckable(true);
+  m_enlarge->setToolTip(tr("Give the overlay the whole panel (hides the bars and the spec diff)"));
   m_summary = makePlot(this, tr("Summary"));
   m_diff = new QTableWidget(this);
   m_diff->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -94,16 +105,20 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   auto* controls = new QHBoxLayout;
   controls->addWidget(m_metric);
   controls->addWidget(m_align);
+  controls->addWidget(m_enlarge);
   controls->addStretch();
   controls->addWidget(new QLabel(tr("Bars:"), this));
   controls->addWidget(m_summaryMetric);
-  auto* bottom = new QSplitter(Qt::Horizontal, this);
-  bottom->addWidget(m_summary);
-  bottom->addWidget(m_diff);
-  bottom->setSizes({300, 400});
+  m_bottom = new QSplitter(Qt::Horizontal, this);
+  m_bottom->addWidget(m_summary);
+  m_bottom->addWidget(m_diff);
+  m_bottom->setSizes({300, 400});
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(m_overlay);
-  split->addWidget(bottom);
+  split->addWidget(m_bottom);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  connect(m_enlarge, &QToolButton::toggled, this, &ComparePanel::setOverlayEnlarged);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_hint);
@@ -125,6 +140,14 @@ void ComparePanel::setMetricList(const std::vector<Metric>& extra) {
   for (const auto& m : extra)
     if (std::none_of(metrics.begin(), metrics.end(), [&](const Metric& x) { return same(x, m); }))
       metrics.push_back(m);
+  // Cosines together, stages before layers, each in order.
+  const auto cosineRank = [](const Metric& m) {
+    return m.series == engine::series::kGradCosine
+               ? std::make_tuple(1, m.layer >= 0 ? 1 : 0, m.layer >= 0 ? m.layer : m.stage)
+               : std::make_tuple(0, 0, 0);
+  };
+  std::stable_sort(metrics.begin(), metrics.end(),
+                   [&](const Metric& a, const Metric& b) { return cosineRank(a) < cosineRank(b); });
   // The current choice stays listed (and chosen) even when the new selection lacks it.
   const int current = m_metric->currentIndex();
   std::optional<Metric> chosen;
@@ -200,9 +223,9 @@ void ComparePanel::reload() {
           data.extra.push_back(
               {tr("Gradient cosine · stage %1").arg(k + 1), engine::series::kGradCosine, k, -1});
         for (const auto& [layer, name] : layerNames)
-          data.extra.push_back({name.empty() ? tr("Gradient cosine · layer %1").arg(layer)
+          data.extra.push_back({name.empty() ? tr("Gradient cosine · layer %1").arg(layer + 1)
                                              : tr("Gradient cosine · layer %1 (%2)")
-                                                   .arg(layer)
+                                                   .arg(layer + 1)
                                                    .arg(QString::fromStdString(name)),
                                 engine::series::kGradCosine, -1, layer});
         if (data.runs.size() >= 2) {
@@ -229,20 +252,40 @@ void ComparePanel::show(const Data& data) {
   stylePlot(m_overlay);
   m_overlay->clearGraphs();
   const auto& a = data.aligned;
+  double xLo = std::numeric_limits<double>::infinity(), xHi = -xLo, yLo = xLo, yHi = -xLo;
+  const auto extend = [&](double x, double y) {
+    xLo = std::min(xLo, x), xHi = std::max(xHi, x), yLo = std::min(yLo, y), yHi = std::max(yHi, y);
+  };
   for (size_t i = 0; i < a.values.size() && i < m_runs.size(); ++i) {
     auto* g = m_overlay->addGraph();
     g->setName(runLabel(m_runs[i]));
     g->setPen(QPen(stageColor(int(i)), 1.8));
     QVector<QCPGraphData> points;
-    for (size_t k = 0; k < a.x.size() && k < a.values[i].size(); ++k)
-      if (std::isfinite(a.values[i][k])) points << QCPGraphData(a.x[k], a.values[i][k]);
-    // Sparse series (evaluations every few hundred steps) still show as dots.
-    if (points.size() < 40) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 6));
+    const bool sparse = i < a.points.size() && !a.points[i].empty();
+    if (sparse) {
+      // A few evaluations: the points themselves joined by lines, each marked, not a staircase
+      // held across the grid.
+      for (const auto& [x, y] : a.points[i])
+        if (std::isfinite(y)) points << QCPGraphData(x, y);
+      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
+    } else {
+      for (size_t k = 0; k < a.x.size() && k < a.values[i].size(); ++k)
+        if (std::isfinite(a.values[i][k])) points << QCPGraphData(a.x[k], a.values[i][k]);
+    }
+    for (const auto& p : points) extend(p.key, p.value);
     g->data()->set(points, true);
   }
   m_overlay->xAxis->setLabel(a.axis == storage::XAxis::Time ? tr("time (s)") : tr("step"));
   m_overlay->yAxis->setLabel(m_metric->currentText());
-  m_overlay->rescaleAxes();
+  // Margins around the data: no value on an axis, and a one-point run fully visible.
+  if (xLo <= xHi) {
+    const double xPad = xHi > xLo ? (xHi - xLo) * 0.03 : std::max(1.0, std::abs(xHi) * 0.05);
+    const double yPad = yHi > yLo ? (yHi - yLo) * 0.08 : std::max(1e-3, std::abs(yHi) * 0.05);
+    m_overlay->xAxis->setRange(xLo - xPad, xHi + xPad);
+    m_overlay->yAxis->setRange(yLo - yPad, yHi + yPad);
+  } else {
+    m_overlay->rescaleAxes();
+  }
   m_overlay->replot();
   drawSummary();
 
@@ -260,7 +303,25 @@ void ComparePanel::show(const Data& data) {
                       new QTableWidgetItem(d.values[c] ? QString::fromStdString(*d.values[c])
                                                        : tr("(absent)")));
   }
-  m_diff->resizeColumnToContents(0);
+  // Headers name runs ("#12 mlp-fmnist-4stage"): wide enough to read, the full name on hover.
+  m_diff->resizeColumnsToContents();
+  for (int c = 1; c < m_diff->columnCount(); ++c)
+    if (auto* header = m_diff->horizontalHeaderItem(c)) header->setToolTip(header->text());
+}
+
+void ComparePanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
+    for (auto* p : {m_overlay, m_summary}) {
+      stylePlot(p);
+      p->replot(QCustomPlot::rpQueuedReplot);
+    }
+  }
+}
+
+void ComparePanel::setOverlayEnlarged(bool on) {
+  m_bottom->setVisible(!on);
+  m_enlarge->setChecked(on);
 }
 
 void ComparePanel::drawSummary() {

@@ -9,7 +9,9 @@
 class QComboBox;
 class QCustomPlot;
 class QLabel;
+class QSplitter;
 class QTableWidget;
+class QToolButton;
 
 namespace stagewise::ui {
 
@@ -34,10 +36,15 @@ class ComparePanel : public QWidget {
 
  public Q_SLOTS:
   void reload();
+  /// The overlay takes the whole panel (the bars and the spec diff hidden).
+  void setOverlayEnlarged(bool on);
 
  Q_SIGNALS:
   void loaded();
   void failed(const QString& message);
+
+ protected:
+  void changeEvent(QEvent* event) override;
 
  private:
   /// One entry of the overlay metric list.
@@ -69,6 +76,8 @@ class ComparePanel : public QWidget {
   QCustomPlot* m_overlay;
   QCustomPlot* m_summary;
   QTableWidget* m_diff;
+  QSplitter* m_bottom;
+  QToolButton* m_enlarge;
   QLabel* m_hint;
 };
 

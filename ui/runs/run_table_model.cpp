@@ -25,12 +25,18 @@ int RunTableModel::columnCount(const QModelIndex& parent) const {
 
 QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
-  static const char* const kNames[] = {"Name",      "Date",     "Model",  "Stages",
-                                       "Devices",   "Mode",     "Status", "Test acc.",
-                                       "Samples/s", "Duration", "Tags"};
+  static const char* const kNames[] = {"#",         "Name",      "Date",     "Model",
+                                       "Stages",    "Devices",   "Mode",     "Status",
+                                       "Test acc.", "Samples/s", "Duration", "Tags"};
   if (role == Qt::DisplayRole && section >= 0 && section < kColumnCount) return tr(kNames[section]);
   if (role == Qt::ToolTipRole && (section == kDevices || section == kTags))
     return tr("Not sortable");
+  if (role == Qt::ToolTipRole && section == kId)
+    return tr("The run's id, as in the legends, the bars and the spec diff (#12)");
+  if (role == Qt::ToolTipRole && section == kSamplesPerSec)
+    return tr(
+        "Training samples per second after the warm-up; for a run still training, its "
+        "latest measurement");
   return {};
 }
 
@@ -64,7 +70,8 @@ void RunTableModel::setFilter(const storage::RunFilter& filter) {
 }
 
 void RunTableModel::sort(int column, Qt::SortOrder order) {
-  static const std::map<int, RunColumn> kSortable = {{kName, RunColumn::Name},
+  static const std::map<int, RunColumn> kSortable = {{kId, RunColumn::Id},
+                                                     {kName, RunColumn::Name},
                                                      {kDate, RunColumn::CreatedAt},
                                                      {kModel, RunColumn::ModelKind},
                                                      {kStages, RunColumn::StageCount},
@@ -146,11 +153,13 @@ QVariant RunTableModel::display(const RunRecord& r, int column) const {
     return v ? QVariant(QString::number(*v, 'f', decimals)) : QVariant(QStringLiteral("—"));
   };
   switch (column) {
+    case kId:
+      return qint64(r.id);
     case kName:
       return QString::fromStdString(r.name.empty() ? "(unnamed)" : r.name);
     case kDate:
       return QDateTime::fromMSecsSinceEpoch(r.createdAtMs)
-          .toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+          .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
     case kModel:
       return QString::fromStdString(r.modelKind);
     case kStages:
@@ -195,7 +204,7 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
     case kRunIdRole:
       return qint64(r->id);
     case Qt::TextAlignmentRole:
-      if (index.column() == kStages || index.column() == kAccuracy ||
+      if (index.column() == kId || index.column() == kStages || index.column() == kAccuracy ||
           index.column() == kSamplesPerSec || index.column() == kDuration)
         return int(Qt::AlignRight | Qt::AlignVCenter);
       return {};

@@ -13,6 +13,7 @@ class RunTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column {
+    kId,
     kName,
     kDate,
     kModel,

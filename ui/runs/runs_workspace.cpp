@@ -26,7 +26,7 @@ namespace stagewise::ui {
 RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* parent)
     : QWidget(parent), m_executor(std::make_unique<StoreExecutor>(std::move(store))) {
   m_search = new QLineEdit(this);
-  m_search->setPlaceholderText(tr("Filter by name, notes or tag…"));
+  m_search->setPlaceholderText(tr("Filter by name, notes, tag, mode, status or #id…"));
   m_search->setClearButtonEnabled(true);
   m_status = new QComboBox(this);
   m_status->addItem(tr("Any status"), QString());
@@ -57,7 +57,11 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
   m_table->horizontalHeader()->setStretchLastSection(true);
   m_table->horizontalHeader()->resizeSection(RunTableModel::kName, 220);
-  m_table->horizontalHeader()->resizeSection(RunTableModel::kDate, 130);
+  m_table->horizontalHeader()->resizeSection(
+      RunTableModel::kDate,
+      m_table->fontMetrics().horizontalAdvance(QStringLiteral("2026-12-01 20:44:31")) + 16);
+  m_table->horizontalHeader()->resizeSection(
+      RunTableModel::kId, m_table->fontMetrics().horizontalAdvance(QStringLiteral("#99999")) + 12);
   m_table->setWordWrap(false);
 
   m_compare = new ComparePanel(m_executor.get(), this);
@@ -112,7 +116,13 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
           &RunsWorkspace::selectionChanged);
   connect(m_model, &RunTableModel::reloaded, this, [this] {
     m_count->setText(tr("%n run(s)", nullptr, m_model->rowCount()));
-    selectionChanged();
+    restoreSelection();
+  });
+  connect(m_model, &QAbstractItemModel::modelAboutToBeReset, this, [this] { m_restoring = true; });
+  connect(m_model, &QAbstractItemModel::modelReset, this, [this] { m_restoring = false; });
+  connect(m_tags, &QLineEdit::textEdited, this, [this] { m_metaDirty = true; });
+  connect(m_notes, &QPlainTextEdit::textChanged, this, [this] {
+    if (m_notes->isEnabled()) m_metaDirty = true;
   });
   connect(m_model, &RunTableModel::pageLoaded, this, &RunsWorkspace::restoreSelection);
   connect(m_model, &RunTableModel::loadFailed, this,
@@ -127,7 +137,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   connect(&m_poll, &QTimer::timeout, this, &RunsWorkspace::poll);
   m_poll.start();
   takeBaseline();
-  selectionChanged();
+  showSelected();
 }
 
 RunsWorkspace::~RunsWorkspace() {
@@ -145,63 +155,110 @@ void RunsWorkspace::applyFilter() {
   if (const QString s = m_status->currentData().toString(); !s.isEmpty())
     if (auto status = storage::runStatusFromString(s.toStdString())) filter.statuses = {*status};
   filter.mode = m_mode->currentData().toString().toStdString();
-  m_keepSelected.clear();
-  for (int64_t id : selectedRunIds()) m_keepSelected.insert(id);
   m_model->setFilter(filter);
 }
 
-std::vector<int64_t> RunsWorkspace::selectedRunIds() const {
+std::vector<int64_t> RunsWorkspace::tableSelection() const {
   std::vector<int64_t> ids;
   for (const QModelIndex& index : m_table->selectionModel()->selectedRows()) {
     const int64_t id = m_model->runId(index.row());
     if (id >= 0) ids.push_back(id);
   }
   std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;
 }
 
 void RunsWorkspace::restoreSelection() {
-  if (m_keepSelected.empty()) return;
+  // The model's rows are re-read in place (a live run's numbers moved it in the sort order) or
+  // reloaded: the row indexes now hold other runs. Put the highlight back on the shown runs.
+  m_restoring = true;
   auto* selection = m_table->selectionModel();
-  for (auto it = m_keepSelected.begin(); it != m_keepSelected.end();) {
-    const int row = m_model->rowOf(*it);
-    if (row < 0) {
-      ++it;
-      continue;
-    }
-    selection->select(m_model->index(row, 0),
-                      QItemSelectionModel::Select | QItemSelectionModel::Rows);
-    it = m_keepSelected.erase(it);
+  QItemSelection rows;
+  int current = -1;
+  for (int64_t id : m_shown) {
+    const int row = m_model->rowOf(id);
+    if (row < 0) continue;  // on a page not loaded (yet): it stays shown
+    rows.select(m_model->index(row, 0), m_model->index(row, RunTableModel::kColumnCount - 1));
+    if (current < 0) current = row;
+    if (const storage::RunRecord* r = m_model->record(row)) m_shownNames[id] = r->name;
   }
+  selection->select(rows, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  if (current >= 0)
+    selection->setCurrentIndex(
+        m_model->index(current,
+                       m_table->currentIndex().isValid() ? m_table->currentIndex().column() : 0),
+        QItemSelectionModel::NoUpdate);
+  m_restoring = false;
 }
 
 void RunsWorkspace::selectionChanged() {
-  const auto ids = selectedRunIds();
+  if (m_restoring) return;
+  const auto ids = tableSelection();
+  // Rows whose page is not loaded yet have no id: while the table holds such rows only, the
+  // panels keep what they show.
+  if (ids.empty() && m_table->selectionModel()->hasSelection()) return;
+  if (ids == m_shown) return;
+  saveMetaIfEdited();
+  m_shown = ids;
+  m_shownNames.clear();
+  for (int64_t id : ids)
+    if (const storage::RunRecord* r = m_model->record(m_model->rowOf(id)))
+      m_shownNames[id] = r->name;
+  showSelected();
+}
+
+void RunsWorkspace::showSelected() {
+  const auto& ids = m_shown;
   const bool one = ids.size() == 1;
   m_open->setEnabled(one);
   m_delete->setEnabled(!ids.empty());
   m_saveMeta->setEnabled(one);
   m_tags->setEnabled(one);
   m_notes->setEnabled(one);
-  if (one) {
-    const storage::RunRecord* r = m_model->record(m_model->rowOf(ids.front()));
+  const int64_t metaRun = one ? ids.front() : -1;
+  if (metaRun != m_metaRun) {
+    const QSignalBlocker blockTags(m_tags), blockNotes(m_notes);
+    const storage::RunRecord* r = one ? m_model->record(m_model->rowOf(metaRun)) : nullptr;
     QStringList tags;
     if (r)
       for (const auto& t : r->tags) tags << QString::fromStdString(t);
     m_tags->setText(tags.join(QStringLiteral(", ")));
     m_notes->setPlainText(r ? QString::fromStdString(r->notes) : QString());
-  } else {
-    m_tags->clear();
-    m_notes->clear();
+    m_metaRun = metaRun;
+    m_metaDirty = false;
   }
+  m_export->setToolTip(ids.empty() ? tr("Every point of all listed runs as CSV.")
+                                   : tr("Every point of %1 as CSV.").arg(describeRuns(ids)));
   m_compare->setRuns(ids);
   updateResumeButton(one ? ids.front() : -1);
+}
+
+QString RunsWorkspace::describeRuns(const std::vector<int64_t>& ids) const {
+  QStringList parts;
+  for (int64_t id : ids) {
+    auto it = m_shownNames.find(id);
+    parts << (it != m_shownNames.end() && !it->second.empty()
+                  ? tr("#%1 “%2”").arg(id).arg(QString::fromStdString(it->second))
+                  : tr("#%1").arg(id));
+  }
+  if (parts.size() > 8) {
+    const int more = int(parts.size()) - 6;
+    parts = parts.mid(0, 6);
+    parts << tr("and %n more", nullptr, more);
+  }
+  return parts.join(QStringLiteral(", "));
+}
+
+void RunsWorkspace::saveMetaIfEdited() {
+  if (!m_metaDirty || m_metaRun < 0) return;
+  saveNotesAndTags();
 }
 
 void RunsWorkspace::setResumeAvailable(bool available) {
   m_resumeAvailable = available;
   m_resume->setVisible(available);
-  selectionChanged();
+  showSelected();
 }
 
 void RunsWorkspace::updateResumeButton(int64_t id) {
@@ -274,21 +331,31 @@ void RunsWorkspace::openSelectedInDesign() {
 void RunsWorkspace::deleteSelected(bool confirm) {
   const auto ids = selectedRunIds();
   if (ids.empty()) return;
-  if (confirm &&
-      QMessageBox::question(this, tr("Delete runs"),
-                            tr("Delete %n run(s) with all their metrics? This cannot be undone.",
-                               nullptr, int(ids.size())),
-                            QMessageBox::Yes | QMessageBox::Cancel,
-                            QMessageBox::Cancel) != QMessageBox::Yes)
-    return;
+  if (confirm) {
+    QMessageBox box(QMessageBox::Question, tr("Delete runs"),
+                    tr("Delete %n run(s) with all their metrics? This cannot be undone.", nullptr,
+                       int(ids.size())),
+                    QMessageBox::Yes | QMessageBox::Cancel, this);
+    box.setObjectName(QStringLiteral("deleteRunsBox"));
+    box.setInformativeText(describeRuns(ids));
+    box.setDefaultButton(QMessageBox::Cancel);
+    if (box.exec() != QMessageBox::Yes) return;
+  }
   m_executor->post<int>(
       this,
       [ids](storage::RunReader&, storage::RunStore& store) {
         store.deleteRuns(ids);
         return int(ids.size());
       },
-      [this](int n) {
-        Q_EMIT message(tr("Deleted %n run(s)", nullptr, n));
+      [this, ids](int n) {
+        Q_EMIT message(tr("Deleted %n run(s): %1", nullptr, n).arg(describeRuns(ids)));
+        m_shown.erase(std::remove_if(m_shown.begin(), m_shown.end(),
+                                     [&](int64_t id) {
+                                       return std::find(ids.begin(), ids.end(), id) != ids.end();
+                                     }),
+                      m_shown.end());
+        m_metaDirty = false;
+        showSelected();
         m_model->reload();
       },
       [this](const QString& m) { QMessageBox::warning(this, tr("Cannot delete"), m); });
@@ -319,14 +386,15 @@ void RunsWorkspace::exportCsv(const QString& chosenPath) {
 }
 
 void RunsWorkspace::saveNotesAndTags() {
-  const auto ids = selectedRunIds();
-  if (ids.size() != 1) return;
-  const int64_t id = ids.front();
+  // The editors hold m_metaRun's tags and notes: save them there, whatever is selected now.
+  if (m_metaRun < 0) return;
+  const int64_t id = m_metaRun;
   std::vector<std::string> tags;
   for (const QString& t : m_tags->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
     if (!t.trimmed().isEmpty()) tags.push_back(t.trimmed().toStdString());
   const std::string notes = m_notes->toPlainText().toStdString();
-  m_keepSelected = {id};
+  m_metaDirty = false;
+  const QString who = describeRuns({id});
   m_executor->post<int>(
       this,
       [id, tags, notes](storage::RunReader&, storage::RunStore& store) {
@@ -334,8 +402,8 @@ void RunsWorkspace::saveNotesAndTags() {
         store.setTags(id, tags);
         return 0;
       },
-      [this](int) {
-        Q_EMIT message(tr("Saved notes and tags"));
+      [this, who](int) {
+        Q_EMIT message(tr("Saved the notes and tags of %1").arg(who));
         m_model->refreshLoadedPages();
       },
       [this](const QString& m) { QMessageBox::warning(this, tr("Cannot save"), m); });
@@ -365,8 +433,6 @@ void RunsWorkspace::poll() {
         m_signature = signature;
         if (std::get<0>(signature) != std::get<0>(before) ||
             std::get<1>(signature) != std::get<1>(before)) {
-          m_keepSelected.clear();
-          for (int64_t id : selectedRunIds()) m_keepSelected.insert(id);
           m_model->reload();
         } else if (std::get<2>(signature) > 0 || std::get<2>(before) > 0) {
           m_model->refreshLoadedPages();  // live runs' numbers and statuses move

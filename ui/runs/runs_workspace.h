@@ -5,7 +5,7 @@
 
 #include <QTimer>
 #include <QWidget>
-#include <set>
+#include <map>
 
 #include "runs/resume_target.h"
 #include "runs/store_executor.h"
@@ -45,7 +45,12 @@ class RunsWorkspace : public QWidget {
   QLineEdit* tagsEdit() const { return m_tags; }
   QPlainTextEdit* notesEdit() const { return m_notes; }
   StoreExecutor* executor() const { return m_executor.get(); }
-  std::vector<int64_t> selectedRunIds() const;
+  /// The runs the panels (compare, tags, notes) show, sorted by id. Every action (delete, tag,
+  /// note, export, resume, open) acts on these. The table's highlight follows them by id through
+  /// refreshes, re-sorts and pages, so it never moves to another run under the user.
+  std::vector<int64_t> selectedRunIds() const { return m_shown; }
+  /// True while the tags or notes have edits not yet saved.
+  bool hasUnsavedMeta() const { return m_metaDirty; }
   /// How often the store is checked for runs written elsewhere (default 2 s).
   void setPollInterval(int ms) { m_poll.setInterval(ms); }
 
@@ -68,8 +73,16 @@ class RunsWorkspace : public QWidget {
 
  private:
   void applyFilter();
+  /// The user changed the table's selection: the panels follow it.
   void selectionChanged();
+  /// Shows m_shown in the panels.
+  void showSelected();
+  /// Highlights the rows that hold m_shown (after the model's rows moved or reloaded).
   void restoreSelection();
+  std::vector<int64_t> tableSelection() const;
+  QString describeRuns(const std::vector<int64_t>& ids) const;
+  /// Saves edited tags and notes of the run they belong to (before the panels move on).
+  void saveMetaIfEdited();
   void takeBaseline();
   void updateResumeButton(int64_t id);
 
@@ -92,7 +105,11 @@ class RunsWorkspace : public QWidget {
   quint64 m_resumeTicket = 0;
   QTimer m_poll;
   QTimer m_filterDelay;
-  std::set<int64_t> m_keepSelected;
+  std::vector<int64_t> m_shown;                 ///< what the panels show (sorted ids)
+  std::map<int64_t, std::string> m_shownNames;  ///< their names, for messages
+  bool m_restoring = false;                     ///< selection changes made by restoreSelection()
+  int64_t m_metaRun = -1;                       ///< the run the tags and notes editors hold
+  bool m_metaDirty = false;
   std::tuple<int64_t, int64_t, int64_t> m_signature{-1, -1, -1};
 };
 

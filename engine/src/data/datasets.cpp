@@ -10,7 +10,6 @@
 
 namespace stagewise::engine {
 
-
 namespace fs = std::filesystem;
 
 std::string defaultFashionMnistPath() {
@@ -24,8 +23,9 @@ std::string findIdxFile(const std::string& folder, const std::string& base) {
   std::error_code ec;
   if (fs::is_regular_file(raw, ec)) return raw.string();
   if (fs::is_regular_file(gz, ec)) return gz.string();
-  if (!fs::is_directory(folder, ec))
-    throw DatasetError(folder + ": dataset folder does not exist");
+  if (folder.empty())
+    throw DatasetError("no dataset folder is set: choose the folder holding " + base);
+  if (!fs::is_directory(folder, ec)) throw DatasetError(folder + ": dataset folder does not exist");
   throw DatasetError(folder + ": neither " + base + " nor " + base + ".gz is there");
 }
 
@@ -37,8 +37,9 @@ std::string folderFor(const DatasetSpec& spec) {
     std::string p = defaultFashionMnistPath();
     std::error_code ec;
     if (!fs::is_directory(p, ec))
-      throw DatasetError(p + ": Fashion-MNIST is not installed; run scripts/deps.sh (package "
-                             "dataset-fashion-mnist) or set dataset.path");
+      throw DatasetError(p +
+                         ": Fashion-MNIST is not installed; run scripts/deps.sh (package "
+                         "dataset-fashion-mnist) or set dataset.path");
     return p;
   }
   return spec.path;
@@ -84,8 +85,10 @@ ByteSplit loadCifarFiles(const std::vector<std::string>& paths, int64_t limit) {
 std::string cifarFile(const std::string& folder, const std::string& name) {
   fs::path p = fs::path(folder) / name;
   std::error_code ec;
+  if (folder.empty()) throw DatasetError("no dataset folder is set: choose the CIFAR-10 folder");
   if (!fs::is_directory(folder, ec)) throw DatasetError(folder + ": dataset folder does not exist");
-  if (!fs::is_regular_file(p, ec)) throw DatasetError(folder + ": CIFAR-10 file " + name + " is missing");
+  if (!fs::is_regular_file(p, ec))
+    throw DatasetError(folder + ": CIFAR-10 file " + name + " is missing");
   return p.string();
 }
 
@@ -98,7 +101,8 @@ int classesOf(const ByteSplit& a, const ByteSplit& b) {
 
 }  // namespace
 
-void parseCifar(const uint8_t* bytes, size_t size, const std::string& what, int64_t limit, ByteSplit& split) {
+void parseCifar(const uint8_t* bytes, size_t size, const std::string& what, int64_t limit,
+                ByteSplit& split) {
   if (size == 0 || size % kCifarRecord != 0)
     throw DatasetError(what + ": size " + std::to_string(size) +
                        " is not a multiple of the CIFAR-10 record size 3073 (truncated?)");
@@ -124,7 +128,8 @@ ByteDataset loadByteDataset(const DatasetSpec& spec) {
       throw DatasetError(folder + ": training and test images have different shapes");
   } else if (spec.kind == "cifar10") {
     std::vector<std::string> train;
-    for (int i = 1; i <= 5; ++i) train.push_back(cifarFile(spec.path, "data_batch_" + std::to_string(i) + ".bin"));
+    for (int i = 1; i <= 5; ++i)
+      train.push_back(cifarFile(spec.path, "data_batch_" + std::to_string(i) + ".bin"));
     ds.train = loadCifarFiles(train, spec.limitTrain);
     ds.test = loadCifarFiles({cifarFile(spec.path, "test_batch.bin")}, spec.limitTest);
   } else {
@@ -161,12 +166,13 @@ InputShape probeInputShape(const DatasetSpec& spec) {
   std::string folder = folderFor(spec);
   std::string imagesPath = findIdxFile(folder, "train-images-idx3-ubyte");
   std::vector<uint8_t> head = readPrefix(imagesPath, 4 + 4 * 4);
-  if (head.size() < 4 || head[0] != 0 || head[1] != 0 || head[2] != 0x08 || head[3] < 2 || head[3] > 4 ||
-      head.size() < 4 + 4 * static_cast<size_t>(head[3]))
+  if (head.size() < 4 || head[0] != 0 || head[1] != 0 || head[2] != 0x08 || head[3] < 2 ||
+      head[3] > 4 || head.size() < 4 + 4 * static_cast<size_t>(head[3]))
     throw DatasetError(imagesPath + ": not an IDX image file of unsigned bytes");
   for (int i = 1; i < head[3]; ++i) {
     const uint8_t* p = head.data() + 4 + 4 * i;
-    shape.dims.push_back((int64_t{p[0]} << 24) | (int64_t{p[1]} << 16) | (int64_t{p[2]} << 8) | p[3]);
+    shape.dims.push_back((int64_t{p[0]} << 24) | (int64_t{p[1]} << 16) | (int64_t{p[2]} << 8) |
+                         p[3]);
   }
   if (shape.dims.size() == 2) shape.dims.insert(shape.dims.begin(), 1);
   IdxArray labels = readIdxFile(findIdxFile(folder, "train-labels-idx1-ubyte"));
@@ -198,12 +204,15 @@ ByteDataset makeSyntheticDataset(const DatasetSpec& spec, uint64_t seed) {
       split.labels[static_cast<size_t>(i)] = label;
       for (int j = 0; j < f; ++j) {
         double v = centres[static_cast<size_t>(label)][static_cast<size_t>(j)] + noise(rng);
-        split.images[static_cast<size_t>(i * f + j)] = static_cast<uint8_t>(std::clamp(v, 0.0, 255.0));
+        split.images[static_cast<size_t>(i * f + j)] =
+            static_cast<uint8_t>(std::clamp(v, 0.0, 255.0));
       }
     }
   };
-  fill(ds.train, spec.limitTrain > 0 ? std::min(spec.limitTrain, spec.syntheticTrain) : spec.syntheticTrain);
-  fill(ds.test, spec.limitTest > 0 ? std::min(spec.limitTest, spec.syntheticTest) : spec.syntheticTest);
+  fill(ds.train,
+       spec.limitTrain > 0 ? std::min(spec.limitTrain, spec.syntheticTrain) : spec.syntheticTrain);
+  fill(ds.test,
+       spec.limitTest > 0 ? std::min(spec.limitTest, spec.syntheticTest) : spec.syntheticTest);
   return ds;
 }
 

@@ -70,7 +70,8 @@ class FakeRun final : public Run {
     Progress p;
     p.step = m_step.load();
     p.totalSteps = m_script.steps;
-    p.elapsedS = std::chrono::duration<double>(Clock::now() - m_start).count();
+    p.elapsedS = elapsed();
+    p.pausedS = std::chrono::duration<double>(m_control.pausedFor()).count();
     if (p.step > 0) {
       p.samplesPerSec = p.step * m_spec.train.batchSize / std::max(1e-9, p.elapsedS);
       p.etaS = (p.totalSteps - p.step) * p.elapsedS / p.step;
@@ -79,7 +80,10 @@ class FakeRun final : public Run {
   }
 
  private:
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - m_start).count(); }
+  /// Training time: paused time does not count, as in the real engine.
+  double elapsed() const {
+    return std::chrono::duration<double>(Clock::now() - m_start - m_control.pausedFor()).count();
+  }
 
   RunInfo info() const {
     RunInfo info;
@@ -96,7 +100,8 @@ class FakeRun final : public Run {
       StageInfo si;
       si.index = k;
       si.firstLayer = m_spec.mode == Mode::Backprop ? 0 : s.firstLayer;
-      si.lastLayer = m_spec.mode == Mode::Backprop ? static_cast<int>(m_plan.layers.size()) - 1 : s.lastLayer;
+      si.lastLayer =
+          m_spec.mode == Mode::Backprop ? static_cast<int>(m_plan.layers.size()) - 1 : s.lastLayer;
       si.device = s.settings.device;
       si.auxHead = (s.isLast || m_spec.mode == Mode::Backprop) ? "classifier" : s.settings.auxHead;
       si.threads = s.settings.threads;
@@ -109,7 +114,10 @@ class FakeRun final : public Run {
 
   void body() {
     m_reporter.start(info());
-    m_reporter.event({EventKind::Started, 0, -1, "fake run started"});
+    m_reporter.event({EventKind::Started, 0, -1,
+                      toString(m_spec.mode) + " run started: " + std::to_string(m_stages) +
+                          " stage(s), " + std::to_string(m_script.steps) +
+                          " steps, BLAS fake (fake engine)"});
     std::mt19937_64 rng(m_script.seed);
     std::normal_distribution<double> noise(0.0, 0.02);
     RunSummary summary;
@@ -123,23 +131,24 @@ class FakeRun final : public Run {
       if (step == m_script.failAtStep) {
         summary.status = RunStatus::Failed;
         summary.failedStage = m_script.failStage;
-        summary.error = "stage " + std::to_string(m_script.failStage) + ": injected failure at step " +
-                        std::to_string(step) + " (fake engine)";
+        summary.error = "stage " + std::to_string(m_script.failStage) +
+                        ": injected failure at step " + std::to_string(step) + " (fake engine)";
         m_reporter.event({EventKind::Failed, elapsed(), m_script.failStage, summary.error});
         break;
       }
       const auto stepTime = std::chrono::microseconds(std::llround(m_script.stepSeconds * 1e6));
-      if (stepTime.count() > 0 && !m_control.sleepFor(stepTime))
-        break;
+      if (stepTime.count() > 0 && !m_control.sleepFor(stepTime)) break;
       const double t = elapsed();
       for (int k = 0; k < m_stages; ++k) {
         const double depth = 1.0 + 0.15 * k;
-        const double loss = 2.3 * std::exp(-static_cast<double>(step) / (60.0 * depth)) + 0.25 + noise(rng);
+        const double loss =
+            2.3 * std::exp(-static_cast<double>(step) / (60.0 * depth)) + 0.25 + noise(rng);
         const double acc = std::clamp(1.0 - loss / 2.6, 0.0, 1.0);
         batch.push_back({series::kLoss, k, -1, step, t, loss});
         batch.push_back({series::kAccuracy, k, -1, step, t, acc});
         batch.push_back({series::kQueueDepth, k, -1, step, t, static_cast<double>((step + k) % 3)});
-        batch.push_back({series::kStaleness, k, -1, step, t, k == 0 ? 0.0 : static_cast<double>(1 + (step % 2))});
+        batch.push_back({series::kStaleness, k, -1, step, t,
+                         k == 0 ? 0.0 : static_cast<double>(1 + (step % 2))});
         auto& ss = summary.stages[static_cast<size_t>(k)];
         ss.finalLoss = loss;
         ss.finalAccuracy = acc;
@@ -150,9 +159,11 @@ class FakeRun final : public Run {
           batch.push_back({series::kComputeFraction, k, -1, step, t, compute});
           batch.push_back({series::kWaitFraction, k, -1, step, t, (1 - compute) * 0.7});
           batch.push_back({series::kBlockedFraction, k, -1, step, t, (1 - compute) * 0.3});
-          batch.push_back({series::kStepsPerSec, k, -1, step, t, 1.0 / std::max(1e-6, m_script.stepSeconds)});
+          batch.push_back(
+              {series::kStepsPerSec, k, -1, step, t, 1.0 / std::max(1e-6, m_script.stepSeconds)});
         }
-        if (m_spec.mode == Mode::Local && m_spec.probe.interval > 0 && step % m_spec.probe.interval == 0) {
+        if (m_spec.mode == Mode::Local && m_spec.probe.interval > 0 &&
+            step % m_spec.probe.interval == 0) {
           const bool last = k + 1 == m_stages;
           const double cosine = last ? 1.0 : 0.3 + 0.5 * std::exp(-step / 400.0) + 0.05 * k;
           batch.push_back({series::kGradCosine, k, -1, step, t, cosine});
@@ -174,6 +185,7 @@ class FakeRun final : public Run {
     summary.steps = m_step.load();
     summary.samples = summary.steps * m_spec.train.batchSize;
     summary.wallSeconds = elapsed();
+    summary.pausedSeconds = std::chrono::duration<double>(m_control.pausedFor()).count();
     summary.samplesPerSec = summary.samples / std::max(1e-9, summary.wallSeconds);
     for (int k = 0; k < m_stages; ++k) {
       auto& ss = summary.stages[static_cast<size_t>(k)];
@@ -185,8 +197,9 @@ class FakeRun final : public Run {
     }
     if (summary.status != RunStatus::Failed) {
       summary.status = m_control.stopRequested() ? RunStatus::Stopped : RunStatus::Completed;
-      m_reporter.event({summary.status == RunStatus::Stopped ? EventKind::Stopped : EventKind::Completed,
-                        elapsed(), -1, toString(summary.status)});
+      m_reporter.event(
+          {summary.status == RunStatus::Stopped ? EventKind::Stopped : EventKind::Completed,
+           elapsed(), -1, toString(summary.status)});
     }
     m_reporter.finish(summary);
     m_control.setState(RunState::Finished);

@@ -8,7 +8,9 @@ namespace stagewise::engine {
 using nlohmann::json;
 
 // JSON has no NaN: a value not measured (kNoValue) is null.
-static json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+static json num(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
 
 std::string summaryToJson(const RunSummary& s) {
   json stages = json::array();
@@ -37,6 +39,7 @@ std::string summaryToJson(const RunSummary& s) {
                     {"test_accuracy", num(s.testAccuracy)},
                     {"test_loss", num(s.testLoss)},
                     {"wall_seconds", num(s.wallSeconds)},
+                    {"paused_seconds", num(s.pausedSeconds)},
                     {"cpu_utilization", num(s.cpuUtilization)},
                     {"pipeline_efficiency", num(s.pipelineEfficiency)},
                     {"blas", s.blas},

@@ -10,16 +10,20 @@ std::vector<Problem> validateCuts(const std::vector<int>& cuts, int numLayers) {
   for (size_t i = 0; i < cuts.size(); ++i) {
     const std::string field = "partition.cuts[" + std::to_string(i) + "]";
     const int c = cuts[i];
+    // Users count cuts, stages and layers from 1; a cut's value is the number of layers
+    // before it, so cut value 4 lies after layer 4. The field keeps JSON's 0-based index.
     if (c < 1 || c > numLayers - 1) {
-      out.push_back({field, "cut " + std::to_string(i + 1) + " is at layer " + std::to_string(c) +
-                                "; cuts must lie between 1 and " + std::to_string(numLayers - 1) +
-                                " (the model has " + std::to_string(numLayers) + " layers, 0.." +
-                                std::to_string(numLayers - 1) + ")"});
+      out.push_back(
+          {field, "cut " + std::to_string(i + 1) + " would lie after layer " + std::to_string(c) +
+                      ", but the model has " + std::to_string(numLayers) +
+                      " layers: a cut lies after layer 1 to " + std::to_string(numLayers - 1) +
+                      "; move or remove cut " + std::to_string(i + 1)});
     } else if (i > 0 && c <= cuts[i - 1]) {
-      out.push_back({field, "stage " + std::to_string(i + 1) + " is empty: cut " + std::to_string(i + 1) +
-                                " (layer " + std::to_string(c) + ") must come after cut " +
-                                std::to_string(i) + " (layer " + std::to_string(cuts[i - 1]) +
-                                "); move or remove cut " + std::to_string(i + 1)});
+      out.push_back({field, "stage " + std::to_string(i + 1) + " is empty: cut " +
+                                std::to_string(i + 1) + " (after layer " + std::to_string(c) +
+                                ") must come after cut " + std::to_string(i) + " (after layer " +
+                                std::to_string(cuts[i - 1]) + "); move or remove cut " +
+                                std::to_string(i + 1)});
     }
   }
   return out;
@@ -35,11 +39,16 @@ std::vector<int> balanceCuts(const std::vector<double>& cost, int stages) {
   const int n = static_cast<int>(cost.size());
   stages = std::clamp(stages, 1, std::max(1, n));
   std::vector<double> prefix(static_cast<size_t>(n) + 1, 0.0);
-  for (int i = 0; i < n; ++i) prefix[static_cast<size_t>(i) + 1] = prefix[static_cast<size_t>(i)] + cost[static_cast<size_t>(i)];
-  auto sum = [&](int a, int b) { return prefix[static_cast<size_t>(b)] - prefix[static_cast<size_t>(a)]; };
+  for (int i = 0; i < n; ++i)
+    prefix[static_cast<size_t>(i) + 1] =
+        prefix[static_cast<size_t>(i)] + cost[static_cast<size_t>(i)];
+  auto sum = [&](int a, int b) {
+    return prefix[static_cast<size_t>(b)] - prefix[static_cast<size_t>(a)];
+  };
   const double inf = std::numeric_limits<double>::infinity();
   // best[k][i]: smallest possible max stage cost splitting layers [0, i) into k stages.
-  std::vector<std::vector<double>> best(static_cast<size_t>(stages) + 1, std::vector<double>(static_cast<size_t>(n) + 1, inf));
+  std::vector<std::vector<double>> best(static_cast<size_t>(stages) + 1,
+                                        std::vector<double>(static_cast<size_t>(n) + 1, inf));
   std::vector<std::vector<int>> from(best.size(), std::vector<int>(static_cast<size_t>(n) + 1, 0));
   best[0][0] = 0;
   for (int k = 1; k <= stages; ++k)

@@ -51,7 +51,11 @@ struct RunContext {
   using Clock = std::chrono::steady_clock;
 
   explicit RunContext(const ExperimentSpec& s, Reporter& r) : spec(s), reporter(r) {}
-  double now() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+  /// Training time since the start: time spent paused does not count (samples/s, the ETA, the
+  /// time axis of every series and the summary's wall time all read this clock).
+  double now() const {
+    return std::chrono::duration<double>(Clock::now() - start - control.pausedFor()).count();
+  }
 
   /// Records the first failure, stops the run and wakes every waiting thread.
   void fail(int stage, const std::string& message);
@@ -75,7 +79,7 @@ struct RunContext {
   std::function<void(int64_t)> checkpoint;
   int64_t checkpointInterval = 0;
 
-  std::vector<std::unique_ptr<Channel>> channels;  ///< channels[k] feeds stage k
+  std::vector<std::unique_ptr<Channel>> channels;    ///< channels[k] feeds stage k
   std::unique_ptr<std::atomic<int64_t>[]> produced;  ///< [0]: loader, [k+1]: stage k finished
   SnapshotCoordinator* snapshots = nullptr;
 

@@ -22,11 +22,15 @@
 
 namespace stagewise::engine {
 
-std::vector<torch::Tensor> StageModules::bodyParams() const { return parametersOf(layers); }
+std::vector<torch::Tensor> StageModules::bodyParams() const {
+  return parametersOf(layers);
+}
 std::vector<torch::Tensor> StageModules::auxParams() const {
   return aux ? aux->parameters() : std::vector<torch::Tensor>{};
 }
-std::vector<torch::Tensor> StageModules::bodyState() const { return stateOf(layers); }
+std::vector<torch::Tensor> StageModules::bodyState() const {
+  return stateOf(layers);
+}
 std::vector<torch::Tensor> StageModules::auxState() const {
   return aux ? stateOf({aux}) : std::vector<torch::Tensor>{};
 }
@@ -50,7 +54,7 @@ void RunContext::fail(int stage, const std::string& message) {
 void RunContext::stopAll() {
   control.requestStop();
   for (auto& c : channels) c->close(/*drop=*/true);
-  if (snapshots) snapshots->close();
+  if (snapshots) snapshots->close(/*drop=*/true);
   if (abortTransfers) abortTransfers();
 }
 
@@ -69,7 +73,8 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainSpec& t, doubl
   if (t.optimizer == "sgd")
     return std::make_unique<torch::optim::SGD>(
         params, torch::optim::SGDOptions(lr).momentum(t.momentum).weight_decay(t.weightDecay));
-  return std::make_unique<FusedAdam>(params, torch::optim::AdamOptions(lr).weight_decay(t.weightDecay));
+  return std::make_unique<FusedAdam>(params,
+                                     torch::optim::AdamOptions(lr).weight_decay(t.weightDecay));
 }
 
 /// Runs a scope with a fixed intra-op thread count on the calling thread, then restores it. The
@@ -103,11 +108,12 @@ class TorchRun final : public Run {
     m_partition = makePartition(spec, m_plan);
     buildStages();
     if (options.dist.enabled())
-      m_dist = std::make_unique<dist::DistributedRun>(options, m_spec, m_plan, m_ctx, m_reporter, m_fanout, m_stages,
-                                                      m_ctx.snapshots);
+      m_dist = std::make_unique<dist::DistributedRun>(options, m_spec, m_plan, m_ctx, m_reporter,
+                                                      m_fanout, m_stages, m_ctx.snapshots);
     if (!options.resumeFrom.empty()) resumeFrom(options.resumeFrom);
     if (spec.checkpoint.enabled()) {
-      m_checkpointDir = spec.checkpoint.dir.empty() ? defaultCheckpointDir(spec.name) : spec.checkpoint.dir;
+      m_checkpointDir =
+          spec.checkpoint.dir.empty() ? defaultCheckpointDir(spec.name) : spec.checkpoint.dir;
       m_ctx.checkpointInterval = spec.checkpoint.interval;
       m_ctx.checkpoint = [this](int64_t step) { saveAt(step); };
     }
@@ -143,14 +149,17 @@ class TorchRun final : public Run {
     if (m_ctx.control.stopRequested()) return;
     const bool again = m_ctx.userStop.exchange(true);
     if (again) {  // a second stop while draining: stop now
-      m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1, "stop requested again: stopping without a checkpoint"});
+      m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1,
+                        "stop requested again: stopping without a checkpoint"});
       m_drainFailed = true;
       m_ctx.stopAll();
       return;
     }
-    if (m_spec.checkpoint.enabled() && m_spec.checkpoint.atStop && m_ctx.control.state() != RunState::Created) {
+    if (m_spec.checkpoint.enabled() && m_spec.checkpoint.atStop &&
+        m_ctx.control.state() != RunState::Created) {
       // Finish what is queued so every stage ends at the same step, then checkpoint there.
-      m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1, "stop requested: draining the pipeline for a checkpoint"});
+      m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1,
+                        "stop requested: draining the pipeline for a checkpoint"});
       m_drainSince.store(m_ctx.now());
       m_ctx.drain.store(true);
       m_ctx.control.resume();
@@ -174,9 +183,11 @@ class TorchRun final : public Run {
     p.step = m_ctx.lastStageSteps.load();
     p.totalSteps = m_ctx.totalSteps;
     p.elapsedS = m_ctx.now();
+    p.pausedS = std::chrono::duration<double>(m_ctx.control.pausedFor()).count();
     p.samplesPerSec = ownsLast() ? samplesPerSec(p.elapsedS) : m_dist->remoteSamplesPerSec();
     if (p.step > 0) {
-      const double perStep = p.samplesPerSec > 0 ? m_ctx.batchSize / p.samplesPerSec : p.elapsedS / p.step;
+      const double perStep =
+          p.samplesPerSec > 0 ? m_ctx.batchSize / p.samplesPerSec : p.elapsedS / p.step;
       p.etaS = static_cast<double>(p.totalSteps - p.step) * perStep;
     }
     return p;
@@ -205,7 +216,8 @@ class TorchRun final : public Run {
       all.isLast = true;
       all.params = m_plan.totalParams();
       all.auxParams = all.auxFlops = all.outBytes = 0;
-      all.settings.threads = m_spec.train.backpropThreads > 0 ? m_spec.train.backpropThreads : m_info.hardwareCores;
+      all.settings.threads =
+          m_spec.train.backpropThreads > 0 ? m_spec.train.backpropThreads : m_info.hardwareCores;
       plans = {all};
     }
     for (const auto& p : plans) {
@@ -239,12 +251,14 @@ class TorchRun final : public Run {
     m_ctx.batchSize = m_spec.train.batchSize;
     const size_t k = m_stages.size();
     for (size_t i = 0; i < k; ++i)
-      m_ctx.channels.push_back(std::make_unique<QueueChannel>(static_cast<size_t>(m_spec.train.queueCapacity)));
+      m_ctx.channels.push_back(
+          std::make_unique<QueueChannel>(static_cast<size_t>(m_spec.train.queueCapacity)));
     m_ctx.produced = std::make_unique<std::atomic<int64_t>[]>(k + 1);
     for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(0);
     m_ctx.startStep = 0;
     const bool probe = !backprop && m_spec.probe.interval >= 0;
-    m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k), probe ? m_spec.probe.interval : 0,
+    m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k),
+                                                        probe ? m_spec.probe.interval : 0,
                                                         m_spec.eval.interval, m_ctx.totalSteps);
     if (probe || m_spec.eval.interval > 0) m_ctx.snapshots = m_snapshots.get();
     // a fixed, seeded probe batch from the training set
@@ -252,7 +266,8 @@ class TorchRun final : public Run {
     const int64_t n = m_data.trainX.size(0);
     std::vector<int64_t> idx(static_cast<size_t>(std::min<int64_t>(m_spec.probe.batchSize, n)));
     for (auto& i : idx) i = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
-    auto index = torch::from_blob(idx.data(), {static_cast<int64_t>(idx.size())}, torch::kInt64).clone();
+    auto index =
+        torch::from_blob(idx.data(), {static_cast<int64_t>(idx.size())}, torch::kInt64).clone();
     m_probeX = m_data.trainX.index_select(0, index);
     m_probeY = m_data.trainY.index_select(0, index);
     m_testX = m_data.testX;
@@ -315,8 +330,9 @@ class TorchRun final : public Run {
       for (size_t k = 0; k < r.stage.size(); ++k) {
         points.push_back({series::kGradCosine, static_cast<int>(k), -1, step, t, r.stage[k]});
         for (size_t l = 0; l < r.layer[k].size(); ++l)
-          points.push_back({series::kGradCosine, static_cast<int>(k), m_stages[k]->plan.firstLayer + static_cast<int>(l),
-                            step, t, r.layer[k][l]});
+          points.push_back({series::kGradCosine, static_cast<int>(k),
+                            m_stages[k]->plan.firstLayer + static_cast<int>(l), step, t,
+                            r.layer[k][l]});
         if (summary) summary->stages[k].gradCosine = r.stage[k];
       }
     }
@@ -338,8 +354,9 @@ class TorchRun final : public Run {
   void resumeFrom(const std::string& path) {
     const int64_t step = loadCheckpoint(path, m_stages);
     if (step >= m_ctx.totalSteps)
-      throw SpecError("train.max_steps", "the checkpoint is at step " + std::to_string(step) + " of " +
-                                             std::to_string(m_ctx.totalSteps) + ": nothing left to train; raise it");
+      throw SpecError("train.max_steps", "the checkpoint is at step " + std::to_string(step) +
+                                             " of " + std::to_string(m_ctx.totalSteps) +
+                                             ": nothing left to train; raise it");
     m_ctx.startStep = step;
     for (size_t i = 0; i <= m_stages.size(); ++i) m_ctx.produced[i].store(step);
     m_ctx.lastStageSteps.store(step);
@@ -348,12 +365,14 @@ class TorchRun final : public Run {
 
   void saveAt(int64_t step) {
     try {
-      const std::string path = saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps, specToJson(m_spec), m_stages);
+      const std::string path =
+          saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps, specToJson(m_spec), m_stages);
       m_reporter.event({EventKind::Checkpoint, m_ctx.now(), -1, path});
     } catch (const std::exception& e) {
       // A full disk must not cost the run: say so and train on.
-      m_reporter.event({EventKind::Warning, m_ctx.now(), -1, std::string("checkpoint at step ") +
-                                                                 std::to_string(step) + " failed: " + e.what()});
+      m_reporter.event(
+          {EventKind::Warning, m_ctx.now(), -1,
+           std::string("checkpoint at step ") + std::to_string(step) + " failed: " + e.what()});
     }
   }
 
@@ -362,16 +381,27 @@ class TorchRun final : public Run {
     m_reporter.start(runInfo());
     m_reporter.event({EventKind::Started, 0.0, -1,
                       toString(m_spec.mode) + " run started: " + std::to_string(m_stages.size()) +
-                          " stage(s), " + std::to_string(m_ctx.totalSteps) + " steps, BLAS " + m_info.blas + ", OpenMP workers " + m_info.openmpWait});
+                          " stage(s), " + std::to_string(m_ctx.totalSteps) + " steps, BLAS " +
+                          m_info.blas + ", OpenMP workers " + m_info.openmpWait});
     if (!m_resumedFrom.empty())
-      m_reporter.event({EventKind::Info, 0.0, -1, "resumed from " + m_resumedFrom + " at step " + std::to_string(m_ctx.startStep)});
+      m_reporter.event(
+          {EventKind::Info, 0.0, -1,
+           "resumed from " + m_resumedFrom + " at step " + std::to_string(m_ctx.startStep)});
     m_ctx.start = RunContext::Clock::now();
     const double cpu0 = processCpuSeconds();
     std::vector<std::thread> threads;
     std::atomic<size_t> exited{0};
-    if (owns(0)) threads.emplace_back([this, &exited] { runLoader(m_ctx, m_data); ++exited; });
+    if (owns(0))
+      threads.emplace_back([this, &exited] {
+        runLoader(m_ctx, m_data);
+        ++exited;
+      });
     for (size_t k = 0; k < m_stages.size(); ++k)
-      if (owns(k)) threads.emplace_back([this, st = m_stages[k].get(), &exited] { runStage(m_ctx, *st); ++exited; });
+      if (owns(k))
+        threads.emplace_back([this, st = m_stages[k].get(), &exited] {
+          runStage(m_ctx, *st);
+          ++exited;
+        });
     std::thread analysis;
     if (m_ctx.snapshots && rank() == 0) analysis = std::thread([this] { analyse(); });
 
@@ -385,7 +415,8 @@ class TorchRun final : public Run {
         m_ctx.control.sleepFor(std::chrono::milliseconds(10));
         const double since = m_drainSince.load();
         if (since >= 0 && m_ctx.now() - since > kDrainTimeoutS && !m_ctx.control.stopRequested()) {
-          m_reporter.event({EventKind::Warning, m_ctx.now(), -1, "the pipeline did not drain in time; stopping without a checkpoint"});
+          m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
+                            "the pipeline did not drain in time; stopping without a checkpoint"});
           m_drainFailed = true;
           m_ctx.stopAll();
         }
@@ -397,10 +428,12 @@ class TorchRun final : public Run {
       std::vector<MetricPoint> points;
       if (ownsLast()) {
         points.push_back({series::kSamplesPerSec, -1, -1, steps, t, samplesPerSec(t)});
-        points.push_back({series::kProgress, -1, -1, steps, t, m_ctx.totalSteps > 0 ? double(steps) / m_ctx.totalSteps : 0});
+        points.push_back({series::kProgress, -1, -1, steps, t,
+                          m_ctx.totalSteps > 0 ? double(steps) / m_ctx.totalSteps : 0});
       }
       if (rank() == 0)
-        points.push_back({series::kCpuUtilization, -1, -1, steps, t, (cpu - lastCpu) / std::max(1e-3, (t - lastT) * cores)});
+        points.push_back({series::kCpuUtilization, -1, -1, steps, t,
+                          (cpu - lastCpu) / std::max(1e-3, (t - lastT) * cores)});
       m_reporter.add(points);
       lastCpu = cpu, lastT = t;
       if (exited.load() == threads.size()) break;
@@ -408,7 +441,7 @@ class TorchRun final : public Run {
     for (auto& th : threads) th.join();
     if (m_dist && rank() == 0) m_dist->gather();
     m_pipelineDone = true;
-    m_snapshots->close();
+    m_snapshots->close(/*drop=*/false);  // the analysis thread still measures what is queued
     if (analysis.joinable()) analysis.join();
     finish(cpu0);
   }
@@ -428,18 +461,21 @@ class TorchRun final : public Run {
     RunSummary s;
     s.mode = m_spec.mode;
     s.wallSeconds = m_ctx.now();
+    s.pausedSeconds = std::chrono::duration<double>(m_ctx.control.pausedFor()).count();
     s.steps = m_ctx.lastStageSteps.load();
     s.samplesPerSec = samplesPerSec(s.wallSeconds);
     if (m_dist && rank() == 0 && !ownsLast()) {  // the last stage ran on another rank: its numbers
       if (const auto* lastOwner = m_dist->report(m_dist->rankOf(m_stages.size() - 1))) {
         s.steps = lastOwner->lastStageSteps;
         const double span = lastOwner->lastStepEndS - lastOwner->warmupEndS;
-        s.samplesPerSec = lastOwner->warmupEndS >= 0 && span > 0 ? lastOwner->samplesAfterWarmup / span : 0;
+        s.samplesPerSec =
+            lastOwner->warmupEndS >= 0 && span > 0 ? lastOwner->samplesAfterWarmup / span : 0;
       }
     }
     s.samples = s.steps * m_spec.train.batchSize;
     const bool drained = m_ctx.drain.load() && !m_drainFailed;
-    s.cpuUtilization = (processCpuSeconds() - cpu0) / std::max(1e-3, s.wallSeconds * m_info.hardwareCores);
+    s.cpuUtilization =
+        (processCpuSeconds() - cpu0) / std::max(1e-3, s.wallSeconds * m_info.hardwareCores);
     s.blas = m_info.blas;
     s.flushDenormal = true;
     double slowest = 0;
@@ -453,9 +489,11 @@ class TorchRun final : public Run {
         if (report)
           for (const auto& r : report->stages)
             if (r.index == static_cast<int>(k)) ss = r;
-        if (!report) ss.index = st->plan.index, ss.device = st->plan.settings.device,
-                     ss.firstLayer = st->plan.firstLayer, ss.lastLayer = st->plan.lastLayer;
-        if (m_dist->stateReceived(k)) ss.paramChecksum = checksum(*st);  // of the weights that arrived
+        if (!report)
+          ss.index = st->plan.index, ss.device = st->plan.settings.device,
+          ss.firstLayer = st->plan.firstLayer, ss.lastLayer = st->plan.lastLayer;
+        if (m_dist->stateReceived(k))
+          ss.paramChecksum = checksum(*st);  // of the weights that arrived
         slowest = std::max(slowest, ss.meanStepSeconds);
         s.threads += ss.threads;
         s.stages.push_back(ss);
@@ -492,7 +530,8 @@ class TorchRun final : public Run {
     for (int r = 1; m_dist && rank() == 0 && r < m_dist->world(); ++r) {
       const auto* report = m_dist->report(r);
       if (!report) continue;
-      if (s.error.empty() && report->status == RunStatus::Failed)  // a failure another rank saw first
+      if (s.error.empty() &&
+          report->status == RunStatus::Failed)  // a failure another rank saw first
         s.error = report->error, s.failedStage = report->failedStage;
       if (report->status == RunStatus::Stopped) m_ctx.userStop.store(true);
     }
@@ -502,27 +541,38 @@ class TorchRun final : public Run {
       s.status = m_ctx.userStop.load() ? RunStatus::Stopped : RunStatus::Completed;
       if (drained && s.steps < m_ctx.totalSteps) {
         bool aligned = true;
-        for (size_t k = 1; k <= m_stages.size(); ++k) aligned = aligned && m_ctx.produced[k].load() == s.steps;
+        for (size_t k = 1; k <= m_stages.size(); ++k)
+          aligned = aligned && m_ctx.produced[k].load() == s.steps;
         if (aligned) saveAt(s.steps);
       }
       if (rank() == 0) try {
-        setupComputeThread(m_info.hardwareCores, {});
-        loadShadowFromLive();
-        const bool probe = m_spec.mode == Mode::Local && m_spec.probe.interval >= 0;
-        measure(s.steps, probe, true, &s);
-      } catch (const std::exception& e) {
-        m_reporter.event({EventKind::Warning, m_ctx.now(), -1, std::string("final evaluation failed: ") + e.what()});
-      }
-      m_reporter.event({s.status == RunStatus::Completed ? EventKind::Completed : EventKind::Stopped, m_ctx.now(), -1,
-                        toString(s.status) + " after " + std::to_string(s.steps) + " steps"});
+          setupComputeThread(m_info.hardwareCores, {});
+          loadShadowFromLive();
+          const bool probe = m_spec.mode == Mode::Local && m_spec.probe.interval >= 0;
+          measure(s.steps, probe, true, &s);
+        } catch (const std::exception& e) {
+          m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
+                            std::string("final evaluation failed: ") + e.what()});
+        }
+      m_reporter.event(
+          {s.status == RunStatus::Completed ? EventKind::Completed : EventKind::Stopped,
+           m_ctx.now(), -1, toString(s.status) + " after " + std::to_string(s.steps) + " steps"});
     }
     if (m_snapshots->dropped() > 0)
       m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
-                        std::to_string(m_snapshots->dropped()) + " probe/eval snapshots skipped: the analysis thread fell behind"});
+                        std::to_string(m_snapshots->dropped()) +
+                            " probe/evaluation points skipped: the analysis thread fell behind"});
+    if (m_snapshots->discarded() > 0)
+      m_reporter.event(
+          {EventKind::Warning, m_ctx.now(), -1,
+           std::to_string(m_snapshots->discarded()) +
+               " probe/evaluation points not measured: the run stopped before they were"});
     m_reporter.finish(s);
     if (m_dist) {
-      if (rank() != 0) m_dist->handOver(s);
-      else m_dist->end();
+      if (rank() != 0)
+        m_dist->handOver(s);
+      else
+        m_dist->end();
       m_dist->shutdown();
     }
     m_ctx.control.setState(RunState::Finished);
@@ -563,7 +613,8 @@ class TorchRun final : public Run {
 
 }  // namespace
 
-std::unique_ptr<Run> createRun(const ExperimentSpec& spec, RunObserver* observer, const RunOptions& options) {
+std::unique_ptr<Run> createRun(const ExperimentSpec& spec, RunObserver* observer,
+                               const RunOptions& options) {
   return std::make_unique<TorchRun>(spec, observer, options);
 }
 

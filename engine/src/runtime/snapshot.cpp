@@ -9,7 +9,8 @@ std::vector<torch::Tensor> copyOf(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> out;
   out.reserve(params.size());
   torch::NoGradGuard noGrad;
-  for (const auto& p : params) out.push_back(p.detach().to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true));
+  for (const auto& p : params)
+    out.push_back(p.detach().to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true));
   return out;
 }
 }  // namespace
@@ -82,12 +83,18 @@ std::optional<Snapshot> SnapshotCoordinator::next() {
   return s;
 }
 
-void SnapshotCoordinator::close() {
+void SnapshotCoordinator::close(bool drop) {
   {
     std::lock_guard lock(m_mutex);
-    m_closed = true;
-    m_ready.clear();
+    if (drop) {
+      m_discarded += static_cast<int64_t>(m_ready.size());
+      m_ready.clear();
+    }
+    // Snapshots some stage never completed (a stop between two stages' steps) cannot be taken.
+    for (const auto& [step, pending] : m_partial)
+      if (!pending.skip) ++m_discarded;
     m_partial.clear();
+    m_closed = true;
   }
   m_cv.notify_all();
 }
@@ -95,6 +102,11 @@ void SnapshotCoordinator::close() {
 int64_t SnapshotCoordinator::dropped() const {
   std::lock_guard lock(m_mutex);
   return m_dropped;
+}
+
+int64_t SnapshotCoordinator::discarded() const {
+  std::lock_guard lock(m_mutex);
+  return m_discarded;
 }
 
 }  // namespace stagewise::engine

@@ -34,11 +34,18 @@ class SnapshotCoordinator {
   std::optional<Snapshot> next();
   /// Distributed runs, ranks other than 0: offers go to `forward` (which sends them to rank 0,
   /// where the complete snapshots are assembled) instead of being kept here.
-  using Forward = std::function<void(int stage, int64_t step, const std::vector<torch::Tensor>& body,
-                                     const std::vector<torch::Tensor>& aux)>;
+  using Forward =
+      std::function<void(int stage, int64_t step, const std::vector<torch::Tensor>& body,
+                         const std::vector<torch::Tensor>& aux)>;
   void setForward(Forward forward) { m_forward = std::move(forward); }
-  void close();
+  /// No more offers. With `drop` false (the run ended normally) the snapshots already complete
+  /// are still handed out by next() before it returns empty, so no probe or evaluation that was
+  /// taken is lost; with `drop` true (a stop or a failure) they are discarded and counted.
+  void close(bool drop = false);
+  /// Snapshots skipped because the analysis thread was behind.
   int64_t dropped() const;
+  /// Snapshots discarded by close(drop) or left incomplete when the run ended.
+  int64_t discarded() const;
 
  private:
   Forward m_forward;
@@ -55,6 +62,7 @@ class SnapshotCoordinator {
   std::deque<Snapshot> m_ready;
   bool m_closed = false;
   int64_t m_dropped = 0;
+  int64_t m_discarded = 0;
 };
 
 }  // namespace stagewise::engine

@@ -15,10 +15,10 @@ namespace stagewise::engine {
 /// Series names (docs/metrics.md). Per-stage series carry the stage index, run series stage -1.
 namespace series {
 // per stage, every step
-inline constexpr const char* kLoss = "loss";                  // local (aux) loss
-inline constexpr const char* kAccuracy = "accuracy";          // local (aux) accuracy, 0..1
-inline constexpr const char* kQueueDepth = "queue_depth";     // items waiting at the input
-inline constexpr const char* kStaleness = "staleness";        // upstream steps ahead of this one
+inline constexpr const char* kLoss = "loss";               // local (aux) loss
+inline constexpr const char* kAccuracy = "accuracy";       // local (aux) accuracy, 0..1
+inline constexpr const char* kQueueDepth = "queue_depth";  // items waiting at the input
+inline constexpr const char* kStaleness = "staleness";     // upstream steps ahead of this one
 // per stage, every report interval (~250 ms)
 inline constexpr const char* kComputeFraction = "compute_fraction";  // sliding 1 s window
 inline constexpr const char* kWaitFraction = "wait_fraction";
@@ -34,7 +34,7 @@ inline constexpr const char* kSamplesPerSec = "samples_per_sec";
 inline constexpr const char* kTestAccuracy = "test_accuracy";
 inline constexpr const char* kTestLoss = "test_loss";
 inline constexpr const char* kCpuUtilization = "cpu_utilization";  // process CPU / cores, 0..1
-inline constexpr const char* kProgress = "progress";                // 0..1
+inline constexpr const char* kProgress = "progress";               // 0..1
 }  // namespace series
 
 /// One value of one series. `step` is the stage's step (run series: the last stage's).
@@ -55,8 +55,18 @@ struct StepSpan {
   double endS = 0;    ///< compute end
 };
 
-enum class EventKind { Started, Paused, Resumed, StopRequested, Completed, Stopped, Failed,
-                       Checkpoint, Info, Warning };
+enum class EventKind {
+  Started,
+  Paused,
+  Resumed,
+  StopRequested,
+  Completed,
+  Stopped,
+  Failed,
+  Checkpoint,
+  Info,
+  Warning
+};
 std::string toString(EventKind kind);
 
 struct RunEvent {
@@ -110,27 +120,28 @@ struct StageSummary {
   double blockedFraction = 0;
   int64_t bytesSent = 0;
   int64_t backpropBytes = 0;
-  double gradCosine = kNoValue;     ///< last probe (local mode)
+  double gradCosine = kNoValue;  ///< last probe (local mode)
   int64_t peakActivationBytes = 0;
-  double paramChecksum = 0;         ///< sum of body parameters at the end (tests, comparisons)
-  double meanStepSeconds = 0;       ///< mean compute time per step
+  double paramChecksum = 0;    ///< sum of body parameters at the end (tests, comparisons)
+  double meanStepSeconds = 0;  ///< mean compute time per step
 };
 
 struct RunSummary {
   RunStatus status = RunStatus::Completed;
   Mode mode = Mode::Local;
-  int64_t steps = 0;                ///< steps finished by the last stage
+  int64_t steps = 0;  ///< steps finished by the last stage
   int64_t samples = 0;
-  double samplesPerSec = 0;         ///< after a 20-step warm-up
+  double samplesPerSec = 0;  ///< after a 20-step warm-up
   double testAccuracy = kNoValue;
   double testLoss = kNoValue;
-  double wallSeconds = 0;
+  double wallSeconds = 0;    ///< training time: time spent paused is not in it
+  double pausedSeconds = 0;  ///< time the run spent paused (not in wallSeconds)
   double cpuUtilization = 0;
   double pipelineEfficiency = kNoValue;  ///< achieved / (1 / slowest stage's step time)
   std::string blas;
-  int threads = 0;                  ///< total intra-op threads over all stages
+  int threads = 0;  ///< total intra-op threads over all stages
   bool flushDenormal = true;
-  std::string error;                ///< failed: what went wrong, naming the stage
+  std::string error;  ///< failed: what went wrong, naming the stage
   int failedStage = -1;
   std::vector<StageSummary> stages;
 };

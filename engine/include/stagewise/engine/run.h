@@ -12,10 +12,11 @@ namespace stagewise::engine {
 enum class RunState { Created, Running, Paused, Stopping, Finished };
 
 struct Progress {
-  int64_t step = 0;        ///< steps finished by the last stage
+  int64_t step = 0;  ///< steps finished by the last stage
   int64_t totalSteps = 0;
-  double elapsedS = 0;
-  double etaS = -1;        ///< -1: unknown yet
+  double elapsedS = 0;  ///< training time since the start; time paused is not counted
+  double pausedS = 0;   ///< time spent paused so far
+  double etaS = -1;     ///< -1: unknown yet
   double samplesPerSec = 0;
 };
 

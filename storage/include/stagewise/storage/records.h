@@ -215,10 +215,13 @@ struct SeriesRef {
 /// x runs from the start to the end of the range in equal steps. values[i][k] is refs[i]'s last
 /// value at or before x[k] (hold-last); NaN before its first point, after the grid point that
 /// follows its last point, and for a series that does not exist.
+/// points[i] holds refs[i]'s own points (x by the axis, value) when it has no more points than
+/// half the grid (evaluations, probes): drawn as they are, not held in steps across the grid.
 struct AlignedSeries {
   XAxis axis = XAxis::Step;
   std::vector<double> x;
   std::vector<std::vector<double>> values;
+  std::vector<std::vector<std::pair<double, double>>> points;
 };
 
 /// A dotted spec key whose value differs between runs; values[i] is the JSON text for the i-th
