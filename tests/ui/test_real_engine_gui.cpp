@@ -1,0 +1,169 @@
+// The Train workspace on the real LibTorch engine (tiny synthetic runs): what the workbench
+// shows of a paused run, of the probes and evaluations, and under the mouse, is what the
+// engine measured.
+
+#include <qcustomplot.h>
+#include <QApplication>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+
+#include "bridge/engine_controller.h"
+#include "designer/design_document.h"
+#include "live/event_log.h"
+#include "live/live_dashboard.h"
+#include "live/live_data.h"
+#include "live/plot_panel.h"
+#include "live/train_workspace.h"
+#include "stagewise/engine/engine.h"
+
+using namespace stagewise;
+using namespace stagewise::ui;
+using State = EngineController::State;
+
+namespace {
+
+EngineServices realServices() {
+  const engine::EngineInfo info = engine::engineInfo();
+  EngineServices services;
+  services.engine.torchVersion = info.torchVersion;
+  services.engine.blas = info.blas;
+  services.engine.devices = info.devices;
+  services.engine.hardwareCores = info.hardwareCores;
+  services.createRun = [](const engine::ExperimentSpec& spec, engine::RunObserver* observer) {
+    return engine::createRun(spec, observer);
+  };
+  return services;
+}
+
+engine::ExperimentSpec tinySpec(int64_t steps) {
+  engine::ExperimentSpec s;
+  s.name = "real-engine-gui";
+  s.dataset.kind = "synthetic";
+  s.dataset.syntheticTrain = 2048;
+  s.dataset.syntheticTest = 4096;
+  s.dataset.syntheticFeatures = 32;
+  s.dataset.syntheticClasses = 4;
+  s.model.hidden = {64, 64, 64, 64};
+  s.partition.cuts = {2, 4};
+  s.train.batchSize = 32;
+  s.train.maxSteps = steps;
+  s.train.backpropThreads = 1;
+  s.eval.interval = 0;
+  s.probe.interval = -1;
+  return s;
+}
+
+struct Fixture {
+  EngineServices services = realServices();
+  DesignDocument doc{services.engine};
+  EngineController controller{services};
+  TrainWorkspace workspace{&controller, &doc};
+  explicit Fixture(const engine::ExperimentSpec& spec) {
+    doc.load(spec);
+    workspace.resize(1300, 850);
+    workspace.show();
+  }
+  const SeriesBuffer* series(const std::string& name, int stage = -1, int layer = -1) {
+    return workspace.data()->series({0, name, stage, layer});
+  }
+};
+
+// Sent straight to the plot: QTest's synthetic moves depend on where the cursor was left.
+void hover(QCustomPlot* plot, QPoint at) {
+  QMouseEvent event(QEvent::MouseMove, QPointF(at), plot->mapToGlobal(QPointF(at)), Qt::NoButton,
+                    Qt::NoButton, Qt::NoModifier);
+  QApplication::sendEvent(plot, &event);
+}
+
+}  // namespace
+
+class TestRealEngineGui : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void aPauseIsNotTrainingTime() {
+    auto spec = tinySpec(1200);
+    spec.stages.resize(3);
+    spec.stages[2].delayMs = 2;  // ~3 s of training: time to pause in the middle
+    Fixture f(spec);
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(f.controller.progress().step >= 200, 20000);
+    QTest::mouseClick(f.workspace.pauseButton(), Qt::LeftButton);
+    QCOMPARE(f.controller.state(), State::Paused);
+    QTest::qWait(3 * EngineController::kDrainMs);  // the progress the window has caught up
+    const engine::Progress before = f.controller.progress();
+    QTest::qWait(1500);
+    const engine::Progress during = f.controller.progress();
+    QVERIFY2(during.etaS <= before.etaS + 0.05,  // the ETA does not grow while paused
+             qPrintable(QStringLiteral("%1 -> %2").arg(before.etaS).arg(during.etaS)));
+    QVERIFY(during.elapsedS - before.elapsedS < 0.3);
+    QTest::mouseClick(f.workspace.pauseButton(), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    const engine::RunSummary& s = f.workspace.summaries().back();
+    QVERIFY2(s.status == engine::RunStatus::Completed, s.error.c_str());
+    QVERIFY2(s.pausedSeconds >= 1.5, std::to_string(s.pausedSeconds).c_str());
+    QVERIFY(s.samplesPerSec > 0.9 * double(s.samples) / s.wallSeconds);
+    // The throughput series the panel draws does not collapse after Resume, and its last
+    // point is the summary's number within the warm-up's share.
+    const SeriesBuffer* speed = f.series(engine::series::kSamplesPerSec);
+    QVERIFY(speed && speed->size() >= 4);
+    double peak = 0;
+    for (size_t i = 0; i < speed->size(); ++i) peak = std::max(peak, speed->y(i));
+    QVERIFY2(
+        speed->y(speed->size() - 1) > 0.7 * peak,
+        qPrintable(
+            QStringLiteral("%1 after a peak of %2").arg(speed->y(speed->size() - 1)).arg(peak)));
+    QVERIFY(speed->x(speed->size() - 1, XAxisKind::Time) <= s.wallSeconds + 0.3);
+    QVERIFY(f.workspace.eventLog()
+                ->messages()
+                .join(QLatin1Char('\n'))
+                .contains(QStringLiteral("paused")));
+  }
+
+  void everyProbeReachesThePanelsAndTheHoverReadsIt() {
+    // The setting: probe every 100 steps, evaluate every 200 on a test set large enough
+    // that the evaluation at step 199 is still running when the stages finish step 400, so the
+    // probe of step 299 waits in the queue when training ends.
+    auto spec = tinySpec(400);
+    spec.probe.interval = 100;
+    spec.eval.interval = 200;
+    spec.dataset.syntheticTest = 100000;
+    spec.model.hidden = {256, 256, 256, 256};
+    Fixture f(spec);
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    QVERIFY(f.workspace.summaries().back().status == engine::RunStatus::Completed);
+    const SeriesBuffer* cosine = f.series(engine::series::kGradCosine, 0);
+    QVERIFY(cosine);
+    std::vector<int64_t> steps;
+    for (size_t i = 0; i < cosine->size(); ++i)
+      steps.push_back(std::llround(cosine->x(i, XAxisKind::Step)));
+    QCOMPARE(steps, (std::vector<int64_t>{99, 199, 299, 400}));
+    const SeriesBuffer* test = f.series(engine::series::kTestAccuracy);
+    QVERIFY(test && test->size() == 2);  // 199 and the end
+
+    // The loss panel's read-out is at the step under the cursor, not the last test point.
+    LiveDashboard* d = f.workspace.dashboard();
+    d->refreshAll(true);
+    PlotPanel* loss = d->lossPanel();
+    QCustomPlot* plot = loss->plot();
+    plot->replot();
+    const QPoint at(int(plot->xAxis->coordToPixel(250)), plot->axisRect()->center().y());
+    hover(plot, at);
+    QTRY_VERIFY(!loss->readout().isEmpty());
+    const int step = loss->readout().section(QLatin1Char('\n'), 0, 0).mid(5).toInt();
+    QVERIFY2(std::abs(step - 250) <= 3, qPrintable(loss->readout()));
+    QVERIFY2(loss->readout().contains(QStringLiteral("(step 199)")), qPrintable(loss->readout()));
+  }
+};
+
+QTEST_MAIN(TestRealEngineGui)
+#include "test_real_engine_gui.moc"
