@@ -42,9 +42,10 @@ spec mlp-2stage "[4]" adam 0.001
 spec mlp-8stage "[1, 2, 3, 4, 5, 6, 7]" adam 0.001
 spec mlp-sgd "[2, 4, 6]" sgd 0.05
 spec mlp-straggler "[2, 4, 6]" adam 0.001 300
+spec mlp-9stage "[1, 2, 3, 4, 5, 6, 7, 8]" adam 0.001
 
 echo "screenshots.sh: recording demo runs into a temporary store"
-for name in mlp-4stage mlp-2stage mlp-8stage mlp-sgd mlp-straggler; do
+for name in mlp-4stage mlp-2stage mlp-8stage mlp-sgd mlp-straggler mlp-9stage; do
   QT_QPA_PLATFORM=offscreen "${app_cmd[@]}" --spec "$tmp/$name.json" --run --quit-after-run \
     >/dev/null 2>&1 || true
 done
@@ -75,6 +76,13 @@ ACTIONS="xdotool mousemove 1005 122 click 1; sleep 0.5; xdotool key Down Return;
   take train-layers 4 --theme light --workspace train --spec "$tmp/mlp-4stage.json" --run
 take train-failed 5 --theme light --workspace train --spec "$tmp/mlp-straggler.json" --run
 take train-dark 5 --theme dark --workspace train --spec "$tmp/mlp-8stage.json" --run
+# A common laptop screen, nine stages: the window fits and nothing overlaps.
+SIZE=1366x768 take design-1366x768 4 --theme light --spec "$tmp/mlp-9stage.json"
+SIZE=1366x768 take train-1366x768 5 --theme light --workspace train --spec "$tmp/mlp-9stage.json" --run
+# Runs in the dark theme: the overlay and the bars follow it.
+ACTIONS="xdotool mousemove 300 110 click 1; sleep 0.3; xdotool keydown ctrl mousemove 300 132 \
+click 1 keyup ctrl; sleep 2" \
+  take runs-dark 4 --theme dark --workspace runs
 # Runs: select three runs (click, ctrl+click) to compare them.
 ACTIONS="xdotool mousemove 300 110 click 1; sleep 0.3; xdotool keydown ctrl mousemove 300 132 \
 click 1 mousemove 300 154 click 1 keyup ctrl; sleep 2" take runs 4 --theme light --workspace runs

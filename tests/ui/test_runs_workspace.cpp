@@ -311,6 +311,13 @@ class TestRunsWorkspace : public QObject {
              qPrintable(keys.join(QLatin1Char(','))));
     QVERIFY(keys.contains(QStringLiteral("name")));
     QCOMPARE(keys.size(), 2);
+    // Every header ("#2 three-stage") is wide enough to read.
+    for (int c = 0; c < diff->columnCount(); ++c) {
+      const QString text = diff->horizontalHeaderItem(c)->text();
+      QVERIFY2(diff->horizontalHeader()->sectionSize(c) >=
+                   diff->horizontalHeader()->fontMetrics().horizontalAdvance(text),
+               qPrintable(text));
+    }
     // Wall-time alignment reloads the overlay.
     ws.comparePanel()->alignCombo()->setCurrentIndex(1);
     QTRY_VERIFY_WITH_TIMEOUT(ws.comparePanel()->isLoaded(), 5000);

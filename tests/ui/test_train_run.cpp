@@ -6,6 +6,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTreeWidget>
 #include <QtTest>
 #include <cmath>
 #include <thread>
@@ -256,7 +257,14 @@ class TestTrainRun : public QObject {
     for (const QString& m : f.workspace.eventLog()->messages())
       starts += m.contains(QStringLiteral("stage(s)")) ? 1 : 0;
     QCOMPARE(starts, 1);
-    QVERIFY(f.workspace.eventLog()->wordWrap());
+    // A long line wraps in the message column instead of being cut at the edge.
+    EventLog* log = f.workspace.eventLog();
+    QString words;
+    for (int i = 0; i < 60; ++i) words += QStringLiteral("word%1 ").arg(i);
+    log->addNote(words);
+    QTreeWidgetItem* last = log->topLevelItem(log->topLevelItemCount() - 1);
+    QTRY_VERIFY2(log->visualItemRect(last).height() > 2 * log->fontMetrics().height(),
+                 qPrintable(QString::number(log->visualItemRect(last).height())));
   }
 
   void teamsOfThreadsGetAQuieterLiveView() {

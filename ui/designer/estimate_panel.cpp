@@ -24,7 +24,7 @@ namespace stagewise::ui {
 
 EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
   m_plot = new QCustomPlot(this);
-  m_plot->setMinimumHeight(150);
+  m_plot->setMinimumHeight(110);
   m_plot->setToolTip(
       tr("Each stage's share of the work of one local step (forward, aux head, "
          "backward), from FLOPs. The slowest stage sets the pace."));
@@ -239,7 +239,8 @@ void EstimatePanel::refresh() {
     const auto roomy = engine::estimateSpeed(m_doc->partition(), m_doc->plan(),
                                              std::max(1, m_doc->spec().train.batchSize), threads);
     m_note->setText(tr("The %1 stage threads share %2 cores, so the cores bound the speed-up, "
-                       "not the cut. With %1 cores this cut would give %3×.")
+                       "not the cut. With %1 cores (backprop would use them too) this cut would "
+                       "give %3×.")
                         .arg(threads)
                         .arg(m_doc->estimateCores())
                         .arg(roomy.speedup, 0, 'f', 2));

@@ -2,8 +2,36 @@
 
 #include <QHeaderView>
 #include <QScrollBar>
+#include <QStyledItemDelegate>
+#include <algorithm>
 
 namespace stagewise::ui {
+
+namespace {
+
+// Tree views ask a delegate for a row's height without the column's width, so wrapped text
+// would stay one line high: this one measures the message at its column's width.
+class WrappingDelegate : public QStyledItemDelegate {
+ public:
+  WrappingDelegate(QTreeView* view, int column)
+      : QStyledItemDelegate(view), m_view(view), m_column(column) {}
+  QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    QSize size = QStyledItemDelegate::sizeHint(option, index);
+    if (index.column() != m_column) return size;
+    const int width = m_view->header()->sectionSize(m_column) - 8;
+    if (width <= 0) return size;
+    const QRect text = option.fontMetrics.boundingRect(
+        QRect(0, 0, width, 1 << 20), Qt::TextWordWrap, index.data(Qt::DisplayRole).toString());
+    size.setHeight(std::max(size.height(), text.height() + 4));
+    return size;
+  }
+
+ private:
+  QTreeView* m_view;
+  int m_column;
+};
+
+}  // namespace
 
 EventLog::EventLog(QWidget* parent) : QTreeWidget(parent) {
   setColumnCount(5);
@@ -13,11 +41,17 @@ EventLog::EventLog(QWidget* parent) : QTreeWidget(parent) {
   // Long messages (a failure's reason, a path) wrap in the message column instead of being cut
   // at the edge; the other columns are as wide as their text.
   setWordWrap(true);
+  setItemDelegate(new WrappingDelegate(this, 4));
   setUniformRowHeights(false);
   setTextElideMode(Qt::ElideNone);
   header()->setStretchLastSection(true);
   header()->setSectionResizeMode(QHeaderView::ResizeToContents);
   header()->setSectionResizeMode(4, QHeaderView::Stretch);
+  // Row heights follow the message column's width: a tree view keeps the heights it measured
+  // when the rows were laid out, so lay them out again once the column has its width.
+  connect(header(), &QHeaderView::sectionResized, this, [this](int section) {
+    if (section == 4) scheduleDelayedItemsLayout();
+  });
   setToolTip(tr("Events of the current session: starts, pauses, stops, warnings and errors."));
 }
 
@@ -28,6 +62,7 @@ void EventLog::append(const QString& time, const QString& phase, const QString& 
   item->setToolTip(4, message);
   if (color.isValid())
     for (int c = 0; c < columnCount(); ++c) item->setForeground(c, color);
+  scheduleDelayedItemsLayout();
   if (atEnd) scrollToItem(item);
 }
 

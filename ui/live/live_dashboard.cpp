@@ -46,7 +46,7 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   m_queue = new PlotPanel(tr("Queue depth and staleness"), tr("items / steps"), data, this);
   m_queue->addRule({s::kQueueDepth, true, tr(" queue"), Qt::SolidLine, 1.2, {}});
   m_queue->addRule({s::kStaleness, true, tr(" stale"), Qt::DashLine, 1.2, {}});
-  m_queue->setLegendColumns(8);
+  m_queue->setLegendColumns(10);
   m_utilization = new UtilizationPanel(data, this);
   m_timeline = new TimelinePanel(data, this);
 

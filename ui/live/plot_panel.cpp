@@ -25,8 +25,15 @@ PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data
   m_plot->legend->setRowSpacing(-3);
   // The legend sits in its own column right of the axis rect: with many stages an inset legend
   // covered a third of the data. The column is as narrow as its entries.
-  m_plot->plotLayout()->addElement(1, 1, m_plot->legend);
+  // A sub-grid holds it at the top of that column, an empty element below taking the rest.
+  auto* side = new QCPLayoutGrid;
+  m_plot->plotLayout()->addElement(1, 1, side);
   m_plot->plotLayout()->setColumnStretchFactor(1, 0.001);
+  side->addElement(0, 0, m_plot->legend);
+  side->addElement(1, 0, new QCPLayoutElement(m_plot));
+  side->setRowStretchFactor(0, 0.001);
+  side->setRowStretchFactor(1, 1);
+  side->setMargins(QMargins(0, 0, 0, 0));
   m_plot->legend->setMargins(QMargins(4, 2, 4, 2));
   m_plot->legend->setLayer(QStringLiteral("legend"));
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);
@@ -107,6 +114,7 @@ void PlotPanel::addRule(const SeriesRule& rule) {
 void PlotPanel::setRules(const std::vector<SeriesRule>& rules) {
   for (const auto& b : m_bound) m_plot->removeGraph(b.graph);
   m_bound.clear();
+  updateLegendVisibility();
   m_rules.clear();
   for (const auto& rule : rules) addRule(rule);
   m_follow = true;
@@ -165,10 +173,13 @@ void PlotPanel::setFixedYRange(double lo, double hi) {
 }
 
 void PlotPanel::setLegendColumns(int columns) {
+  auto* side = qobject_cast<QCPLayoutGrid*>(m_plot->legend->layout());
   m_plot->plotLayout()->addElement(2, 0, m_plot->legend);
+  if (side && side != m_plot->plotLayout()) m_plot->plotLayout()->remove(side);  // deletes it
   m_plot->plotLayout()->simplify();  // drops the empty legend column
   m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   m_plot->legend->setWrap(columns);
+  m_plot->legend->setRowSpacing(0);  // rows of a wide legend must not overlap
 }
 
 QColor PlotPanel::ruleColor(const SeriesRule& rule, int stage) const {
@@ -223,6 +234,16 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
   }
 }
 
+void PlotPanel::updateLegendVisibility() {
+  // One graph needs no legend: the title and the axis say what it is, and the column it would
+  // take is the plot's.
+  const bool show = m_bound.size() >= 2;
+  if (m_plot->legend->visible() == show) return;
+  m_plot->legend->setVisible(show);
+  if (auto* side = qobject_cast<QCPLayoutGrid*>(m_plot->legend->layout()))
+    if (side != m_plot->plotLayout()) side->setVisible(show);
+}
+
 void PlotPanel::sortLegend() {
   // Series arrive in whatever order the engine reports them; the legend reads S1 (each of its
   // series), S2, ..., then the run-level series, then the same for the next phase.
@@ -232,6 +253,7 @@ void PlotPanel::sortLegend() {
   std::stable_sort(m_bound.begin(), m_bound.end(),
                    [&](const Bound& a, const Bound& b) { return order(a) < order(b); });
   m_plot->legend->clearItems();
+  updateLegendVisibility();
   for (const auto& b : m_bound) {
     b.graph->addToLegend();
     if (!b.graph->visible())
@@ -246,6 +268,7 @@ void PlotPanel::sortLegend() {
 void PlotPanel::onCleared() {
   for (const auto& b : m_bound) m_plot->removeGraph(b.graph);
   m_bound.clear();
+  updateLegendVisibility();
   m_follow = true;
   m_hoverText->setVisible(false);
   m_hoverLine->setVisible(false);

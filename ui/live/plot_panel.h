@@ -90,6 +90,7 @@ class PlotPanel : public QWidget {
   void showMenu(const QPoint& pos);
   void applyStyle();
   void sortLegend();
+  void updateLegendVisibility();
   void placeCornerWidget();
   QColor ruleColor(const SeriesRule& rule, int stage) const;
 

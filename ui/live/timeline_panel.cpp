@@ -18,9 +18,9 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
                                    new QCPTextElement(m_plot, tr("Timeline (compute spans)"),
                                                       QFont(font().family(), -1, QFont::Bold)));
   m_plot->xAxis->setLabel(tr("time (s)"));
-  m_plot->setToolTip(tr("Each bar is one step's compute on that stage; gaps are waiting or "
-                        "blocked time. Shows the last %1 s. Right-click to export.")
-                         .arg(m_window));
+  m_plot->setStatusTip(tr("Each bar is one step's compute on that stage; gaps are waiting or "
+                          "blocked time. Shows the last %1 s. Right-click to export.")
+                           .arg(m_window));
   m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(m_plot, &QCustomPlot::customContextMenuRequested, this, [this](const QPoint& pos) {
     QMenu menu(this);

@@ -24,18 +24,21 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
                                    new QCPTextElement(m_plot, tr("Utilization per stage"),
                                                       QFont(font().family(), -1, QFont::Bold)));
   m_plot->yAxis->setLabel(tr("share of last 1 s"));
-  m_plot->yAxis->setRange(0, 1.3);
+  m_plot->yAxis->setRange(0, 1.05);
   m_plot->legend->setVisible(true);
   m_plot->legend->setFont(QFont(font().family(), 8));
   m_plot->legend->setIconSize(14, 8);
-  m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignHCenter);
+  // A one-line legend in its own row under the title, never over the bars.
+  m_plot->plotLayout()->insertRow(1);
+  m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
+  m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
   m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   m_plot->legend->setWrap(3);
-  // Room above the bars for the one-line legend.
+  m_plot->legend->setMargins(QMargins(4, 0, 4, 0));
   QSharedPointer<QCPAxisTickerFixed> yTicks(new QCPAxisTickerFixed);
   yTicks->setTickStep(0.25);
   m_plot->yAxis->setTicker(yTicks);
-  m_plot->setToolTip(
+  m_plot->setStatusTip(
       tr("Compute: forward, aux head, backward, step. Wait: input queue empty "
          "(upstream is slower). Blocked: output queue full (downstream is "
          "slower). Right-click to export."));
@@ -98,7 +101,7 @@ void UtilizationPanel::refresh(bool force) {
         k + 1, info && info->mode == engine::Mode::Backprop ? tr("model") : tr("S%1").arg(k + 1));
   m_plot->xAxis->setTicker(ticker);
   m_plot->xAxis->setRange(0.4, std::max(1, stages) + 0.6);
-  m_plot->yAxis->setRange(0, 1.3);
+  m_plot->yAxis->setRange(0, 1.05);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
