@@ -4,15 +4,20 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDesktopServices>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QPushButton>
 #include <QScreen>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QUndoStack>
 #include <QUrl>
 
@@ -94,6 +99,12 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   connect(m_doc, &DesignDocument::changed, this, &MainWindow::updateTitle);
   connect(m_doc, &DesignDocument::changed, this, &MainWindow::updateRunActions);
   connect(m_doc, &DesignDocument::filePathChanged, this, &MainWindow::updateTitle);
+  // Opened or saved under a name: first in File → Open Recent.
+  connect(m_doc, &DesignDocument::filePathChanged, this, [this] {
+    AppSettings::addRecentFile(m_doc->filePath());
+    updateRecentMenu();
+  });
+  setAcceptDrops(true);
   connect(m_doc->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
   connect(m_controller, &EngineController::stateChanged, this, &MainWindow::updateRunActions);
 
@@ -130,6 +141,10 @@ void MainWindow::buildMenus() {
   file->addAction(tr("&New experiment"), QKeySequence::New, m_design,
                   &DesignWorkspace::newExperiment);
   file->addAction(tr("&Open…"), QKeySequence::Open, m_design, &DesignWorkspace::openWithDialog);
+  m_recentMenu = file->addMenu(tr("Open &Recent"));
+  m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
+  connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
+  updateRecentMenu();
   file->addAction(tr("&Save"), QKeySequence::Save, m_design, &DesignWorkspace::save);
   // QKeySequence::SaveAs is empty on some platforms (X11 without a desktop): a fixed sequence.
   file->addAction(tr("Save &as…"), QKeySequence(tr("Ctrl+Shift+S")), m_design,
@@ -244,6 +259,52 @@ void MainWindow::chooseStore() {
                            tr("Stagewise will keep runs in %1 from its next start (unless --db or "
                               "STAGEWISE_DB says otherwise).")
                                .arg(path));
+}
+
+void MainWindow::updateRecentMenu() {
+  m_recentMenu->clear();
+  const QStringList files = AppSettings::recentFiles();
+  for (int i = 0; i < int(files.size()); ++i) {
+    const QString& path = files[i];
+    QAction* a =
+        m_recentMenu->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()),
+                                this, [this, path] { m_design->openFile(path); });
+    a->setToolTip(path);
+    a->setStatusTip(path);
+  }
+  if (files.isEmpty()) m_recentMenu->addAction(tr("No recent experiments"))->setEnabled(false);
+  m_recentMenu->addSeparator();
+  QAction* clear = m_recentMenu->addAction(tr("&Clear the list"), this, [this] {
+    AppSettings::clearRecentFiles();
+    updateRecentMenu();
+  });
+  clear->setEnabled(!files.isEmpty());
+}
+
+QString MainWindow::droppedSpec(const QMimeData* mime) {
+  if (!mime || !mime->hasUrls() || mime->urls().size() != 1) return {};
+  const QUrl url = mime->urls().front();
+  if (!url.isLocalFile()) return {};
+  const QString path = url.toLocalFile();
+  return path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) ? path : QString();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (!droppedSpec(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  if (openDropped(event->mimeData())) event->acceptProposedAction();
+}
+
+bool MainWindow::openDropped(const QMimeData* mime) {
+  const QString path = droppedSpec(mime);
+  if (path.isEmpty()) return false;
+  // Opened after the drop returns: the unsaved-changes question must not run inside it.
+  QTimer::singleShot(0, this, [this, path] {
+    if (m_design->openFile(path)) showWorkspace(kDesign);
+  });
+  return true;
 }
 
 QString MainWindow::shortcutsText() const {

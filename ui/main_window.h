@@ -8,6 +8,8 @@
 #include "common/services.h"
 
 class QAction;
+class QMenu;
+class QMimeData;
 class QLabel;
 class QTabWidget;
 
@@ -57,15 +59,23 @@ class MainWindow : public QMainWindow {
   QString shortcutsText() const;
   /// The user guide's file, or empty when none is found.
   static QString userGuidePath();
+  /// The experiment file a drag carries (one local .json file), or empty.
+  static QString droppedSpec(const QMimeData* mime);
+  /// Opens the experiment a drop carries (after the drop returns); false if it carries none.
+  bool openDropped(const QMimeData* mime);
+  QMenu* recentMenu() const { return m_recentMenu; }
  public Q_SLOTS:
   /// Picks the run store file used from the next start (saved in the settings).
   void chooseStore();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
 
  private:
   void buildMenus();
+  void updateRecentMenu();
   /// The screen's available size less the window frame.
   QSize availableSize() const;
   /// Shrinks the window to the screen and brings it back onto it.
@@ -92,6 +102,7 @@ class MainWindow : public QMainWindow {
   QAction* m_pauseAction = nullptr;
   QAction* m_stopAction = nullptr;
   QAction* m_resumeAction = nullptr;
+  QMenu* m_recentMenu = nullptr;
   QLabel* m_engineLabel;
   bool m_quitWhenStopped = false;  // closing waits for the run to stop and be saved
 };

@@ -5,6 +5,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "stagewise/engine/dataset.h"
+#include "stagewise/engine/engine.h"
 #include "stagewise/engine/omp_wait.h"
 #ifdef STAGEWISE_HAVE_STORE
 #include "stagewise/storage/store_error.h"
@@ -27,6 +28,7 @@ commands:
            print the layer table, each stage's cost share and the predicted speed-up
   runs     list|show|export|tag|note|delete ... (the run store; 'runs --help')
   runs resume ID [--db PATH] [--set key=value]...  continue a stored run from its newest checkpoint
+  --version  the version of stagewise-cli, LibTorch and the BLAS it uses
 
   --set overrides any key of the experiment, its value read as JSON where it parses:
         --set train.max_steps=200 --set mode=backprop --set partition.cuts=[4]
@@ -41,6 +43,12 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return args.empty() ? 2 : 0;
   }
+  if (args[0] == "--version" || args[0] == "-V" || args[0] == "version") {
+    const stagewise::engine::EngineInfo info = stagewise::engine::engineInfo();
+    std::cout << "stagewise-cli " << STAGEWISE_VERSION << "\nLibTorch " << info.torchVersion
+              << "\nBLAS " << info.blas << "\n";
+    return 0;
+  }
   const std::string command = args[0];
   // Commands that train, or report what training will use: idle OpenMP workers spin briefly.
   if (command == "train" || command == "launch" || command == "inspect" ||
@@ -53,10 +61,12 @@ int main(int argc, char** argv) {
     if (command == "launch") return stagewise::cli::launchCommand(args);
 #ifdef STAGEWISE_HAVE_STORE
     if (command == "runs" && !args.empty() && args[0] == "resume")
-      return stagewise::cli::runsResumeCommand(std::vector<std::string>(args.begin() + 1, args.end()));
+      return stagewise::cli::runsResumeCommand(
+          std::vector<std::string>(args.begin() + 1, args.end()));
     if (command == "runs") return stagewise::cli::runsCommand(args, std::cout, std::cerr);
 #endif
-    std::cerr << "error: unknown command '" << command << "'; use train, launch, inspect or runs (see --help)\n";
+    std::cerr << "error: unknown command '" << command
+              << "'; use train, launch, inspect or runs (see --help)\n";
     return 2;
   } catch (const stagewise::cli::UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -6,6 +6,7 @@
 #include <QCommandLineParser>
 #include <QMessageBox>
 #include <QTimer>
+#include <QUrl>
 #include <iostream>
 
 #include "common/app_settings.h"
@@ -125,6 +126,10 @@ int main(int argc, char** argv) {
       QStringLiteral("With --run: quit when the run is over (scripts)."));
   parser.addOptions({specOption, dbOption, fakeOption, themeOption, workspaceOption, modeOption,
                      runOption, quitOption});
+  // `stagewise FILE.json`, as the desktop entry and a file manager start it.
+  parser.addPositionalArgument(QStringLiteral("file"),
+                               QStringLiteral("Experiment to open (the same as --spec)."),
+                               QStringLiteral("[FILE]"));
   parser.process(app);
 
   const ui::Theme theme = parser.isSet(themeOption) ? ui::themeFromString(parser.value(themeOption))
@@ -169,7 +174,13 @@ int main(int argc, char** argv) {
 #endif
 
   ui::MainWindow window(services, store);
-  if (parser.isSet(specOption)) window.designWorkspace()->openFile(parser.value(specOption));
+  QString specFile = parser.isSet(specOption) ? parser.value(specOption) : QString();
+  if (specFile.isEmpty() && !parser.positionalArguments().isEmpty()) {
+    specFile = parser.positionalArguments().front();
+    if (specFile.startsWith(QStringLiteral("file://")))  // some launchers pass a URL for %f
+      specFile = QUrl(specFile).toLocalFile();
+  }
+  if (!specFile.isEmpty()) window.designWorkspace()->openFile(specFile);
   if (parser.isSet(modeOption)) {
     static const QStringList kModes{QStringLiteral("local"), QStringLiteral("backprop"),
                                     QStringLiteral("both")};

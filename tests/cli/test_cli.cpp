@@ -24,7 +24,8 @@ Result runCli(const QStringList& args, int timeoutMs = 120000,
   p.setProcessEnvironment(env);
   p.start(kCli, args);
   p.waitForFinished(timeoutMs);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+          QString::fromUtf8(p.readAllStandardOutput()),
           QString::fromUtf8(p.readAllStandardError())};
 }
 
@@ -36,7 +37,8 @@ QString writeSpec(const QTemporaryDir& dir, const QByteArray& json) {
   return path;
 }
 
-const QByteArray kSmall = R"({"name":"cli-test","dataset":{"kind":"synthetic","synthetic_train":1024,"synthetic_test":256},
+const QByteArray kSmall =
+    R"({"name":"cli-test","dataset":{"kind":"synthetic","synthetic_train":1024,"synthetic_test":256},
   "model":{"hidden":[32,32,32]},"partition":{"cuts":[2]},"train":{"max_steps":60},"eval":{"interval":0},
   "probe":{"interval":20}})";
 
@@ -54,15 +56,16 @@ class TestCli : public QObject {
     QJsonParseError error;
     QJsonObject o = QJsonDocument::fromJson(lines.last().toUtf8(), &error).object();
     QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(lines.last()));
-    for (const char* key : {"run_id", "status", "mode", "samples_per_sec", "test_accuracy", "wall_seconds", "blas",
-                            "threads", "stages"})
+    for (const char* key : {"run_id", "status", "mode", "samples_per_sec", "test_accuracy",
+                            "wall_seconds", "blas", "threads", "stages"})
       QVERIFY2(o.contains(key), key);
     QCOMPARE(o["status"].toString(), QString("completed"));
     QCOMPARE(o["mode"].toString(), QString("local"));
     QCOMPARE(o["steps"].toInt(), 50);
     const QJsonArray stages = o["stages"].toArray();
     QCOMPARE(stages.size(), 2);
-    for (const char* key : {"index", "device", "layers", "final_loss", "compute_fraction", "bytes_sent", "grad_cosine"})
+    for (const char* key : {"index", "device", "layers", "final_loss", "compute_fraction",
+                            "bytes_sent", "grad_cosine"})
       QVERIFY2(stages[0].toObject().contains(key), key);
     QCOMPARE(stages[1].toObject()["layers"].toArray()[0].toInt(), 2);
     QVERIFY(std::abs(stages[1].toObject()["grad_cosine"].toDouble() - 1.0) < 1e-5);
@@ -70,7 +73,8 @@ class TestCli : public QObject {
 
   void backpropModeByOverride() {
     QTemporaryDir dir;
-    Result r = runCli({"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set", "mode=backprop"});
+    Result r = runCli({"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set",
+                       "mode=backprop"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QJsonObject o = QJsonDocument::fromJson(r.out.trimmed().split('\n').last().toUtf8()).object();
     QCOMPARE(o["mode"].toString(), QString("backprop"));
@@ -83,18 +87,30 @@ class TestCli : public QObject {
     QTest::newRow("no command") << QStringList{} << "usage";
     QTest::newRow("unknown command") << QStringList{"fly"} << "unknown command 'fly'";
     QTest::newRow("missing config") << QStringList{"train"} << "missing --config";
-    QTest::newRow("no such file") << QStringList{"train", "--config", "/nonexistent.json"} << "cannot open";
-    QTest::newRow("unknown option") << QStringList{"train", "--confg", "x"} << "unknown option --confg";
-    QTest::newRow("bad set") << QStringList{"train", "--config", "SPEC", "--set", "oops"} << "dotted.key=value";
-    QTest::newRow("unknown key") << QStringList{"train", "--config", "SPEC", "--set", "train.batchsize=3"}
+    QTest::newRow("no such file") << QStringList{"train", "--config", "/nonexistent.json"}
+                                  << "cannot open";
+    QTest::newRow("unknown option")
+        << QStringList{"train", "--confg", "x"} << "unknown option --confg";
+    QTest::newRow("bad set") << QStringList{"train", "--config", "SPEC", "--set", "oops"}
+                             << "dotted.key=value";
+    QTest::newRow("unknown key") << QStringList{"train", "--config", "SPEC", "--set",
+                                                "train.batchsize=3"}
                                  << "did you mean 'train.batch_size'";
-    QTest::newRow("empty stage") << QStringList{"train", "--config", "SPEC", "--set", "partition.cuts=[2,2]"}
+    QTest::newRow("empty stage") << QStringList{"train", "--config", "SPEC", "--set",
+                                                "partition.cuts=[2,2]"}
                                  << "stage 2 is empty";
-    QTest::newRow("stage count") << QStringList{"train", "--config", "SPEC", "--set", "stages=[{},{},{}]"}
+    QTest::newRow("stage count") << QStringList{"train", "--config", "SPEC", "--set",
+                                                "stages=[{},{},{}]"}
                                  << "3 stage entries but the partition makes 2 stages";
-    QTest::newRow("device") << QStringList{"train", "--config", "SPEC", "--set", "stage_defaults.device=cuda:3"}
+    QTest::newRow("device") << QStringList{"train", "--config", "SPEC", "--set",
+                                           "stage_defaults.device=cuda:3"}
                             << "available: cpu";
-    QTest::newRow("dataset") << QStringList{"train", "--config", "SPEC", "--set", "dataset.kind=idx", "--set",
+    QTest::newRow("dataset") << QStringList{"train",
+                                            "--config",
+                                            "SPEC",
+                                            "--set",
+                                            "dataset.kind=idx",
+                                            "--set",
                                             "dataset.path=/nonexistent"}
                              << "/nonexistent";
   }
@@ -126,14 +142,18 @@ class TestCli : public QObject {
   void sigtermStopsCleanly() {
     QTemporaryDir dir;
     QProcess p;
-    p.start(kCli, {"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set", "train.max_steps=1000000"});
+    p.start(kCli, {"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set",
+                   "train.max_steps=1000000"});
     QVERIFY(p.waitForStarted());
     QByteArray err;
     QTRY_VERIFY_WITH_TIMEOUT((err += p.readAllStandardError()).contains("step"), 30000);
     p.terminate();
     QVERIFY(p.waitForFinished(5000));
     QCOMPARE(p.exitCode(), 0);
-    QJsonObject o = QJsonDocument::fromJson(QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last().toUtf8()).object();
+    QJsonObject o =
+        QJsonDocument::fromJson(
+            QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last().toUtf8())
+            .object();
     QCOMPARE(o["status"].toString(), QString("stopped"));
   }
 
@@ -165,9 +185,10 @@ class TestCli : public QObject {
     idx("t10k-images-idx3-ubyte", 64, true);
     idx("t10k-labels-idx1-ubyte", 64, false);
     QProcess p;
-    p.start(kCli, {"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set", "dataset.kind=idx",
-                   "--set", "dataset.path=" + dir.filePath("data"), "--set", "train.max_steps=3000",
-                   "--set", "stage_defaults.delay_ms=1"});  // at least 3 s: the files go mid-run
+    p.start(kCli, {"train", "--config", writeSpec(dir, kSmall), "--json", "--no-store", "--set",
+                   "dataset.kind=idx", "--set", "dataset.path=" + dir.filePath("data"), "--set",
+                   "train.max_steps=3000", "--set",
+                   "stage_defaults.delay_ms=1"});  // at least 3 s: the files go mid-run
     QVERIFY(p.waitForStarted());
     QByteArray err;
     QTRY_VERIFY_WITH_TIMEOUT((err += p.readAllStandardError()).contains("step "), 30000);
@@ -176,7 +197,10 @@ class TestCli : public QObject {
     QVERIFY(p.waitForFinished(120000));
     err += p.readAllStandardError();
     QVERIFY2(p.exitCode() == 0, err.constData());
-    QJsonObject o = QJsonDocument::fromJson(QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last().toUtf8()).object();
+    QJsonObject o =
+        QJsonDocument::fromJson(
+            QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last().toUtf8())
+            .object();
     QCOMPARE(o["status"].toString(), QString("completed"));
     QCOMPARE(o["steps"].toInt(), 3000);
   }
@@ -185,7 +209,8 @@ class TestCli : public QObject {
     QTemporaryDir dir;
     const QString db = dir.filePath("runs.db");
     QProcess p;
-    p.start(kCli, {"train", "--config", writeSpec(dir, kSmall), "--json", "--db", db, "--set", "train.max_steps=1000000"});
+    p.start(kCli, {"train", "--config", writeSpec(dir, kSmall), "--json", "--db", db, "--set",
+                   "train.max_steps=1000000"});
     QVERIFY(p.waitForStarted());
     QByteArray err;
     QTRY_VERIFY_WITH_TIMEOUT((err += p.readAllStandardError()).contains("step "), 30000);
@@ -194,7 +219,9 @@ class TestCli : public QObject {
     QVERIFY(p.waitForFinished(10000));
     QCOMPARE(p.exitCode(), 0);
     QJsonObject summary =
-        QJsonDocument::fromJson(QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last().toUtf8()).object();
+        QJsonDocument::fromJson(
+            QString::fromUtf8(p.readAllStandardOutput()).trimmed().split('\n').last().toUtf8())
+            .object();
     const int id = summary["run_id"].toInt();
     QVERIFY(id > 0);
     Result show = runCli({"runs", "show", QString::number(id), "--json", "--db", db});
@@ -202,7 +229,8 @@ class TestCli : public QObject {
     QJsonObject run = QJsonDocument::fromJson(show.out.toUtf8()).object();
     QVERIFY2(run["status"].toString().startsWith("stopped"), qPrintable(show.out.left(300)));
     QVERIFY(run["steps"].toInt() >= summary["steps"].toInt() - 1);
-    Result exported = runCli({"runs", "export", QString::number(id), "--format", "csv", "--db", db});
+    Result exported =
+        runCli({"runs", "export", QString::number(id), "--format", "csv", "--db", db});
     QVERIFY2(exported.code == 0, qPrintable(exported.err));
     QVERIFY(exported.out.count('\n') > 100);  // the loss points are there
   }
@@ -211,21 +239,35 @@ class TestCli : public QObject {
     QTemporaryDir dir;
     const QString db = dir.filePath("runs.db");
     const QString checkpoints = dir.filePath("checkpoints");
-    Result first = runCli({"train", "--config", writeSpec(dir, kSmall), "--json", "--db", db, "--set",
-                           "train.max_steps=40", "--set", "checkpoint.interval=20", "--set",
-                           "checkpoint.dir=" + checkpoints});
+    Result first = runCli({"train", "--config", writeSpec(dir, kSmall), "--json", "--db", db,
+                           "--set", "train.max_steps=40", "--set", "checkpoint.interval=20",
+                           "--set", "checkpoint.dir=" + checkpoints});
     QVERIFY2(first.code == 0, qPrintable(first.err));
-    const int id = QJsonDocument::fromJson(first.out.trimmed().split('\n').last().toUtf8()).object()["run_id"].toInt();
+    const int id = QJsonDocument::fromJson(first.out.trimmed().split('\n').last().toUtf8())
+                       .object()["run_id"]
+                       .toInt();
     QVERIFY(QDir(checkpoints + "/step-20").exists());
-    Result resumed = runCli({"runs", "resume", QString::number(id), "--db", db, "--json", "--set", "train.max_steps=60"});
+    Result resumed = runCli({"runs", "resume", QString::number(id), "--db", db, "--json", "--set",
+                             "train.max_steps=60"});
     QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
-    QJsonObject o = QJsonDocument::fromJson(resumed.out.trimmed().split('\n').last().toUtf8()).object();
+    QJsonObject o =
+        QJsonDocument::fromJson(resumed.out.trimmed().split('\n').last().toUtf8()).object();
     QCOMPARE(o["run_id"].toInt(), id);  // the same record
     QCOMPARE(o["steps"].toInt(), 60);
     QCOMPARE(o["status"].toString(), QString("completed"));
     Result none = runCli({"runs", "resume", "999", "--db", db});
     QVERIFY(none.code != 0);
     QVERIFY(none.err.contains("no run 999"));
+  }
+
+  void versionIsPrinted() {
+    Result r = runCli({"--version"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.startsWith(
+                 QStringLiteral("stagewise-cli %1\n").arg(QLatin1String(STAGEWISE_TEST_VERSION))),
+             qPrintable(r.out));
+    QVERIFY(r.out.contains(QStringLiteral("LibTorch 1.")) ||
+            r.out.contains(QStringLiteral("LibTorch 2.")));
   }
 
   void inspectShowsLayersAndStages() {
@@ -270,14 +312,15 @@ class TestCli : public QObject {
     };
     Seen byDefault = waitWith({}, {});
     QCOMPARE(byDefault.libgomp, QStringLiteral("'" STAGEWISE_GOMP_SPINCOUNT_DEFAULT "'"));
-    QCOMPARE(byDefault.described,
-             QStringLiteral("spin " STAGEWISE_GOMP_SPINCOUNT_DEFAULT ", then sleep (Stagewise default)"));
+    QCOMPARE(byDefault.described, QStringLiteral("spin " STAGEWISE_GOMP_SPINCOUNT_DEFAULT
+                                                 ", then sleep (Stagewise default)"));
     Seen chosen = waitWith("GOMP_SPINCOUNT", "1234");
     QCOMPARE(chosen.libgomp, QStringLiteral("'1234'"));
     QCOMPARE(chosen.described, QStringLiteral("spin 1234, then sleep (GOMP_SPINCOUNT)"));
     Seen active = waitWith("OMP_WAIT_POLICY", "active");
     QCOMPARE(active.described, QStringLiteral("OMP_WAIT_POLICY=active"));
-    QVERIFY2(active.libgomp != QStringLiteral("'" STAGEWISE_GOMP_SPINCOUNT_DEFAULT "'"), qPrintable(active.libgomp));
+    QVERIFY2(active.libgomp != QStringLiteral("'" STAGEWISE_GOMP_SPINCOUNT_DEFAULT "'"),
+             qPrintable(active.libgomp));
   }
 };
 

@@ -5,9 +5,12 @@
 #include <QApplication>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
+#include <QUrl>
 #include <QtTest>
 
 #include "bridge/engine_controller.h"
@@ -26,6 +29,7 @@
 #include "main_window.h"
 #include "run_store_fixture.h"
 #include "stagewise/storage/run_reader.h"
+#include "stagewise/storage/run_store.h"
 #ifdef STAGEWISE_HAVE_RECORDER
 #include "stagewise/recorder/recorder.h"
 #endif
@@ -244,6 +248,69 @@ class TestMainWindow : public QObject {
     QVERIFY(!MainWindow::userGuidePath().isEmpty());  // found in the source tree of this build
     QVERIFY(MainWindow::userGuidePath().endsWith(QStringLiteral("docs/user-guide.md")));
   }
+
+  void dropAndRecentOpenExperiments() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("dropped.stagewise.json"));
+    auto spec = quickSpec();
+    spec.name = "dropped";
+    spec.partition.cuts = {1, 3};
+    QCOMPARE(writeSpecFile(path, spec), QString());
+    AppSettings::clearRecentFiles();
+    MainWindow window(services(), nullptr);
+    window.show();
+    QVERIFY(window.acceptDrops());
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path)});
+    QCOMPARE(MainWindow::droppedSpec(&mime), path);
+    QMimeData notSpec;
+    notSpec.setUrls({QUrl::fromLocalFile(dir.filePath(QStringLiteral("picture.png")))});
+    QVERIFY(MainWindow::droppedSpec(&notSpec).isEmpty());
+    // A drop, as a file manager makes it: the experiment opens in Design.
+    window.showWorkspace(MainWindow::kRuns);
+    QVERIFY(!window.openDropped(&notSpec));
+    QVERIFY(window.openDropped(&mime));
+    QTRY_COMPARE(window.document()->spec().name, std::string("dropped"));
+    QCOMPARE(window.currentWorkspace(), MainWindow::kDesign);
+    // It is first in File → Open Recent, and choosing it there opens it again.
+    QCOMPARE(AppSettings::recentFiles().value(0), QFileInfo(path).absoluteFilePath());
+    window.document()->load(quickSpec());
+    QMenu* recent = window.recentMenu();
+    Q_EMIT recent->aboutToShow();
+    QAction* first = recent->actions().value(0);
+    QVERIFY(first && first->text().contains(QStringLiteral("dropped.stagewise.json")));
+    first->trigger();
+    QCOMPARE(window.document()->spec().name, std::string("dropped"));
+    AppSettings::clearRecentFiles();
+  }
+
+#ifdef STAGEWISE_GUI_BINARY
+  void aFileArgumentOpensThatExperiment() {
+    // `stagewise FILE.json`, as the desktop entry runs it: trained here with --run on the fake
+    // engine, so the run store says which experiment was open.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("from-argument.stagewise.json"));
+    auto spec = quickSpec();
+    spec.name = "from-argument";
+    spec.train.maxSteps = 30;
+    QCOMPARE(writeSpecFile(path, spec), QString());
+    QProcess app;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("STAGEWISE_DB"), dir.filePath(QStringLiteral("runs.db")));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.filePath(QStringLiteral("config")));
+    app.setProcessEnvironment(env);
+    app.start(QStringLiteral(STAGEWISE_GUI_BINARY),
+              {QStringLiteral("--fake"), QStringLiteral("--run"),
+               QStringLiteral("--quit-after-run"), path});
+    QVERIFY(app.waitForFinished(60000));
+    QCOMPARE(app.exitCode(), 0);
+    storage::RunStore store(dir.filePath(QStringLiteral("runs.db")).toStdString());
+    const auto runs = storage::RunReader(store).listRuns();
+    QCOMPARE(runs.size(), size_t(1));
+    QCOMPARE(runs.front().name, std::string("from-argument"));
+  }
+#endif
 
   void undoRedoShortcuts() {
     MainWindow window(services(), nullptr);

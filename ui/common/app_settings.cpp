@@ -1,5 +1,7 @@
 #include "common/app_settings.h"
 
+#include <QFileInfo>
+
 #include <QSettings>
 #include <algorithm>
 
@@ -47,6 +49,26 @@ int AppSettings::processes() {
 }
 void AppSettings::setProcesses(int processes) {
   QSettings().setValue(QStringLiteral("train/processes"), processes);
+}
+
+QStringList AppSettings::recentFiles() {
+  QStringList out;
+  for (const QString& path : QSettings().value(QStringLiteral("files/recent")).toStringList())
+    if (QFileInfo::exists(path) && !out.contains(path)) out << path;
+  return out.mid(0, kMaxRecent);
+}
+
+void AppSettings::addRecentFile(const QString& path) {
+  if (path.isEmpty() || path.startsWith(QLatin1Char(':'))) return;  // presets are in the resources
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  QStringList list = QSettings().value(QStringLiteral("files/recent")).toStringList();
+  list.removeAll(absolute);
+  list.prepend(absolute);
+  QSettings().setValue(QStringLiteral("files/recent"), list.mid(0, kMaxRecent));
+}
+
+void AppSettings::clearRecentFiles() {
+  QSettings().remove(QStringLiteral("files/recent"));
 }
 
 }  // namespace stagewise::ui

@@ -3,6 +3,7 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QStringList>
 
 #include "common/theme.h"
 
@@ -23,6 +24,13 @@ struct AppSettings {
   /// Processes a local run is spread over (Train workspace); 1: stages as threads here.
   static int processes();
   static void setProcesses(int processes);
+  /// Experiment files opened or saved, newest first (File → Open Recent), at most kMaxRecent;
+  /// files that no longer exist are left out.
+  static QStringList recentFiles();
+  /// Puts `path` first in the recent files.
+  static void addRecentFile(const QString& path);
+  static void clearRecentFiles();
+  static constexpr int kMaxRecent = 8;
 };
 
 }  // namespace stagewise::ui

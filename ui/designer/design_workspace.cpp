@@ -167,8 +167,9 @@ bool DesignWorkspace::openFile(const QString& path) {
 }
 
 void DesignWorkspace::openWithDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), m_doc->filePath(),
-                                                    tr("Experiments (*.json);;All files (*)"));
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Open experiment"), m_doc->filePath(),
+                                   tr("Experiments (*.stagewise.json *.json);;All files (*)"));
   if (!path.isEmpty()) openFile(path);
 }
 
@@ -192,13 +193,18 @@ bool DesignWorkspace::save() {
 
 bool DesignWorkspace::saveAs() {
   QString suggested = m_doc->filePath();
+  // New files get the experiment suffix the desktop knows Stagewise by (*.stagewise.json);
+  // any .json name the user types is kept as it is.
   if (suggested.isEmpty())
     suggested =
         QString::fromStdString(m_doc->spec().name.empty() ? "experiment" : m_doc->spec().name) +
-        QStringLiteral(".json");
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), suggested,
-                                                    tr("Experiments (*.json)"));
+        QLatin1String(kExperimentSuffix);
+  QString path = QFileDialog::getSaveFileName(
+      this, tr("Save experiment"), suggested,
+      tr("Stagewise experiments (*%1);;JSON (*.json)").arg(QLatin1String(kExperimentSuffix)));
   if (path.isEmpty()) return false;
+  if (!path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive))
+    path += QLatin1String(kExperimentSuffix);
   m_doc->setFilePath(path);
   return save();
 }

@@ -18,6 +18,9 @@ class NetworkScene;
 class NetworkView;
 class StageInspector;
 
+/// The suffix of experiment files the workbench saves (registered as their MIME type's glob).
+inline constexpr const char* kExperimentSuffix = ".stagewise.json";
+
 class DesignWorkspace : public QWidget {
   Q_OBJECT
  public:
