@@ -12,7 +12,8 @@ want=(
   nlohmann-json3-dev libsqlite3-dev sqlite3 zlib1g-dev
   qt6-base-dev qt6-base-dev-tools libqcustomplot-dev libgl-dev
   qt6-svg-dev
-  desktop-file-utils libxml2-utils  # checks of the desktop entry and the MIME type
+  desktop-file-utils libxml2-utils appstream  # checks of the desktop entry, MIME type, metainfo
+  dpkg-dev                    # dpkg-shlibdeps: the Debian package's Depends (scripts/package.sh)
   dataset-fashion-mnist
   clang libclang-rt-14-dev    # libFuzzer targets and sanitizer builds (scripts/fuzz.sh, sanitize.sh)
 )

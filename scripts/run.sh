@@ -6,7 +6,11 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j"${JOBS:-2}"
+# Only what it launches: the workbench and the CLI (the tests and benchmarks are
+# scripts/test.sh's to build).
+targets=(stagewise-cli)
+cmake --build "$build" --target help | grep -q '^stagewise:' && targets+=(stagewise)
+cmake --build "$build" -j"${JOBS:-2}" --target "${targets[@]}"
 preset=resources/experiments/mlp-fmnist-4stage.json
 if [ -x "$build/app/gui/stagewise" ]; then
   exec "$build/app/gui/stagewise" --spec "$preset" "$@"

@@ -4,6 +4,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "presets.h"
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/engine.h"
 #include "stagewise/engine/omp_wait.h"
@@ -32,15 +33,23 @@ commands:
 
   --set overrides any key of the experiment, its value read as JSON where it parses:
         --set train.max_steps=200 --set mode=backprop --set partition.cuts=[4]
-  presets: resources/experiments/*.json (default: mlp-fmnist-4stage.json)
+  --config takes a file or a preset's name (the default experiment: mlp-fmnist-4stage)
 )";
+
+void printUsage(std::ostream& out) {
+  out << kUsage;
+  const std::string dir = stagewise::cli::presetDir();
+  if (dir.empty()) return;
+  out << "  presets in " << dir << ":\n";
+  for (const std::string& name : stagewise::cli::presetNames()) out << "    " << name << "\n";
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << kUsage;
+    printUsage(std::cout);
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version" || args[0] == "-V" || args[0] == "version") {

@@ -8,6 +8,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "presets.h"
 #include "progress_line.h"
 #include "stagewise/engine/checkpoint.h"
 #include "stagewise/engine/engine.h"
@@ -24,10 +25,14 @@ namespace stagewise::cli {
 
 namespace {
 std::atomic<int> g_signal{0};
-extern "C" void onSignal(int sig) { g_signal.store(sig); }
+extern "C" void onSignal(int sig) {
+  g_signal.store(sig);
+}
 }  // namespace
 
-engine::ExperimentSpec specFromArgs(const std::string& path, const std::vector<std::string>& sets) {
+engine::ExperimentSpec specFromArgs(const std::string& given,
+                                    const std::vector<std::string>& sets) {
+  const std::string path = resolveConfig(given);  // a file, or a preset's name
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot open experiment file '" + path + "'");
   std::stringstream text;
@@ -43,7 +48,8 @@ engine::ExperimentSpec specFromArgs(const std::string& path, const std::vector<s
 #ifdef STAGEWISE_HAVE_STORE
 namespace {
 // The record a checkpoint was taken from, so a resumed run continues it.
-std::optional<int64_t> runOwning(const storage::RunStore& store, const engine::CheckpointInfo& info) {
+std::optional<int64_t> runOwning(const storage::RunStore& store,
+                                 const engine::CheckpointInfo& info) {
   storage::RunReader reader(store);
   storage::RunFilter filter;
   filter.text = info.spec.name;
@@ -56,29 +62,38 @@ std::optional<int64_t> runOwning(const storage::RunStore& store, const engine::C
 #endif
 
 int trainCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"--config", "--db", "--resume", "--rank", "--world-size", "--master", "--timeout"}, {"--set"},
-            {"--json", "--quiet", "--no-store", "--help", "--dist"});
+  Args args(argv,
+            {"--config", "--db", "--resume", "--rank", "--world-size", "--master", "--timeout"},
+            {"--set"}, {"--json", "--quiet", "--no-store", "--help", "--dist"});
   if (args.flag("--help")) {
-    std::cout << "usage: stagewise-cli train --config FILE [--set key=value]... [--db PATH | --no-store] "
-                 "[--json] [--quiet]\n"
-                 "       stagewise-cli train --resume CHECKPOINT [--set key=value]... [...]\n"
-                 "       stagewise-cli train --dist --config FILE [--rank N --world-size N --master HOST:PORT] "
-                 "[--timeout S] [...]\n"
-                 "  --dist: run the stages the spec maps to this rank (stages[i].rank; default: spread in order)\n"
-                 "          and exchange activations with the other ranks over c10d (Gloo). Rank, world size and\n"
-                 "          master default to RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; rank 0 records the run.\n"
-                 "          'stagewise-cli launch' starts all ranks on this machine.\n";
+    std::cout
+        << "usage: stagewise-cli train --config FILE [--set key=value]... [--db PATH | --no-store] "
+           "[--json] [--quiet]\n"
+           "       stagewise-cli train --resume CHECKPOINT [--set key=value]... [...]\n"
+           "       stagewise-cli train --dist --config FILE [--rank N --world-size N --master "
+           "HOST:PORT] "
+           "[--timeout S] [...]\n"
+           "  --dist: run the stages the spec maps to this rank (stages[i].rank; default: spread "
+           "in order)\n"
+           "          and exchange activations with the other ranks over c10d (Gloo). Rank, world "
+           "size and\n"
+           "          master default to RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; rank 0 records "
+           "the run.\n"
+           "          'stagewise-cli launch' starts all ranks on this machine.\n";
     return 0;
   }
-  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  if (!args.positional().empty())
+    throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   engine::RunOptions options;
   std::optional<engine::CheckpointInfo> checkpoint;
   engine::ExperimentSpec spec;
   if (auto resume = args.value("--resume")) {
-    if (args.value("--config")) throw UsageError("give --config or --resume, not both (a checkpoint holds its spec)");
+    if (args.value("--config"))
+      throw UsageError("give --config or --resume, not both (a checkpoint holds its spec)");
     checkpoint = engine::readCheckpointInfo(*resume);
     const auto sets = args.values("--set");
-    spec = engine::parseSpec(sets.empty() ? checkpoint->specJson : engine::applyOverrides(checkpoint->specJson, sets));
+    spec = engine::parseSpec(sets.empty() ? checkpoint->specJson
+                                          : engine::applyOverrides(checkpoint->specJson, sets));
     options.resumeFrom = checkpoint->path;
   } else {
     spec = specFromArgs(args.required("--config"), args.values("--set"));
@@ -107,7 +122,8 @@ int trainCommand(const std::vector<std::string>& argv) {
     number("--world-size", options.dist.worldSize);
     if (auto m = args.value("--master")) {
       const auto colon = m->rfind(':');
-      if (colon == std::string::npos || colon == 0) throw UsageError("--master needs HOST:PORT, got '" + *m + "'");
+      if (colon == std::string::npos || colon == 0)
+        throw UsageError("--master needs HOST:PORT, got '" + *m + "'");
       options.dist.masterAddr = m->substr(0, colon);
       int port = 0;
       try {
@@ -125,8 +141,10 @@ int trainCommand(const std::vector<std::string>& argv) {
       }
       if (!(options.dist.timeoutS >= 1)) throw UsageError("--timeout must be at least 1 second");
     }
-    if (options.dist.rank < 0) throw UsageError("--dist needs this process's rank: --rank N or RANK=N");
-    if (options.dist.worldSize < 1) throw UsageError("--dist needs the number of processes: --world-size N or WORLD_SIZE=N");
+    if (options.dist.rank < 0)
+      throw UsageError("--dist needs this process's rank: --rank N or RANK=N");
+    if (options.dist.worldSize < 1)
+      throw UsageError("--dist needs the number of processes: --world-size N or WORLD_SIZE=N");
   } else {
     for (const char* f : {"--rank", "--world-size", "--master", "--timeout"})
       if (args.value(f)) throw UsageError(std::string(f) + " only applies with --dist");
@@ -149,8 +167,8 @@ int trainCommand(const std::vector<std::string>& argv) {
     if (checkpoint) recOptions.resumeRunId = runOwning(*store, *checkpoint);
     // Disk full, store locked, points lost: said while the run goes on (from the writer thread).
     recOptions.onStoreNotice = [](const storage::WriterNotice& n) {
-      std::cerr << "\n[" << (n.kind == storage::WriterNotice::Kind::Recovered ? "info" : "warning") << "] "
-                << n.message << std::endl;
+      std::cerr << "\n[" << (n.kind == storage::WriterNotice::Kind::Recovered ? "info" : "warning")
+                << "] " << n.message << std::endl;
     };
     rec = std::make_unique<recorder::Recorder>(*store, recOptions);
     fanout.add(rec.get());
@@ -168,7 +186,8 @@ int trainCommand(const std::vector<std::string>& argv) {
   while (!run->waitFor(std::chrono::milliseconds(200))) {
     if (g_signal.load() && !stopAsked) {
       stopAsked = true;
-      std::cerr << "\n[info] stopping (signal " << g_signal.load() << "); the run is kept as 'stopped'\n";
+      std::cerr << "\n[info] stopping (signal " << g_signal.load()
+                << "); the run is kept as 'stopped'\n";
       run->requestStop();
     }
     printer.tick(run->progress());
@@ -179,7 +198,8 @@ int trainCommand(const std::vector<std::string>& argv) {
 #ifdef STAGEWISE_HAVE_STORE
   if (rec) {
     runId = rec->runId();
-    if (!rec->error().empty()) std::cerr << "[warning] not everything was recorded: " << rec->error() << "\n";
+    if (!rec->error().empty())
+      std::cerr << "[warning] not everything was recorded: " << rec->error() << "\n";
   }
 #endif
   if (json) {
@@ -195,7 +215,8 @@ int trainCommand(const std::vector<std::string>& argv) {
 int runsResumeCommand(const std::vector<std::string>& argv) {
   Args args(argv, {"--db"}, {"--set"}, {"--json", "--quiet", "--help"});
   if (args.flag("--help") || args.positional().size() != 1) {
-    std::cout << "usage: stagewise-cli runs resume ID [--db PATH] [--set key=value]... [--json] [--quiet]\n"
+    std::cout << "usage: stagewise-cli runs resume ID [--db PATH] [--set key=value]... [--json] "
+                 "[--quiet]\n"
                  "  continues run ID from its newest checkpoint, in the same record\n";
     return args.flag("--help") ? 0 : 2;
   }
@@ -215,8 +236,9 @@ int runsResumeCommand(const std::vector<std::string>& argv) {
     for (const auto& c : reader.checkpoints(id))
       if (c.step > best) best = c.step, path = c.path;
     if (path.empty())
-      throw UsageError("run " + std::to_string(id) +
-                       " has no checkpoint (train with --set checkpoint.interval=N or checkpoint.dir=DIR)");
+      throw UsageError(
+          "run " + std::to_string(id) +
+          " has no checkpoint (train with --set checkpoint.interval=N or checkpoint.dir=DIR)");
   }
   std::vector<std::string> train = {"--resume", path, "--db", db};
   for (const auto& s : args.values("--set")) train.insert(train.end(), {"--set", s});
