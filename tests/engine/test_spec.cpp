@@ -1,5 +1,10 @@
 // Experiment spec: parsing, overrides and validation messages a user acts on.
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
 #include <QtTest>
+#include <functional>
 
 #include "stagewise/engine/spec.h"
 
@@ -98,6 +103,38 @@ class TestSpec : public QObject {
     QCOMPARE(problems.size(), size_t{1});
     QCOMPARE(problems[0].field, std::string("stages[1].device"));
     QVERIFY(problems[0].message.find("available: cpu, cuda:0") != std::string::npos);
+  }
+
+  void bashCompletionKnowsEveryKey() {
+    // The completion's --set keys (resources/completion/stagewise-cli) cover every key of the
+    // canonical spec, so a new key cannot be forgotten there.
+    QFile file(QStringLiteral(STAGEWISE_SOURCE_DIR "/resources/completion/stagewise-cli"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(file.readAll());
+    const int start = text.indexOf(QStringLiteral("local keys=\""));
+    QVERIFY(start >= 0);
+    const int end = text.indexOf(QLatin1Char('"'), start + 12);
+    const QStringList listed =
+        text.mid(start + 12, end - start - 12)
+            .split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
+    ExperimentSpec spec;
+    spec.stages.resize(1);
+    const QJsonObject root =
+        QJsonDocument::fromJson(QByteArray::fromStdString(specToJson(spec))).object();
+    QStringList missing;
+    std::function<void(const QJsonObject&, const QString&)> walk = [&](const QJsonObject& o,
+                                                                       const QString& prefix) {
+      for (auto it = o.begin(); it != o.end(); ++it) {
+        const QString key = prefix.isEmpty() ? it.key() : prefix + QLatin1Char('.') + it.key();
+        if (it.value().isObject())
+          walk(it.value().toObject(), key);
+        else if (!listed.contains(key))
+          missing << key;
+      }
+    };
+    walk(root, {});
+    QVERIFY2(missing.isEmpty(), qPrintable(missing.join(QStringLiteral(", "))));
+    QVERIFY(listed.size() > 40);
   }
 
   void badCutsNameTheStage() {

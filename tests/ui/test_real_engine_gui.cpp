@@ -4,10 +4,12 @@
 
 #include <qcustomplot.h>
 #include <QApplication>
+#include <QComboBox>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -20,6 +22,11 @@
 #include "live/plot_panel.h"
 #include "live/train_workspace.h"
 #include "stagewise/engine/engine.h"
+#ifdef STAGEWISE_HAVE_RECORDER
+#include "stagewise/recorder/recorder.h"
+#include "stagewise/storage/run_reader.h"
+#include "stagewise/storage/run_store.h"
+#endif
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -163,6 +170,90 @@ class TestRealEngineGui : public QObject {
     QVERIFY2(std::abs(step - 250) <= 3, qPrintable(loss->readout()));
     QVERIFY2(loss->readout().contains(QStringLiteral("(step 199)")), qPrintable(loss->readout()));
   }
+
+#ifdef STAGEWISE_HAVE_RECORDER
+  void livePanelsShowWhatTheStoreKeeps() {
+    // Local then backprop on the real engine, recorded as the workbench records: every point
+    // the live loss and cosine panels hold is the store's point for that series and step (the
+    // panels keep floats: the store's double rounded to float, bit for bit), and each stored run
+    // carries its summary's numbers.
+    QTemporaryDir dir;
+    auto store =
+        std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
+    auto spec = tinySpec(300);
+    spec.probe.interval = 50;
+    spec.eval.interval = 100;
+    Fixture f(spec);
+    f.services.createRecorder =
+        [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.tags = request.tags;
+      return std::make_unique<recorder::Recorder>(*store, options);
+    };
+    EngineController controller(f.services);
+    TrainWorkspace ws(&controller, &f.doc);
+    ws.resize(1300, 850);
+    ws.show();
+    ws.data()->setSmoothing(0);
+    ws.modeCombo()->setCurrentIndex(2);  // both
+    QSignalSpy finished(&ws, &TrainWorkspace::runFinished);
+    QVERIFY(ws.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QCOMPARE(ws.summaries().size(), size_t(2));
+    storage::RunReader reader(*store);
+    std::vector<storage::RunRecord> runs;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (runs = reader.listRuns(), runs.size() == 2 && runs[0].steps && runs[1].steps), 10000);
+    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    QCOMPARE(runs[0].mode, std::string("local"));
+    QCOMPARE(runs[1].mode, std::string("backprop"));
+    QCOMPARE(runs[0].tags, runs[1].tags);  // one comparison
+    QCOMPARE(runs[0].tags.size(), size_t(1));
+    const auto same = [&](int phase, int64_t runId, const std::string& name, int stage) {
+      const SeriesBuffer* live = ws.data()->series({phase, name, stage, -1});
+      const auto stored = reader.loadSeries(runId, {name, stage, -1});
+      if (!live) return QStringLiteral("no live %1").arg(QString::fromStdString(name));
+      if (live->size() != stored.size() || stored.empty())
+        return QStringLiteral("%1: %2 live, %3 stored")
+            .arg(QString::fromStdString(name))
+            .arg(live->size())
+            .arg(stored.size());
+      for (size_t i = 0; i < stored.size(); ++i) {
+        if (std::llround(live->x(i, XAxisKind::Step)) != stored[i].step)
+          return QStringLiteral("%1: step %2 vs %3")
+              .arg(QString::fromStdString(name))
+              .arg(live->x(i, XAxisKind::Step))
+              .arg(stored[i].step);
+        if (float(live->rawY(i)) != float(stored[i].value))
+          return QStringLiteral("%1 at step %2: %3 vs %4")
+              .arg(QString::fromStdString(name))
+              .arg(stored[i].step)
+              .arg(live->rawY(i), 0, 'g', 10)
+              .arg(stored[i].value, 0, 'g', 10);
+      }
+      return QString();
+    };
+    for (int k = 0; k < 3; ++k) {
+      QString why = same(0, runs[0].id, engine::series::kLoss, k);
+      QVERIFY2(why.isEmpty(), qPrintable(why));
+      why = same(0, runs[0].id, engine::series::kGradCosine, k);
+      QVERIFY2(why.isEmpty(), qPrintable(why));
+    }
+    QString why = same(1, runs[1].id, engine::series::kLoss, 0);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    why = same(0, runs[0].id, engine::series::kTestAccuracy, -1);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    for (int phase = 0; phase < 2; ++phase) {
+      const engine::RunSummary& s = ws.summaries()[size_t(phase)];
+      const storage::RunRecord& r = runs[size_t(phase)];
+      QCOMPARE(*r.steps, s.steps);
+      QCOMPARE(*r.samplesPerSec, s.samplesPerSec);
+      QCOMPARE(*r.wallSeconds, s.wallSeconds);
+      QCOMPARE(*r.testAccuracy, s.testAccuracy);
+      QVERIFY(r.status == storage::RunStatus::Completed);
+    }
+  }
+#endif
 };
 
 QTEST_MAIN(TestRealEngineGui)
