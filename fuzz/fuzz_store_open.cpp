@@ -11,21 +11,27 @@
 #include "stagewise/storage/run_store.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  char path[] = "/tmp/stagewise-fuzz-XXXXXX";
-  int fd = mkstemp(path);
+  // In memory where the system has it (/dev/shm): a file on disk per input made this target
+  // five times slower than the parsers.
+  static const bool shm = access("/dev/shm", W_OK) == 0;
+  char path[] = "/dev/shm/stagewise-fuzz-XXXXXX";
+  char fallback[] = "/tmp/stagewise-fuzz-XXXXXX";
+  char* file = shm ? path : fallback;
+  int fd = mkstemp(file);
   if (fd < 0) return 0;
   if (write(fd, data, size) != static_cast<ssize_t>(size)) {
     close(fd);
-    unlink(path);
+    unlink(file);
     return 0;
   }
   close(fd);
   try {
-    stagewise::storage::RunStore store(path);
+    stagewise::storage::RunStore store(file);
     stagewise::storage::RunReader reader(store);
     reader.listRuns();
   } catch (const stagewise::storage::StoreError&) {
   }
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((std::string(path) + suffix).c_str());
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    unlink((std::string(file) + suffix).c_str());
   return 0;
 }

@@ -1,6 +1,8 @@
 #include "stagewise/storage/run_writer.h"
 
 #include "run_writer_impl.h"
+
+#include <thread>
 #include "stagewise/storage/store_error.h"
 
 namespace stagewise::storage {
@@ -118,11 +120,7 @@ void RunWriter::Impl::process(Batch& batch, bool heartbeatDue) {
   }
   for (Command& c : control) {
     if (auto* create = std::get_if<CreateCmd>(&c)) {
-      try {
-        create->done.set_value(db->createRun(create->run));
-      } catch (...) {
-        create->done.set_exception(std::current_exception());
-      }
+      createWithRetry(*create);
     } else if (auto* resume = std::get_if<ResumeCmd>(&c)) {
       try {
         db->resumeRun(resume->runId);
@@ -146,6 +144,45 @@ void RunWriter::Impl::process(Batch& batch, bool heartbeatDue) {
       } else {
         flush->done.set_exception(std::make_exception_ptr(StoreError(failure)));
       }
+    }
+  }
+}
+
+void RunWriter::Impl::createWithRetry(writer::CreateCmd& create) {
+  // A lock held by another process when a run starts is waited out like one met during a run:
+  // retried every retryInterval (the store said so once, and says when it recovered), for at
+  // most createRetry, so the run is not left unrecorded for a lock that goes away.
+  const WriterOptions& opt = options.writer;
+  const auto giveUpAt = Clock::now() + opt.createRetry;
+  bool said = false;
+  for (;;) {
+    try {
+      create.done.set_value(db->createRun(create.run));
+      if (said)
+        notify({WriterNotice::Kind::Recovered,
+                "run store '" + path + "': the new run '" + create.run.name + "' is recorded", 0,
+                0});
+      return;
+    } catch (const detail::SqlError& e) {
+      bool stop = false;
+      {
+        std::lock_guard lock(mutex);
+        stop = stopping;
+      }
+      if (!e.transient() || stop || Clock::now() + opt.retryInterval > giveUpAt) {
+        create.done.set_exception(std::current_exception());
+        return;
+      }
+      if (!said)
+        notify({WriterNotice::Kind::Problem,
+                std::string(e.what()) + "; the new run '" + create.run.name +
+                    "' is recorded as soon as it can be (retrying)",
+                0, 0});
+      said = true;
+      std::this_thread::sleep_for(opt.retryInterval);
+    } catch (...) {
+      create.done.set_exception(std::current_exception());
+      return;
     }
   }
 }

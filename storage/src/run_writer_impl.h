@@ -123,6 +123,8 @@ struct RunWriter::Impl {
   void recovered(const Batch& written);
   void giveUp();
   bool notify(const WriterNotice& notice);
+  /// Creates a run's record, waiting out a lock (or full disk) for up to createRetry.
+  void createWithRetry(writer::CreateCmd& create);
   void noteError(const std::string& message) {
     std::lock_guard lock(mutex);
     error = message;

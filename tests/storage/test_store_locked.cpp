@@ -6,8 +6,10 @@
 
 #include <QProcess>
 #include <QTest>
+#include <atomic>
 #include <chrono>
 #include <mutex>
+#include <thread>
 
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
@@ -176,10 +178,13 @@ class TestStoreLocked : public QObject {
     LockHolder holder(path, "write");
     QVERIFY(holder.locked());
     // Browsing works while the other process writes...
-    RunStore store(path, shortBusy());
+    StoreOptions noCreateRetry = shortBusy();
+    noCreateRetry.writer.createRetry = std::chrono::milliseconds(0);
+    RunStore store(path, noCreateRetry);
     RunReader reader(store);
     QCOMPARE(reader.listRuns().size(), size_t(1));
-    // ...and starting a run says why it cannot, after the busy timeout, not later.
+    // ...and, with no retry asked for, starting a run says why it cannot after the busy
+    // timeout, not later.
     const auto t0 = Clock::now();
     try {
       store.writer().createRun(sampleRun("blocked"));
@@ -193,6 +198,41 @@ class TestStoreLocked : public QObject {
     QVERIFY(holder.release());
     const int64_t next = store.writer().createRun(sampleRun("after"));
     QVERIFY(next > id);
+  }
+
+  void aRunStartingWhileLockedIsRecordedOnceTheLockGoes() {
+    // The default: a new run's record waits out another process's lock (retried, said once,
+    // and its recovery said), instead of leaving the run unrecorded.
+    const std::string path = freshPath();
+    { RunStore store(path); }
+    LockHolder holder(path, "write");
+    QVERIFY(holder.locked());
+    StoreOptions options = shortBusy();
+    options.writer.createRetry = std::chrono::milliseconds(20000);
+    RunStore store(path, options);
+    std::mutex mutex;
+    std::vector<WriterNotice> notices;
+    store.writer().addNoticeHandler([&](const WriterNotice& n) {
+      std::lock_guard lock(mutex);
+      notices.push_back(n);
+    });
+    std::atomic<int64_t> id{-1};
+    std::thread starter([&] { id = store.writer().createRun(sampleRun("waits")); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(kBusyMs * 4));
+    QCOMPARE(id.load(), int64_t(-1));  // still waiting, not failed
+    QVERIFY(holder.release());
+    starter.join();
+    QVERIFY(id.load() > 0);
+    store.writer().finishRun(id, RunFinish{});
+    store.writer().flush();
+    QCOMPARE(RunReader(store).run(id)->name, std::string("waits"));
+    std::lock_guard lock(mutex);
+    QVERIFY(notices.size() >= 2);
+    QCOMPARE(int(notices.front().kind), int(WriterNotice::Kind::Problem));
+    QVERIFY2(
+        QString::fromStdString(notices.front().message).contains("recorded as soon as it can be"),
+        notices.front().message.c_str());
+    QCOMPARE(int(notices.back().kind), int(WriterNotice::Kind::Recovered));
   }
 
   void openingAStoreLockedOutright() {

@@ -23,6 +23,10 @@ struct WriterOptions {
   /// When the store closes with data still held, how long to keep retrying before counting it
   /// lost (the runs concerned then read as `interrupted`).
   std::chrono::milliseconds closeRetry{10000};
+  /// A new run met a store locked by another process (or a full disk): its record is retried
+  /// every retryInterval for this long, so the run is recorded once the lock goes, before its
+  /// creation fails (the caller then trains unrecorded and says so).
+  std::chrono::milliseconds createRetry{60000};
 };
 
 struct StoreOptions {
