@@ -1,6 +1,8 @@
 #include "stagewise/recorder/recorder.h"
 
 #include <cmath>
+#include <iterator>
+#include <utility>
 
 #include "stagewise/engine/spec.h"
 #include "stagewise/storage/run_writer.h"
@@ -108,38 +110,89 @@ void Recorder::onStart(const engine::RunInfo& info) {
       run.layers.push_back(
           {l.index, l.name, l.description, l.outShape, l.params, l.flops, l.activationBytes});
     }
-    m_runId = writer.createRun(run);
+    // Not waited for here: a store locked by another process delays the record (the writer
+    // retries it), and meanwhile this callback must not hold up the run's other observers or
+    // a stop. What arrives before the record exists is held and handed over once it does.
+    m_pending = writer.createRunLater(run).share();
+    resolve(std::chrono::milliseconds(0));
   } catch (const std::exception& e) {
     fail(std::string("recording not started: ") + e.what());
   }
 }
 
+bool Recorder::resolve(std::chrono::milliseconds wait) {
+  if (m_runId.load() != 0) return true;
+  if (!m_pending) return false;
+  if (m_pending->wait_for(wait) != std::future_status::ready) return false;
+  try {
+    const int64_t id = m_pending->get();
+    m_pending.reset();
+    m_runId = id;
+    if (!m_heldPoints.empty()) m_store.writer().appendPoints(id, std::move(m_heldPoints));
+    m_heldPoints = {};
+    for (const engine::RunEvent& e : std::exchange(m_heldEvents, {})) record(id, e);
+    if (m_heldLost > 0)
+      fail("recording: " + std::to_string(m_heldLost) +
+           " points were dropped while the run's record waited for the store");
+    return true;
+  } catch (const std::exception& e) {
+    m_pending.reset();
+    m_heldPoints = {};
+    m_heldEvents.clear();
+    fail(std::string("recording not started: ") + e.what());
+    return false;
+  }
+}
+
+void Recorder::hold(std::vector<storage::PointInput>&& points) {
+  if (m_heldPoints.size() + points.size() > kMaxHeldPoints) {
+    m_heldLost += static_cast<int64_t>(points.size());
+    return;
+  }
+  m_heldPoints.insert(m_heldPoints.end(), std::make_move_iterator(points.begin()),
+                      std::make_move_iterator(points.end()));
+}
+
 void Recorder::onMetrics(const std::vector<engine::MetricPoint>& points) {
-  const int64_t id = m_runId.load();
-  if (id == 0 || points.empty()) return;
+  if (points.empty()) return;
+  const bool ready = resolve(std::chrono::milliseconds(0));
+  if (!ready && !m_pending) return;  // not recorded (the error says why)
   std::vector<storage::PointInput> out;
   out.reserve(points.size());
   for (const engine::MetricPoint& p : points) {
     out.push_back({p.name, p.stage, p.layer, p.step, p.timeS, p.value});
     if (p.stage < 0) m_lastStep = std::max(m_lastStep, p.step);
   }
-  m_store.writer().appendPoints(id, std::move(out));
+  if (ready)
+    m_store.writer().appendPoints(m_runId.load(), std::move(out));
+  else
+    hold(std::move(out));
 }
 
 void Recorder::onSpans(const std::vector<engine::StepSpan>& spans) {
-  const int64_t id = m_runId.load();
-  if (id == 0 || spans.empty() || !m_options.recordSpans) return;
+  if (spans.empty() || !m_options.recordSpans) return;
+  const bool ready = resolve(std::chrono::milliseconds(0));
+  if (!ready && !m_pending) return;
   std::vector<storage::PointInput> out;
   out.reserve(spans.size());
   for (const engine::StepSpan& s : spans) {
     out.push_back({"step_seconds", s.stage, -1, s.step, s.endS, s.endS - s.startS});
   }
-  m_store.writer().appendPoints(id, std::move(out));
+  if (ready)
+    m_store.writer().appendPoints(m_runId.load(), std::move(out));
+  else
+    hold(std::move(out));
 }
 
 void Recorder::onEvent(const engine::RunEvent& event) {
-  const int64_t id = m_runId.load();
-  if (id == 0) return;
+  if (resolve(std::chrono::milliseconds(0))) {
+    record(m_runId.load(), event);
+  } else if (m_pending) {
+    m_heldEvents.push_back(event);
+  }
+}
+
+void Recorder::record(int64_t id, const engine::RunEvent& event) {
   storage::RunWriter& writer = m_store.writer();
   writer.appendEvent(id, {engine::toString(event.kind), event.timeS, event.stage, event.message});
   // The engine names the checkpoint file in the event's message.
@@ -149,6 +202,9 @@ void Recorder::onEvent(const engine::RunEvent& event) {
 }
 
 void Recorder::onFinish(const engine::RunSummary& summary) {
+  // A record still being created (the store locked since the start): its end waits for it, as
+  // long as the writer keeps retrying (WriterOptions::createRetry).
+  if (m_pending) resolve(std::chrono::hours(1));
   const int64_t id = m_runId.load();
   if (id == 0) return;
   storage::RunFinish f;

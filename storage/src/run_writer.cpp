@@ -187,11 +187,15 @@ void RunWriter::Impl::createWithRetry(writer::CreateCmd& create) {
   }
 }
 
-int64_t RunWriter::createRun(const NewRun& run) {
+std::future<int64_t> RunWriter::createRunLater(const NewRun& run) {
   CreateCmd cmd{run, {}};
   auto result = cmd.done.get_future();
   m_impl->enqueue(std::move(cmd), true);
-  return result.get();
+  return result;
+}
+
+int64_t RunWriter::createRun(const NewRun& run) {
+  return createRunLater(run).get();
 }
 
 void RunWriter::resumeRun(int64_t runId) {

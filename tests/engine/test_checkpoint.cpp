@@ -17,7 +17,8 @@ ExperimentSpec spec(const std::string& dir, const std::vector<std::string>& extr
      "model":{"hidden":[32,32,32]},"partition":{"cuts":[1,2]},
      "train":{"batch_size":16,"max_steps":80,"seed":9,"queue_capacity":2},
      "eval":{"interval":0},"probe":{"interval":-1},
-     "checkpoint":{"interval":30,"dir":")" + dir + R"("}})";
+     "checkpoint":{"interval":30,"dir":")" +
+                     dir + R"("}})";
   return parseSpec(applyOverrides(json, extra));
 }
 
@@ -66,13 +67,45 @@ class TestCheckpoint : public QObject {
     QCOMPARE(readCheckpointInfo(dir.path().toStdString()).step, int64_t{60});
   }
 
+  void aFailedCheckpointIsAWarningAndLeavesNoPartialFolder() {
+    // The checkpoint at step 30 fails after its stage files are written (as a full disk would):
+    // a warning says so, training goes on to the end, step-60 is written, and no step-30 or
+    // step-30.partial folder is left to look like a checkpoint.
+    QTemporaryDir dir;
+    RecordingObserver obs;
+    RunSummary s = train(spec(dir.path().toStdString(), {"debug.fail_checkpoint=30"}), obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    QCOMPARE(s.steps, int64_t{80});
+    bool warned = false;
+    int checkpoints = 0;
+    for (auto& e : obs.events) {
+      warned |= e.kind == EventKind::Warning &&
+                e.message.find("checkpoint at step 30 failed") != std::string::npos;
+      checkpoints += e.kind == EventKind::Checkpoint;
+    }
+    QVERIFY(warned);
+    QCOMPARE(checkpoints, 1);
+    QVERIFY(!QDir(dir.filePath("step-30")).exists());
+    QVERIFY(!QDir(dir.filePath("step-30.partial")).exists());
+    QVERIFY(QDir(dir.filePath("step-60")).exists());
+    QCOMPARE(readCheckpointInfo(dir.path().toStdString()).step, int64_t{60});
+    // The hook is in the canonical JSON only when set.
+    QVERIFY(specToJson(spec(dir.path().toStdString())).find("fail_checkpoint") ==
+            std::string::npos);
+    QCOMPARE(parseSpec(specToJson(spec(dir.path().toStdString(), {"debug.fail_checkpoint=30"})))
+                 .debug.failCheckpoint,
+             int64_t{30});
+  }
+
   void stopDrainsAndCheckpoints() {
     QTemporaryDir ref, dir;
     RecordingObserver full;
     train(spec(ref.path().toStdString(), {"checkpoint.interval=0"}), full);
 
     RecordingObserver first;
-    auto run = createRun(spec(dir.path().toStdString(), {"checkpoint.interval=0", "stages=[{},{},{\"delay_ms\":5}]"}), &first);
+    auto run = createRun(spec(dir.path().toStdString(),
+                              {"checkpoint.interval=0", "stages=[{},{},{\"delay_ms\":5}]"}),
+                         &first);
     run->start();
     QTRY_VERIFY_WITH_TIMEOUT(run->progress().step >= 10, 20000);
     run->requestStop();
@@ -89,7 +122,8 @@ class TestCheckpoint : public QObject {
     RunSummary done = train(info.spec, second, options);
     QVERIFY(done.status == RunStatus::Completed);
     for (int k = 0; k < 3; ++k)
-      QCOMPARE(concat(first.series(series::kLoss, k), second.series(series::kLoss, k)), full.series(series::kLoss, k));
+      QCOMPARE(concat(first.series(series::kLoss, k), second.series(series::kLoss, k)),
+               full.series(series::kLoss, k));
   }
 
   void badCheckpointsAreRefused() {

@@ -224,6 +224,47 @@ class TestRecorder : public QObject {
 
   // The disk fills up mid-run and space comes back: training never notices, the user is told
   // both times (onStoreNotice), and the store ends up with every point the engine reported.
+  void aStoreUnwritableAtTheStartDelaysTheRecordButLosesNothing() {
+    // The store cannot be written when the run starts (a full disk here; a lock held by another
+    // process takes the same path, test_store_locked): the run trains on, its record is created
+    // once the store can be written, and every point and event reported meanwhile is in it.
+    storage::testing::FullDiskVfs::install();
+    storage::StoreOptions storeOptions;
+    storeOptions.writer.retryInterval = std::chrono::milliseconds(100);
+    storage::RunStore store(freshPath(), storeOptions);
+    storage::testing::FullDiskVfs::setFull(true);
+    std::mutex mutex;
+    std::vector<storage::WriterNotice> notices;
+    recorder::RecorderOptions options;
+    options.onStoreNotice = [&](const storage::WriterNotice& n) {
+      std::lock_guard lock(mutex);
+      notices.push_back(n);
+    };
+    recorder::Recorder rec(store, options);
+    Capture cap;
+    engine::ObserverFanout fanout({&cap, &rec});
+    auto run = engine::createFakeRun(spec(), &fanout, engine::FakeScript{600, 0.002, -1, 0, 3});
+    run->start();
+    QTest::qWait(600);
+    QVERIFY(!rec.runId().has_value());  // no record yet...
+    QVERIFY(cap.points.size() > 50);    // ...and the run trains on, its reports delivered
+    storage::testing::FullDiskVfs::setFull(false);
+    const auto summary = run->wait();
+    QCOMPARE(engine::toString(summary.status), std::string("completed"));
+    QVERIFY2(rec.error().empty(), rec.error().c_str());
+    QVERIFY(rec.runId().has_value());
+    const int64_t id = *rec.runId();
+    storage::RunReader reader(store);
+    QCOMPARE(toString(reader.run(id)->status), std::string("completed"));
+    const auto loss = reader.loadSeries(id, {engine::series::kLoss, 2, -1});
+    QCOMPARE(loss.size(), size_t(600));  // every step, the early ones included
+    QCOMPARE(loss.front().step, int64_t(0));
+    QVERIFY(!reader.events(id).empty());
+    std::lock_guard lock(mutex);
+    QVERIFY(!notices.empty());
+    QCOMPARE(int(notices.front().kind), int(storage::WriterNotice::Kind::Problem));
+  }
+
   void fullDiskMidRunDelaysButLosesNothing() {
     storage::testing::FullDiskVfs::install();
     storage::StoreOptions storeOptions;

@@ -28,7 +28,9 @@ const json* ObjectReader::child(const std::string& key) {
   return has(key) ? &m_object.at(key) : nullptr;
 }
 
-const json& ObjectReader::value(const std::string& key) { return m_object.at(key); }
+const json& ObjectReader::value(const std::string& key) {
+  return m_object.at(key);
+}
 
 void ObjectReader::get(const std::string& key, std::string& out) {
   if (!has(key)) return;
@@ -82,7 +84,8 @@ void ObjectReader::get(const std::string& key, std::vector<int>& out) {
   if (!has(key)) return;
   const json& v = value(key);
   if (!v.is_array())
-    throw SpecError(field(key), "expected a list of whole numbers like [2, 4], found " + typeName(v));
+    throw SpecError(field(key),
+                    "expected a list of whole numbers like [2, 4], found " + typeName(v));
   out.clear();
   for (size_t i = 0; i < v.size(); ++i)
     out.push_back(readInteger<int>(v[i], field(key) + "[" + std::to_string(i) + "]"));
@@ -100,13 +103,20 @@ void ObjectReader::finish() const {
 
 std::string typeName(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "a list";
-    case json::value_t::object: return "an object";
-    case json::value_t::number_float: return "a number (" + v.dump() + ")";
-    default: return "a number (" + v.dump() + ")";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "a list";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::number_float:
+      return "a number (" + v.dump() + ")";
+    default:
+      return "a number (" + v.dump() + ")";
   }
 }
 
@@ -133,8 +143,8 @@ std::string closestKey(const std::string& key, const std::set<std::string>& know
 
 }  // namespace detail
 
-using nlohmann::json;
 using detail::ObjectReader;
+using nlohmann::json;
 
 static void readStageFields(ObjectReader& r, StageOverride& o) {
   std::string s;
@@ -156,7 +166,8 @@ ExperimentSpec parseSpec(std::string_view text) {
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for huge numbers (fuzz_spec)
+  } catch (
+      const json::exception& e) {  // parse_error, and out_of_range for huge numbers (fuzz_spec)
     throw SpecError("", std::string("not valid JSON: ") + e.what());
   }
   ExperimentSpec spec;
@@ -206,8 +217,8 @@ ExperimentSpec parseSpec(std::string_view text) {
   }
   if (auto* list = top.child("stages")) {
     if (!list->is_array())
-      throw SpecError("stages", "expected a list of per-stage objects, found " +
-                                    detail::typeName(*list));
+      throw SpecError("stages",
+                      "expected a list of per-stage objects, found " + detail::typeName(*list));
     for (size_t i = 0; i < list->size(); ++i) {
       ObjectReader r((*list)[i], "stages[" + std::to_string(i) + "]");
       StageOverride o;
@@ -254,7 +265,9 @@ ExperimentSpec parseSpec(std::string_view text) {
     r.get("dir", spec.checkpoint.dir);
     if (r.has("at_stop")) {
       const json& v = c->at("at_stop");
-      if (!v.is_boolean()) throw SpecError("checkpoint.at_stop", "expected true or false, found " + detail::typeName(v));
+      if (!v.is_boolean())
+        throw SpecError("checkpoint.at_stop",
+                        "expected true or false, found " + detail::typeName(v));
       spec.checkpoint.atStop = v.get<bool>();
     }
     r.finish();
@@ -270,6 +283,7 @@ ExperimentSpec parseSpec(std::string_view text) {
     r.get("fail_at_step", spec.debug.failAtStep);
     r.get("nan_at_step", spec.debug.nanAtStep);
     r.get("stage", spec.debug.stage);
+    r.get("fail_checkpoint", spec.debug.failCheckpoint);
     r.finish();
   }
   top.finish();
@@ -289,9 +303,9 @@ ExperimentSpec loadSpec(const std::string& path) {
 }
 
 static json stageJson(const StageSettings& s) {
-  json j = json{{"device", s.device},     {"aux_head", s.auxHead}, {"aux_hidden", s.auxHidden},
-              {"threads", s.threads},   {"cores", s.cores},      {"lr_scale", s.lrScale},
-              {"delay_ms", s.delayMs}};
+  json j = json{{"device", s.device},   {"aux_head", s.auxHead}, {"aux_hidden", s.auxHidden},
+                {"threads", s.threads}, {"cores", s.cores},      {"lr_scale", s.lrScale},
+                {"delay_ms", s.delayMs}};
   if (s.rank != -1) j["rank"] = s.rank;  // only where set: older specs stay byte-identical
   return j;
 }
@@ -363,9 +377,12 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
         {"nan_at_step", spec.debug.nanAtStep},
         {"stage", spec.debug.stage}}},
   };
+  if (spec.debug.failCheckpoint != -1) doc["debug"]["fail_checkpoint"] = spec.debug.failCheckpoint;
   const DistributedSpec defaults;
-  if (spec.distributed.timeoutS != defaults.timeoutS || spec.distributed.backend != defaults.backend)
-    doc["distributed"] = {{"timeout_s", spec.distributed.timeoutS}, {"backend", spec.distributed.backend}};
+  if (spec.distributed.timeoutS != defaults.timeoutS ||
+      spec.distributed.backend != defaults.backend)
+    doc["distributed"] = {{"timeout_s", spec.distributed.timeoutS},
+                          {"backend", spec.distributed.backend}};
   return doc.dump(indent);
 }
 

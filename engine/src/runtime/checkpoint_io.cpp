@@ -10,36 +10,53 @@ namespace stagewise::engine {
 
 namespace fs = std::filesystem;
 
-std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSteps, const std::string& specJson,
-                           const std::vector<std::unique_ptr<StageRuntime>>& stages) {
+std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSteps,
+                           const std::string& specJson,
+                           const std::vector<std::unique_ptr<StageRuntime>>& stages,
+                           bool injectFailure) {
   const fs::path final = fs::path(dir) / ("step-" + std::to_string(step));
   const fs::path tmp = fs::path(dir) / ("step-" + std::to_string(step) + ".partial");
   fs::remove_all(tmp);
   fs::create_directories(tmp);
-  torch::NoGradGuard noGrad;
-  for (size_t k = 0; k < stages.size(); ++k) {
-    torch::serialize::OutputArchive archive;
-    auto body = stages[k]->modules.bodyState();
-    auto aux = stages[k]->modules.auxState();
-    for (size_t i = 0; i < body.size(); ++i) archive.write("body." + std::to_string(i), body[i].detach().cpu());
-    for (size_t i = 0; i < aux.size(); ++i) archive.write("aux." + std::to_string(i), aux[i].detach().cpu());
-    torch::serialize::OutputArchive optimizer;
-    stages[k]->optimizer->save(optimizer);
-    archive.write("optimizer", optimizer);
-    archive.save_to((tmp / ("stage-" + std::to_string(k) + ".pt")).string());
+  try {
+    torch::NoGradGuard noGrad;
+    for (size_t k = 0; k < stages.size(); ++k) {
+      torch::serialize::OutputArchive archive;
+      auto body = stages[k]->modules.bodyState();
+      auto aux = stages[k]->modules.auxState();
+      for (size_t i = 0; i < body.size(); ++i)
+        archive.write("body." + std::to_string(i), body[i].detach().cpu());
+      for (size_t i = 0; i < aux.size(); ++i)
+        archive.write("aux." + std::to_string(i), aux[i].detach().cpu());
+      torch::serialize::OutputArchive optimizer;
+      stages[k]->optimizer->save(optimizer);
+      archive.write("optimizer", optimizer);
+      archive.save_to((tmp / ("stage-" + std::to_string(k) + ".pt")).string());
+    }
+    if (injectFailure)
+      throw std::runtime_error("injected failure after the stage files (debug.fail_checkpoint)");
+    nlohmann::json state = {{"format", 1},
+                            {"step", step},
+                            {"total_steps", totalSteps},
+                            {"stages", stages.size()},
+                            {"spec", nlohmann::json::parse(specJson)}};
+    std::ofstream out(tmp / "state.json");
+    out << state.dump(2) << "\n";
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + (tmp / "state.json").string());
+    fs::remove_all(final);
+    fs::rename(tmp, final);
+  } catch (...) {
+    // A checkpoint is whole or absent: never a partial folder that looks like one.
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
   }
-  nlohmann::json state = {{"format", 1},
-                          {"step", step},
-                          {"total_steps", totalSteps},
-                          {"stages", stages.size()},
-                          {"spec", nlohmann::json::parse(specJson)}};
-  std::ofstream(tmp / "state.json") << state.dump(2) << "\n";
-  fs::remove_all(final);
-  fs::rename(tmp, final);
   return final.string();
 }
 
-int64_t loadCheckpoint(const std::string& folder, const std::vector<std::unique_ptr<StageRuntime>>& stages) {
+int64_t loadCheckpoint(const std::string& folder,
+                       const std::vector<std::unique_ptr<StageRuntime>>& stages) {
   CheckpointInfo info = readCheckpointInfo(folder);
   if (info.stages != static_cast<int>(stages.size()))
     throw std::runtime_error(info.path + ": the checkpoint has " + std::to_string(info.stages) +
@@ -47,7 +64,8 @@ int64_t loadCheckpoint(const std::string& folder, const std::vector<std::unique_
                              "; resume with the checkpoint's own partition");
   torch::NoGradGuard noGrad;
   for (size_t k = 0; k < stages.size(); ++k) {
-    const std::string file = (fs::path(info.path) / ("stage-" + std::to_string(k) + ".pt")).string();
+    const std::string file =
+        (fs::path(info.path) / ("stage-" + std::to_string(k) + ".pt")).string();
     try {
       torch::serialize::InputArchive archive;
       archive.load_from(file, stages[k]->device);  // optimizer state lands on the stage's device
@@ -69,7 +87,8 @@ int64_t loadCheckpoint(const std::string& folder, const std::vector<std::unique_
       throw std::runtime_error(file + ": cannot restore stage " + std::to_string(k) + " (" +
                                e.what_without_backtrace() + ")");
     } catch (const std::runtime_error& e) {
-      throw std::runtime_error(file + ": cannot restore stage " + std::to_string(k) + " (" + e.what() + ")");
+      throw std::runtime_error(file + ": cannot restore stage " + std::to_string(k) + " (" +
+                               e.what() + ")");
     }
   }
   return info.step;

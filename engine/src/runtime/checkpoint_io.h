@@ -11,11 +11,17 @@ namespace stagewise::engine {
 
 /// Saves every stage at `step` into `<dir>/step-<step>` (written to a temporary folder, then
 /// renamed, so a crash never leaves a half checkpoint). Returns the folder.
-std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSteps, const std::string& specJson,
-                           const std::vector<std::unique_ptr<StageRuntime>>& stages);
+/// Writes into `step-N.partial/` and renames it `step-N/` once complete; on any failure the
+/// partial folder is removed and the error thrown. `injectFailure` fails it after the stage files
+/// are written (the debug.fail_checkpoint hook), as a full disk would.
+std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSteps,
+                           const std::string& specJson,
+                           const std::vector<std::unique_ptr<StageRuntime>>& stages,
+                           bool injectFailure = false);
 
 /// Restores the stages from a checkpoint folder written for the same spec; returns its step.
 /// Throws std::runtime_error naming the folder when it does not fit the model.
-int64_t loadCheckpoint(const std::string& folder, const std::vector<std::unique_ptr<StageRuntime>>& stages);
+int64_t loadCheckpoint(const std::string& folder,
+                       const std::vector<std::unique_ptr<StageRuntime>>& stages);
 
 }  // namespace stagewise::engine

@@ -366,7 +366,8 @@ class TorchRun final : public Run {
   void saveAt(int64_t step) {
     try {
       const std::string path =
-          saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps, specToJson(m_spec), m_stages);
+          saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps, specToJson(m_spec), m_stages,
+                         /*injectFailure=*/m_spec.debug.failCheckpoint == step);
       m_reporter.event({EventKind::Checkpoint, m_ctx.now(), -1, path});
     } catch (const std::exception& e) {
       // A full disk must not cost the run: say so and train on.

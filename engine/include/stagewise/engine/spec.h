@@ -19,14 +19,15 @@ std::optional<Mode> modeFromString(std::string_view text);
 
 /// Per-stage execution settings (resolved: defaults with the stage's overrides applied).
 struct StageSettings {
-  std::string device = "cpu";    ///< "cpu" or "cuda:N"
-  std::string auxHead = "linear"; ///< linear | mlp | conv (cnn) | token (vit); unused by the last stage
-  int auxHidden = 256;           ///< hidden width of an "mlp" aux head
-  int threads = 1;               ///< intra-op threads of the stage's compute thread
-  std::vector<int> cores;        ///< CPU cores to pin the stage to; empty: no pinning
-  double lrScale = 1.0;          ///< multiplies train.lr for this stage
-  int delayMs = 0;               ///< straggler injection: sleep per step
-  int rank = -1;                 ///< distributed runs: the process (rank) that runs the stage; -1: auto
+  std::string device = "cpu";  ///< "cpu" or "cuda:N"
+  std::string auxHead =
+      "linear";            ///< linear | mlp | conv (cnn) | token (vit); unused by the last stage
+  int auxHidden = 256;     ///< hidden width of an "mlp" aux head
+  int threads = 1;         ///< intra-op threads of the stage's compute thread
+  std::vector<int> cores;  ///< CPU cores to pin the stage to; empty: no pinning
+  double lrScale = 1.0;    ///< multiplies train.lr for this stage
+  int delayMs = 0;         ///< straggler injection: sleep per step
+  int rank = -1;           ///< distributed runs: the process (rank) that runs the stage; -1: auto
 };
 
 /// Optional per-stage overrides of StageSettings, as written in the spec's `stages` list.
@@ -42,10 +43,10 @@ struct StageOverride {
 };
 
 struct DatasetSpec {
-  std::string kind = "fashion-mnist"; ///< fashion-mnist | idx | cifar10 | synthetic
-  std::string path;                   ///< folder for idx / cifar10 (fashion-mnist: optional)
-  int64_t limitTrain = 0;             ///< use only the first N training samples (0: all)
-  int64_t limitTest = 0;              ///< use only the first N test samples (0: all)
+  std::string kind = "fashion-mnist";  ///< fashion-mnist | idx | cifar10 | synthetic
+  std::string path;                    ///< folder for idx / cifar10 (fashion-mnist: optional)
+  int64_t limitTrain = 0;              ///< use only the first N training samples (0: all)
+  int64_t limitTest = 0;               ///< use only the first N test samples (0: all)
   // synthetic: Gaussian clusters, deterministic for a seed
   int64_t syntheticTrain = 4096;
   int64_t syntheticTest = 1024;
@@ -54,35 +55,36 @@ struct DatasetSpec {
 };
 
 struct ModelSpec {
-  std::string kind = "mlp";                 ///< mlp | cnn | vit
-  std::vector<int> hidden = std::vector<int>(8, 512); ///< mlp: hidden widths, one layer each
-  std::string activation = "relu";          ///< mlp: relu | gelu | tanh
-  std::vector<int> channels = {32, 64, 128}; ///< cnn: width of each group of residual blocks
-  std::vector<int> blocks = {2, 2, 2};      ///< cnn: blocks per group (groups after the first halve H, W)
-  int patch = 7;                            ///< vit: patch size (must divide H and W)
-  int dim = 64;                             ///< vit: token width
-  int depth = 4;                            ///< vit: encoder blocks
-  int heads = 4;                            ///< vit: attention heads (must divide dim)
-  int mlpRatio = 2;                         ///< vit: MLP hidden width = dim * mlp_ratio
+  std::string kind = "mlp";                            ///< mlp | cnn | vit
+  std::vector<int> hidden = std::vector<int>(8, 512);  ///< mlp: hidden widths, one layer each
+  std::string activation = "relu";                     ///< mlp: relu | gelu | tanh
+  std::vector<int> channels = {32, 64, 128};  ///< cnn: width of each group of residual blocks
+  std::vector<int> blocks = {2, 2,
+                             2};  ///< cnn: blocks per group (groups after the first halve H, W)
+  int patch = 7;                  ///< vit: patch size (must divide H and W)
+  int dim = 64;                   ///< vit: token width
+  int depth = 4;                  ///< vit: encoder blocks
+  int heads = 4;                  ///< vit: attention heads (must divide dim)
+  int mlpRatio = 2;               ///< vit: MLP hidden width = dim * mlp_ratio
 };
 
 struct PartitionSpec {
-  std::vector<int> cuts;          ///< layer indices where stages 2..K begin
-  std::string balance = "manual"; ///< manual | flops (then `stages` gives the stage count)
-  int numStages = 0;              ///< used by balance=flops
+  std::vector<int> cuts;           ///< layer indices where stages 2..K begin
+  std::string balance = "manual";  ///< manual | flops (then `stages` gives the stage count)
+  int numStages = 0;               ///< used by balance=flops
 };
 
 struct TrainSpec {
   int batchSize = 32;
   int epochs = 1;
-  int64_t maxSteps = 0;           ///< 0: run `epochs` full epochs
-  std::string optimizer = "adam"; ///< adam | sgd
+  int64_t maxSteps = 0;            ///< 0: run `epochs` full epochs
+  std::string optimizer = "adam";  ///< adam | sgd
   double lr = 1e-3;
   double weightDecay = 0.0;
-  double momentum = 0.9;          ///< sgd only
+  double momentum = 0.9;  ///< sgd only
   uint64_t seed = 1;
-  int queueCapacity = 4;          ///< bounded queue between stages (allowed staleness)
-  int backpropThreads = 0;        ///< intra-op threads in backprop mode; 0: one per core
+  int queueCapacity = 4;    ///< bounded queue between stages (allowed staleness)
+  int backpropThreads = 0;  ///< intra-op threads in backprop mode; 0: one per core
 };
 
 struct EvalSpec {
@@ -91,7 +93,7 @@ struct EvalSpec {
 };
 
 struct ProbeSpec {
-  int64_t interval = 100;   ///< steps between gradient-cosine probes (0: only at the end, -1: never)
+  int64_t interval = 100;  ///< steps between gradient-cosine probes (0: only at the end, -1: never)
   int batchSize = 256;
 };
 
@@ -117,6 +119,9 @@ struct DebugSpec {
   int64_t failAtStep = -1;  ///< the stage throws at this step
   int64_t nanAtStep = -1;   ///< the stage's input turns NaN at this step
   int stage = 0;            ///< which stage the hooks apply to
+  /// The checkpoint at this step fails after its stage files are written, as a full disk
+  /// would make it (-1: never). Written to the canonical JSON only when set.
+  int64_t failCheckpoint = -1;
 };
 
 /// A whole experiment. Field names mirror the JSON keys (snake_case there).
@@ -126,7 +131,7 @@ struct ExperimentSpec {
   ModelSpec model;
   PartitionSpec partition;
   StageSettings stageDefaults;
-  std::vector<StageOverride> stages; ///< empty, or exactly one entry per stage
+  std::vector<StageOverride> stages;  ///< empty, or exactly one entry per stage
   Mode mode = Mode::Local;
   TrainSpec train;
   EvalSpec eval;

@@ -2,8 +2,10 @@
 // Recording a run into the run store as it trains.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -60,6 +62,11 @@ class Recorder : public engine::RunObserver {
  private:
   void fail(const std::string& what);
   void listen(storage::RunWriter& writer);
+  /// True once the run's record exists. While the writer still creates it (a store locked by
+  /// another process), waits up to `wait`; the reports held meanwhile go to the store then.
+  bool resolve(std::chrono::milliseconds wait);
+  void record(int64_t id, const engine::RunEvent& event);
+  void hold(std::vector<storage::PointInput>&& points);
 
   storage::RunStore& m_store;
   RecorderOptions m_options;
@@ -69,6 +76,12 @@ class Recorder : public engine::RunObserver {
   std::string m_error;
   storage::RunWriter* m_listening = nullptr;  // the writer our notice handler is on
   int m_handlerId = 0;
+  // The record being created (on the writer thread) and what arrived before it existed.
+  std::optional<std::shared_future<int64_t>> m_pending;
+  std::vector<storage::PointInput> m_heldPoints;
+  std::vector<engine::RunEvent> m_heldEvents;
+  int64_t m_heldLost = 0;
+  static constexpr size_t kMaxHeldPoints = 2'000'000;
 };
 
 }  // namespace stagewise::recorder

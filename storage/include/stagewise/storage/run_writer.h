@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,10 @@ class RunWriter {
   /// Creates a `running` run with its stages, layers, tags and notes; returns its id once it is
   /// committed. Throws StoreError.
   int64_t createRun(const NewRun& run);
+  /// The same, without waiting: the record is created on the writer thread (a lock held by
+  /// another process is waited out, WriterOptions::createRetry), and the future gives its id,
+  /// or the StoreError.
+  std::future<int64_t> createRunLater(const NewRun& run);
   /// Reopens run `runId` as `running` (a run resumed from a checkpoint) so points continue its
   /// series. Throws StoreError if there is no such run or another writer still records it.
   void resumeRun(int64_t runId);
