@@ -418,6 +418,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
       event->ignore();
       return;
     }
+    saveRunsMeta();
     AppSettings::setWindow(saveGeometry(), saveState());
     event->accept();
     return;
@@ -456,8 +457,17 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     event->ignore();
     return;
   }
+  saveRunsMeta();
   AppSettings::setWindow(saveGeometry(), saveState());
   event->accept();
+}
+
+void MainWindow::saveRunsMeta() {
+  // Tags and notes typed in Runs and not saved yet are saved, not dropped, when the window
+  // closes; the store's thread finishes the write before the window goes.
+  if (!m_runs || !m_runs->hasUnsavedMeta()) return;
+  m_runs->saveNotesAndTags();
+  m_runs->executor()->waitIdle();
 }
 
 }  // namespace stagewise::ui

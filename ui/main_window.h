@@ -80,6 +80,8 @@ class MainWindow : public QMainWindow {
   QSize availableSize() const;
   /// Shrinks the window to the screen and brings it back onto it.
   void fitToScreen();
+  /// Saves tags and notes edited in Runs and not saved yet (the window is closing).
+  void saveRunsMeta();
   void updateTitle();
   void updateRunActions();
   void setTheme(bool dark);

@@ -130,7 +130,7 @@ bool Recorder::resolve(std::chrono::milliseconds wait) {
     m_runId = id;
     if (!m_heldPoints.empty()) m_store.writer().appendPoints(id, std::move(m_heldPoints));
     m_heldPoints = {};
-    for (const engine::RunEvent& e : std::exchange(m_heldEvents, {})) record(id, e);
+    for (const auto& [e, step] : std::exchange(m_heldEvents, {})) record(id, e, step);
     if (m_heldLost > 0)
       fail("recording: " + std::to_string(m_heldLost) +
            " points were dropped while the run's record waited for the store");
@@ -186,18 +186,18 @@ void Recorder::onSpans(const std::vector<engine::StepSpan>& spans) {
 
 void Recorder::onEvent(const engine::RunEvent& event) {
   if (resolve(std::chrono::milliseconds(0))) {
-    record(m_runId.load(), event);
+    record(m_runId.load(), event, m_lastStep);
   } else if (m_pending) {
-    m_heldEvents.push_back(event);
+    m_heldEvents.emplace_back(event, m_lastStep);  // a checkpoint's step is the step it was at
   }
 }
 
-void Recorder::record(int64_t id, const engine::RunEvent& event) {
+void Recorder::record(int64_t id, const engine::RunEvent& event, int64_t lastStep) {
   storage::RunWriter& writer = m_store.writer();
   writer.appendEvent(id, {engine::toString(event.kind), event.timeS, event.stage, event.message});
   // The engine names the checkpoint file in the event's message.
   if (event.kind == engine::EventKind::Checkpoint && !event.message.empty()) {
-    writer.addCheckpoint(id, event.message, m_lastStep);
+    writer.addCheckpoint(id, event.message, lastStep);
   }
 }
 

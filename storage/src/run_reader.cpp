@@ -50,9 +50,12 @@ constexpr const char* kRunColumns =
     "r.stage_count, r.devices, r.total_steps, r.batch_size, r.blas, r.torch_version, r.steps, "
     "r.test_accuracy, r.test_loss, "
     // A run still training has no summary yet: show its latest measured samples/s.
-    "COALESCE(r.samples_per_sec, CASE WHEN r.status = 'running' THEN (SELECT p.value FROM series s "
+    // (A resumed run keeps its earlier segment's summary value until it ends: the live one wins.)
+    "CASE WHEN r.status = 'running' THEN COALESCE((SELECT p.value FROM series s "
     "JOIN points p ON p.series_id = s.id WHERE s.run_id = r.id AND s.name = 'samples_per_sec' AND "
-    "s.stage = -1 AND s.layer = -1 AND p.value > 0 ORDER BY p.seq DESC LIMIT 1) END), "
+    "s.stage = -1 AND s.layer = -1 AND p.value > 0 ORDER BY p.seq DESC LIMIT 1), "
+    "r.samples_per_sec) "
+    "ELSE r.samples_per_sec END, "
     "r.wall_seconds, r.cpu_utilization, "
     "r.pipeline_efficiency, r.error, r.failed_stage, r.notes, r.writer_pid, r.writer_host, "
     "r.writer_started_at_ms, r.heartbeat_at_ms, "

@@ -209,6 +209,22 @@ class TestRunsWorkspace : public QObject {
     QVERIFY(storage::RunReader(*t.store).run(liveId).has_value());
   }
 
+  void notesTypedBeforeQuittingAreSaved() {
+    test::TempStore t;
+    const int64_t id = addRun(*t.store, runSpec("noted", {2}), 0.80);
+    {
+      MainWindow window(fakeEngineServices(), t.store);
+      window.show();
+      RunsWorkspace& ws = *window.runsWorkspace();
+      waitLoaded(ws, 1);
+      selectRows(ws, {id});
+      QTest::keyClicks(ws.notesEdit(), QStringLiteral("typed, then quit"));
+      QVERIFY(ws.hasUnsavedMeta());
+      QVERIFY(window.close());
+    }
+    QCOMPARE(storage::RunReader(*t.store).run(id)->notes, std::string("typed, then quit"));
+  }
+
   void filterMatchesModeStatusAndId() {
     test::TempStore t;
     const int64_t a = addRun(*t.store, runSpec("alpha", {2}), 0.80);

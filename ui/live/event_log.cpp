@@ -43,7 +43,8 @@ EventLog::EventLog(QWidget* parent) : QTreeWidget(parent) {
   setWordWrap(true);
   setItemDelegate(new WrappingDelegate(this, 4));
   setUniformRowHeights(false);
-  setTextElideMode(Qt::ElideNone);
+  // A word longer than the column (a path) cannot wrap: it ends in "…", its tooltip in full.
+  setTextElideMode(Qt::ElideRight);
   header()->setStretchLastSection(true);
   header()->setSectionResizeMode(QHeaderView::ResizeToContents);
   header()->setSectionResizeMode(4, QHeaderView::Stretch);

@@ -48,6 +48,7 @@ class FakeRun final : public Run {
     m_thread = std::thread([this] { body(); });
   }
   void pause() override {
+    if (m_control.state() != RunState::Running) return;  // not before the start or after the end
     m_control.pause();
     m_reporter.event({EventKind::Paused, elapsed(), -1, "paused"});
   }

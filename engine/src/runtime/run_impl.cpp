@@ -5,6 +5,7 @@
 
 #include <random>
 #include <thread>
+#include <utility>
 
 #include "data/tensor_data.h"
 #include "dist/dist_run.h"
@@ -135,11 +136,24 @@ class TorchRun final : public Run {
     m_supervisor = std::thread([this] { supervise(); });
   }
   void pause() override {
+    std::lock_guard lock(m_clockMutex);
     if (m_ctx.control.state() != RunState::Running) return;
+    // Before the run's clock starts (the supervisor is still starting, or other processes
+    // join) nothing trains: the pause takes effect when the clock starts, so the time before
+    // it is not counted as paused time that would then be taken off the clock.
+    if (!m_clockStarted) {
+      m_pauseEarly = true;
+      return;
+    }
     m_ctx.control.pause();
     m_reporter.event({EventKind::Paused, m_ctx.now(), -1, "paused"});
   }
   void resume() override {
+    std::lock_guard lock(m_clockMutex);
+    if (!m_clockStarted && m_pauseEarly) {
+      m_pauseEarly = false;
+      return;
+    }
     if (m_ctx.control.state() != RunState::Paused) return;
     m_ctx.control.resume();
     m_reporter.event({EventKind::Resumed, m_ctx.now(), -1, "resumed"});
@@ -388,7 +402,15 @@ class TorchRun final : public Run {
       m_reporter.event(
           {EventKind::Info, 0.0, -1,
            "resumed from " + m_resumedFrom + " at step " + std::to_string(m_ctx.startStep)});
-    m_ctx.start = RunContext::Clock::now();
+    {
+      std::lock_guard lock(m_clockMutex);
+      m_ctx.start = RunContext::Clock::now();
+      m_clockStarted = true;
+      if (std::exchange(m_pauseEarly, false)) {
+        m_ctx.control.pause();
+        m_reporter.event({EventKind::Paused, 0.0, -1, "paused"});
+      }
+    }
     const double cpu0 = processCpuSeconds();
     std::vector<std::thread> threads;
     std::atomic<size_t> exited{0};
@@ -539,7 +561,10 @@ class TorchRun final : public Run {
     if (!s.error.empty()) {
       s.status = RunStatus::Failed;
     } else {
-      s.status = m_ctx.userStop.load() ? RunStatus::Stopped : RunStatus::Completed;
+      // A stop that came once every step was trained (while the last probes and evaluations
+      // were measured) does not make a finished run a stopped one.
+      s.status = m_ctx.userStop.load() && s.steps < m_ctx.totalSteps ? RunStatus::Stopped
+                                                                     : RunStatus::Completed;
       if (drained && s.steps < m_ctx.totalSteps) {
         bool aligned = true;
         for (size_t k = 1; k <= m_stages.size(); ++k)
@@ -604,6 +629,9 @@ class TorchRun final : public Run {
   std::atomic<double> m_drainSince{-1.0};
   std::atomic<bool> m_drainFailed{false};
   std::atomic<bool> m_pipelineDone{false};
+  std::mutex m_clockMutex;      ///< pause / resume against the clock's start
+  bool m_clockStarted = false;  ///< m_ctx.start is set (under m_clockMutex)
+  bool m_pauseEarly = false;    ///< a pause asked for before it (under m_clockMutex)
   torch::Tensor m_probeX, m_probeY, m_testX, m_testY;
   std::thread m_supervisor;
   mutable std::mutex m_mutex;

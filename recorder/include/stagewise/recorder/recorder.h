@@ -65,7 +65,7 @@ class Recorder : public engine::RunObserver {
   /// True once the run's record exists. While the writer still creates it (a store locked by
   /// another process), waits up to `wait`; the reports held meanwhile go to the store then.
   bool resolve(std::chrono::milliseconds wait);
-  void record(int64_t id, const engine::RunEvent& event);
+  void record(int64_t id, const engine::RunEvent& event, int64_t lastStep);
   void hold(std::vector<storage::PointInput>&& points);
 
   storage::RunStore& m_store;
@@ -79,7 +79,7 @@ class Recorder : public engine::RunObserver {
   // The record being created (on the writer thread) and what arrived before it existed.
   std::optional<std::shared_future<int64_t>> m_pending;
   std::vector<storage::PointInput> m_heldPoints;
-  std::vector<engine::RunEvent> m_heldEvents;
+  std::vector<std::pair<engine::RunEvent, int64_t>> m_heldEvents;  ///< with the last step then
   int64_t m_heldLost = 0;
   static constexpr size_t kMaxHeldPoints = 2'000'000;
 };
