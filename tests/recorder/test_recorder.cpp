@@ -3,6 +3,7 @@
 
 #include <QTemporaryDir>
 #include <QTest>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -241,13 +242,17 @@ class TestRecorder : public QObject {
       notices.push_back(n);
     };
     recorder::Recorder rec(store, options);
-    Capture cap;
-    engine::ObserverFanout fanout({&cap, &rec});
+    // Counts what the run's other observers get while the record waits (read from this thread).
+    struct Count : engine::RunObserver {
+      std::atomic<size_t> points{0};
+      void onMetrics(const std::vector<engine::MetricPoint>& p) override { points += p.size(); }
+    } count;
+    engine::ObserverFanout fanout({&count, &rec});
     auto run = engine::createFakeRun(spec(), &fanout, engine::FakeScript{600, 0.002, -1, 0, 3});
     run->start();
     QTest::qWait(600);
     QVERIFY(!rec.runId().has_value());  // no record yet...
-    QVERIFY(cap.points.size() > 50);    // ...and the run trains on, its reports delivered
+    QVERIFY(count.points.load() > 50);  // ...and the run trains on, its reports delivered
     storage::testing::FullDiskVfs::setFull(false);
     const auto summary = run->wait();
     QCOMPARE(engine::toString(summary.status), std::string("completed"));
