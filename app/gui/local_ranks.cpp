@@ -22,28 +22,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int freeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const int error = errno;
-    ::close(fd);
-    throw std::runtime_error(std::string("cannot find a free loopback port: ") +
-                             std::strerror(error));
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-bool isExecutableFile(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
+using launch::freeLoopbackPort;
+using launch::isExecutableFile;
+using launch::RankExit;
+using launch::RankProcesses;
 
 /// The experiment the other ranks read (--config), removed with the run.
 class SpecFile {
@@ -278,7 +260,7 @@ std::unique_ptr<engine::Run> LocalRankLauncher::createRun(
   auto relay = std::make_shared<Relay>(observer);
   auto log = m_options.log;
   auto ranks = std::make_unique<RankProcesses>(
-      [relay, log](int rank, const std::string& line) {
+      [relay, log](int rank, launch::Stream, const std::string& line) {
         log("[rank " + std::to_string(rank) + "] " + line);
         relay->inject("rank " + std::to_string(rank) + ": " + line);
       },

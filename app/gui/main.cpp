@@ -119,7 +119,9 @@ int main(int argc, char** argv) {
   const QCommandLineOption runOption(QStringLiteral("run"),
                                      QStringLiteral("Start training the experiment right away."));
   const QCommandLineOption modeOption(
-      QStringLiteral("mode"), QStringLiteral("Train mode to start with: local, backprop or both."),
+      QStringLiteral("mode"),
+      QStringLiteral("Train mode to start with: local, backprop, both (local then backprop) or "
+                     "pipeline."),
       QStringLiteral("MODE"));
   const QCommandLineOption quitOption(
       QStringLiteral("quit-after-run"),
@@ -182,11 +184,12 @@ int main(int argc, char** argv) {
   }
   if (!specFile.isEmpty()) window.designWorkspace()->openFile(specFile);
   if (parser.isSet(modeOption)) {
+    // The mode box's first four plans.
     static const QStringList kModes{QStringLiteral("local"), QStringLiteral("backprop"),
-                                    QStringLiteral("both")};
+                                    QStringLiteral("both"), QStringLiteral("pipeline")};
     const int mode = int(kModes.indexOf(parser.value(modeOption).toLower()));
     if (mode < 0) {
-      std::cerr << "stagewise: --mode must be local, backprop or both\n";
+      std::cerr << "stagewise: --mode must be local, backprop, both or pipeline\n";
       return 2;
     }
     window.trainWorkspace()->modeCombo()->setCurrentIndex(mode);

@@ -105,17 +105,27 @@ class TestDist : public QObject {
  private Q_SLOTS:
   void processesGiveExactlyTheOneProcessRun_data() {
     QTest::addColumn<int>("procs");
-    QTest::newRow("2 processes") << 2;
-    QTest::newRow("3 processes") << 3;
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("local, 2 processes") << 2 << "local";
+    QTest::newRow("local, 3 processes") << 3 << "local";
+    // Pipelined backprop: the boundary gradients go back over c10d too.
+    QTest::newRow("pipeline gpipe, 3 processes") << 3 << "pipeline";
+    QTest::newRow("pipeline 1f1b, 2 processes") << 2 << "pipeline-1f1b";
   }
   void processesGiveExactlyTheOneProcessRun() {
     QFETCH(int, procs);
+    QFETCH(QString, mode);
     QTemporaryDir dir;
     const QString spec = writeSpec(dir, kSpec), db = dir.filePath("runs.db");
+    QStringList sets;
+    if (mode.startsWith("pipeline")) sets << "--set" << "mode=pipeline";
+    if (mode == "pipeline-1f1b") sets << "--set" << "pipeline.schedule=1f1b";
+    const bool pipeline = mode.startsWith("pipeline");
     // 3 stages: with 2 processes rank 0 runs stage 0 and rank 1 stages 1-2 (the default spread).
-    Result one = runCli({"train", "--config", spec, "--db", db, "--json", "--quiet"});
+    Result one = runCli(QStringList{"train", "--config", spec, "--db", db, "--json", "--quiet"} + sets);
     QVERIFY2(one.code == 0, qPrintable(one.err));
-    Result many = runCli({"launch", "--config", spec, "--procs", QString::number(procs), "--db", db, "--json"});
+    Result many = runCli(QStringList{"launch", "--config", spec, "--procs", QString::number(procs), "--db", db,
+                                     "--json"} + sets);
     QVERIFY2(many.code == 0, qPrintable(many.err + many.out));
     const QJsonObject a = lastJson(one.out), b = lastJson(many.out);
     QCOMPARE(b["status"].toString(), QString("completed"));
@@ -130,11 +140,15 @@ class TestDist : public QObject {
       QCOMPARE(y["grad_cosine"].toDouble(), x["grad_cosine"].toDouble());
       // What crossed each boundary between processes, counted by the c10d channel.
       QCOMPARE(y["bytes_sent"].toInteger(), x["bytes_sent"].toInteger());
+      QCOMPARE(y["grad_bytes_sent"].toInteger(), x["grad_bytes_sent"].toInteger());
+      if (pipeline && k > 0) QVERIFY(y["grad_bytes_sent"].toInteger() > 0);
     }
+    QCOMPARE(b["mode"].toString(), pipeline ? QString("pipeline") : QString("local"));
     QCOMPARE(b["test_accuracy"].toDouble(), a["test_accuracy"].toDouble());
-    // Every loss of every stage at every step, as recorded in the store by rank 0.
+    // Every loss of every stage at every step, as recorded in the store by rank 0 (pipeline
+    // mode: the model's loss, on the last stage).
     const auto la = lossSeries(db, a["run_id"].toInt()), lb = lossSeries(db, b["run_id"].toInt());
-    QCOMPARE(la.size(), 3 * 150);
+    QCOMPARE(la.size(), (pipeline ? 1 : 3) * 150);
     QCOMPARE(lb, la);
   }
 

@@ -162,6 +162,26 @@ class TestSpec : public QObject {
     QVERIFY(fields.contains("train.lr"));
     QVERIFY(fields.contains("train.optimizer"));
     QVERIFY(validateSpec(parseSpec("{}"), 9, {"cpu"}).empty());
+    // the methods' and schedules' keys
+    ExperimentSpec m = parseSpec(R"({"mode":"pipeline","train":{"batch_size":8,"lr_schedule":"step",
+        "warmup_steps":-1,"clip_norm":-0.5},"pipeline":{"micro_batches":9,"schedule":"zigzag"}})");
+    QVERIFY(m.mode == Mode::Pipeline);
+    fields.clear();
+    for (auto& p : validateSpec(m, 9, {"cpu"})) fields << QString::fromStdString(p.field);
+    for (const char* f : {"train.lr_schedule", "train.warmup_steps", "train.clip_norm",
+                          "pipeline.micro_batches", "pipeline.schedule"})
+      QVERIFY2(fields.contains(f), f);
+    // and they round-trip
+    ExperimentSpec r = parseSpec(R"({"mode":"pipeline","train":{"lr_schedule":"cosine","warmup_steps":5,
+        "clip_norm":1.5},"pipeline":{"micro_batches":4,"schedule":"1f1b"}})");
+    const ExperimentSpec back = parseSpec(specToJson(r));
+    QVERIFY(back.mode == Mode::Pipeline);
+    QCOMPARE(back.train.lrSchedule, std::string("cosine"));
+    QCOMPARE(back.train.warmupSteps, int64_t{5});
+    QCOMPARE(back.train.clipNorm, 1.5);
+    QCOMPARE(back.pipeline.microBatches, 4);
+    QCOMPARE(back.pipeline.schedule, std::string("1f1b"));
+    QVERIFY(validateSpec(r, 9, {"cpu"}).empty());
   }
 
   void ranksSpreadStagesOrFollowTheSpec() {
@@ -203,6 +223,9 @@ class TestSpec : public QObject {
             std::string::npos);
     QVERIFY(message(R"({"mode":"backprop"})", 1, 1).find("backprop runs in one process") !=
             std::string::npos);
+    QCOMPARE(message(R"({"partition":{"cuts":[2]},"mode":"pipeline"})", 2, 2), std::string("no error"));
+    QVERIFY(message(R"({"partition":{"cuts":[2]},"mode":"pipeline","train":{"clip_norm":1}})", 2, 2)
+                .find("train.clip_norm") != std::string::npos);
     QVERIFY(message(R"({"partition":{"cuts":[2]},"checkpoint":{"interval":10}})", 2, 2)
                 .find("checkpoint") != std::string::npos);
     auto problems =

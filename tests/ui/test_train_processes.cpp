@@ -10,6 +10,8 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QtTest>
+
+#include <set>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -144,6 +146,27 @@ class TestTrainProcesses : public QObject {
     QVERIFY(f.workspace.summaries()[1].status == engine::RunStatus::Completed);
   }
 
+  /// Pipelined backprop spreads its stages over the processes as local mode does.
+  void pipelineRunsInProcessesToo() {
+    auto calls = std::make_shared<Calls>();
+    Fixture f(servicesWithProcesses(calls), spec({1, 2}, 120));
+    f.workspace.processesSpin()->setValue(3);
+    f.workspace.selectPlan({engine::Mode::Local, engine::Mode::Pipeline});
+    QCOMPARE(f.workspace.modeCombo()->currentText(), QStringLiteral("Local, then pipeline"));
+    QVERIFY(f.workspace.processesSpin()->isEnabled());
+    QVERIFY(f.runToEnd());
+    QCOMPARE(calls->counts(), (std::vector<int>{3, 3}));
+    QCOMPARE(f.workspace.summaries().size(), size_t(2));
+    QVERIFY(f.workspace.summaries()[1].mode == engine::Mode::Pipeline);
+    // every plan the box offers is a distinct non-empty set of the three modes
+    std::set<std::vector<engine::Mode>> plans;
+    for (const auto& [label, plan] : TrainWorkspace::planChoices()) {
+      QVERIFY(!plan.empty());
+      plans.insert(plan);
+    }
+    QCOMPARE(plans.size(), size_t(7));
+  }
+
   void backpropAndOneStageDisableIt() {
     auto calls = std::make_shared<Calls>();
     Fixture f(servicesWithProcesses(calls), spec({1, 2}));
@@ -190,7 +213,7 @@ class TestTrainProcesses : public QObject {
     QVERIFY(!f.workspace.processesSpin()->isEnabled());
     QVERIFY(
         f.workspace.processesSpin()->toolTip().contains(QStringLiteral("cannot start processes")));
-    QVERIFY(!f.controller.start(spec({1, 2}), RunPlan::Local, {}, 2));
+    QVERIFY(!f.controller.start(spec({1, 2}), RunPlan{engine::Mode::Local}, {}, 2));
     QVERIFY(f.runToEnd());  // the ordinary run still works
   }
 

@@ -30,13 +30,13 @@ engine::Mode EngineController::phaseMode(int phase) const {
 }
 
 int EngineController::phaseProcesses(int phase) const {
-  return phaseMode(phase) == engine::Mode::Local ? m_processes : 1;
+  return phaseMode(phase) != engine::Mode::Backprop ? m_processes : 1;
 }
 
 bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan,
                              const ResumePoint& resume, int processes) {
-  if (isBusy() || !m_services.createRun || processes < 1) return false;
-  if (!resume.checkpoint.empty() && (!m_services.resumeRun || plan == RunPlan::Both)) return false;
+  if (isBusy() || !m_services.createRun || processes < 1 || plan.empty()) return false;
+  if (!resume.checkpoint.empty() && (!m_services.resumeRun || plan.size() != 1)) return false;
   if (processes > 1 && (!m_services.createDistributedRun || !resume.checkpoint.empty()))
     return false;
   if (m_worker.joinable()) m_worker.join();  // the last plan's worker has already returned
@@ -44,9 +44,7 @@ bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan,
   m_stopRequested = false;
   m_pauseRequested = false;
   m_workerPhase = 0;
-  m_modes.clear();
-  if (plan != RunPlan::Backprop) m_modes.push_back(engine::Mode::Local);
-  if (plan != RunPlan::Local) m_modes.push_back(engine::Mode::Backprop);
+  m_modes = plan;
   m_processes = processes;
   m_phaseCount = int(m_modes.size());
   m_currentPhase = 0;
@@ -64,7 +62,7 @@ std::unique_ptr<engine::Run> EngineController::createPhaseRun(const engine::Expe
                                                               int processes) {
   if (phase == 0 && !resume.checkpoint.empty())
     return m_services.resumeRun(spec, observer, resume.checkpoint);
-  if (spec.mode == engine::Mode::Local && processes > 1)
+  if (spec.mode != engine::Mode::Backprop && processes > 1)
     return m_services.createDistributedRun(spec, observer, processes,
                                            [this] { return m_stopRequested.load(); });
   return m_services.createRun(spec, observer);

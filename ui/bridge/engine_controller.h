@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "bridge/run_feed.h"
 #include "common/services.h"
@@ -18,8 +19,9 @@
 
 namespace stagewise::ui {
 
-/// Which modes to run: one, or local then backprop on the same data.
-enum class RunPlan { Local, Backprop, Both };
+/// Which modes to run, one after the other on the same data (local, pipeline, backprop: any
+/// non-empty set, in that order).
+using RunPlan = std::vector<engine::Mode>;
 
 /// Where a run continues from: a checkpoint folder and the stored run it belongs to.
 struct ResumePoint {
@@ -38,7 +40,7 @@ class EngineController : public QObject {
 
   /// Starts the plan on the worker thread; false if a run is still going. With a checkpoint in
   /// `resume` the plan must be one mode (the checkpoint's), and the services must resume.
-  /// `processes` > 1 spreads the local phase's stages over that many local processes (the
+  /// `processes` > 1 spreads the local and pipeline phases' stages over that many local processes (the
   /// services must run distributed; not with a checkpoint).
   bool start(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume = {},
              int processes = 1);

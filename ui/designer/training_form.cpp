@@ -115,6 +115,44 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
                   "0: one per core, so the baseline is never crippled."),
                tr("Backprop threads"), [](Spec& s, int v) { s.train.backpropThreads = v; });
   m_backpropThreads->setSpecialValueText(tr("one per core"));
+  m_lrSchedule = choiceField(
+      "train.lr_schedule",
+      {{QStringLiteral("constant"), tr("constant")},
+       {QStringLiteral("cosine"), tr("cosine decay")},
+       {QStringLiteral("linear"), tr("linear decay")}},
+      tr("The learning rate over the run, after the warm-up: constant, or decaying to 0 at the "
+         "last step along half a cosine or a straight line."),
+      tr("Learning-rate schedule"), [](Spec& s, const std::string& v) { s.train.lrSchedule = v; });
+  m_warmup = intField("train.warmup_steps", 0, 2147483647,
+                      tr("Steps over which the learning rate rises linearly to its value "
+                         "(0: no warm-up)."),
+                      tr("Warm-up steps"), [](Spec& s, int v) { s.train.warmupSteps = v; });
+  m_warmup->setSpecialValueText(tr("none"));
+  m_clipNorm = realField("train.clip_norm", 0, 1e6, 3, 0.1,
+                         tr("Clip the gradients to this global L2 norm (0: off): per stage in "
+                            "local mode, over the whole model in pipeline and backprop modes."),
+                         tr("Gradient clipping"), [](Spec& s, double v) { s.train.clipNorm = v; });
+  m_clipNorm->setSpecialValueText(tr("off"));
+  m_overlap = intField("local.overlap", 0, 1024,
+                       tr("Overlapping local updates: each stage's loss also trains the last N "
+                          "layers of the stage before it, applied queue capacity + 1 steps later "
+                          "(0: every stage learns from its own loss only). Local mode only."),
+                       tr("Overlap layers"), [](Spec& s, int v) { s.local.overlap = v; });
+  m_overlap->setSpecialValueText(tr("none"));
+  m_microBatches =
+      intField("pipeline.micro_batches", 0, 65536,
+               tr("Pipelined backprop: micro-batches each batch is split into as it flows "
+                  "through the stages (0: one per stage). More fill the pipeline better; each "
+                  "stage still steps once per batch."),
+               tr("Micro-batches"), [](Spec& s, int v) { s.pipeline.microBatches = v; });
+  m_microBatches->setSpecialValueText(tr("one per stage"));
+  m_pipelineSchedule = choiceField(
+      "pipeline.schedule",
+      {{QStringLiteral("gpipe"), tr("GPipe (fill-drain)")}, {QStringLiteral("1f1b"), tr("1F1B")}},
+      tr("Pipelined backprop's order: GPipe runs every forward, then every backward; 1F1B "
+         "alternates them once the pipeline is full, so a stage holds fewer activations. The "
+         "gradients are the same."),
+      tr("Pipeline schedule"), [](Spec& s, const std::string& v) { s.pipeline.schedule = v; });
 
   m_evalInterval = intField("eval.interval", 0, 2147483647,
                             tr("Steps between test-set evaluations of the composed network "
@@ -183,6 +221,15 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   tf->addRow(tr("Seed"), m_seed);
   tf->addRow(tr("Queue capacity"), m_queue);
   tf->addRow(tr("Backprop threads"), m_backpropThreads);
+  tf->addRow(tr("LR schedule"), m_lrSchedule);
+  tf->addRow(tr("Warm-up steps"), m_warmup);
+  tf->addRow(tr("Clip gradients"), m_clipNorm);
+  tf->addRow(tr("Overlap layers"), m_overlap);
+  auto* pipeline = new QGroupBox(tr("Pipelined backprop"), this);
+  pipeline->setToolTip(tr("Used when the Train workspace runs the pipeline mode."));
+  auto* pf = new QFormLayout(pipeline);
+  pf->addRow(tr("Micro-batches"), m_microBatches);
+  pf->addRow(tr("Schedule"), m_pipelineSchedule);
   auto* eval = new QGroupBox(tr("Evaluation and probes"), this);
   auto* ef = new QFormLayout(eval);
   ef->addRow(tr("Eval every"), m_evalInterval);
@@ -200,6 +247,7 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(train);
+  layout->addWidget(pipeline);
   layout->addWidget(eval);
   layout->addWidget(checkpoints);
 
@@ -210,6 +258,21 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
 QWidget* TrainingForm::editorFor(const std::string& key) const {
   auto it = m_editors.find(key);
   return it == m_editors.end() ? nullptr : it->second;
+}
+
+QComboBox* TrainingForm::choiceField(const std::string& key,
+                                     const std::vector<std::pair<QString, QString>>& choices,
+                                     const QString& tip, const QString& undoText,
+                                     std::function<void(engine::ExperimentSpec&, const std::string&)> set) {
+  auto* box = new QComboBox(this);
+  for (const auto& [value, label] : choices) box->addItem(label, value);
+  box->setToolTip(tip);
+  m_editors[key] = box;
+  connect(box, &QComboBox::activated, this, [this, box, key, undoText, set] {
+    edit(key, undoText, [&set, v = box->currentData().toString().toStdString()](
+                            engine::ExperimentSpec& s) { set(s, v); });
+  });
+  return box;
 }
 
 QSpinBox* TrainingForm::intField(const std::string& key, int lo, int hi, const QString& tip,
@@ -277,6 +340,13 @@ void TrainingForm::refresh() {
   m_seed->setValue(quint64(s.train.seed));
   m_queue->setValue(shownInt(s.train.queueCapacity, m_queue));
   m_backpropThreads->setValue(shownInt(s.train.backpropThreads, m_backpropThreads));
+  m_lrSchedule->setCurrentIndex(m_lrSchedule->findData(QString::fromStdString(s.train.lrSchedule)));
+  m_warmup->setValue(shownInt(s.train.warmupSteps, m_warmup));
+  m_clipNorm->setValue(s.train.clipNorm);
+  m_microBatches->setValue(shownInt(s.pipeline.microBatches, m_microBatches));
+  m_overlap->setValue(shownInt(s.local.overlap, m_overlap));
+  m_pipelineSchedule->setCurrentIndex(
+      m_pipelineSchedule->findData(QString::fromStdString(s.pipeline.schedule)));
   m_evalInterval->setValue(shownInt(s.eval.interval, m_evalInterval));
   m_evalSamples->setValue(shownInt(s.eval.maxSamples, m_evalSamples));
   m_probeInterval->setValue(shownInt(s.probe.interval, m_probeInterval));

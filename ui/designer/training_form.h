@@ -39,6 +39,10 @@ class TrainingForm : public QWidget {
  private:
   void edit(const std::string& key, const QString& text,
             const std::function<void(engine::ExperimentSpec&)>& change);
+  /// A combo box of fixed choices (value, label) for a string key.
+  QComboBox* choiceField(const std::string& key, const std::vector<std::pair<QString, QString>>& choices,
+                         const QString& tip, const QString& undoText,
+                         std::function<void(engine::ExperimentSpec&, const std::string&)> set);
   QSpinBox* intField(const std::string& key, int lo, int hi, const QString& tip,
                      const QString& undoText,
                      std::function<void(engine::ExperimentSpec&, int)> set);
@@ -62,6 +66,12 @@ class TrainingForm : public QWidget {
   U64SpinBox* m_seed;
   QSpinBox* m_queue;
   QSpinBox* m_backpropThreads;
+  QComboBox* m_lrSchedule;
+  QSpinBox* m_warmup;
+  QDoubleSpinBox* m_clipNorm;
+  QSpinBox* m_microBatches;
+  QSpinBox* m_overlap;
+  QComboBox* m_pipelineSchedule;
   QSpinBox* m_evalInterval;
   QSpinBox* m_evalSamples;
   QSpinBox* m_probeInterval;

@@ -196,6 +196,7 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
     if (rule.perLayer != (key.layer >= 0)) continue;
     const engine::RunInfo* info = m_data->phaseInfo(key.phase);
     const bool backprop = info && info->mode == engine::Mode::Backprop;
+    const bool pipeline = info && info->mode == engine::Mode::Pipeline;
     auto* graph = m_plot->addGraph();
     QColor color = ruleColor(rule, key.stage);
     QString legend = rule.perStage ? tr("S%1%2").arg(key.stage + 1).arg(rule.legend) : rule.legend;
@@ -215,6 +216,11 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
       if (info && size_t(key.layer) < info->layers.size())
         name = QString::fromStdString(info->layers[size_t(key.layer)].name);
       legend = tr("S%1 %2").arg(key.stage + 1).arg(name);
+    }
+    if (pipeline) {
+      // Pipelined backprop beside local stages: the stages' colours, dash-dotted, named.
+      legend = tr("pipeline ") + legend;
+      style = Qt::DashDotLine;
     }
     if (backprop) {
       // The baseline run of a "both" plan (or a backprop run) reads as one grey line; dashed

@@ -23,16 +23,53 @@ using State = EngineController::State;
 
 // The engine says "stage 1: ..." with its 0-based index; the workbench numbers stages from 1,
 // so the prefix is dropped where the banner already names the stage.
-// Why `spec`'s local phase cannot run in `processes` processes (explicit stage ranks,
-// checkpoints, ...), empty if it can. The mode is the Train workspace's, not the spec's.
-static QString processesProblem(engine::ExperimentSpec spec, int processes) {
-  spec.mode = engine::Mode::Local;
-  try {
-    engine::assignRanks(spec, spec.stageCount(), processes);
-  } catch (const engine::SpecError& e) {
-    return QString::fromStdString(e.what());
+// Why the plan's local or pipeline phases of `spec` cannot run in `processes` processes
+// (explicit stage ranks, checkpoints, ...), empty if they can. The modes are the Train
+// workspace's, not the spec's.
+static QString processesProblem(engine::ExperimentSpec spec, const RunPlan& plan, int processes) {
+  for (const engine::Mode mode : plan) {
+    if (mode == engine::Mode::Backprop) continue;
+    spec.mode = mode;
+    try {
+      engine::assignRanks(spec, spec.stageCount(), processes);
+    } catch (const engine::SpecError& e) {
+      return QString::fromStdString(e.what());
+    }
   }
   return {};
+}
+
+// The Train workspace's plans: every non-empty set of the three methods, in a fixed order (the
+// first three are the ones it always had, so their places stay).
+static int modesToMask(const RunPlan& modes) {
+  int mask = 0;
+  for (const engine::Mode m : modes) mask |= 1 << int(m);
+  return mask;
+}
+
+static RunPlan maskToModes(int mask) {
+  RunPlan out;
+  for (const engine::Mode m : {engine::Mode::Local, engine::Mode::Pipeline, engine::Mode::Backprop})
+    if (mask & (1 << int(m))) out.push_back(m);
+  return out;
+}
+
+std::vector<std::pair<QString, RunPlan>> TrainWorkspace::planChoices() {
+  using engine::Mode;
+  return {{tr("Local (parallel stages)"), {Mode::Local}},
+          {tr("Backprop (baseline)"), {Mode::Backprop}},
+          {tr("Local, then backprop"), {Mode::Local, Mode::Backprop}},
+          {tr("Pipelined backprop"), {Mode::Pipeline}},
+          {tr("Local, then pipeline"), {Mode::Local, Mode::Pipeline}},
+          {tr("Pipeline, then backprop"), {Mode::Pipeline, Mode::Backprop}},
+          {tr("Local, pipeline, backprop"), {Mode::Local, Mode::Pipeline, Mode::Backprop}}};
+}
+
+RunPlan TrainWorkspace::currentPlan() const { return maskToModes(m_mode->currentData().toInt()); }
+
+void TrainWorkspace::selectPlan(const RunPlan& plan) {
+  const int i = m_mode->findData(modesToMask(plan));
+  if (i >= 0) m_mode->setCurrentIndex(i);
 }
 
 static QString withoutStagePrefix(const std::string& message, int stage) {
@@ -49,13 +86,15 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   m_stop = new QPushButton(tr("Stop ■"), this);
   m_stop->setToolTip(tr("Stop the run (Ctrl+. or Esc). It is saved as stopped."));
   m_mode = new QComboBox(this);
-  m_mode->addItem(tr("Local (parallel stages)"), int(RunPlan::Local));
-  m_mode->addItem(tr("Backprop (baseline)"), int(RunPlan::Backprop));
-  m_mode->addItem(tr("Both, one after the other"), int(RunPlan::Both));
+  // Every set of the three methods; several run one after the other on the same data and are
+  // overlaid in the plots (and tagged as one comparison in Runs).
+  for (const auto& [label, modes] : planChoices()) m_mode->addItem(label, modesToMask(modes));
   m_mode->setToolTip(
-      tr("Local: each stage learns from its own aux head, all in parallel. "
-         "Backprop: the same layers trained end to end. Both: local, then "
-         "backprop on the same data, overlaid in the plots."));
+      tr("Local: each stage learns from its own aux head, all in parallel.\n"
+         "Pipeline: the same stages trained by true backprop in micro-batches, the gradients "
+         "sent back across the cuts (the paper's baseline).\n"
+         "Backprop: the same layers trained end to end in one stage.\n"
+         "Several: one after the other on the same data, overlaid in the plots."));
   m_processesLabel = new QLabel(tr("Processes"), this);
   m_processes = new QSpinBox(this);
   m_processes->setRange(1, 1);
@@ -126,9 +165,9 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   connect(doc, &DesignDocument::changed, this, &TrainWorkspace::updateControls);
   connect(doc, &DesignDocument::loaded, this, [this] {
     if (!m_controller->isBusy())
-      m_mode->setCurrentIndex(m_doc->spec().mode == engine::Mode::Backprop ? 1 : 0);
+      selectPlan({m_doc->spec().mode});
   });
-  m_mode->setCurrentIndex(doc->spec().mode == engine::Mode::Backprop ? 1 : 0);
+  selectPlan({doc->spec().mode});
   updateControls();
 }
 
@@ -138,13 +177,13 @@ bool TrainWorkspace::startRun() {
     showFailure(tr("Cannot run: %1").arg(m_doc->blockReason()));
     return false;
   }
-  const auto plan = RunPlan(m_mode->currentData().toInt());
+  const RunPlan plan = currentPlan();
   const engine::ExperimentSpec& spec = m_doc->spec();
   const int processes = runProcesses();
   QString note =
       tr("Starting %1 (%2)").arg(QString::fromStdString(spec.name), m_mode->currentText());
   if (processes > 1) {
-    if (const QString problem = processesProblem(spec, processes); !problem.isEmpty()) {
+    if (const QString problem = processesProblem(spec, plan, processes); !problem.isEmpty()) {
       showFailure(tr("Cannot run in %1 processes: %2").arg(processes).arg(problem));
       return false;
     }
@@ -160,7 +199,7 @@ int TrainWorkspace::runProcesses() const {
 QString TrainWorkspace::processesBlockReason() const {
   if (!m_controller->canRunProcesses())
     return tr("This engine cannot start processes (the fake engine, or a build without c10d).");
-  if (RunPlan(m_mode->currentData().toInt()) == RunPlan::Backprop)
+  if (currentPlan() == RunPlan{engine::Mode::Backprop})
     return tr("Backprop runs in one process: it trains the whole network as one stage.");
   if (m_doc->spec().stageCount() < 2)
     return tr("One stage: nothing to spread over processes. Add a cut first.");
@@ -188,10 +227,11 @@ void TrainWorkspace::updateProcesses() {
     tip += QStringLiteral("\n\n") + reason;
   } else {
     tip += tr("\n\nAt most %1 here: one process per stage.").arg(stages);
-    if (RunPlan(m_mode->currentData().toInt()) == RunPlan::Both)
-      tip += tr("\nIn “both” the backprop phase runs in this process.");
+    const RunPlan plan = currentPlan();
+    if (plan.size() > 1 && std::find(plan.begin(), plan.end(), engine::Mode::Backprop) != plan.end())
+      tip += tr("\nIn this plan the backprop phase runs in this process.");
     if (m_processes->value() > 1)
-      if (const QString problem = processesProblem(m_doc->spec(), m_processes->value());
+      if (const QString problem = processesProblem(m_doc->spec(), currentPlan(), m_processes->value());
           !problem.isEmpty())
         tip += tr("\n\nCannot run in %1 processes: %2").arg(m_processes->value()).arg(problem);
   }
@@ -202,10 +242,9 @@ void TrainWorkspace::updateProcesses() {
 bool TrainWorkspace::resumeRun(const engine::ExperimentSpec& spec, const ResumePoint& resume,
                                const QString& title) {
   if (m_controller->isBusy() || !m_controller->canResume()) return false;
-  const bool backprop = spec.mode == engine::Mode::Backprop;
-  m_mode->setCurrentIndex(backprop ? 1 : 0);
+  selectPlan({spec.mode});
   // A distributed run cannot resume from a checkpoint yet: resuming runs in this process.
-  return begin(spec, backprop ? RunPlan::Backprop : RunPlan::Local, resume,
+  return begin(spec, {spec.mode}, resume,
                tr("Resuming %1 from %2").arg(title, QString::fromStdString(resume.checkpoint)), 1);
 }
 
@@ -236,7 +275,7 @@ void TrainWorkspace::stopRun() {
 }
 
 QString TrainWorkspace::phaseName(int phase) const {
-  return m_controller->phaseMode(phase) == engine::Mode::Backprop ? tr("backprop") : tr("local");
+  return QString::fromStdString(engine::toString(m_controller->phaseMode(phase)));
 }
 
 void TrainWorkspace::setLivePace(const engine::RunInfo* phase) {

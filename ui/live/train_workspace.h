@@ -32,6 +32,11 @@ class TrainWorkspace : public QWidget {
   QPushButton* pauseButton() const { return m_pause; }
   QPushButton* stopButton() const { return m_stop; }
   QComboBox* modeCombo() const { return m_mode; }
+  /// The modes the Run button runs, one after the other.
+  RunPlan currentPlan() const;
+  void selectPlan(const RunPlan& plan);
+  /// Every plan the mode box offers, with its label.
+  static std::vector<std::pair<QString, RunPlan>> planChoices();
   /// How many local processes a local run's stages are spread over (1: threads in this one).
   QSpinBox* processesSpin() const { return m_processes; }
   /// The processes the next local run would use: the spin box's value where it applies, else 1.

@@ -4,11 +4,19 @@
 
 namespace stagewise::engine {
 
-std::string toString(Mode mode) { return mode == Mode::Local ? "local" : "backprop"; }
+std::string toString(Mode mode) {
+  switch (mode) {
+    case Mode::Local: return "local";
+    case Mode::Backprop: return "backprop";
+    case Mode::Pipeline: return "pipeline";
+  }
+  return "local";
+}
 
 std::optional<Mode> modeFromString(std::string_view text) {
   if (text == "local") return Mode::Local;
   if (text == "backprop") return Mode::Backprop;
+  if (text == "pipeline") return Mode::Pipeline;
   return std::nullopt;
 }
 
@@ -47,8 +55,12 @@ StageSettings ExperimentSpec::stageSettings(int index) const {
 std::vector<int> assignRanks(const ExperimentSpec& spec, int numStages, int worldSize) {
   if (worldSize < 1) throw SpecError("", "the world size must be at least 1");
   if (spec.mode == Mode::Backprop)
-    throw SpecError("mode", "a distributed run trains its stages locally; backprop runs in one process "
-                            "(use mode=local, or run without --dist / launch)");
+    throw SpecError("mode", "backprop runs in one process (the whole model is one stage); spread "
+                            "stages over processes with mode=local or mode=pipeline, or run without "
+                            "--dist / launch");
+  if (spec.mode == Mode::Pipeline && spec.train.clipNorm > 0)
+    throw SpecError("train.clip_norm", "pipeline mode clips by the whole model's norm, which is not "
+                                       "summed across processes yet; set it to 0 or run in one process");
   if (spec.checkpoint.enabled())
     throw SpecError("checkpoint", "checkpoints are not supported in a distributed run yet; remove "
                                   "checkpoint.interval and checkpoint.dir");

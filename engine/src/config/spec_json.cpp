@@ -230,7 +230,7 @@ ExperimentSpec parseSpec(std::string_view text) {
     std::string mode;
     top.get("mode", mode);
     auto m = modeFromString(mode);
-    if (!m) throw SpecError("mode", "unknown mode '" + mode + "'; use \"local\" or \"backprop\"");
+    if (!m) throw SpecError("mode", "unknown mode '" + mode + "'; use \"local\", \"pipeline\" or \"backprop\"");
     spec.mode = *m;
   }
   if (auto* t = top.child("train")) {
@@ -245,6 +245,20 @@ ExperimentSpec parseSpec(std::string_view text) {
     r.get("seed", spec.train.seed);
     r.get("queue_capacity", spec.train.queueCapacity);
     r.get("backprop_threads", spec.train.backpropThreads);
+    r.get("lr_schedule", spec.train.lrSchedule);
+    r.get("warmup_steps", spec.train.warmupSteps);
+    r.get("clip_norm", spec.train.clipNorm);
+    r.finish();
+  }
+  if (auto* l = top.child("local")) {
+    ObjectReader r(*l, "local");
+    r.get("overlap", spec.local.overlap);
+    r.finish();
+  }
+  if (auto* p = top.child("pipeline")) {
+    ObjectReader r(*p, "pipeline");
+    r.get("micro_batches", spec.pipeline.microBatches);
+    r.get("schedule", spec.pipeline.schedule);
     r.finish();
   }
   if (auto* e = top.child("eval")) {
@@ -365,7 +379,13 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
         {"momentum", spec.train.momentum},
         {"seed", spec.train.seed},
         {"queue_capacity", spec.train.queueCapacity},
-        {"backprop_threads", spec.train.backpropThreads}}},
+        {"backprop_threads", spec.train.backpropThreads},
+        {"lr_schedule", spec.train.lrSchedule},
+        {"warmup_steps", spec.train.warmupSteps},
+        {"clip_norm", spec.train.clipNorm}}},
+      {"local", {{"overlap", spec.local.overlap}}},
+      {"pipeline",
+       {{"micro_batches", spec.pipeline.microBatches}, {"schedule", spec.pipeline.schedule}}},
       {"eval", {{"interval", spec.eval.interval}, {"max_samples", spec.eval.maxSamples}}},
       {"probe", {{"interval", spec.probe.interval}, {"batch_size", spec.probe.batchSize}}},
       {"checkpoint",

@@ -112,6 +112,21 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"train.queue_capacity", "must be between 1 and 1024"});
   if (t.backpropThreads < 0 || t.backpropThreads > 256)
     out.push_back({"train.backprop_threads", "must be between 0 (one per core) and 256"});
+  if (t.lrSchedule != "constant" && t.lrSchedule != "cosine" && t.lrSchedule != "linear")
+    out.push_back({"train.lr_schedule",
+                   "unknown schedule '" + t.lrSchedule + "'; use constant, cosine or linear"});
+  if (t.warmupSteps < 0) out.push_back({"train.warmup_steps", "must be >= 0 (0: no warm-up)"});
+  if (!(t.clipNorm >= 0) || !std::isfinite(t.clipNorm))
+    out.push_back({"train.clip_norm", "must be a finite number >= 0 (0: no clipping)"});
+  if (spec.local.overlap < 0 || spec.local.overlap > 1024)
+    out.push_back({"local.overlap", "must be between 0 (chunked local updates) and 1024 layers"});
+  const auto& pl = spec.pipeline;
+  if (pl.microBatches < 0 || pl.microBatches > t.batchSize)
+    out.push_back({"pipeline.micro_batches",
+                   "must be between 1 and train.batch_size (" + std::to_string(t.batchSize) +
+                       "), or 0 for one per stage"});
+  if (pl.schedule != "gpipe" && pl.schedule != "1f1b")
+    out.push_back({"pipeline.schedule", "unknown schedule '" + pl.schedule + "'; use gpipe or 1f1b"});
 
   if (spec.eval.interval < 0) out.push_back({"eval.interval", "must be >= 0 (0: only at the end)"});
   if (spec.eval.maxSamples < 0) out.push_back({"eval.max_samples", "must be >= 0 (0: all)"});

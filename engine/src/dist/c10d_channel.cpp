@@ -5,9 +5,14 @@
 namespace stagewise::engine::dist {
 
 namespace {
-constexpr int64_t kMagic = 0x53574232;  // "SWB2"
-enum Field : int64_t { kMagicF = 0, kStep, kEos, kXType, kNDim, kDims, kYLen = kDims + kMaxDims, kYType, kReserved };
-static_assert(kReserved + 1 == kHeaderFields);
+constexpr int64_t kMagic = 0x53574233;  // "SWB3": with the micro-batch field
+enum Field : int64_t { kMagicF = 0, kStep, kEos, kXType, kNDim, kDims, kYLen = kDims + kMaxDims, kYType, kMicro };
+static_assert(kMicro + 1 == kHeaderFields);
+/// The micro-batch field: index in bits 0-19, count in bits 20-39, the step's rows in 40-63.
+int64_t microField(const Batch& b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(b.micro) | (static_cast<uint64_t>(b.micros) << 20) |
+                              (static_cast<uint64_t>(b.rows) << 40));
+}
 
 int64_t headerBytes(int maxLabels) { return (kHeaderFields + maxLabels) * 8; }
 }  // namespace
@@ -22,7 +27,7 @@ C10dSendChannel::C10dSendChannel(DistGroup& group, int dst, int tag, int maxLabe
 bool C10dSendChannel::send(Batch batch) {
   if (m_closed.load()) return false;
   torch::Tensor x = batch.x.to(torch::kCPU).contiguous();
-  torch::Tensor y = batch.y.to(torch::kCPU).contiguous();
+  torch::Tensor y = batch.y.defined() ? batch.y.to(torch::kCPU).contiguous() : torch::empty({0}, torch::kInt64);
   const int64_t xBytes = x.numel() * static_cast<int64_t>(x.element_size());
   if (x.dim() > kMaxDims) throw std::runtime_error("activations with more than 8 dimensions cannot cross processes");
   if (xBytes > m_maxPayload)
@@ -40,6 +45,7 @@ bool C10dSendChannel::send(Batch batch) {
   for (int64_t d = 0; d < x.dim(); ++d) h[kDims + d] = x.size(d);
   h[kYLen] = y.numel();
   h[kYType] = static_cast<int64_t>(y.scalar_type());
+  h[kMicro] = microField(batch);
   auto labels = y.to(torch::kInt64).reshape({-1}).contiguous();
   std::memcpy(h + kHeaderFields, labels.data_ptr<int64_t>(), static_cast<size_t>(labels.numel()) * sizeof(int64_t));
   std::memcpy(msg.data_ptr<uint8_t>() + headerBytes(m_maxLabels), x.data_ptr(), static_cast<size_t>(xBytes));
@@ -131,7 +137,11 @@ void C10dRecvChannel::loop() {
       std::memcpy(x.data_ptr(), msg.data_ptr<uint8_t>() + headerBytes(m_maxLabels), static_cast<size_t>(xBytes));
       auto y = torch::from_blob(const_cast<int64_t*>(h + kHeaderFields), {ylen}, torch::kInt64)
                    .to(static_cast<c10::ScalarType>(h[kYType]), /*non_blocking=*/false, /*copy=*/true);
-      if (!m_queue.push(Batch{h[kStep], std::move(x), std::move(y)})) break;
+      const auto field = static_cast<uint64_t>(h[kMicro]);
+      const int micro = static_cast<int>(field & 0xfffff), micros = static_cast<int>((field >> 20) & 0xfffff);
+      const auto rows = static_cast<int64_t>(field >> 40);
+      if (micros < 1 || micro >= micros) throw std::runtime_error("malformed batch header (micro-batch out of range)");
+      if (!m_queue.push(Batch{h[kStep], std::move(x), std::move(y), micro, micros, rows})) break;
     }
   } catch (const std::exception& e) {
     if (!m_slot.aborted()) m_onError(e.what());

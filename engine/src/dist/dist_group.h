@@ -125,5 +125,7 @@ inline std::string summary(int rank) { return "summary/" + std::to_string(rank);
 inline int boundaryTag(int stage) { return stage; }
 inline int stateTag(int stage) { return 100000 + stage; }
 inline int snapshotTag(int stage) { return 200000 + stage; }
+/// Pipeline mode: the gradient of boundary k's activations, from stage k back to stage k - 1.
+inline int gradientTag(int stage) { return 300000 + stage; }
 
 }  // namespace stagewise::engine::dist

@@ -17,7 +17,7 @@ json stageJson(const StageSummary& s) {
   return {s.index,           s.device,        s.firstLayer,      s.lastLayer,         s.threads,
           s.steps,           num(s.finalLoss), num(s.finalAccuracy), s.computeFraction, s.waitFraction,
           s.blockedFraction, s.bytesSent,      s.backpropBytes,   num(s.gradCosine),   s.peakActivationBytes,
-          num(s.paramChecksum), s.meanStepSeconds};
+          num(s.paramChecksum), s.meanStepSeconds, s.gradBytesSent};
 }
 
 StageSummary stageFrom(const json& j) {
@@ -39,6 +39,7 @@ StageSummary stageFrom(const json& j) {
   s.peakActivationBytes = j.at(14).get<int64_t>();
   s.paramChecksum = val(j.at(15));
   s.meanStepSeconds = j.at(16).get<double>();
+  s.gradBytesSent = j.at(17).get<int64_t>();
   return s;
 }
 }  // namespace

@@ -46,7 +46,7 @@ void loadParams(StageModules& modules, const std::vector<torch::Tensor>& body,
 }
 
 ProbeResult gradientCosine(std::vector<StageModules>& stages, const std::vector<bool>& isLast,
-                           const torch::Tensor& x, const torch::Tensor& y) {
+                           const torch::Tensor& x, const torch::Tensor& y, int overlap) {
   const size_t k = stages.size();
   std::vector<std::vector<torch::Tensor>> trueGrad(k), localGrad(k);
   // Both gradients in training mode (batch statistics), as the stages compute theirs; the copies'
@@ -59,18 +59,29 @@ ProbeResult gradientCosine(std::vector<StageModules>& stages, const std::vector<
     torch::nn::functional::cross_entropy(h, y).backward();
     for (size_t i = 0; i < k; ++i) trueGrad[i] = gradsOf(stages[i].bodyParams());
   }
-  // Local gradients: each stage on its detached input, through its own head.
-  torch::Tensor h = x;
+  // Local gradients: each stage on its detached input, through its own head. With overlap the
+  // next stage's input is the output of this stage's last L layers recomputed from their
+  // (detached) input, so the next stage's loss also reaches those layers, and only those.
+  for (auto& s : stages) zeroGrads(s.bodyParams()), zeroGrads(s.auxParams());
+  torch::Tensor in = x;
   for (size_t i = 0; i < k; ++i) {
     auto& s = stages[i];
-    zeroGrads(s.bodyParams());
-    zeroGrads(s.auxParams());
-    torch::Tensor out = forwardBody(s, h.detach());
-    torch::Tensor logits = isLast[i] ? out : s.aux->forward(out);
+    std::vector<torch::Tensor> outs;
+    torch::Tensor h = in;
+    for (auto& layer : s.layers) outs.push_back(h = layer->forward(h));
+    torch::Tensor logits = isLast[i] ? h : s.aux->forward(h);
     torch::nn::functional::cross_entropy(logits, y).backward();
-    localGrad[i] = gradsOf(s.bodyParams());
-    h = out.detach();
+    if (i > 0) localGrad[i - 1] = gradsOf(stages[i - 1].bodyParams());  // now complete
+    if (overlap > 0 && !isLast[i]) {
+      const size_t n = s.layers.size(), l = std::min(n, static_cast<size_t>(overlap));
+      torch::Tensor tail = (l >= n ? in : outs[n - l - 1]).detach();
+      for (size_t j = n - l; j < n; ++j) tail = s.layers[j]->forward(tail);
+      in = tail;  // attached to this stage's last L layers
+    } else {
+      in = h.detach();
+    }
   }
+  localGrad[k - 1] = gradsOf(stages[k - 1].bodyParams());
   ProbeResult r;
   for (size_t i = 0; i < k; ++i) {
     r.stage.push_back(cosine(localGrad[i], trueGrad[i]));

@@ -15,9 +15,11 @@ struct ProbeResult {
   std::vector<std::vector<double>> layer;  ///< per stage, per body layer
 };
 
-/// `stages` are copies (same architecture as the run's). `x`, `y`: the probe batch.
+/// `stages` are copies (same architecture as the run's). `x`, `y`: the probe batch. With
+/// `overlap` L > 0 a stage's local gradient is the combined one its update uses: its own loss's
+/// plus, on its last L layers, the next stage's loss's (both at the snapshot's weights).
 ProbeResult gradientCosine(std::vector<StageModules>& stages, const std::vector<bool>& isLast,
-                           const torch::Tensor& x, const torch::Tensor& y);
+                           const torch::Tensor& x, const torch::Tensor& y, int overlap = 0);
 
 struct EvalResult {
   double loss = 0;

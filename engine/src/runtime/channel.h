@@ -9,11 +9,16 @@
 
 namespace stagewise::engine {
 
-/// One batch on its way downstream: detached activations (or inputs) and labels.
+/// One batch on its way downstream: detached activations (or inputs) and labels. In pipeline
+/// mode it is micro-batch `micro` of the step's `micros`, and on the way back `x` is the gradient
+/// of the boundary activation (`y` then empty).
 struct Batch {
   int64_t step = 0;
   torch::Tensor x;
   torch::Tensor y;
+  int micro = 0;
+  int micros = 1;
+  int64_t rows = 0;  ///< pipeline mode: samples in the whole step's batch (weights each micro-batch)
 };
 
 class Channel {

@@ -1,7 +1,10 @@
 #pragma once
 // State shared by the threads of one LibTorch run.
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <optional>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -43,8 +46,48 @@ struct StageRuntime {
   // written by the stage thread; read after it joined
   StageMeter meter;
   int64_t bytesSent = 0;
+  int64_t gradBytesSent = 0;
   int64_t backpropBytes = 0;
   int64_t peakActivationBytes = 0;
+};
+
+/// K parties each add a value for a step and wait for the sum, taken in party order so that it
+/// does not depend on who came first (pipeline mode: the whole model's gradient norm).
+class SumBarrier {
+ public:
+  explicit SumBarrier(int parties) : m_values(static_cast<size_t>(parties)) {}
+  /// Empty once closed (the run stops).
+  std::optional<double> arrive(int party, double value) {
+    std::unique_lock lock(m_mutex);
+    const int64_t round = m_round;
+    m_values[static_cast<size_t>(party)] = value;
+    if (++m_arrived == static_cast<int>(m_values.size())) {
+      double sum = 0;
+      for (double v : m_values) sum += v;
+      m_sum = sum;
+      m_arrived = 0;
+      ++m_round;
+      m_cv.notify_all();
+      return sum;
+    }
+    m_cv.wait(lock, [&] { return m_round != round || m_closed; });
+    if (m_round == round) return std::nullopt;
+    return m_sum;
+  }
+  void close() {
+    std::lock_guard lock(m_mutex);
+    m_closed = true;
+    m_cv.notify_all();
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::vector<double> m_values;
+  int m_arrived = 0;
+  int64_t m_round = 0;
+  double m_sum = 0;
+  bool m_closed = false;
 };
 
 struct RunContext {
@@ -80,6 +123,10 @@ struct RunContext {
   int64_t checkpointInterval = 0;
 
   std::vector<std::unique_ptr<Channel>> channels;    ///< channels[k] feeds stage k
+  /// Pipeline mode: gradChannels[k] carries the gradients of stage k's output back from stage k+1.
+  std::vector<std::unique_ptr<Channel>> gradChannels;
+  /// Pipeline mode with train.clip_norm: the stages' squared gradient norms, summed per step.
+  std::unique_ptr<SumBarrier> normBarrier;
   std::unique_ptr<std::atomic<int64_t>[]> produced;  ///< [0]: loader, [k+1]: stage k finished
   SnapshotCoordinator* snapshots = nullptr;
 
@@ -94,7 +141,7 @@ struct RunContext {
   /// Called once, after the first failure is recorded (distributed runs tell the other ranks).
   std::function<void(int stage, const std::string& message)> onFailure;
 
-  std::mutex failureMutex;
+  mutable std::mutex failureMutex;
   std::string error;
   int failedStage = -1;
 };

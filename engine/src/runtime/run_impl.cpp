@@ -8,15 +8,18 @@
 #include <utility>
 
 #include "data/tensor_data.h"
-#include "dist/dist_run.h"
+#include "dist/c10d_topology.h"
 #include "model/torch_model.h"
 #include "optim/fused_adam.h"
 #include "probe/probe.h"
 #include "runtime/checkpoint_io.h"
+#include "runtime/method.h"
 #include "runtime/run_context.h"
+#include "runtime/run_summary.h"
 #include "runtime/snapshot.h"
 #include "runtime/stage_worker.h"
 #include "runtime/thread_setup.h"
+#include "runtime/topology.h"
 #include "stagewise/engine/checkpoint.h"
 #include "stagewise/engine/engine.h"
 #include "stagewise/engine/observer_fanout.h"
@@ -55,6 +58,8 @@ void RunContext::fail(int stage, const std::string& message) {
 void RunContext::stopAll() {
   control.requestStop();
   for (auto& c : channels) c->close(/*drop=*/true);
+  for (auto& c : gradChannels) c->close(/*drop=*/true);
+  if (normBarrier) normBarrier->close();
   if (snapshots) snapshots->close(/*drop=*/true);
   if (abortTransfers) abortTransfers();
 }
@@ -107,10 +112,20 @@ class TorchRun final : public Run {
     auto problems = validateSpec(spec, static_cast<int>(m_plan.layers.size()), m_info.devices);
     if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
     m_partition = makePartition(spec, m_plan);
+    if (spec.mode == Mode::Local && spec.local.overlap > 0)
+      for (const auto& s : m_partition.stages)
+        if (!s.isLast && spec.local.overlap > s.lastLayer - s.firstLayer + 1)
+          throw SpecError("local.overlap",
+                          "stage " + std::to_string(s.index + 1) + " has " +
+                              std::to_string(s.lastLayer - s.firstLayer + 1) +
+                              " layer(s); the next stage's loss cannot train its last " +
+                              std::to_string(spec.local.overlap) + ": lower the overlap or move the cut");
+    m_method = makeMethod(m_spec);
     buildStages();
     if (options.dist.enabled())
-      m_dist = std::make_unique<dist::DistributedRun>(options, m_spec, m_plan, m_ctx, m_reporter,
-                                                      m_fanout, m_stages, m_ctx.snapshots);
+      m_topology = std::make_unique<dist::C10dTopology>(options, m_plan, m_ctx, m_fanout, m_stages);
+    else
+      m_topology = std::make_unique<InProcessTopology>();
     if (!options.resumeFrom.empty()) resumeFrom(options.resumeFrom);
     if (spec.checkpoint.enabled()) {
       m_checkpointDir =
@@ -124,7 +139,8 @@ class TorchRun final : public Run {
     m_ctx.stopAll();
     if (m_supervisor.joinable()) m_supervisor.join();
     m_ctx.channels.clear();  // their receiving threads end before the process group goes
-    if (m_dist) m_dist->shutdown();
+    m_ctx.gradChannels.clear();
+    if (m_topology) m_topology->shutdown();
     m_ctx.abortTransfers = nullptr;
     m_ctx.onFailure = nullptr;
   }
@@ -159,7 +175,7 @@ class TorchRun final : public Run {
     m_reporter.event({EventKind::Resumed, m_ctx.now(), -1, "resumed"});
   }
   void requestStop() override {
-    if (m_dist) m_dist->requestStop();
+    if (m_topology) m_topology->requestStop();
     if (m_ctx.control.stopRequested()) return;
     const bool again = m_ctx.userStop.exchange(true);
     if (again) {  // a second stop while draining: stop now
@@ -198,7 +214,8 @@ class TorchRun final : public Run {
     p.totalSteps = m_ctx.totalSteps;
     p.elapsedS = m_ctx.now();
     p.pausedS = std::chrono::duration<double>(m_ctx.control.pausedFor()).count();
-    p.samplesPerSec = ownsLast() ? samplesPerSec(p.elapsedS) : m_dist->remoteSamplesPerSec();
+    p.samplesPerSec =
+        m_topology->ownsLast() ? samplesPerSec(p.elapsedS) : m_topology->remoteSamplesPerSec();
     if (p.step > 0) {
       const double perStep =
           p.samplesPerSec > 0 ? m_ctx.batchSize / p.samplesPerSec : p.elapsedS / p.step;
@@ -219,21 +236,10 @@ class TorchRun final : public Run {
 
   void buildStages() {
     const uint64_t seed = m_spec.train.seed;
-    const bool backprop = m_spec.mode == Mode::Backprop;
     auto layers = buildLayers(m_spec.model, m_plan, seed);
     auto shadowLayers = buildLayers(m_spec.model, m_plan, seed);
-    std::vector<StagePlan> plans = m_partition.stages;
-    if (backprop) {
-      StagePlan all = plans.front();
-      all.firstLayer = 0;
-      all.lastLayer = static_cast<int>(m_plan.layers.size()) - 1;
-      all.isLast = true;
-      all.params = m_plan.totalParams();
-      all.auxParams = all.auxFlops = all.outBytes = 0;
-      all.settings.threads =
-          m_spec.train.backpropThreads > 0 ? m_spec.train.backpropThreads : m_info.hardwareCores;
-      plans = {all};
-    }
+    const std::vector<StagePlan> plans =
+        m_method->stages(m_partition.stages, m_plan, m_info.hardwareCores);
     for (const auto& p : plans) {
       auto s = std::make_unique<StageRuntime>();
       s->plan = p;
@@ -245,7 +251,7 @@ class TorchRun final : public Run {
         s->modules.layers.push_back(layers[static_cast<size_t>(i)]);
         shadow.layers.push_back(shadowLayers[static_cast<size_t>(i)]);
       }
-      if (!p.isLast) {
+      if (m_method->auxHead(p)) {
         const auto& outShape = m_plan.layers[static_cast<size_t>(p.lastLayer)].outShape;
         const uint64_t auxSeed = seed + 7919ull * static_cast<uint64_t>(p.index + 1);
         s->modules.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed);
@@ -267,10 +273,17 @@ class TorchRun final : public Run {
     for (size_t i = 0; i < k; ++i)
       m_ctx.channels.push_back(
           std::make_unique<QueueChannel>(static_cast<size_t>(m_spec.train.queueCapacity)));
+    if (m_method->sendsGradients()) {
+      // Every gradient of a step may wait at once (GPipe sends them all before the stage above
+      // takes one: at most one per micro-batch); with overlap, the D steps' worth in flight.
+      for (size_t i = 0; i + 1 < k; ++i)
+        m_ctx.gradChannels.push_back(std::make_unique<QueueChannel>(gradientCapacity(m_spec)));
+      if (m_spec.train.clipNorm > 0) m_ctx.normBarrier = std::make_unique<SumBarrier>(static_cast<int>(k));
+    }
     m_ctx.produced = std::make_unique<std::atomic<int64_t>[]>(k + 1);
     for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(0);
     m_ctx.startStep = 0;
-    const bool probe = !backprop && m_spec.probe.interval >= 0;
+    const bool probe = m_method->probes() && m_spec.probe.interval >= 0;
     m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k),
                                                         probe ? m_spec.probe.interval : 0,
                                                         m_spec.eval.interval, m_ctx.totalSteps);
@@ -308,7 +321,7 @@ class TorchRun final : public Run {
       si.firstLayer = s->plan.firstLayer;
       si.lastLayer = s->plan.lastLayer;
       si.device = s->plan.settings.device;
-      si.auxHead = s->isLast ? "classifier" : s->plan.settings.auxHead;
+      si.auxHead = s->isLast ? "classifier" : m_method->auxHead(s->plan) ? s->plan.settings.auxHead : "none";
       si.threads = s->plan.settings.threads;
       si.params = s->plan.params;
       si.auxParams = s->plan.auxParams;
@@ -340,7 +353,8 @@ class TorchRun final : public Run {
       if (summary) summary->testAccuracy = r.accuracy, summary->testLoss = r.loss;
     }
     if (probe) {
-      ProbeResult r = gradientCosine(m_shadow, m_isLast, m_probeX, m_probeY);
+      ProbeResult r = gradientCosine(m_shadow, m_isLast, m_probeX, m_probeY,
+                                     m_spec.mode == Mode::Local ? m_spec.local.overlap : 0);
       for (size_t k = 0; k < r.stage.size(); ++k) {
         points.push_back({series::kGradCosine, static_cast<int>(k), -1, step, t, r.stage[k]});
         for (size_t l = 0; l < r.layer[k].size(); ++l)
@@ -366,6 +380,10 @@ class TorchRun final : public Run {
   }
 
   void resumeFrom(const std::string& path) {
+    if (m_spec.mode == Mode::Local && m_spec.local.overlap > 0)
+      throw SpecError("local.overlap",
+                      "a run with overlapping local updates cannot resume from a checkpoint yet: the "
+                      "gradients in flight between the stages are not saved; set it to 0 to resume");
     const int64_t step = loadCheckpoint(path, m_stages);
     if (step >= m_ctx.totalSteps)
       throw SpecError("train.max_steps", "the checkpoint is at step " + std::to_string(step) +
@@ -392,7 +410,7 @@ class TorchRun final : public Run {
   }
 
   void supervise() {
-    if (m_dist) m_dist->start();
+    m_topology->start();
     m_reporter.start(runInfo());
     m_reporter.event({EventKind::Started, 0.0, -1,
                       toString(m_spec.mode) + " run started: " + std::to_string(m_stages.size()) +
@@ -422,7 +440,7 @@ class TorchRun final : public Run {
     for (size_t k = 0; k < m_stages.size(); ++k)
       if (owns(k))
         threads.emplace_back([this, st = m_stages[k].get(), &exited] {
-          runStage(m_ctx, *st);
+          runStage(m_ctx, *st, *m_method);
           ++exited;
         });
     std::thread analysis;
@@ -462,109 +480,25 @@ class TorchRun final : public Run {
       if (exited.load() == threads.size()) break;
     }
     for (auto& th : threads) th.join();
-    if (m_dist && rank() == 0) m_dist->gather();
+    if (rank() == 0) m_topology->collect();
     m_pipelineDone = true;
     m_snapshots->close(/*drop=*/false);  // the analysis thread still measures what is queued
     if (analysis.joinable()) analysis.join();
     finish(cpu0);
   }
 
-  int rank() const { return m_dist ? m_dist->rank() : 0; }
-  bool owns(size_t stage) const { return !m_dist || m_dist->owns(stage); }
-  bool ownsLast() const { return !m_dist || m_dist->ownsLast(); }
-
-  static double checksum(const StageRuntime& st) {
-    torch::NoGradGuard noGrad;
-    double sum = 0;
-    for (auto& p : st.modules.bodyParams()) sum += p.to(torch::kFloat64).sum().item<double>();
-    return sum;
-  }
+  int rank() const { return m_topology->rank(); }
+  bool owns(size_t stage) const { return m_topology->owns(stage); }
+  bool ownsLast() const { return m_topology->ownsLast(); }
 
   void finish(double cpu0) {
-    RunSummary s;
-    s.mode = m_spec.mode;
-    s.wallSeconds = m_ctx.now();
-    s.pausedSeconds = std::chrono::duration<double>(m_ctx.control.pausedFor()).count();
-    s.steps = m_ctx.lastStageSteps.load();
-    s.samplesPerSec = samplesPerSec(s.wallSeconds);
-    if (m_dist && rank() == 0 && !ownsLast()) {  // the last stage ran on another rank: its numbers
-      if (const auto* lastOwner = m_dist->report(m_dist->rankOf(m_stages.size() - 1))) {
-        s.steps = lastOwner->lastStageSteps;
-        const double span = lastOwner->lastStepEndS - lastOwner->warmupEndS;
-        s.samplesPerSec =
-            lastOwner->warmupEndS >= 0 && span > 0 ? lastOwner->samplesAfterWarmup / span : 0;
-      }
-    }
-    s.samples = s.steps * m_spec.train.batchSize;
+    const SummaryBuilder builder(m_ctx, m_stages, *m_topology, m_info.hardwareCores, m_info.blas);
+    RunSummary s =
+        builder.build(processCpuSeconds() - cpu0, samplesPerSec(m_ctx.now()), m_ctx.userStop);
+    if (m_spec.mode == Mode::Local && m_spec.local.overlap > 0)
+      s.overlapLayers = m_spec.local.overlap, s.overlapDelay = m_spec.train.queueCapacity + 1;
     const bool drained = m_ctx.drain.load() && !m_drainFailed;
-    s.cpuUtilization =
-        (processCpuSeconds() - cpu0) / std::max(1e-3, s.wallSeconds * m_info.hardwareCores);
-    s.blas = m_info.blas;
-    s.flushDenormal = true;
-    double slowest = 0;
-    for (size_t k = 0; k < m_stages.size(); ++k) {
-      const auto& st = m_stages[k];
-      StageSummary ss;
-      if (!owns(k)) {
-        // Another rank ran it: rank 0 takes its summary from that rank's report.
-        if (rank() != 0) continue;
-        const auto* report = m_dist->report(m_dist->rankOf(k));
-        if (report)
-          for (const auto& r : report->stages)
-            if (r.index == static_cast<int>(k)) ss = r;
-        if (!report)
-          ss.index = st->plan.index, ss.device = st->plan.settings.device,
-          ss.firstLayer = st->plan.firstLayer, ss.lastLayer = st->plan.lastLayer;
-        if (m_dist->stateReceived(k))
-          ss.paramChecksum = checksum(*st);  // of the weights that arrived
-        slowest = std::max(slowest, ss.meanStepSeconds);
-        s.threads += ss.threads;
-        s.stages.push_back(ss);
-        continue;
-      }
-      ss.index = st->plan.index;
-      ss.device = st->plan.settings.device;
-      ss.firstLayer = st->plan.firstLayer;
-      ss.lastLayer = st->plan.lastLayer;
-      ss.threads = st->plan.settings.threads;
-      ss.steps = st->meter.steps();
-      ss.finalLoss = st->meter.recentLoss();
-      ss.finalAccuracy = st->meter.recentAccuracy();
-      auto f = st->meter.total();
-      ss.computeFraction = f.compute, ss.waitFraction = f.wait, ss.blockedFraction = f.blocked;
-      ss.bytesSent = st->bytesSent;
-      // Across processes: what the channel put on the wire (activations + labels, no headers).
-      if (m_dist && m_dist->payloadSent(k + 1) >= 0) ss.bytesSent = m_dist->payloadSent(k + 1);
-      ss.backpropBytes = st->backpropBytes;
-      ss.peakActivationBytes = st->peakActivationBytes;
-      ss.meanStepSeconds = st->meter.meanComputeSeconds();
-      ss.paramChecksum = checksum(*st);
-      slowest = std::max(slowest, ss.meanStepSeconds);
-      s.threads += ss.threads;
-      s.stages.push_back(ss);
-    }
-    if (slowest > 0 && s.samplesPerSec > 0)
-      s.pipelineEfficiency = s.samplesPerSec / (m_spec.train.batchSize / slowest);
-    {
-      std::lock_guard lock(m_ctx.failureMutex);
-      s.error = m_ctx.error;
-      s.failedStage = m_ctx.failedStage;
-    }
-    for (int r = 1; m_dist && rank() == 0 && r < m_dist->world(); ++r) {
-      const auto* report = m_dist->report(r);
-      if (!report) continue;
-      if (s.error.empty() &&
-          report->status == RunStatus::Failed)  // a failure another rank saw first
-        s.error = report->error, s.failedStage = report->failedStage;
-      if (report->status == RunStatus::Stopped) m_ctx.userStop.store(true);
-    }
-    if (!s.error.empty()) {
-      s.status = RunStatus::Failed;
-    } else {
-      // A stop that came once every step was trained (while the last probes and evaluations
-      // were measured) does not make a finished run a stopped one.
-      s.status = m_ctx.userStop.load() && s.steps < m_ctx.totalSteps ? RunStatus::Stopped
-                                                                     : RunStatus::Completed;
+    if (s.error.empty()) {
       if (drained && s.steps < m_ctx.totalSteps) {
         bool aligned = true;
         for (size_t k = 1; k <= m_stages.size(); ++k)
@@ -574,7 +508,7 @@ class TorchRun final : public Run {
       if (rank() == 0) try {
           setupComputeThread(m_info.hardwareCores, {});
           loadShadowFromLive();
-          const bool probe = m_spec.mode == Mode::Local && m_spec.probe.interval >= 0;
+          const bool probe = m_method->probes() && m_spec.probe.interval >= 0;
           measure(s.steps, probe, true, &s);
         } catch (const std::exception& e) {
           m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
@@ -594,13 +528,7 @@ class TorchRun final : public Run {
            std::to_string(m_snapshots->discarded()) +
                " probe/evaluation points not measured: the run stopped before they were"});
     m_reporter.finish(s);
-    if (m_dist) {
-      if (rank() != 0)
-        m_dist->handOver(s);
-      else
-        m_dist->end();
-      m_dist->shutdown();
-    }
+    m_topology->conclude(s);
     m_ctx.control.setState(RunState::Finished);
     {
       std::lock_guard lock(m_mutex);
@@ -612,7 +540,8 @@ class TorchRun final : public Run {
 
   ExperimentSpec m_spec;
   ObserverFanout m_fanout;
-  std::unique_ptr<dist::DistributedRun> m_dist;  ///< distributed runs: this rank's part
+  std::unique_ptr<Method> m_method;      ///< what differs between local, backprop and pipeline
+  std::unique_ptr<Topology> m_topology;  ///< where the stages run: here, or over c10d
   Reporter m_reporter;
   RunContext m_ctx;
   EngineInfo m_info;

@@ -2,6 +2,7 @@
 // The two kinds of pipeline threads: the data loader and a stage worker.
 
 #include "data/tensor_data.h"
+#include "runtime/method.h"
 #include "runtime/run_context.h"
 
 namespace stagewise::engine {
@@ -9,9 +10,10 @@ namespace stagewise::engine {
 /// Feeds channel 0 with the training batches of every step, in a seeded order.
 void runLoader(RunContext& ctx, const TensorData& data);
 
-/// Trains one stage until its input ends or the run stops. Catches everything and reports it
+/// Trains one stage by `method` until its input ends or the run stops: the shared loop around
+/// the method's step (pause, snapshots, meters, reports). Catches everything and reports it
 /// through ctx.fail() with the stage's index.
-void runStage(RunContext& ctx, StageRuntime& stage);
+void runStage(RunContext& ctx, StageRuntime& stage, const Method& method);
 
 /// Number of steps the spec trains for on a training set of `trainSize` samples.
 int64_t totalStepsFor(const ExperimentSpec& spec, int64_t trainSize);

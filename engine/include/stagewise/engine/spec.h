@@ -11,8 +11,10 @@
 
 namespace stagewise::engine {
 
-/// Training mode: independent local updates per stage, or the end-to-end baseline.
-enum class Mode { Local, Backprop };
+/// Training method: independent local updates per stage; the end-to-end baseline in one
+/// process; or pipelined backprop (the same stages and channels as local mode, trained end to end
+/// in micro-batches, with the boundary gradients travelling back).
+enum class Mode { Local, Backprop, Pipeline };
 
 std::string toString(Mode mode);
 std::optional<Mode> modeFromString(std::string_view text);
@@ -85,6 +87,26 @@ struct TrainSpec {
   uint64_t seed = 1;
   int queueCapacity = 4;    ///< bounded queue between stages (allowed staleness)
   int backpropThreads = 0;  ///< intra-op threads in backprop mode; 0: one per core
+  /// Learning rate over the run: constant | cosine | linear (decay to 0 at the last step),
+  /// after a linear warm-up from 0 over `warmupSteps` steps.
+  std::string lrSchedule = "constant";
+  int64_t warmupSteps = 0;
+  /// Gradient clipping by global norm (0: off): per stage in local mode, over the whole model in
+  /// backprop and pipeline modes.
+  double clipNorm = 0.0;
+};
+
+/// Local updates (mode "local").
+struct LocalSpec {
+  /// Overlapping local updates: stage s+1's loss also trains the last `overlap` layers of stage
+  /// s, applied `train.queue_capacity` + 1 steps later (0: chunked, every stage on its own).
+  int overlap = 0;
+};
+
+/// Pipelined backprop (mode "pipeline").
+struct PipelineSpec {
+  int microBatches = 0;              ///< M micro-batches per batch; 0: one per stage
+  std::string schedule = "gpipe";    ///< gpipe (fill-drain) | 1f1b (PipeDream-flush order)
 };
 
 struct EvalSpec {
@@ -134,6 +156,8 @@ struct ExperimentSpec {
   std::vector<StageOverride> stages;  ///< empty, or exactly one entry per stage
   Mode mode = Mode::Local;
   TrainSpec train;
+  LocalSpec local;
+  PipelineSpec pipeline;
   EvalSpec eval;
   ProbeSpec probe;
   CheckpointSpec checkpoint;

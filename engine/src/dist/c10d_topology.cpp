@@ -1,4 +1,6 @@
-#include "dist/dist_run.h"
+#include "dist/c10d_topology.h"
+
+#include "runtime/method.h"
 
 #include "stagewise/engine/engine.h"
 
@@ -40,16 +42,9 @@ class FeedForwarder final : public RunObserver {
   bool m_lost = false;
 };
 
-DistributedRun::DistributedRun(const RunOptions& options, const ExperimentSpec& spec, const ModelPlan& plan,
-                               RunContext& ctx, Reporter& reporter, ObserverFanout& fanout,
-                               std::vector<std::unique_ptr<StageRuntime>>& stages, SnapshotCoordinator* snapshots)
-    : m_spec(spec),
-      m_plan(plan),
-      m_ctx(ctx),
-      m_reporter(reporter),
-      m_fanout(fanout),
-      m_stages(stages),
-      m_snapshots(snapshots) {
+C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, RunContext& ctx,
+                           ObserverFanout& fanout, std::vector<std::unique_ptr<StageRuntime>>& stages)
+    : m_ctx(ctx), m_spec(ctx.spec), m_reporter(ctx.reporter), m_stages(stages) {
   const DistOptions& o = options.dist;
   if (!options.resumeFrom.empty()) throw SpecError("", "a distributed run cannot resume from a checkpoint yet");
   if (m_spec.distributed.backend == "nccl")
@@ -61,16 +56,20 @@ DistributedRun::DistributedRun(const RunOptions& options, const ExperimentSpec& 
   m_rank = o.rank;
   // Channel k feeds stage k; its sender is stage k-1 (the loader, on stage 0's rank, for k = 0).
   m_sendChannels.assign(static_cast<size_t>(k), nullptr);
+  m_gradSendChannels.assign(static_cast<size_t>(k), nullptr);
+  // The activations entering stage i: the output of the layer before it, at most a full batch.
+  auto maxPayloadInto = [&](int i) {
+    int64_t perSample = 1;
+    if (i > 0)
+      for (int64_t d : plan.layers[static_cast<size_t>(m_stages[static_cast<size_t>(i)]->plan.firstLayer - 1)].outShape)
+        perSample *= d;
+    return perSample * m_spec.train.batchSize * static_cast<int64_t>(sizeof(float));
+  };
   for (int i = 0; i < k; ++i) {
     const int up = m_stageRank[static_cast<size_t>(i == 0 ? 0 : i - 1)];
     const int down = m_stageRank[static_cast<size_t>(i)];
     auto& slot = m_ctx.channels[static_cast<size_t>(i)];
-    // The activations entering stage i: the output of the layer before it, at most a full batch.
-    int64_t perSample = 1;
-    if (i > 0)
-      for (int64_t d : m_plan.layers[static_cast<size_t>(m_stages[static_cast<size_t>(i)]->plan.firstLayer - 1)].outShape)
-        perSample *= d;
-    const int64_t maxPayload = perSample * m_spec.train.batchSize * static_cast<int64_t>(sizeof(float));
+    const int64_t maxPayload = maxPayloadInto(i);
     if (up == m_rank && down != m_rank) {
       auto c = std::make_unique<C10dSendChannel>(*m_group, down, boundaryTag(i), m_spec.train.batchSize,
                                                        maxPayload);
@@ -83,6 +82,23 @@ DistributedRun::DistributedRun(const RunOptions& options, const ExperimentSpec& 
           [this, i](const std::string& e) { m_ctx.fail(i, "stage " + std::to_string(i) + ": " + e); });
     }
   }
+  // Pipeline mode: the gradient of boundary i's activations goes back from stage i to stage
+  // i - 1, the same kind of channel in the other direction (no labels).
+  for (int i = 1; i < k && !m_ctx.gradChannels.empty(); ++i) {
+    const int up = m_stageRank[static_cast<size_t>(i - 1)], down = m_stageRank[static_cast<size_t>(i)];
+    if (up == down) continue;
+    auto& slot = m_ctx.gradChannels[static_cast<size_t>(i - 1)];
+    if (down == m_rank) {
+      auto c = std::make_unique<C10dSendChannel>(*m_group, up, gradientTag(i), 0, maxPayloadInto(i));
+      m_gradSendChannels[static_cast<size_t>(i - 1)] = c.get();
+      slot = std::move(c);
+    } else if (up == m_rank) {
+      slot = std::make_unique<C10dRecvChannel>(
+          *m_group, down, gradientTag(i), 0, maxPayloadInto(i),
+          gradientCapacity(m_spec),
+          [this, i](const std::string& e) { m_ctx.fail(i - 1, "stage " + std::to_string(i - 1) + ", gradients: " + e); });
+    }
+  }
   for (int i = 0; i < k; ++i) m_transferSlots.push_back(std::make_unique<InFlight>());
   m_ctx.abortTransfers = [this] {
     for (auto& s : m_transferSlots) s->abort();
@@ -92,16 +108,16 @@ DistributedRun::DistributedRun(const RunOptions& options, const ExperimentSpec& 
   };
   if (m_rank != 0) {
     m_forwarder = std::make_unique<FeedForwarder>(*m_group);
-    m_fanout.add(m_forwarder.get());
+    fanout.add(m_forwarder.get());
     if (m_ctx.snapshots)
-      m_snapshots->setForward([this](int stage, int64_t step, const std::vector<torch::Tensor>& body,
+      m_ctx.snapshots->setForward([this](int stage, int64_t step, const std::vector<torch::Tensor>& body,
                                      const std::vector<torch::Tensor>& aux) { sendSnapshot(stage, step, body, aux); });
   }
 }
 
 /// At start: all ranks start their clocks together; then the monitor, and on rank 0 the threads
 /// that take in the other ranks' reports and snapshots.
-void DistributedRun::start() {
+void C10dTopology::start() {
   m_group->add("go", 1);
   if (!m_group->waitCount("go", m_group->world(), m_group->timeoutS()))
     m_ctx.fail(-1, "not every rank started within " + std::to_string(int(m_group->timeoutS())) + " s");
@@ -133,7 +149,7 @@ void DistributedRun::start() {
 }
 
 /// A stage on this rank sends its parameters at a probe/eval step to rank 0 (its stage thread).
-void DistributedRun::sendSnapshot(int stage, int64_t step, const std::vector<torch::Tensor>& body, const std::vector<torch::Tensor>& aux) {
+void C10dTopology::sendSnapshot(int stage, int64_t step, const std::vector<torch::Tensor>& body, const std::vector<torch::Tensor>& aux) {
   auto& slot = *m_transferSlots[static_cast<size_t>(stage)];
   const int tag = snapshotTag(stage);
   torch::NoGradGuard noGrad;
@@ -144,7 +160,7 @@ void DistributedRun::sendSnapshot(int stage, int64_t step, const std::vector<tor
 }
 
 /// Rank 0: receives the snapshots of remote stage `stage` and offers them to the coordinator.
-void DistributedRun::receiveSnapshots(int stage) {
+void C10dTopology::receiveSnapshots(int stage) {
   auto& slot = *m_transferSlots[static_cast<size_t>(stage)];
   const int src = m_stageRank[static_cast<size_t>(stage)], tag = snapshotTag(stage);
   const auto& modules = m_stages[static_cast<size_t>(stage)]->modules;
@@ -161,7 +177,7 @@ void DistributedRun::receiveSnapshots(int stage) {
       for (auto* list : {&body, &aux})
         for (auto& t : *list)
           if (!m_group->recv(t, src, tag, slot)) return;
-      m_snapshots->offer(stage, header.item<int64_t>(), body, aux);
+      m_ctx.snapshots->offer(stage, header.item<int64_t>(), body, aux);
     }
   } catch (const std::exception& e) {
     m_ctx.fail(stage, "stage " + std::to_string(stage) + " (rank " + std::to_string(src) + "), parameter snapshot: " + e.what());
@@ -169,7 +185,7 @@ void DistributedRun::receiveSnapshots(int stage) {
 }
 
 /// Rank 0: report batches of the other ranks land in this run's reporter.
-void DistributedRun::feedLoop() {
+void C10dTopology::feedLoop() {
   std::vector<int64_t>& next = m_feedNext;  // sized before this thread starts
   const int last = static_cast<int>(m_stages.size()) - 1;
   try {
@@ -216,7 +232,7 @@ void DistributedRun::feedLoop() {
 
 /// Rank 0, once its own stages are done: waits for every other rank's report (bounded), reads
 /// the rest of their report batches and the final weights of their stages.
-void DistributedRun::gather() {
+void C10dTopology::collect() {
   m_reports.assign(static_cast<size_t>(m_group->world()), std::nullopt);
   const double timeout = m_group->timeoutS();
   for (int r = 1; r < m_group->world(); ++r) {
@@ -291,7 +307,7 @@ void DistributedRun::gather() {
 
 /// Ranks other than 0, at the end: publish this rank's report, send the final weights, and
 /// wait (bounded) until rank 0 has the whole run.
-void DistributedRun::handOver(const RunSummary& s) {
+void C10dTopology::handOver(const RunSummary& s) {
   RankReport report;
   report.status = s.status;
   report.error = s.error;
@@ -328,16 +344,16 @@ void DistributedRun::handOver(const RunSummary& s) {
 }
 
 
-DistributedRun::~DistributedRun() { shutdown(); }
+C10dTopology::~C10dTopology() { shutdown(); }
 
-void DistributedRun::requestStop() {
+void C10dTopology::requestStop() {
   try {
     m_group->set(keys::kStop, std::to_string(m_rank));
   } catch (const std::exception&) {  // the store is gone: the monitor reports it
   }
 }
 
-void DistributedRun::end() {
+void C10dTopology::end() {
   try {
     m_group->set(keys::kEnd, "1");
   } catch (const std::exception&) {
@@ -345,7 +361,7 @@ void DistributedRun::end() {
   if (m_monitor) m_monitor->markDone(), m_monitor->stop();
 }
 
-void DistributedRun::shutdown() {
+void C10dTopology::shutdown() {
   if (m_monitor) m_monitor->stop();
   for (auto& s : m_transferSlots) s->abort();
   for (auto& t : m_snapshotReceivers) t.join();
@@ -358,13 +374,49 @@ void DistributedRun::shutdown() {
   if (m_feedThread.joinable()) m_feedThread.join();
 }
 
-const RankReport* DistributedRun::report(int rank) const {
+const RankReport* C10dTopology::report(int rank) const {
   if (rank < 0 || rank >= static_cast<int>(m_reports.size()) || !m_reports[static_cast<size_t>(rank)]) return nullptr;
   return &*m_reports[static_cast<size_t>(rank)];
 }
 
-int64_t DistributedRun::payloadSent(size_t channel) const {
-  return channel < m_sendChannels.size() && m_sendChannels[channel] ? m_sendChannels[channel]->payloadBytes() : -1;
+int64_t C10dTopology::wireBytes(size_t channel, bool gradients) const {
+  const auto& list = gradients ? m_gradSendChannels : m_sendChannels;
+  return channel < list.size() && list[channel] ? list[channel]->payloadBytes() : -1;
+}
+
+std::optional<StageSummary> C10dTopology::remoteStage(size_t stage) const {
+  if (owns(stage)) return std::nullopt;
+  const auto* r = report(rankOf(stage));
+  if (!r) return std::nullopt;
+  for (const auto& s : r->stages)
+    if (s.index == static_cast<int>(stage)) return s;
+  return std::nullopt;
+}
+
+std::optional<LastStageCounters> C10dTopology::remoteLastStage() const {
+  if (ownsLast()) return std::nullopt;
+  const auto* r = report(rankOf(m_stages.size() - 1));
+  if (!r) return std::nullopt;
+  return LastStageCounters{r->lastStageSteps, r->samplesAfterWarmup, r->warmupEndS, r->lastStepEndS};
+}
+
+void C10dTopology::mergeOutcome(RunSummary& s, std::atomic<bool>& userStop) const {
+  if (m_rank != 0) return;
+  for (int r = 1; r < world(); ++r) {
+    const auto* report = this->report(r);
+    if (!report) continue;
+    if (s.error.empty() && report->status == RunStatus::Failed)  // a failure another rank saw first
+      s.error = report->error, s.failedStage = report->failedStage;
+    if (report->status == RunStatus::Stopped) userStop.store(true);
+  }
+}
+
+void C10dTopology::conclude(const RunSummary& summary) {
+  if (m_rank != 0)
+    handOver(summary);
+  else
+    end();
+  shutdown();
 }
 
 }  // namespace stagewise::engine::dist

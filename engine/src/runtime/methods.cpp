@@ -1,0 +1,480 @@
+// The training methods: local updates, backprop, and pipelined backprop (GPipe fill-drain or
+// 1F1B). Each is a Method (the layout of its stages) and a StageStep (one stage's training step);
+// the worker loop around a step, the loader, channels, meters, probe and checkpoints are shared.
+
+#include "runtime/method.h"
+
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <numbers>
+
+#include "optim/fused_adam.h"
+
+namespace stagewise::engine {
+
+double lrFactor(const TrainSpec& t, int64_t step, int64_t totalSteps) {
+  if (t.warmupSteps > 0 && step < t.warmupSteps)
+    return static_cast<double>(step + 1) / static_cast<double>(t.warmupSteps);
+  if (t.lrSchedule == "constant") return 1.0;
+  const double span = static_cast<double>(totalSteps - t.warmupSteps);
+  if (span <= 0) return 1.0;
+  const double p = std::clamp(static_cast<double>(step - t.warmupSteps) / span, 0.0, 1.0);
+  if (t.lrSchedule == "cosine") return 0.5 * (1.0 + std::cos(std::numbers::pi * p));
+  return 1.0 - p;  // linear
+}
+
+namespace {
+
+std::string errorText(const std::exception& e) {
+  if (auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
+  return e.what();
+}
+
+std::string layerName(const StageRuntime& s, size_t i) {
+  const auto& info = s.layerInfo[i];
+  return "layer " + std::to_string(info.index) + " (" + info.name + ": " + info.description + ")";
+}
+
+/// Where non-finite values first appear, for the failure message.
+std::string firstNonFinite(const StageRuntime& s, const torch::Tensor& input,
+                           const std::vector<torch::Tensor>& outputs) {
+  if (!torch::isfinite(input).all().item<bool>()) return "its input already holds NaN or inf";
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (!torch::isfinite(outputs[i]).all().item<bool>())
+      return "first in the output of " + layerName(s, i);
+  return "in the head's logits or the loss";
+}
+
+int64_t bytesOf(const torch::Tensor& t) {
+  return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+}
+
+/// What every method's stage step shares: the stage, its forward channels, the fault hooks,
+/// the layers' forward pass and the update (clipping, learning-rate schedule, optimizer step).
+class StepBase : public StageStep {
+ public:
+  void finish() override {
+    if (m_out) m_out->close(/*drop=*/false);
+    if (m_gradOut) m_gradOut->close(/*drop=*/false);
+  }
+
+ protected:
+  /// `gradients`: the method sends boundary gradients upstream (the run made ctx.gradChannels).
+  StepBase(RunContext& ctx, StageRuntime& stage, bool gradients)
+      : m_ctx(ctx),
+        m_stage(stage),
+        m_k(stage.plan.index),
+        m_in(*ctx.channels[static_cast<size_t>(stage.plan.index)]),
+        m_out(stage.isLast ? nullptr : ctx.channels[static_cast<size_t>(stage.plan.index) + 1].get()),
+        m_gradIn(gradients && !stage.isLast ? ctx.gradChannels[static_cast<size_t>(m_k)].get() : nullptr),
+        m_gradOut(gradients && m_k > 0 ? ctx.gradChannels[static_cast<size_t>(m_k) - 1].get() : nullptr) {
+    for (auto& g : stage.optimizer->param_groups()) m_baseLr.push_back(g.options().get_lr());
+    for (auto& g : stage.optimizer->param_groups())
+      for (auto& p : g.params()) m_params.push_back(p);
+  }
+
+  /// Receives from `channel`; the time it waits goes to `r.waitS`.
+  std::optional<Batch> receive(Channel& channel, StepResult& r) {
+    const double t0 = m_ctx.now();
+    std::optional<Batch> b = channel.recv();
+    r.waitS += m_ctx.now() - t0;
+    return b;
+  }
+  /// Sends on `channel`; the time it blocks goes to `r.blockedS`. False once closed.
+  bool send(Channel& channel, Batch b, StepResult& r) {
+    const double t0 = m_ctx.now();
+    const bool ok = channel.send(std::move(b));
+    r.blockedS += m_ctx.now() - t0;
+    return ok;
+  }
+  /// Sends the gradient of our input of `step` (micro-batch `micro` of `micros`) upstream,
+  /// counted in grad_bytes_sent. False once closed.
+  bool sendGradient(const torch::Tensor& g, int64_t step, StepResult& r, int micro = 0, int micros = 1,
+                    int64_t rows = 0) {
+    const int64_t bytes = bytesOf(g);
+    if (!send(*m_gradOut, Batch{step, g, torch::Tensor(), micro, micros, rows}, r)) return false;
+    m_stage.gradBytesSent += bytes;
+    return true;
+  }
+  /// The input arrived: note when, and how the queue and the upstream stage stand.
+  void arrived(StepResult& r, int64_t step) {
+    r.step = step;
+    r.inputAt = m_ctx.now();
+    r.depth = m_in.depth();
+    r.upstream = m_ctx.produced[static_cast<size_t>(m_k)].load(std::memory_order_acquire);
+  }
+  /// debug.delay_ms and debug.fail_at_step.
+  void stepHooks(int64_t step) {
+    const auto& settings = m_stage.plan.settings;
+    if (settings.delayMs > 0) m_ctx.control.sleepFor(std::chrono::milliseconds(settings.delayMs));
+    if (m_k == m_ctx.spec.debug.stage && step == m_ctx.spec.debug.failAtStep)
+      throw std::runtime_error("injected failure at step " + std::to_string(step) +
+                               " (debug.fail_at_step)");
+  }
+  /// The stage's input on its device (debug.nan_at_step applied).
+  torch::Tensor input(const torch::Tensor& x, int64_t step) {
+    // Non-blocking from pinned host memory (the loader pins when stage 0 is on a GPU); the
+    // loss.item() below waits for the device, so the host timers include GPU work.
+    torch::Tensor d = x.to(m_stage.device, /*non_blocking=*/true);
+    if (m_k == m_ctx.spec.debug.stage && step == m_ctx.spec.debug.nanAtStep)
+      d = d * std::numeric_limits<float>::quiet_NaN();
+    return d;
+  }
+  /// The stage's layers; every layer's output is kept in `outputs` for the failure message.
+  torch::Tensor forward(torch::Tensor h, std::vector<torch::Tensor>& outputs) {
+    for (size_t i = 0; i < m_stage.modules.layers.size(); ++i) {
+      try {
+        h = m_stage.modules.layers[i]->forward(h);
+      } catch (const std::exception& e) {
+        throw std::runtime_error(layerName(m_stage, i) + ": " + errorText(e));
+      }
+      outputs.push_back(h);
+    }
+    return h;
+  }
+  void checkLoss(double value, int64_t step, const torch::Tensor& x,
+                 const std::vector<torch::Tensor>& outputs) {
+    if (!std::isfinite(value))
+      throw std::runtime_error("non-finite loss (" + std::to_string(value) + ") at step " +
+                               std::to_string(step) + "; " + firstNonFinite(m_stage, x, outputs));
+  }
+  /// Squared norm of the stage's gradients.
+  double gradNormSquared() const {
+    torch::NoGradGuard noGrad;
+    double sum = 0;
+    for (const auto& p : m_params)
+      if (p.grad().defined()) sum += p.grad().to(torch::kFloat64).pow(2).sum().item<double>();
+    return sum;
+  }
+  /// Scales the gradients so that their norm, `totalNormSquared` over everything clipped
+  /// together, is at most train.clip_norm (as torch.nn.utils.clip_grad_norm_ does).
+  void clip(double totalNormSquared) {
+    const double coef = m_ctx.spec.train.clipNorm / (std::sqrt(totalNormSquared) + 1e-6);
+    if (coef >= 1.0) return;
+    torch::NoGradGuard noGrad;
+    for (auto& p : m_params)
+      if (p.grad().defined()) p.grad().mul_(coef);
+  }
+  /// Learning-rate schedule and optimizer step. Clipping is the method's (what it clips over).
+  void step(int64_t step) {
+    const auto& t = m_ctx.spec.train;
+    if (t.lrSchedule != "constant" || t.warmupSteps > 0) {
+      const double f = lrFactor(t, step, m_ctx.totalSteps);
+      auto& groups = m_stage.optimizer->param_groups();
+      for (size_t g = 0; g < groups.size(); ++g) groups[g].options().set_lr(m_baseLr[g] * f);
+    }
+    m_stage.optimizer->step();
+  }
+
+  RunContext& m_ctx;
+  StageRuntime& m_stage;
+  const int m_k;
+  Channel& m_in;
+  Channel* m_out;
+  Channel* m_gradIn;   ///< gradients of our output, from the next stage
+  Channel* m_gradOut;  ///< gradients of our input, to the previous stage
+  std::vector<double> m_baseLr;
+  std::vector<torch::Tensor> m_params;
+};
+
+/// A local step: forward, send the activations on at once, then the stage's own loss (its aux
+/// head, or the model's head on the last stage), backward and update. Nothing comes back, except
+/// with overlapping updates (local.overlap = L > 0): then a stage also sends the gradient of its
+/// loss with respect to its input back up, and applies the one it got for step t at its own step
+/// t + D (D = train.queue_capacity + 1), backpropagated through its last L layers recomputed from
+/// their stored input of step t with the current weights. Backprop mode is this step on one
+/// stage that holds the whole model.
+class LocalStep final : public StepBase {
+ public:
+  LocalStep(RunContext& ctx, StageRuntime& stage, int overlap)
+      : StepBase(ctx, stage, overlap > 0), m_overlap(overlap), m_delay(ctx.spec.train.queueCapacity + 1) {}
+
+  std::optional<StepResult> run() override {
+    StepResult r;
+    r.startedAt = m_ctx.now();
+    std::optional<Batch> batch = receive(m_in, r);
+    if (!batch) return std::nullopt;
+    const int64_t step = batch->step;
+    arrived(r, step);
+    stepHooks(step);
+    torch::Tensor x = input(batch->x, step);
+    torch::Tensor y = batch->y.to(m_stage.device, /*non_blocking=*/true);
+    if (m_gradOut) x.requires_grad_(true);  // the gradient of our loss goes back up
+
+    // Per step, so the activations are freed with the step and the allocator reuses hot memory.
+    std::vector<torch::Tensor> outputs;
+    torch::Tensor h = forward(x, outputs);
+    if (m_gradIn) {
+      // The input of the last L layers, kept until the next stage's gradient for it is applied.
+      const size_t n = outputs.size(), l = static_cast<size_t>(m_overlap);
+      m_kept.push_back({step, (l >= n ? x : outputs[n - l - 1]).detach()});
+    }
+    if (m_out) {
+      // Send before our backward pass so the next stage can start at once.
+      const int64_t actBytes = bytesOf(h);
+      const int64_t labelBytes = bytesOf(batch->y);
+      if (!send(*m_out, Batch{step, h.detach(), batch->y}, r)) return std::nullopt;
+      m_stage.bytesSent += actBytes + labelBytes;
+      const bool lastBoundary = m_k + 2 == static_cast<int>(m_ctx.channels.size());
+      m_stage.backpropBytes += 2 * actBytes + (lastBoundary ? labelBytes : 0);
+    }
+    torch::Tensor logits = m_stage.isLast ? h : m_stage.modules.aux->forward(h);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+    const double lossValue = loss.item<double>();
+    checkLoss(lossValue, step, x, outputs);
+    clearGradients(*m_stage.optimizer);
+    loss.backward();
+    if (m_gradOut && !sendGradient(x.grad(), step, r)) return std::nullopt;
+    if (m_gradIn && step - m_delay >= m_ctx.startStep && !applyDownstream(step - m_delay, r))
+      return std::nullopt;
+    if (m_ctx.spec.train.clipNorm > 0) clip(gradNormSquared());
+    this->step(step);
+    r.hasLoss = true;
+    r.loss = lossValue;
+    r.accuracy = logits.detach().argmax(1).eq(y).to(torch::kFloat32).mean().item<double>();
+    r.samples = batch->y.size(0);
+
+    int64_t actBytes = logits.numel() * 4;
+    for (const auto& o : outputs) actBytes += bytesOf(o);
+    for (const auto& k : m_kept) actBytes += bytesOf(k.input);
+    m_stage.peakActivationBytes = std::max(m_stage.peakActivationBytes, actBytes);
+    return r;
+  }
+
+ private:
+  /// The next stage's gradient for step `t`, through our last L layers recomputed from their
+  /// input of step t with the current weights: added to this step's gradients.
+  bool applyDownstream(int64_t t, StepResult& r) {
+    std::optional<Batch> g = receive(*m_gradIn, r);
+    if (!g) return false;
+    if (g->step != t || m_kept.empty() || m_kept.front().step != t)
+      throw std::runtime_error("overlap: expected the gradient of step " + std::to_string(t) + ", got step " +
+                               std::to_string(g->step));
+    torch::Tensor h = m_kept.front().input;
+    m_kept.pop_front();
+    const size_t n = m_stage.modules.layers.size(), l = std::min(n, static_cast<size_t>(m_overlap));
+    for (size_t i = n - l; i < n; ++i) h = m_stage.modules.layers[i]->forward(h);
+    h.backward(g->x.to(m_stage.device));
+    return true;
+  }
+
+  struct Kept {
+    int64_t step;
+    torch::Tensor input;
+  };
+  const int m_overlap;
+  const int64_t m_delay;
+  std::deque<Kept> m_kept;
+};
+
+/// A pipelined-backprop step: the batch as M micro-batches through every stage, the model's loss
+/// on the last one, the boundary gradients back, and one update per stage per batch once every
+/// micro-batch is through (a flush: the next batch starts on the new weights).
+class PipelineStep final : public StepBase {
+ public:
+  PipelineStep(RunContext& ctx, StageRuntime& stage, int microBatches, bool oneFOneB, int stages)
+      : StepBase(ctx, stage, /*gradients=*/true), m_micro(microBatches), m_1f1b(oneFOneB), m_stages(stages) {}
+
+  std::optional<StepResult> run() override {
+    StepResult r;
+    r.startedAt = m_ctx.now();
+    // Stage 0 splits the loader's batch; the others learn the split from its first micro-batch.
+    std::vector<Batch> split;
+    std::optional<Batch> first = receive(m_in, r);
+    if (!first) return std::nullopt;
+    const int64_t step = first->step;
+    arrived(r, step);
+    stepHooks(step);
+    int m = first->micros;
+    int64_t rows = first->rows;
+    if (m_k == 0) {
+      rows = first->x.size(0);
+      m = static_cast<int>(std::min<int64_t>(m_micro, rows));
+      auto xs = torch::tensor_split(first->x, m), ys = torch::tensor_split(first->y, m);
+      for (int i = 0; i < m; ++i)
+        split.push_back(Batch{step, xs[static_cast<size_t>(i)], ys[static_cast<size_t>(i)], i, m, rows});
+    } else if (first->micro != 0 || rows < 1) {
+      throw std::runtime_error("pipeline: step " + std::to_string(step) + " began with micro-batch " +
+                               std::to_string(first->micro) + " of " + std::to_string(m));
+    }
+
+    std::vector<Held> held(static_cast<size_t>(m));
+    int64_t heldBytes = 0;
+    double lossSum = 0;
+    int64_t correct = 0;
+    clearGradients(*m_stage.optimizer);
+
+    auto next = [&](int i) -> std::optional<Batch> {
+      if (m_k == 0) return std::move(split[static_cast<size_t>(i)]);
+      if (i == 0) return std::move(first);
+      std::optional<Batch> b = receive(m_in, r);
+      if (b && (b->step != step || b->micro != i))
+        throw std::runtime_error("pipeline: expected micro-batch " + std::to_string(i) + " of step " +
+                                 std::to_string(step) + ", got " + std::to_string(b->micro) +
+                                 " of step " + std::to_string(b->step));
+      return b;
+    };
+    auto forwardMicro = [&](int i) -> bool {
+      std::optional<Batch> b = next(i);
+      if (!b) return false;
+      Held& hd = held[static_cast<size_t>(i)];
+      hd.x = input(b->x, step);
+      if (m_k > 0) hd.x.requires_grad_(true);
+      torch::Tensor y = b->y.to(m_stage.device, /*non_blocking=*/true);
+      std::vector<torch::Tensor> outputs;
+      hd.h = forward(hd.x, outputs);
+      int64_t bytes = 0;
+      for (const auto& o : outputs) bytes += bytesOf(o);
+      if (m_stage.isLast) {
+        // Weighted by its share of the batch, so the accumulated gradient is the full batch's.
+        const double share = static_cast<double>(y.size(0)) / static_cast<double>(rows);
+        torch::Tensor ce = torch::nn::functional::cross_entropy(hd.h, y);
+        const double value = ce.item<double>();
+        checkLoss(value, step, hd.x, outputs);
+        hd.loss = ce * share;
+        lossSum += value * share;
+        correct += hd.h.detach().argmax(1).eq(y).sum().item<int64_t>();
+        bytes += hd.h.numel() * 4;
+      } else {
+        const int64_t actBytes = bytesOf(hd.h), labelBytes = bytesOf(b->y);
+        if (!send(*m_out, Batch{step, hd.h.detach(), b->y, i, m, rows}, r)) return false;
+        m_stage.bytesSent += actBytes + labelBytes;
+      }
+      hd.bytes = bytes;
+      heldBytes += bytes;
+      m_stage.peakActivationBytes = std::max(m_stage.peakActivationBytes, heldBytes);
+      return true;
+    };
+    auto backwardMicro = [&](int i) -> bool {
+      Held& hd = held[static_cast<size_t>(i)];
+      if (m_stage.isLast) {
+        hd.loss.backward();
+      } else {
+        std::optional<Batch> g = receive(*m_gradIn, r);
+        if (!g) return false;
+        if (g->step != step || g->micro != i)
+          throw std::runtime_error("pipeline: expected the gradient of micro-batch " + std::to_string(i) +
+                                   " of step " + std::to_string(step) + ", got " + std::to_string(g->micro) +
+                                   " of step " + std::to_string(g->step));
+        hd.h.backward(g->x.to(m_stage.device));
+      }
+      if (m_gradOut && !sendGradient(hd.x.grad(), step, r, i, m, rows)) return false;
+      heldBytes -= hd.bytes;
+      hd = Held{};
+      return true;
+    };
+
+    // GPipe: every forward, then every backward. 1F1B: as many forwards as stages downstream
+    // (the pipeline's fill), then one forward and one backward in turn, then the rest.
+    const int warm = m_1f1b ? std::min(m_stages - 1 - m_k, m) : m;
+    for (int i = 0; i < warm; ++i)
+      if (!forwardMicro(i)) return std::nullopt;
+    for (int i = 0; i < m - warm; ++i)
+      if (!forwardMicro(warm + i) || !backwardMicro(i)) return std::nullopt;
+    for (int i = m - warm; i < m; ++i)
+      if (!backwardMicro(i)) return std::nullopt;
+
+    if (m_ctx.spec.train.clipNorm > 0) {
+      // The whole model's norm, as backprop clips it.
+      const std::optional<double> total =
+          m_ctx.normBarrier ? m_ctx.normBarrier->arrive(m_k, gradNormSquared()) : gradNormSquared();
+      if (!total) return std::nullopt;
+      clip(*total);
+    }
+    this->step(step);
+    if (m_stage.isLast) {
+      r.hasLoss = true;
+      r.loss = lossSum;
+      r.accuracy = static_cast<double>(correct) / static_cast<double>(rows);
+    }
+    r.samples = rows;
+    return r;
+  }
+
+ private:
+  struct Held {
+    torch::Tensor x, h, loss;
+    int64_t bytes = 0;
+  };
+  const int m_micro;
+  const bool m_1f1b;
+  const int m_stages;
+};
+
+class LocalMethod final : public Method {
+ public:
+  explicit LocalMethod(int overlap) : m_overlap(overlap) {}
+  Mode mode() const override { return Mode::Local; }
+  bool probes() const override { return true; }
+  bool sendsGradients() const override { return m_overlap > 0; }
+  std::unique_ptr<StageStep> stageStep(RunContext& ctx, StageRuntime& stage) const override {
+    return std::make_unique<LocalStep>(ctx, stage, m_overlap);
+  }
+
+ private:
+  const int m_overlap;
+};
+
+class BackpropMethod final : public Method {
+ public:
+  explicit BackpropMethod(const ExperimentSpec& spec) : m_spec(spec) {}
+  Mode mode() const override { return Mode::Backprop; }
+  /// One stage with the whole model, on train.backprop_threads threads (default: every core).
+  std::vector<StagePlan> stages(std::vector<StagePlan> partition, const ModelPlan& plan,
+                                int cores) const override {
+    StagePlan all = partition.front();
+    all.firstLayer = 0;
+    all.lastLayer = static_cast<int>(plan.layers.size()) - 1;
+    all.isLast = true;
+    all.params = plan.totalParams();
+    all.auxParams = all.auxFlops = all.outBytes = 0;
+    all.settings.threads = m_spec.train.backpropThreads > 0 ? m_spec.train.backpropThreads : cores;
+    return {all};
+  }
+  bool auxHead(const StagePlan&) const override { return false; }
+  std::unique_ptr<StageStep> stageStep(RunContext& ctx, StageRuntime& stage) const override {
+    return std::make_unique<LocalStep>(ctx, stage, 0);
+  }
+
+ private:
+  const ExperimentSpec& m_spec;
+};
+
+class PipelineMethod final : public Method {
+ public:
+  explicit PipelineMethod(const ExperimentSpec& spec) : m_spec(spec) {}
+  Mode mode() const override { return Mode::Pipeline; }
+  /// The partition's stages without aux heads: the model's head on the last stage trains them all.
+  std::vector<StagePlan> stages(std::vector<StagePlan> partition, const ModelPlan&,
+                                int) const override {
+    for (auto& s : partition) {
+      s.auxParams = s.auxFlops = 0;
+      if (!s.isLast) s.settings.auxHead = "none";
+    }
+    return partition;
+  }
+  bool auxHead(const StagePlan&) const override { return false; }
+  bool sendsGradients() const override { return true; }
+  std::unique_ptr<StageStep> stageStep(RunContext& ctx, StageRuntime& stage) const override {
+    const int k = static_cast<int>(ctx.channels.size());
+    const int m = m_spec.pipeline.microBatches > 0 ? m_spec.pipeline.microBatches : k;
+    return std::make_unique<PipelineStep>(ctx, stage, m, m_spec.pipeline.schedule == "1f1b", k);
+  }
+
+ private:
+  const ExperimentSpec& m_spec;
+};
+
+}  // namespace
+
+std::unique_ptr<Method> makeMethod(const ExperimentSpec& spec) {
+  switch (spec.mode) {
+    case Mode::Backprop: return std::make_unique<BackpropMethod>(spec);
+    case Mode::Pipeline: return std::make_unique<PipelineMethod>(spec);
+    case Mode::Local: break;
+  }
+  return std::make_unique<LocalMethod>(spec.local.overlap);
+}
+
+}  // namespace stagewise::engine

@@ -1,0 +1,95 @@
+#include "runtime/run_summary.h"
+
+#include <algorithm>
+
+namespace stagewise::engine {
+
+double SummaryBuilder::checksum(const StageRuntime& st) {
+  torch::NoGradGuard noGrad;
+  double sum = 0;
+  for (auto& p : st.modules.bodyParams()) sum += p.to(torch::kFloat64).sum().item<double>();
+  return sum;
+}
+
+StageSummary SummaryBuilder::ownStage(size_t k) const {
+  const auto& st = *m_stages[k];
+  StageSummary ss;
+  ss.index = st.plan.index;
+  ss.device = st.plan.settings.device;
+  ss.firstLayer = st.plan.firstLayer;
+  ss.lastLayer = st.plan.lastLayer;
+  ss.threads = st.plan.settings.threads;
+  ss.steps = st.meter.steps();
+  ss.finalLoss = st.meter.recentLoss();
+  ss.finalAccuracy = st.meter.recentAccuracy();
+  auto f = st.meter.total();
+  ss.computeFraction = f.compute, ss.waitFraction = f.wait, ss.blockedFraction = f.blocked;
+  ss.bytesSent = st.bytesSent;
+  ss.gradBytesSent = st.gradBytesSent;
+  // Across processes: what the transport put on the wire (activations + labels, no headers).
+  if (const int64_t wire = m_topology.wireBytes(k + 1, false); wire >= 0) ss.bytesSent = wire;
+  if (k > 0)
+    if (const int64_t wire = m_topology.wireBytes(k - 1, true); wire >= 0) ss.gradBytesSent = wire;
+  ss.backpropBytes = st.backpropBytes;
+  ss.peakActivationBytes = st.peakActivationBytes;
+  ss.meanStepSeconds = st.meter.meanComputeSeconds();
+  ss.paramChecksum = checksum(st);
+  return ss;
+}
+
+RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec, std::atomic<bool>& userStop) const {
+  const auto& spec = m_ctx.spec;
+  RunSummary s;
+  s.mode = spec.mode;
+  s.wallSeconds = m_ctx.now();
+  s.pausedSeconds = std::chrono::duration<double>(m_ctx.control.pausedFor()).count();
+  s.steps = m_ctx.lastStageSteps.load();
+  s.samplesPerSec = samplesPerSec;
+  if (m_topology.rank() == 0)
+    if (const auto last = m_topology.remoteLastStage()) {  // the last stage ran elsewhere: its numbers
+      s.steps = last->steps;
+      const double span = last->lastStepEndS - last->warmupEndS;
+      s.samplesPerSec = last->warmupEndS >= 0 && span > 0 ? last->samplesAfterWarmup / span : 0;
+    }
+  s.samples = s.steps * spec.train.batchSize;
+  s.cpuUtilization = cpuSeconds / std::max(1e-3, s.wallSeconds * m_cores);
+  s.blas = m_blas;
+  s.flushDenormal = true;
+  double slowest = 0;
+  for (size_t k = 0; k < m_stages.size(); ++k) {
+    StageSummary ss;
+    if (m_topology.owns(k)) {
+      ss = ownStage(k);
+    } else {
+      // Another rank ran it: rank 0 takes its summary from that rank's report.
+      if (m_topology.rank() != 0) continue;
+      const auto& st = *m_stages[k];
+      if (const auto remote = m_topology.remoteStage(k))
+        ss = *remote;
+      else
+        ss.index = st.plan.index, ss.device = st.plan.settings.device, ss.firstLayer = st.plan.firstLayer,
+        ss.lastLayer = st.plan.lastLayer;
+      if (m_topology.finalWeightsArrived(k)) ss.paramChecksum = checksum(st);  // of the weights that arrived
+    }
+    slowest = std::max(slowest, ss.meanStepSeconds);
+    s.threads += ss.threads;
+    s.stages.push_back(ss);
+  }
+  if (slowest > 0 && s.samplesPerSec > 0)
+    s.pipelineEfficiency = s.samplesPerSec / (spec.train.batchSize / slowest);
+  {
+    std::lock_guard lock(m_ctx.failureMutex);
+    s.error = m_ctx.error;
+    s.failedStage = m_ctx.failedStage;
+  }
+  m_topology.mergeOutcome(s, userStop);
+  if (!s.error.empty())
+    s.status = RunStatus::Failed;
+  else
+    // A stop that came once every step was trained (while the last probes and evaluations
+    // were measured) does not make a finished run a stopped one.
+    s.status = userStop.load() && s.steps < m_ctx.totalSteps ? RunStatus::Stopped : RunStatus::Completed;
+  return s;
+}
+
+}  // namespace stagewise::engine

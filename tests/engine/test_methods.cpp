@@ -1,0 +1,372 @@
+// The training methods on the real engine: pipelined backprop computes backprop's gradients (GPipe
+// and 1F1B, MLP and ViT), sends measured bytes both ways, flushes, holds fewer activations under
+// 1F1B; the learning-rate schedule, warm-up and clipping do what they say, and clip alike in
+// backprop and pipeline modes.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <filesystem>
+
+#include "data/tensor_data.h"
+#include "idx_fixture.h"
+#include "model/torch_model.h"
+#include "recording_observer.h"
+#include "runtime/method.h"
+#include "stagewise/engine/engine.h"
+
+using namespace stagewise::engine;
+
+namespace {
+
+QTemporaryDir* g_dir = nullptr;
+
+ExperimentSpec family(const std::string& kind, const std::vector<std::string>& extra = {}) {
+  const std::string model =
+      kind == "vit" ? R"({"kind":"vit","patch":4,"dim":16,"depth":2,"heads":2})"
+                    : R"({"kind":"mlp","hidden":[32,32,32]})";
+  const std::string data =
+      kind == "vit" ? R"({"kind":"idx","path":")" + g_dir->path().toStdString() + R"("})"
+                    : R"({"kind":"synthetic","synthetic_train":1024,"synthetic_test":256,
+                        "synthetic_features":16,"synthetic_classes":4})";
+  // One intra-op thread everywhere, so reductions run in the same order in every mode.
+  std::string json = R"({"dataset":)" + data + R"(,"model":)" + model +
+                     R"(,"partition":{"cuts":[1,2]},
+     "train":{"batch_size":16,"max_steps":100,"seed":3,"queue_capacity":2,"backprop_threads":1},
+     "stage_defaults":{"threads":1},"eval":{"interval":0},"probe":{"interval":-1}})";
+  return parseSpec(applyOverrides(json, extra));
+}
+
+RunSummary train(const ExperimentSpec& spec, RecordingObserver& obs) {
+  auto run = createRun(spec, &obs);
+  run->start();
+  return run->wait();
+}
+
+/// Body parameters of stage `k` in the checkpoint at `folder`.
+std::vector<torch::Tensor> stageBody(const std::string& folder, size_t k) {
+  std::vector<torch::Tensor> out;
+  torch::serialize::InputArchive archive;
+  archive.load_from(folder + "/stage-" + std::to_string(k) + ".pt");
+  for (int i = 0;; ++i) {
+    torch::Tensor t;
+    if (!archive.try_read("body." + std::to_string(i), t)) break;
+    out.push_back(t);
+  }
+  return out;
+}
+
+/// Body parameters of every stage of the checkpoint at `folder`, in model order.
+std::vector<torch::Tensor> checkpointBody(const std::string& folder, size_t stages) {
+  std::vector<torch::Tensor> out;
+  for (size_t k = 0; k < stages; ++k)
+    for (auto& t : stageBody(folder, k)) out.push_back(t);
+  return out;
+}
+
+/// The step-0 gradient of every parameter tensor: one SGD step with a large learning rate from
+/// the seeded initial weights, g = (w0 - w1) / lr (the large rate keeps the rounding of the
+/// subtraction far below the tolerance).
+std::vector<torch::Tensor> stepZeroGradients(ExperimentSpec spec, Mode mode, const std::string& dir) {
+  constexpr double kLr = 1e4;
+  spec.mode = mode;
+  spec.train.optimizer = "sgd";
+  spec.train.momentum = 0;
+  spec.train.lr = kLr;
+  spec.train.maxSteps = 2;
+  spec.checkpoint.interval = 1;
+  spec.checkpoint.dir = dir;
+  RecordingObserver obs;
+  const RunSummary s = train(spec, obs);
+  if (s.status != RunStatus::Completed) throw std::runtime_error(s.error);
+  at::set_num_threads(1);
+  const TensorData data = loadTensorData(spec.dataset, spec.train.seed);
+  const ModelPlan plan = planModel(spec.model, data.shape);
+  const auto w0 = parametersOf(buildLayers(spec.model, plan, spec.train.seed));
+  const auto w1 = checkpointBody(dir + "/step-1", s.stages.size());
+  if (w0.size() != w1.size()) throw std::runtime_error("parameter count differs");
+  std::vector<torch::Tensor> g;
+  for (size_t i = 0; i < w0.size(); ++i) g.push_back((w0[i].detach().to(torch::kFloat64) - w1[i].to(torch::kFloat64)) / kLr);
+  return g;
+}
+
+double relativeDifference(double a, double b) { return std::abs(a - b) / std::max(1e-12, std::abs(b)); }
+
+}  // namespace
+
+class TestMethods : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() {
+    g_dir = new QTemporaryDir;
+    fixture::writeSet(g_dir->path(), 256, 8, 8, /*gz=*/false, 3);
+  }
+  void cleanupTestCase() { delete g_dir; }
+
+  void pipelineGradientsAreBackprops_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("schedule");
+    QTest::addColumn<int>("micro");
+    QTest::newRow("mlp gpipe") << "mlp" << "gpipe" << 0;
+    QTest::newRow("mlp 1f1b") << "mlp" << "1f1b" << 4;
+    QTest::newRow("mlp uneven micro-batches") << "mlp" << "gpipe" << 5;
+    QTest::newRow("vit gpipe") << "vit" << "gpipe" << 0;
+    QTest::newRow("vit 1f1b") << "vit" << "1f1b" << 4;
+  }
+  void pipelineGradientsAreBackprops() {
+    QFETCH(QString, kind);
+    QFETCH(QString, schedule);
+    QFETCH(int, micro);
+    QTemporaryDir dir;
+    const ExperimentSpec spec = family(kind.toStdString(), {"pipeline.schedule=" + schedule.toStdString(),
+                                                            "pipeline.micro_batches=" + std::to_string(micro)});
+    const auto bp = stepZeroGradients(spec, Mode::Backprop, dir.filePath("bp").toStdString());
+    const auto pl = stepZeroGradients(spec, Mode::Pipeline, dir.filePath("pl").toStdString());
+    QCOMPARE(pl.size(), bp.size());
+    for (size_t i = 0; i < bp.size(); ++i) {
+      const double norm = bp[i].norm().item<double>();
+      QVERIFY2(norm > 0, ("parameter " + std::to_string(i) + " has no gradient").c_str());
+      const double rel = (pl[i] - bp[i]).norm().item<double>() / norm;
+      QVERIFY2(rel <= 1e-5, ("parameter tensor " + std::to_string(i) + ": |dg|/|g| = " + std::to_string(rel)).c_str());
+    }
+  }
+
+  void pipelineLossesAreBackprops_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("schedule");
+    QTest::newRow("mlp gpipe") << "mlp" << "gpipe";
+    QTest::newRow("mlp 1f1b") << "mlp" << "1f1b";
+    QTest::newRow("vit gpipe") << "vit" << "gpipe";
+    QTest::newRow("vit 1f1b") << "vit" << "1f1b";
+  }
+  /// 100 Adam steps on the same data order: the model's loss matches backprop's.
+  void pipelineLossesAreBackprops() {
+    QFETCH(QString, kind);
+    QFETCH(QString, schedule);
+    ExperimentSpec spec = family(kind.toStdString(), {"pipeline.schedule=" + schedule.toStdString()});
+    RecordingObserver bpObs, plObs;
+    spec.mode = Mode::Backprop;
+    const RunSummary bp = train(spec, bpObs);
+    spec.mode = Mode::Pipeline;
+    const RunSummary pl = train(spec, plObs);
+    QVERIFY2(bp.status == RunStatus::Completed, bp.error.c_str());
+    QVERIFY2(pl.status == RunStatus::Completed, pl.error.c_str());
+    QCOMPARE(pl.steps, int64_t{100});
+    const auto bpLoss = bpObs.series(series::kLoss, 0);
+    const auto plLoss = plObs.series(series::kLoss, 2);  // the model's loss is the last stage's
+    QCOMPARE(plLoss.size(), size_t{100});
+    QCOMPARE(bpLoss.size(), size_t{100});
+    QVERIFY(plObs.series(series::kLoss, 0).empty());  // no aux heads: no loss before the last
+    for (size_t t : {size_t{0}, size_t{50}, size_t{99}})
+      QVERIFY2(relativeDifference(plLoss[t], bpLoss[t]) <= 1e-4,
+               ("step " + std::to_string(t) + ": " + std::to_string(plLoss[t]) + " vs " +
+                std::to_string(bpLoss[t])).c_str());
+    QVERIFY(relativeDifference(pl.testAccuracy, bp.testAccuracy) <= 1e-3);
+    QCOMPARE(plObs.info.stages.size(), size_t{3});
+    QCOMPARE(plObs.info.stages[0].auxHead, std::string("none"));
+  }
+
+  /// Measured bytes: activations and labels forward, the gradients of the activations back.
+  void pipelineBytesAreMeasuredBothWays() {
+    ExperimentSpec spec = family("mlp", {"mode=pipeline", "train.max_steps=30"});
+    RecordingObserver obs;
+    const RunSummary s = train(spec, obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    const int64_t act = 30 * 16 * 32 * 4, labels = 30 * 16 * 8;
+    QCOMPARE(s.stages[0].bytesSent, act + labels);
+    QCOMPARE(s.stages[1].bytesSent, act + labels);
+    QCOMPARE(s.stages[2].bytesSent, int64_t{0});
+    QCOMPARE(s.stages[0].gradBytesSent, int64_t{0});  // nothing above stage 1
+    QCOMPARE(s.stages[1].gradBytesSent, act);
+    QCOMPARE(s.stages[2].gradBytesSent, act);
+    QCOMPARE(s.stages[0].backpropBytes, int64_t{0});  // the prediction is local mode's
+    QVERIFY(!obs.series(series::kGradBytesSent, 1).empty());
+    // A flush: no stage runs ahead of the one below it (stage 0's upstream is the loader, which
+    // prefetches).
+    for (int k = 1; k < 3; ++k)
+      for (double v : obs.series(series::kStaleness, k)) QCOMPARE(v, 0.0);
+  }
+
+  /// 1F1B keeps at most (stages downstream + 1) micro-batches' activations, GPipe all of them.
+  void oneFOneBHoldsFewerActivations() {
+    RecordingObserver a, b;
+    const RunSummary gpipe = train(family("mlp", {"mode=pipeline", "pipeline.micro_batches=8", "train.max_steps=10"}), a);
+    const RunSummary f1b =
+        train(family("mlp", {"mode=pipeline", "pipeline.micro_batches=8", "pipeline.schedule=1f1b", "train.max_steps=10"}), b);
+    QVERIFY2(gpipe.status == RunStatus::Completed, gpipe.error.c_str());
+    QVERIFY2(f1b.status == RunStatus::Completed, f1b.error.c_str());
+    // Stage 0 holds the outputs of its one layer: 8 micro-batches under GPipe, 3 under 1F1B.
+    const int64_t perMicro = 2 * 32 * 4;  // 16 / 8 samples x 32 features x 4 bytes
+    QCOMPARE(gpipe.stages[0].peakActivationBytes, 8 * perMicro);
+    QCOMPARE(f1b.stages[0].peakActivationBytes, 3 * perMicro);
+    QVERIFY(f1b.stages[1].peakActivationBytes < gpipe.stages[1].peakActivationBytes);
+  }
+
+  void lrFactorFollowsTheSchedule() {
+    TrainSpec t;
+    QCOMPARE(lrFactor(t, 0, 100), 1.0);
+    t.warmupSteps = 10;
+    QCOMPARE(lrFactor(t, 0, 100), 0.1);
+    QCOMPARE(lrFactor(t, 9, 100), 1.0);
+    QCOMPARE(lrFactor(t, 50, 100), 1.0);
+    t.lrSchedule = "linear";
+    QCOMPARE(lrFactor(t, 10, 100), 1.0);
+    QVERIFY(std::abs(lrFactor(t, 55, 100) - 0.5) < 1e-12);
+    t.lrSchedule = "cosine";
+    QVERIFY(std::abs(lrFactor(t, 55, 100) - 0.5) < 1e-12);
+    QVERIFY(lrFactor(t, 99, 100) > 0);
+    QVERIFY(lrFactor(t, 99, 100) < 0.01);
+  }
+
+  /// The schedule reaches the optimizer: SGD without momentum moves the weights by lr x g, so a
+  /// run whose rate decays to ~0 ends nearer its start than a constant one.
+  void scheduleAndClippingChangeTraining() {
+    RecordingObserver o1, o2, o3, o4;
+    const RunSummary constant = train(family("mlp", {"mode=backprop"}), o1);
+    const RunSummary cosine = train(family("mlp", {"mode=backprop", "train.lr_schedule=cosine", "train.warmup_steps=10"}), o2);
+    QVERIFY(constant.status == RunStatus::Completed && cosine.status == RunStatus::Completed);
+    QVERIFY(constant.stages[0].paramChecksum != cosine.stages[0].paramChecksum);
+    const RunSummary clipped = train(family("mlp", {"mode=backprop", "train.clip_norm=0.05"}), o3);
+    QVERIFY(clipped.stages[0].paramChecksum != constant.stages[0].paramChecksum);
+    // A bound far above every gradient's norm clips nothing: the same run, bit for bit.
+    const RunSummary loose = train(family("mlp", {"mode=backprop", "train.clip_norm=1e9"}), o4);
+    QCOMPARE(loose.stages[0].paramChecksum, constant.stages[0].paramChecksum);
+  }
+
+  /// Pipeline mode clips by the whole model's norm, as backprop does: equal losses.
+  void pipelineClipsLikeBackprop() {
+    ExperimentSpec spec = family("mlp", {"train.clip_norm=0.05", "train.max_steps=40"});
+    RecordingObserver bpObs, plObs;
+    spec.mode = Mode::Backprop;
+    const RunSummary bp = train(spec, bpObs);
+    spec.mode = Mode::Pipeline;
+    const RunSummary pl = train(spec, plObs);
+    QVERIFY2(pl.status == RunStatus::Completed, pl.error.c_str());
+    const auto a = bpObs.series(series::kLoss, 0), b = plObs.series(series::kLoss, 2);
+    QCOMPARE(b.size(), a.size());
+    QVERIFY2(relativeDifference(b.back(), a.back()) <= 1e-4, (std::to_string(b.back()) + " vs " + std::to_string(a.back())).c_str());
+    // and clipping did something: unclipped backprop ends elsewhere
+    RecordingObserver unclippedObs;
+    ExperimentSpec unclipped = spec;
+    unclipped.mode = Mode::Backprop;
+    unclipped.train.clipNorm = 0;
+    train(unclipped, unclippedObs);
+    QVERIFY(std::abs(unclippedObs.series(series::kLoss, 0).back() - a.back()) > 1e-6);
+  }
+
+  /// local.overlap = 0 is chunked local updates: the key changes nothing.
+  void overlapZeroIsChunked() {
+    RecordingObserver a, b;
+    const RunSummary plain = train(family("mlp", {"train.max_steps=60"}), a);
+    const RunSummary zero = train(family("mlp", {"train.max_steps=60", "local.overlap=0"}), b);
+    for (size_t k = 0; k < 3; ++k) QCOMPARE(zero.stages[k].paramChecksum, plain.stages[k].paramChecksum);
+    QCOMPARE(zero.overlapDelay, 0);
+    QCOMPARE(zero.stages[1].gradBytesSent, int64_t{0});
+  }
+
+  /// With overlap the run is the same bit for bit whatever the timing (a straggler here).
+  void overlapIsReproducible() {
+    RecordingObserver a, b;
+    const RunSummary fast = train(family("mlp", {"train.max_steps=60", "local.overlap=1"}), a);
+    const RunSummary slow =
+        train(family("mlp", {"train.max_steps=60", "local.overlap=1", "stages=[{},{\"delay_ms\":3},{}]"}), b);
+    QVERIFY2(fast.status == RunStatus::Completed, fast.error.c_str());
+    QVERIFY2(slow.status == RunStatus::Completed, slow.error.c_str());
+    for (size_t k = 0; k < 3; ++k) {
+      QCOMPARE(slow.stages[k].paramChecksum, fast.stages[k].paramChecksum);
+      QCOMPARE(slow.stages[k].finalLoss, fast.stages[k].finalLoss);
+    }
+    QCOMPARE(fast.overlapLayers, 1);
+    QCOMPARE(fast.overlapDelay, 3);  // queue_capacity 2 + 1
+    // one gradient tensor per step back across each boundary: 60 x 16 samples x 32 floats
+    QCOMPARE(fast.stages[0].gradBytesSent, int64_t{0});
+    QCOMPARE(fast.stages[1].gradBytesSent, int64_t{60 * 16 * 32 * 4});
+    QCOMPARE(fast.stages[2].gradBytesSent, int64_t{60 * 16 * 32 * 4});
+    // and it changes training
+    RecordingObserver c;
+    const RunSummary chunked = train(family("mlp", {"train.max_steps=60"}), c);
+    QVERIFY(chunked.stages[0].paramChecksum != fast.stages[0].paramChecksum);
+  }
+
+  /// The first downstream gradient (step 0's, applied at step D) changes exactly the last L
+  /// layers of every stage but the last, and nothing else: compared with chunked updates at the
+  /// checkpoint right after step D.
+  void downstreamLossChangesOnlyItsLayers() {
+    // 5 layers (4 hidden + classifier), stages [0,1] [2,3] [4]; D = 2: step 0's gradient lands at step 2.
+    const std::vector<std::string> base = {"model.hidden=[32,32,32,32]", "partition.cuts=[2,4]",
+                                           "train.queue_capacity=1", "train.max_steps=4",
+                                           "checkpoint.interval=3"};
+    auto weights = [&](int overlap, const QString& dir) {
+      std::vector<std::string> sets = base;
+      sets.push_back("local.overlap=" + std::to_string(overlap));
+      sets.push_back("checkpoint.dir=" + dir.toStdString());
+      RecordingObserver obs;
+      const RunSummary s = train(family("mlp", sets), obs);
+      if (s.status != RunStatus::Completed) throw std::runtime_error(s.error);
+      std::vector<std::vector<torch::Tensor>> perStage;
+      for (size_t k = 0; k < 3; ++k) perStage.push_back(stageBody((dir + "/step-3").toStdString(), k));
+      return perStage;
+    };
+    QTemporaryDir dir;
+    const auto chunked = weights(0, dir.filePath("chunked")), overlapped = weights(1, dir.filePath("overlap"));
+    // body tensors: a linear layer's weight and bias; stage 0 = layers 0-1, stage 1 = 2-3, stage 2 = 4
+    auto same = [&](size_t stage, size_t tensor) { return torch::equal(chunked[stage][tensor], overlapped[stage][tensor]); };
+    QVERIFY(same(0, 0) && same(0, 1));    // layer 0: only stage 0's own loss
+    QVERIFY(!same(0, 2) && !same(0, 3));  // layer 1: also stage 1's loss
+    QVERIFY(same(1, 0) && same(1, 1));    // layer 2
+    QVERIFY(!same(1, 2) && !same(1, 3));  // layer 3: also stage 2's loss
+    QVERIFY(same(2, 0) && same(2, 1));    // the last stage: nobody after it
+  }
+
+  void overlapNeedsTheLayers() {
+    QVERIFY_THROWS_EXCEPTION(SpecError, createRun(family("mlp", {"local.overlap=2"}), nullptr));  // 1-layer stages
+    try {
+      createRun(family("mlp", {"local.overlap=2"}), nullptr);
+    } catch (const SpecError& e) {
+      QCOMPARE(e.field(), std::string("local.overlap"));
+    }
+  }
+
+  /// The probe measures the combined gradient. Over 3 steps with D = 3 no downstream gradient
+  /// is applied yet, so both runs have the same weights, bit for bit; only the probe's definition
+  /// differs: the upstream stages' cosines change, the last stage's stays 1.
+  void probeSeesTheCombinedGradient() {
+    RecordingObserver a, b;
+    const RunSummary chunked = train(family("mlp", {"train.max_steps=3", "probe.interval=1"}), a);
+    const RunSummary overlap = train(family("mlp", {"train.max_steps=3", "probe.interval=1", "local.overlap=1"}), b);
+    for (size_t k = 0; k < 3; ++k) QCOMPARE(overlap.stages[k].paramChecksum, chunked.stages[k].paramChecksum);
+    for (int k : {0, 1}) {
+      const auto c = a.series(series::kGradCosine, k), o = b.series(series::kGradCosine, k);
+      QVERIFY(!o.empty());
+      QCOMPARE(o.size(), c.size());
+      for (size_t i = 0; i < o.size(); ++i) QVERIFY2(std::abs(o[i] - c[i]) > 1e-6, std::to_string(o[i]).c_str());
+    }
+    for (double c : b.series(series::kGradCosine, 2)) QVERIFY(std::abs(c - 1.0) < 1e-5);
+  }
+
+  /// Pipeline runs pause, stop and fail cleanly like any other.
+  void pipelineFailureStopsCleanly() {
+    RecordingObserver obs;
+    const RunSummary s = train(family("mlp", {"mode=pipeline", "debug.stage=1", "debug.fail_at_step=7"}), obs);
+    QVERIFY(s.status == RunStatus::Failed);
+    QCOMPARE(s.failedStage, 1);
+    QVERIFY(s.error.find("injected failure at step 7") != std::string::npos);
+  }
+
+  void pipelineStopDrainsToACheckpoint() {
+    QTemporaryDir dir;
+    RecordingObserver obs;
+    ExperimentSpec spec = family("mlp", {"mode=pipeline", "train.max_steps=100000", "checkpoint.dir=" + dir.path().toStdString()});
+    auto run = createRun(spec, &obs);
+    run->start();
+    QTest::qWait(400);
+    run->requestStop();
+    const RunSummary s = run->wait();
+    QVERIFY2(s.status == RunStatus::Stopped, s.error.c_str());
+    QVERIFY(s.steps > 0);
+    QVERIFY(std::filesystem::exists(dir.filePath(QStringLiteral("step-%1/state.json").arg(s.steps)).toStdString()));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestMethods)
+#include "test_methods.moc"
