@@ -1,5 +1,6 @@
 #include "summary_json.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace stagewise::cli {
@@ -19,14 +20,16 @@ std::string summaryTable(const engine::RunSummary& s) {
   out += line;
   // sent: activations and labels downstream; back: gradients upstream (pipeline); both measured.
   // act-peak: the largest activations the stage held at once (tensor sizes, not the allocator).
-  out += "stage  layers   device  thr  steps   loss    acc     compute wait   blocked  grad-cos  sent(MB)  back(MB)  act-peak(MB)\n";
+  // mem-peak: the most the allocator held for the stage at once (its thread's allocations).
+  out += "stage  layers   device  thr  steps   loss    acc     compute wait   blocked  grad-cos  sent(MB)  back(MB)  act-peak(MB)  mem-peak(MB)\n";
   for (const auto& st : s.stages) {
     std::snprintf(line, sizeof line,
-                  "%5d  %2d..%-3d  %-6s  %3d  %6lld  %.4f  %.4f  %6.1f%% %5.1f%% %6.1f%%  %8.4f  %8.1f  %8.1f  %12.3f\n",
+                  "%5d  %2d..%-3d  %-6s  %3d  %6lld  %.4f  %.4f  %6.1f%% %5.1f%% %6.1f%%  %8.4f  %8.1f  %8.1f  %12.3f  %12.3f\n",
                   st.index, st.firstLayer, st.lastLayer, st.device.c_str(), st.threads,
                   static_cast<long long>(st.steps), st.finalLoss, st.finalAccuracy, 100 * st.computeFraction,
                   100 * st.waitFraction, 100 * st.blockedFraction, st.gradCosine, st.bytesSent / 1e6,
-                  st.gradBytesSent / 1e6, st.peakActivationBytes / 1e6);
+                  st.gradBytesSent / 1e6, st.peakActivationBytes / 1e6,
+                  st.peakMemoryBytes >= 0 ? st.peakMemoryBytes / 1e6 : std::nan(""));
     out += line;
   }
   if (!s.error.empty()) out += "error: " + s.error + "\n";

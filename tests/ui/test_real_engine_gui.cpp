@@ -171,6 +171,35 @@ class TestRealEngineGui : public QObject {
     QVERIFY2(loss->readout().contains(QStringLiteral("(step 199)")), qPrintable(loss->readout()));
   }
 
+  /// Local then pipelined backprop on the real engine: the pipeline phase's measured gradient
+  /// bytes and both phases' allocator peaks reach the workbench's panels, and match the summary.
+  void pipelineShowsMeasuredBytesAndMemory() {
+    auto spec = tinySpec(400);
+    spec.train.queueCapacity = 2;
+    Fixture f(spec);
+    f.workspace.selectPlan({engine::Mode::Local, engine::Mode::Pipeline});
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QCOMPARE(f.workspace.summaries().size(), size_t(2));
+    const engine::RunSummary& pipe = f.workspace.summaries()[1];
+    QVERIFY(pipe.mode == engine::Mode::Pipeline);
+    QVERIFY2(pipe.status == engine::RunStatus::Completed, pipe.error.c_str());
+    const SeriesBuffer* grad = f.workspace.data()->series({1, engine::series::kGradBytesSent, 1, -1});
+    QVERIFY(grad && grad->size() > 0);
+    QVERIFY(grad->rawY(grad->size() - 1) <= double(pipe.stages[1].gradBytesSent));
+    QVERIFY(grad->rawY(grad->size() - 1) > 0);
+    QVERIFY(!f.workspace.data()->series({0, engine::series::kGradBytesSent, 1, -1}));  // local: nothing back
+    for (int phase : {0, 1}) {
+      const SeriesBuffer* mem = f.workspace.data()->series({phase, engine::series::kMemoryBytes, 0, -1});
+      QVERIFY(mem && mem->size() > 0);
+      QVERIFY(mem->rawY(mem->size() - 1) <= double(f.workspace.summaries()[size_t(phase)].stages[0].peakMemoryBytes));
+    }
+    f.workspace.dashboard()->refreshAll(true);
+    QVERIFY(f.workspace.dashboard()->bytesPanel()->graphCount() >= 3 + 2);  // fwd per stage, grad back
+    QVERIFY(f.workspace.dashboard()->memoryPanel()->graphCount() >= 3);
+  }
+
 #ifdef STAGEWISE_HAVE_RECORDER
   void livePanelsShowWhatTheStoreKeeps() {
     // Local then backprop on the real engine, recorded as the workbench records: every point

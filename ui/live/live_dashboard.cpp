@@ -46,7 +46,22 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   m_queue = new PlotPanel(tr("Queue depth and staleness"), tr("items / steps"), data, this);
   m_queue->addRule({s::kQueueDepth, true, tr(" queue"), Qt::SolidLine, 1.2, {}});
   m_queue->addRule({s::kStaleness, true, tr(" stale"), Qt::DashLine, 1.2, {}});
-  m_queue->setLegendColumns(10);
+  m_queue->setLegendColumns(4);
+  // What the methods measure and the paper compares: bytes across each boundary (forward;
+  // gradients back in pipeline mode and with overlap) and each stage's memory.
+  m_bytes = new PlotPanel(tr("Bytes sent (measured, cumulative)"), tr("bytes"), data, this);
+  m_bytes->addRule({s::kBytesSent, true, tr(" fwd"), Qt::SolidLine, 1.3, {}});
+  m_bytes->addRule({s::kGradBytesSent, true, tr(" grad back"), Qt::DashLine, 1.3, {}});
+  m_bytes->setToolTip(
+      tr("fwd: activations and labels each stage sent downstream; grad back: the boundary "
+         "gradients it sent upstream (pipeline mode, overlapping updates). Both measured."));
+  m_memory = new PlotPanel(tr("Memory per stage (peak)"), tr("bytes"), data, this);
+  m_memory->addRule({s::kMemoryBytes, true, tr(" allocator"), Qt::SolidLine, 1.3, {}});
+  m_memory->addRule({s::kActivationBytes, true, tr(" activations"), Qt::DotLine, 1.3, {}});
+  m_memory->setToolTip(
+      tr("allocator: the most bytes the CPU allocator held for the stage's thread at once "
+         "(activations, gradients, optimizer state, temporaries; the weights are created "
+         "before the run). activations: the tensors the stage kept for its backward pass."));
   m_utilization = new UtilizationPanel(data, this);
   m_timeline = new TimelinePanel(data, this);
 
@@ -93,7 +108,9 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   grid->addWidget(m_utilization, 1, 0);
   grid->addWidget(m_timeline, 1, 1);
   grid->addWidget(m_throughput, 1, 2);
-  grid->addWidget(m_queue, 2, 0, 1, 3);
+  grid->addWidget(m_queue, 2, 0);
+  grid->addWidget(m_bytes, 2, 1);
+  grid->addWidget(m_memory, 2, 2);
   grid->setRowStretch(0, 3);
   grid->setRowStretch(1, 3);
   grid->setRowStretch(2, 2);
@@ -153,7 +170,7 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
 }
 
 QList<PlotPanel*> LiveDashboard::linePanels() const {
-  return {m_loss, m_accuracy, m_cosine, m_throughput, m_queue};
+  return {m_loss, m_accuracy, m_cosine, m_throughput, m_queue, m_bytes, m_memory};
 }
 
 void LiveDashboard::setLive(bool live) {

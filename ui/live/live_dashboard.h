@@ -29,6 +29,8 @@ class LiveDashboard : public QWidget {
   PlotPanel* cosinePanel() const { return m_cosine; }
   PlotPanel* throughputPanel() const { return m_throughput; }
   PlotPanel* queuePanel() const { return m_queue; }
+  PlotPanel* bytesPanel() const { return m_bytes; }
+  PlotPanel* memoryPanel() const { return m_memory; }
   UtilizationPanel* utilizationPanel() const { return m_utilization; }
   TimelinePanel* timelinePanel() const { return m_timeline; }
   QList<PlotPanel*> linePanels() const;
@@ -66,6 +68,8 @@ class LiveDashboard : public QWidget {
   PlotPanel* m_cosine;
   PlotPanel* m_throughput;
   PlotPanel* m_queue;
+  PlotPanel* m_bytes;
+  PlotPanel* m_memory;
   UtilizationPanel* m_utilization;
   TimelinePanel* m_timeline;
   QSlider* m_smoothing;

@@ -219,7 +219,7 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
     }
     if (pipeline) {
       // Pipelined backprop beside local stages: the stages' colours, dash-dotted, named.
-      legend = tr("pipeline ") + legend;
+      legend = tr("pipe ") + legend;
       style = Qt::DashDotLine;
     }
     if (backprop) {

@@ -17,7 +17,7 @@ json stageJson(const StageSummary& s) {
   return {s.index,           s.device,        s.firstLayer,      s.lastLayer,         s.threads,
           s.steps,           num(s.finalLoss), num(s.finalAccuracy), s.computeFraction, s.waitFraction,
           s.blockedFraction, s.bytesSent,      s.backpropBytes,   num(s.gradCosine),   s.peakActivationBytes,
-          num(s.paramChecksum), s.meanStepSeconds, s.gradBytesSent};
+          num(s.paramChecksum), s.meanStepSeconds, s.gradBytesSent, s.peakMemoryBytes};
 }
 
 StageSummary stageFrom(const json& j) {
@@ -40,6 +40,7 @@ StageSummary stageFrom(const json& j) {
   s.paramChecksum = val(j.at(15));
   s.meanStepSeconds = j.at(16).get<double>();
   s.gradBytesSent = j.at(17).get<int64_t>();
+  s.peakMemoryBytes = j.at(18).get<int64_t>();
   return s;
 }
 }  // namespace

@@ -30,6 +30,7 @@ std::string summaryToJson(const RunSummary& s) {
                       {"backprop_bytes", st.backpropBytes},
                       {"grad_cosine", num(st.gradCosine)},
                       {"peak_activation_bytes", st.peakActivationBytes},
+                      {"peak_memory_bytes", st.peakMemoryBytes >= 0 ? json(st.peakMemoryBytes) : json(nullptr)},
                       {"mean_step_seconds", num(st.meanStepSeconds)},
                       {"param_checksum", num(st.paramChecksum)}});
   const json doc = {{"status", toString(s.status)},

@@ -49,6 +49,7 @@ struct StageRuntime {
   int64_t gradBytesSent = 0;
   int64_t backpropBytes = 0;
   int64_t peakActivationBytes = 0;
+  int memorySlot = -1;  ///< the counting allocator's slot of the stage (-1: not counted)
 };
 
 /// K parties each add a value for a step and wait for the sum, taken in party order so that it

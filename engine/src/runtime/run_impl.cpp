@@ -13,6 +13,7 @@
 #include "optim/fused_adam.h"
 #include "probe/probe.h"
 #include "runtime/checkpoint_io.h"
+#include "runtime/memory_meter.h"
 #include "runtime/method.h"
 #include "runtime/run_context.h"
 #include "runtime/run_summary.h"
@@ -122,6 +123,12 @@ class TorchRun final : public Run {
                               std::to_string(spec.local.overlap) + ": lower the overlap or move the cut");
     m_method = makeMethod(m_spec);
     buildStages();
+    if (memory::install()) {  // each stage's memory, counted by the allocator
+      m_memory.first = memory::acquire(static_cast<int>(m_stages.size()));
+      m_memory.count = static_cast<int>(m_stages.size());
+      if (m_memory.first >= 0)
+        for (size_t k = 0; k < m_stages.size(); ++k) m_stages[k]->memorySlot = m_memory.first + static_cast<int>(k);
+    }
     if (options.dist.enabled())
       m_topology = std::make_unique<dist::C10dTopology>(options, m_plan, m_ctx, m_fanout, m_stages);
     else
@@ -538,6 +545,12 @@ class TorchRun final : public Run {
     m_done.notify_all();
   }
 
+  /// The allocator slots of this run's stages: declared first, so released last, after every
+  /// tensor of the run is freed.
+  struct MemorySlots {
+    int first = -1, count = 0;
+    ~MemorySlots() { memory::release(first, count); }
+  } m_memory;
   ExperimentSpec m_spec;
   ObserverFanout m_fanout;
   std::unique_ptr<Method> m_method;      ///< what differs between local, backprop and pipeline

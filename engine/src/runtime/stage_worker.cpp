@@ -5,6 +5,7 @@
 #include <random>
 #include <thread>
 
+#include "runtime/memory_meter.h"
 #include "runtime/snapshot.h"
 #include "runtime/thread_setup.h"
 
@@ -72,6 +73,7 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
     const StageSettings& settings = stage.plan.settings;
     const std::string note = setupComputeThread(settings.threads, settings.cores);
     if (!note.empty()) ctx.reporter.event({EventKind::Warning, ctx.now(), k, note});
+    const memory::ThreadTag tag(stage.memorySlot);  // this thread's allocations are the stage's
     std::unique_ptr<StageStep> step = method.stageStep(ctx, stage);
     const bool gradients = method.sendsGradients();
     double lastReport = -1;
@@ -116,6 +118,8 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
         if (gradients)
           points.push_back({series::kGradBytesSent, k, -1, s, t2, static_cast<double>(stage.gradBytesSent)});
         points.push_back({series::kActivationBytes, k, -1, s, t2, static_cast<double>(stage.peakActivationBytes)});
+        if (stage.memorySlot >= 0)
+          points.push_back({series::kMemoryBytes, k, -1, s, t2, static_cast<double>(memory::peak(stage.memorySlot))});
       }
       ctx.reporter.add(points);
     }

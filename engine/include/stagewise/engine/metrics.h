@@ -27,7 +27,8 @@ inline constexpr const char* kStepsPerSec = "steps_per_sec";
 inline constexpr const char* kBytesSent = "bytes_sent";              // cumulative
 inline constexpr const char* kBackpropBytes = "backprop_bytes";      // cumulative, would-be
 inline constexpr const char* kGradBytesSent = "grad_bytes_sent";     // cumulative, upstream
-inline constexpr const char* kActivationBytes = "activation_bytes";  // peak so far
+inline constexpr const char* kActivationBytes = "activation_bytes";  // peak so far, tensor sizes
+inline constexpr const char* kMemoryBytes = "memory_bytes";  // peak so far, counted by the allocator
 // per stage (layer >= 0 for the per-layer value), every probe
 inline constexpr const char* kGradCosine = "grad_cosine";
 // per run
@@ -123,7 +124,8 @@ struct StageSummary {
   int64_t gradBytesSent = 0;  ///< measured, upstream: boundary gradients (pipeline, overlap)
   int64_t backpropBytes = 0;  ///< local mode: what pipelined backprop would send (predicted)
   double gradCosine = kNoValue;  ///< last probe (local mode)
-  int64_t peakActivationBytes = 0;
+  int64_t peakActivationBytes = 0;  ///< tensor sizes the stage kept for its backward pass
+  int64_t peakMemoryBytes = -1;     ///< most bytes the allocator held for the stage (-1: not counted)
   double paramChecksum = 0;    ///< sum of body parameters at the end (tests, comparisons)
   double meanStepSeconds = 0;  ///< mean compute time per step
 };

@@ -1,0 +1,46 @@
+#pragma once
+// Measured memory per stage: a counting CPU allocator (installed once, c10::SetCPUAllocator)
+// that counts the bytes each allocation requested for the slot of the thread that made it, and
+// takes them off that slot when the memory is freed, by whatever thread frees it (activations
+// are freed downstream). A run takes one slot per stage and tags each stage thread with its
+// slot; allocations of untagged threads (the loader, the analysis thread, OpenMP workers inside
+// a parallel region, BLAS's own buffers) are not counted. See docs/metrics.md.
+// Torch-free header; the allocator lives in memory_meter.cpp.
+
+#include <cstdint>
+
+namespace stagewise::engine::memory {
+
+inline constexpr int kSlots = 256;
+
+/// Installs the counting allocator (idempotent, thread-safe). False when it is off: the
+/// environment variable STAGEWISE_COUNT_MEMORY=0 (benchmarks compare against it) or a
+/// previously installed allocator of higher priority.
+bool install();
+bool installed();
+
+/// A block of `n` consecutive slots for one run, their counts zeroed; -1 if none is free.
+int acquire(int n);
+void release(int first, int n);
+
+/// The calling thread's allocations count for `slot` from now on (-1: not counted).
+void tagThread(int slot);
+int threadTag();
+
+/// Bytes the slot's live allocations hold now, and the most they held at once.
+int64_t current(int slot);
+int64_t peak(int slot);
+
+/// Tags the calling thread for its lifetime in a scope.
+class ThreadTag {
+ public:
+  explicit ThreadTag(int slot) : m_saved(threadTag()) { tagThread(slot); }
+  ~ThreadTag() { tagThread(m_saved); }
+  ThreadTag(const ThreadTag&) = delete;
+  ThreadTag& operator=(const ThreadTag&) = delete;
+
+ private:
+  int m_saved;
+};
+
+}  // namespace stagewise::engine::memory
