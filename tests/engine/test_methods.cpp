@@ -15,6 +15,7 @@
 #include "recording_observer.h"
 #include "runtime/memory_meter.h"
 #include "runtime/method.h"
+#include "runtime/stage_worker.h"
 #include "stagewise/engine/engine.h"
 
 using namespace stagewise::engine;
@@ -246,6 +247,35 @@ class TestMethods : public QObject {
     RecordingObserver c;
     const RunSummary local = train(family("mlp", {"train.max_steps=20"}), c);
     for (const auto& st : local.stages) QVERIFY(st.peakMemoryBytes >= st.peakActivationBytes / 2);
+  }
+
+  /// dataset.augment: crops and flips drawn from (seed, step) alone.
+  void augmentIsSeededCropAndFlip() {
+    const torch::Tensor x = torch::ones({6, 1, 8, 8});
+    const torch::Tensor a = augmentBatch(x, 7, 3), b = augmentBatch(x, 7, 3), c = augmentBatch(x, 7, 4);
+    QCOMPARE(a.sizes(), x.sizes());
+    QVERIFY(torch::equal(a, b));
+    QVERIFY(!torch::equal(a, c));
+    // a crop of the image zero padded by 1 (8 / 8): at most one row and one column of padding
+    for (int64_t i = 0; i < 6; ++i) QVERIFY(a[i].sum().item<double>() >= 7.0 * 7.0);
+    // the flip: a left-right ramp comes out rising or falling
+    const torch::Tensor ramp = torch::arange(8, torch::kFloat32).repeat({64, 1, 8, 1});
+    const torch::Tensor r = augmentBatch(ramp, 1, 0);
+    int rising = 0, falling = 0;
+    for (int64_t i = 0; i < 64; ++i) {
+      const auto row = r[i][0][4];
+      (row[6].item<float>() > row[1].item<float>() ? rising : falling)++;
+    }
+    QVERIFY(rising > 10 && falling > 10);
+    // in a run: reproducible, and it changes training; the synthetic set refuses it
+    RecordingObserver o1, o2, o3;
+    const RunSummary a1 = train(family("vit", {"dataset.augment=true", "train.max_steps=30"}), o1);
+    const RunSummary a2 = train(family("vit", {"dataset.augment=true", "train.max_steps=30"}), o2);
+    const RunSummary plain = train(family("vit", {"train.max_steps=30"}), o3);
+    QVERIFY2(a1.status == RunStatus::Completed, a1.error.c_str());
+    QCOMPARE(a2.stages[0].paramChecksum, a1.stages[0].paramChecksum);
+    QVERIFY(plain.stages[0].paramChecksum != a1.stages[0].paramChecksum);
+    QVERIFY_THROWS_EXCEPTION(SpecError, createRun(family("mlp", {"dataset.augment=true"}), nullptr));
   }
 
   void lrFactorFollowsTheSchedule() {

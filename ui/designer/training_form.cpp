@@ -207,6 +207,14 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
     edit("checkpoint.at_stop", tr("Checkpoint at stop"),
          [on](Spec& s) { s.checkpoint.atStop = on; });
   });
+  m_augment = new QCheckBox(tr("Augment images"), this);
+  m_augment->setToolTip(
+      tr("Each training batch randomly cropped (after zero padding by an eighth of the height) "
+         "and flipped left-right, the same for every run of a seed. Image datasets only."));
+  m_editors["dataset.augment"] = m_augment;
+  connect(m_augment, &QCheckBox::toggled, this, [this](bool on) {
+    edit("dataset.augment", tr("Augment images"), [on](Spec& s) { s.dataset.augment = on; });
+  });
   for (auto& [key, editor] : m_editors) m_tips[key] = editor->toolTip();
 
   auto* train = new QGroupBox(tr("Training"), this);
@@ -225,6 +233,7 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   tf->addRow(tr("Warm-up steps"), m_warmup);
   tf->addRow(tr("Clip gradients"), m_clipNorm);
   tf->addRow(tr("Overlap layers"), m_overlap);
+  tf->addRow(QString(), m_augment);
   auto* pipeline = new QGroupBox(tr("Pipelined backprop"), this);
   pipeline->setToolTip(tr("Used when the Train workspace runs the pipeline mode."));
   auto* pf = new QFormLayout(pipeline);
@@ -345,6 +354,8 @@ void TrainingForm::refresh() {
   m_clipNorm->setValue(s.train.clipNorm);
   m_microBatches->setValue(shownInt(s.pipeline.microBatches, m_microBatches));
   m_overlap->setValue(shownInt(s.local.overlap, m_overlap));
+  m_augment->setChecked(s.dataset.augment);
+  m_augment->setEnabled(s.dataset.kind != "synthetic" || s.dataset.augment);
   m_pipelineSchedule->setCurrentIndex(
       m_pipelineSchedule->findData(QString::fromStdString(s.pipeline.schedule)));
   m_evalInterval->setValue(shownInt(s.eval.interval, m_evalInterval));

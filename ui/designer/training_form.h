@@ -71,6 +71,7 @@ class TrainingForm : public QWidget {
   QDoubleSpinBox* m_clipNorm;
   QSpinBox* m_microBatches;
   QSpinBox* m_overlap;
+  QCheckBox* m_augment;
   QComboBox* m_pipelineSchedule;
   QSpinBox* m_evalInterval;
   QSpinBox* m_evalSamples;

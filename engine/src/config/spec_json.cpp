@@ -184,6 +184,12 @@ ExperimentSpec parseSpec(std::string_view text) {
     r.get("synthetic_test", spec.dataset.syntheticTest);
     r.get("synthetic_features", spec.dataset.syntheticFeatures);
     r.get("synthetic_classes", spec.dataset.syntheticClasses);
+    if (r.has("augment")) {
+      const json& v = d->at("augment");
+      if (!v.is_boolean())
+        throw SpecError("dataset.augment", "expected true or false, found " + detail::typeName(v));
+      spec.dataset.augment = v.get<bool>();
+    }
     r.finish();
   }
   if (auto* m = top.child("model")) {
@@ -350,6 +356,7 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
         {"synthetic_train", spec.dataset.syntheticTrain},
         {"synthetic_test", spec.dataset.syntheticTest},
         {"synthetic_features", spec.dataset.syntheticFeatures},
+        {"augment", spec.dataset.augment},
         {"synthetic_classes", spec.dataset.syntheticClasses}}},
       {"model",
        {{"kind", spec.model.kind},

@@ -56,6 +56,9 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"dataset.path", "a " + d.kind + " dataset needs the folder holding its files"});
   if (d.limitTrain < 0) out.push_back({"dataset.limit_train", "must be >= 0 (0: all)"});
   if (d.limitTest < 0) out.push_back({"dataset.limit_test", "must be >= 0 (0: all)"});
+  if (d.augment && d.kind == "synthetic")
+    out.push_back({"dataset.augment", "crops and flips are for image datasets; the synthetic one has "
+                                      "feature vectors: set it to false"});
   if (d.kind == "synthetic") {
     if (d.syntheticTrain < 1) out.push_back({"dataset.synthetic_train", "must be >= 1"});
     if (d.syntheticTest < 1) out.push_back({"dataset.synthetic_test", "must be >= 1"});

@@ -17,6 +17,24 @@ int64_t totalStepsFor(const ExperimentSpec& spec, int64_t trainSize) {
   return perEpoch * spec.train.epochs;
 }
 
+torch::Tensor augmentBatch(const torch::Tensor& x, uint64_t seed, int64_t step) {
+  // Seeded by (seed, step) alone: the same crops and flips whatever the timing, and a resumed
+  // run replays them.
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(step) * 0xBF58476D1CE4E5B9ull ^ 0xA06ull);
+  const int64_t h = x.size(2), w = x.size(3), pad = std::max<int64_t>(1, h / 8);
+  torch::Tensor padded = torch::constant_pad_nd(x, {pad, pad, pad, pad}, 0);
+  std::vector<torch::Tensor> out;
+  out.reserve(static_cast<size_t>(x.size(0)));
+  for (int64_t i = 0; i < x.size(0); ++i) {
+    const auto dy = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * pad + 1));
+    const auto dx = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * pad + 1));
+    torch::Tensor s = padded[i].slice(1, dy, dy + h).slice(2, dx, dx + w);
+    if (rng() & 1) s = s.flip({2});
+    out.push_back(s);
+  }
+  return torch::stack(out).contiguous();
+}
+
 void runLoader(RunContext& ctx, const TensorData& data) {
   try {
     setupComputeThread(1, {});
@@ -57,6 +75,7 @@ void runLoader(RunContext& ctx, const TensorData& data) {
       auto idx = torch::from_blob(order.data() + pos, {take}, torch::kInt64);
       pos += take;
       Batch b{step, data.trainX.index_select(0, idx), data.trainY.index_select(0, idx)};
+      if (ctx.spec.dataset.augment && b.x.dim() == 4) b.x = augmentBatch(b.x, ctx.spec.train.seed, step);
       if (pin) b.x = b.x.pin_memory(), b.y = b.y.pin_memory();
       if (!ctx.channels[0]->send(std::move(b))) break;
       ctx.produced[0].store(step + 1, std::memory_order_release);

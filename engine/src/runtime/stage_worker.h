@@ -7,6 +7,10 @@
 
 namespace stagewise::engine {
 
+/// dataset.augment: a random crop of each image (zero padded by H/8 first) and a left-right
+/// flip, drawn from (seed, step). `x` is [B, C, H, W].
+torch::Tensor augmentBatch(const torch::Tensor& x, uint64_t seed, int64_t step);
+
 /// Feeds channel 0 with the training batches of every step, in a seeded order.
 void runLoader(RunContext& ctx, const TensorData& data);
 

@@ -54,6 +54,9 @@ struct DatasetSpec {
   int64_t syntheticTest = 1024;
   int syntheticFeatures = 32;
   int syntheticClasses = 4;
+  /// Image datasets: each training batch randomly cropped (after zero padding by H/8) and
+  /// flipped left-right, seeded by (train.seed, step), so the same for every run of a seed.
+  bool augment = false;
 };
 
 struct ModelSpec {
