@@ -74,6 +74,14 @@ class TestFamilies : public QObject {
     auto loss = obs.series(series::kLoss, 0);
     QCOMPARE(loss.size(), size_t{40});
     QVERIFY(std::isfinite(s.testAccuracy));
+    // The estimate's bytes are the bytes the engine measures, for every family: the cut's
+    // output tensor and the labels, per batch (40 full batches of 16).
+    const ExperimentSpec spec = family(kind.toStdString());
+    const ModelPlan plan = planModel(spec.model, probeInputShape(spec.dataset));
+    const SpeedEstimate est = estimateSpeed(makePartition(spec, plan), plan, spec.train.batchSize, 2);
+    QCOMPARE(est.boundaryBytes.size(), size_t{2});
+    for (size_t k = 0; k < 2; ++k)
+      QCOMPARE(est.boundaryBytes[k] * 40, s.stages[k].bytesSent);
   }
 
   void auxHeadMustFitTheFamily() {

@@ -113,7 +113,10 @@ PartitionPlan makePartition(const ExperimentSpec& spec, const ModelPlan& plan,
                                 plan.input.numClasses);
       s.auxParams = aux.params;
       s.auxFlops = aux.flops;
-      s.outBytes = lastLayer.activationBytes;
+      // What crosses the cut: the stage's output tensor (float32), not the activations its last
+      // layer keeps inside (a residual block's or an encoder block's are several times larger).
+      s.outBytes = 4;
+      for (int64_t d : lastLayer.outShape) s.outBytes *= d;
       s.activationBytes += s.settings.auxHead == "mlp" ? int64_t{s.settings.auxHidden} * 4 : 0;
       s.activationBytes += int64_t{plan.input.numClasses} * 4;
     }

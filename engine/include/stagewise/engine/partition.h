@@ -20,7 +20,7 @@ struct StagePlan {
   int64_t flops = 0;            ///< body forward FLOPs per sample
   int64_t auxParams = 0;        ///< 0 for the last stage (its head is the classifier)
   int64_t auxFlops = 0;
-  int64_t outBytes = 0;         ///< activation bytes per sample sent downstream (0 for last)
+  int64_t outBytes = 0;         ///< bytes per sample of the output tensor sent downstream (0 for last)
   int64_t activationBytes = 0;  ///< activations kept for backward per sample
 };
 
