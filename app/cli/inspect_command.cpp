@@ -117,6 +117,15 @@ int inspectCommand(const std::vector<std::string>& argv) {
 
   if (args.flag("--profile")) return printProfile(spec, plan, args.flag("--json"));
 
+  // Pipelined backprop: what crosses each cut both ways, and the fill-drain bubble (balanced
+  // stages idle for K - 1 of every M + K - 1 micro-batch slots, GPipe and 1F1B alike).
+  const int stageCount = static_cast<int>(partition.stages.size());
+  const int micro = spec.pipeline.microBatches > 0 ? spec.pipeline.microBatches : stageCount;
+  const double bubble = static_cast<double>(stageCount - 1) / static_cast<double>(micro + stageCount - 1);
+  std::vector<int64_t> backBytes;
+  for (size_t k = 0; k + 1 < partition.stages.size(); ++k)
+    backBytes.push_back(partition.stages[k].outBytes * spec.train.batchSize);
+
   if (args.flag("--json")) {
     nlohmann::json layers = nlohmann::json::array(), stages = nlohmann::json::array();
     for (const auto& l : plan.layers)
@@ -138,7 +147,14 @@ int inspectCommand(const std::vector<std::string>& argv) {
                           {"stages", stages}, {"cores", info.hardwareCores},
                           {"predicted_speedup", est.speedup}, {"pipeline_efficiency", est.pipelineEfficiency},
                           {"backprop_best_threads", est.backpropThreads}, {"cores_shared", est.coresShared},
-                          {"blas", info.blas}, {"openmp_wait", info.openmpWait}, {"devices", info.devices}};
+                          {"blas", info.blas}, {"openmp_wait", info.openmpWait}, {"devices", info.devices},
+                          {"mode", engine::toString(spec.mode)}};
+    if (spec.mode == engine::Mode::Pipeline)
+      out["pipeline"] = {{"micro_batches", micro},
+                         {"schedule", spec.pipeline.schedule},
+                         {"bubble_fraction", bubble},
+                         {"forward_bytes_per_batch", est.boundaryBytes},
+                         {"backward_bytes_per_batch", backBytes}};
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -165,6 +181,14 @@ int inspectCommand(const std::vector<std::string>& argv) {
               est.backpropThreads, est.backpropThreads > 1 ? "s" : "", est.speedup, info.hardwareCores,
               info.hardwareCores > 1 ? "s" : "", est.coresShared ? " (stages share cores)" : "");
   std::printf("predicted pipeline efficiency: %.0f%%\n", 100 * est.pipelineEfficiency);
+  if (spec.mode == engine::Mode::Pipeline) {
+    std::printf("\npipelined backprop (%s, M = %d micro-batches): balanced stages idle %.0f%% of the time (the bubble)\n",
+                spec.pipeline.schedule.c_str(), micro, 100 * bubble);
+    for (size_t k = 0; k < backBytes.size(); ++k)
+      std::printf("  S%zu -> S%zu: %sB forward (activations and labels), %sB back (gradients) per batch\n", k + 1,
+                  k + 2, human(static_cast<double>(est.boundaryBytes[k])).c_str(),
+                  human(static_cast<double>(backBytes[k])).c_str());
+  }
   std::printf("BLAS: %s\n", info.blas.c_str());
   std::printf("OpenMP workers: %s\n", info.openmpWait.c_str());
   return 0;

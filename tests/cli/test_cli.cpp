@@ -281,6 +281,17 @@ class TestCli : public QObject {
     Result text = runCli({"inspect", "--config", writeSpec(dir, kSmall)});
     QVERIFY(text.out.contains("classifier"));
     QVERIFY(text.out.contains("predicted speed-up"));
+    // inspect knows the mode: pipelined backprop's bytes both ways and its bubble
+    Result pipe = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--json", "--set", "mode=pipeline",
+                          "--set", "pipeline.micro_batches=6"});
+    QVERIFY2(pipe.code == 0, qPrintable(pipe.err));
+    const QJsonObject p = QJsonDocument::fromJson(pipe.out.toUtf8()).object();
+    QCOMPARE(p["mode"].toString(), QStringLiteral("pipeline"));
+    const QJsonObject pl = p["pipeline"].toObject();
+    QCOMPARE(pl["bubble_fraction"].toDouble(), 1.0 / 7.0);  // (K - 1) / (M + K - 1), K = 2
+    QCOMPARE(pl["backward_bytes_per_batch"].toArray()[0].toInteger(), qint64(32 * 32 * 4));
+    QCOMPARE(pl["forward_bytes_per_batch"].toArray()[0].toInteger(), qint64(32 * (32 * 4 + 8)));
+    QVERIFY(!o.contains("pipeline"));
   }
 
   // Commands that train re-execute themselves with a short libgomp spin (omp_wait.cpp), and
