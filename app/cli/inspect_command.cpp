@@ -22,10 +22,14 @@ std::string shapeText(const std::vector<int64_t>& dims) {
 
 std::string human(double v) {
   char buf[32];
-  if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
-  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
-  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f", v);
+  if (v >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
+  else if (v >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
+  else if (v >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
 }
 
@@ -69,8 +73,11 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
   double total = 0;
   for (double s : profile.seconds) total += s;
   if (json) {
-    nlohmann::json out = {{"layer_seconds", profile.seconds}, {"devices", profile.devices},
-                          {"cuts_by_time", byTime}, {"cuts_by_flops", byFlops}, {"cuts_current", current},
+    nlohmann::json out = {{"layer_seconds", profile.seconds},
+                          {"devices", profile.devices},
+                          {"cuts_by_time", byTime},
+                          {"cuts_by_flops", byFlops},
+                          {"cuts_current", current},
                           {"slowest_stage_seconds",
                            {{"by_time", slowestStage(profile.seconds, byTime)},
                             {"by_flops", slowestStage(profile.seconds, byFlops)},
@@ -79,14 +86,18 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  std::printf("%5s  %-11s %s %9s %7s  %s\n", "index", "name", pad("layer", 28).c_str(), "ms/batch", "share", "device");
+  std::printf("%5s  %-11s %s %9s %7s  %s\n", "index", "name", pad("layer", 28).c_str(), "ms/batch",
+              "share", "device");
   for (size_t i = 0; i < plan.layers.size(); ++i)
     std::printf("%5zu  %-11s %s %9.3f %6.1f%%  %s\n", i, plan.layers[i].name.c_str(),
                 pad(plan.layers[i].description, 28).c_str(), 1e3 * profile.seconds[i],
                 100 * profile.seconds[i] / total, profile.devices[i].c_str());
-  std::printf("\n%d stages, slowest stage per batch (measured layer times, aux heads excluded):\n", stages);
-  std::printf("  current cuts     %-16s %8.3f ms\n", cutsText(current).c_str(), 1e3 * slowestStage(profile.seconds, current));
-  std::printf("  balanced by time %-16s %8.3f ms\n", cutsText(byTime).c_str(), 1e3 * slowestStage(profile.seconds, byTime));
+  std::printf("\n%d stages, slowest stage per batch (measured layer times, aux heads excluded):\n",
+              stages);
+  std::printf("  current cuts     %-16s %8.3f ms\n", cutsText(current).c_str(),
+              1e3 * slowestStage(profile.seconds, current));
+  std::printf("  balanced by time %-16s %8.3f ms\n", cutsText(byTime).c_str(),
+              1e3 * slowestStage(profile.seconds, byTime));
   std::printf("  balanced by FLOPs%-16s %8.3f ms\n", (" " + cutsText(byFlops)).c_str(),
               1e3 * slowestStage(profile.seconds, byFlops));
   std::printf("  whole model (backprop, 1 stage)  %8.3f ms\n", 1e3 * total);
@@ -98,9 +109,10 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
 int inspectCommand(const std::vector<std::string>& argv) {
   Args args(argv, {"--config"}, {"--set"}, {"--json", "--profile", "--help"});
   if (args.flag("--help")) {
-    std::cout << "usage: stagewise-cli inspect --config FILE [--set key=value]... [--profile] [--json]\n"
-                 "  --profile  time each layer (forward + backward of one batch) and compare the cuts\n"
-                 "             balanced by measured time with those balanced by FLOPs\n";
+    std::cout
+        << "usage: stagewise-cli inspect --config FILE [--set key=value]... [--profile] [--json]\n"
+           "  --profile  time each layer (forward + backward of one batch) and compare the cuts\n"
+           "             balanced by measured time with those balanced by FLOPs\n";
     return 0;
   }
   engine::ExperimentSpec spec = specFromArgs(args.required("--config"), args.values("--set"));
@@ -113,7 +125,8 @@ int inspectCommand(const std::vector<std::string>& argv) {
     return 2;
   }
   const engine::PartitionPlan partition = engine::makePartition(spec, plan);
-  const engine::SpeedEstimate est = engine::estimateSpeed(partition, plan, spec.train.batchSize, info.hardwareCores);
+  const engine::SpeedEstimate est =
+      engine::estimateSpeed(partition, plan, spec.train.batchSize, info.hardwareCores);
 
   if (args.flag("--profile")) return printProfile(spec, plan, args.flag("--json"));
 
@@ -121,7 +134,8 @@ int inspectCommand(const std::vector<std::string>& argv) {
   // stages idle for K - 1 of every M + K - 1 micro-batch slots, GPipe and 1F1B alike).
   const int stageCount = static_cast<int>(partition.stages.size());
   const int micro = spec.pipeline.microBatches > 0 ? spec.pipeline.microBatches : stageCount;
-  const double bubble = static_cast<double>(stageCount - 1) / static_cast<double>(micro + stageCount - 1);
+  const double bubble =
+      static_cast<double>(stageCount - 1) / static_cast<double>(micro + stageCount - 1);
   std::vector<int64_t> backBytes;
   for (size_t k = 0; k + 1 < partition.stages.size(); ++k)
     backBytes.push_back(partition.stages[k].outBytes * spec.train.batchSize);
@@ -129,25 +143,40 @@ int inspectCommand(const std::vector<std::string>& argv) {
   if (args.flag("--json")) {
     nlohmann::json layers = nlohmann::json::array(), stages = nlohmann::json::array();
     for (const auto& l : plan.layers)
-      layers.push_back({{"index", l.index}, {"name", l.name}, {"description", l.description},
-                        {"shape", l.outShape}, {"params", l.params}, {"flops", l.flops},
+      layers.push_back({{"index", l.index},
+                        {"name", l.name},
+                        {"description", l.description},
+                        {"shape", l.outShape},
+                        {"params", l.params},
+                        {"flops", l.flops},
                         {"activation_bytes", l.activationBytes}});
     for (size_t k = 0; k < partition.stages.size(); ++k) {
       const auto& s = partition.stages[k];
-      stages.push_back({{"index", s.index}, {"layers", {s.firstLayer, s.lastLayer}},
-                        {"device", s.settings.device}, {"threads", s.settings.threads},
-                        {"aux_head", s.isLast ? "classifier" : s.settings.auxHead},
-                        {"params", s.params}, {"aux_params", s.auxParams},
-                        {"cost_share", est.stageShare[k]},
-                        {"boundary_bytes_per_batch", k < est.boundaryBytes.size() ? est.boundaryBytes[k] : 0},
-                        {"backprop_boundary_bytes_per_batch",
-                         k < est.backpropBoundaryBytes.size() ? est.backpropBoundaryBytes[k] : 0}});
+      stages.push_back(
+          {{"index", s.index},
+           {"layers", {s.firstLayer, s.lastLayer}},
+           {"device", s.settings.device},
+           {"threads", s.settings.threads},
+           {"aux_head", s.isLast ? "classifier" : s.settings.auxHead},
+           {"params", s.params},
+           {"aux_params", s.auxParams},
+           {"cost_share", est.stageShare[k]},
+           {"boundary_bytes_per_batch", k < est.boundaryBytes.size() ? est.boundaryBytes[k] : 0},
+           {"backprop_boundary_bytes_per_batch",
+            k < est.backpropBoundaryBytes.size() ? est.backpropBoundaryBytes[k] : 0}});
     }
-    nlohmann::json out = {{"input", shape.dims}, {"classes", shape.numClasses}, {"layers", layers},
-                          {"stages", stages}, {"cores", info.hardwareCores},
-                          {"predicted_speedup", est.speedup}, {"pipeline_efficiency", est.pipelineEfficiency},
-                          {"backprop_best_threads", est.backpropThreads}, {"cores_shared", est.coresShared},
-                          {"blas", info.blas}, {"openmp_wait", info.openmpWait}, {"devices", info.devices},
+    nlohmann::json out = {{"input", shape.dims},
+                          {"classes", shape.numClasses},
+                          {"layers", layers},
+                          {"stages", stages},
+                          {"cores", info.hardwareCores},
+                          {"predicted_speedup", est.speedup},
+                          {"pipeline_efficiency", est.pipelineEfficiency},
+                          {"backprop_best_threads", est.backpropThreads},
+                          {"cores_shared", est.coresShared},
+                          {"blas", info.blas},
+                          {"openmp_wait", info.openmpWait},
+                          {"devices", info.devices},
                           {"mode", engine::toString(spec.mode)}};
     if (spec.mode == engine::Mode::Pipeline)
       out["pipeline"] = {{"micro_batches", micro},
@@ -160,34 +189,46 @@ int inspectCommand(const std::vector<std::string>& argv) {
   }
 
   std::printf("input %s, %d classes, %zu layers, %s parameters\n\n", shapeText(shape.dims).c_str(),
-              shape.numClasses, plan.layers.size(), human(static_cast<double>(plan.totalParams())).c_str());
-  std::printf("%5s  %-11s %-28s %-10s %9s %9s %10s\n", "index", "name", "layer", "shape", "params", "FLOPs",
-              "act bytes");
+              shape.numClasses, plan.layers.size(),
+              human(static_cast<double>(plan.totalParams())).c_str());
+  std::printf("%5s  %-11s %-28s %-10s %9s %9s %10s\n", "index", "name", "layer", "shape", "params",
+              "FLOPs", "act bytes");
   for (const auto& l : plan.layers)
-    std::printf("%5d  %-11s %s %-10s %9s %9s %10lld\n", l.index, l.name.c_str(), pad(l.description, 28).c_str(),
-                shapeText(l.outShape).c_str(), human(static_cast<double>(l.params)).c_str(),
-                human(static_cast<double>(l.flops)).c_str(), static_cast<long long>(l.activationBytes));
-  std::printf("\n%5s  %-8s %-7s %3s  %-10s %9s %8s %14s %16s\n", "stage", "layers", "device", "thr", "aux head",
-              "params", "share", "sent/batch", "bp would send");
+    std::printf("%5d  %-11s %s %-10s %9s %9s %10lld\n", l.index, l.name.c_str(),
+                pad(l.description, 28).c_str(), shapeText(l.outShape).c_str(),
+                human(static_cast<double>(l.params)).c_str(),
+                human(static_cast<double>(l.flops)).c_str(),
+                static_cast<long long>(l.activationBytes));
+  std::printf("\n%5s  %-8s %-7s %3s  %-10s %9s %8s %14s %16s\n", "stage", "layers", "device", "thr",
+              "aux head", "params", "share", "sent/batch", "bp would send");
   for (size_t k = 0; k < partition.stages.size(); ++k) {
     const auto& s = partition.stages[k];
-    std::printf("%5d  %2d..%-4d %-7s %3d  %-10s %9s %7.1f%% %14s %16s\n", s.index, s.firstLayer, s.lastLayer,
-                s.settings.device.c_str(), s.settings.threads, s.isLast ? "classifier" : s.settings.auxHead.c_str(),
+    std::printf("%5d  %2d..%-4d %-7s %3d  %-10s %9s %7.1f%% %14s %16s\n", s.index, s.firstLayer,
+                s.lastLayer, s.settings.device.c_str(), s.settings.threads,
+                s.isLast ? "classifier" : s.settings.auxHead.c_str(),
                 human(static_cast<double>(s.params + s.auxParams)).c_str(), 100 * est.stageShare[k],
-                k < est.boundaryBytes.size() ? (human(static_cast<double>(est.boundaryBytes[k])) + "B").c_str() : "-",
-                k < est.backpropBoundaryBytes.size() ? (human(static_cast<double>(est.backpropBoundaryBytes[k])) + "B").c_str() : "-");
+                k < est.boundaryBytes.size()
+                    ? (human(static_cast<double>(est.boundaryBytes[k])) + "B").c_str()
+                    : "-",
+                k < est.backpropBoundaryBytes.size()
+                    ? (human(static_cast<double>(est.backpropBoundaryBytes[k])) + "B").c_str()
+                    : "-");
   }
-  std::printf("\npredicted speed-up over backprop (at its best, %d thread%s): %.2fx on %d core%s%s\n",
-              est.backpropThreads, est.backpropThreads > 1 ? "s" : "", est.speedup, info.hardwareCores,
-              info.hardwareCores > 1 ? "s" : "", est.coresShared ? " (stages share cores)" : "");
+  std::printf(
+      "\npredicted speed-up over backprop (at its best, %d thread%s): %.2fx on %d core%s%s\n",
+      est.backpropThreads, est.backpropThreads > 1 ? "s" : "", est.speedup, info.hardwareCores,
+      info.hardwareCores > 1 ? "s" : "", est.coresShared ? " (stages share cores)" : "");
   std::printf("predicted pipeline efficiency: %.0f%%\n", 100 * est.pipelineEfficiency);
   if (spec.mode == engine::Mode::Pipeline) {
-    std::printf("\npipelined backprop (%s, M = %d micro-batches): balanced stages idle %.0f%% of the time (the bubble)\n",
-                spec.pipeline.schedule.c_str(), micro, 100 * bubble);
+    std::printf(
+        "\npipelined backprop (%s, M = %d micro-batches): balanced stages idle %.0f%% of the time "
+        "(the bubble)\n",
+        spec.pipeline.schedule.c_str(), micro, 100 * bubble);
     for (size_t k = 0; k < backBytes.size(); ++k)
-      std::printf("  S%zu -> S%zu: %sB forward (activations and labels), %sB back (gradients) per batch\n", k + 1,
-                  k + 2, human(static_cast<double>(est.boundaryBytes[k])).c_str(),
-                  human(static_cast<double>(backBytes[k])).c_str());
+      std::printf(
+          "  S%zu -> S%zu: %sB forward (activations and labels), %sB back (gradients) per batch\n",
+          k + 1, k + 2, human(static_cast<double>(est.boundaryBytes[k])).c_str(),
+          human(static_cast<double>(backBytes[k])).c_str());
   }
   std::printf("BLAS: %s\n", info.blas.c_str());
   std::printf("OpenMP workers: %s\n", info.openmpWait.c_str());

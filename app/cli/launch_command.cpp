@@ -22,7 +22,9 @@ namespace stagewise::cli {
 namespace {
 
 std::atomic<int> g_launchSignal{0};
-extern "C" void onLaunchSignal(int sig) { g_launchSignal.store(sig); }
+extern "C" void onLaunchSignal(int sig) {
+  g_launchSignal.store(sig);
+}
 
 }  // namespace
 
@@ -30,16 +32,21 @@ int launchCommand(const std::vector<std::string>& argv) {
   Args args(argv, {"--config", "--procs", "--db", "--port", "--timeout"}, {"--set"},
             {"--json", "--quiet", "--no-store", "--help"});
   if (args.flag("--help")) {
-    std::cout << "usage: stagewise-cli launch --config FILE --procs N [--set key=value]... [--db PATH | --no-store]\n"
-                 "                            [--port P] [--timeout S] [--json] [--quiet]\n"
-                 "  runs the experiment in N local processes, stages spread over them in order (or as\n"
-                 "  stages[i].rank says), activations passed over c10d/Gloo on loopback. Rank 0 records the\n"
-                 "  run in the store. Output lines carry their rank; --json prints rank 0's summary last.\n"
-                 "  A rank that dies or hangs ends the run within the timeout (default: the spec's\n"
-                 "  distributed.timeout_s); no process outlives the launch.\n";
+    std::cout
+        << "usage: stagewise-cli launch --config FILE --procs N [--set key=value]... [--db PATH | "
+           "--no-store]\n"
+           "                            [--port P] [--timeout S] [--json] [--quiet]\n"
+           "  runs the experiment in N local processes, stages spread over them in order (or as\n"
+           "  stages[i].rank says), activations passed over c10d/Gloo on loopback. Rank 0 records "
+           "the\n"
+           "  run in the store. Output lines carry their rank; --json prints rank 0's summary "
+           "last.\n"
+           "  A rank that dies or hangs ends the run within the timeout (default: the spec's\n"
+           "  distributed.timeout_s); no process outlives the launch.\n";
     return 0;
   }
-  if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  if (!args.positional().empty())
+    throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   const std::string config = args.required("--config");
   int procs = 0;
   try {
@@ -90,11 +97,14 @@ int launchCommand(const std::vector<std::string>& argv) {
       nullptr);
   const std::string self = launch::selfExecutable();
   for (int r = 0; r < procs; ++r) {
-    std::vector<std::string> a = {self, "train", "--dist", "--config", config, "--timeout", std::to_string(timeout)};
+    std::vector<std::string> a = {
+        self, "train", "--dist", "--config", config, "--timeout", std::to_string(timeout)};
     for (const auto& s : args.values("--set")) a.insert(a.end(), {"--set", s});
     if (r == 0) {
-      if (args.flag("--no-store")) a.push_back("--no-store");
-      else if (auto db = args.value("--db")) a.insert(a.end(), {"--db", *db});
+      if (args.flag("--no-store"))
+        a.push_back("--no-store");
+      else if (auto db = args.value("--db"))
+        a.insert(a.end(), {"--db", *db});
       if (args.flag("--json")) a.push_back("--json");
       if (args.flag("--quiet")) a.push_back("--quiet");
     } else {
@@ -111,12 +121,13 @@ int launchCommand(const std::vector<std::string>& argv) {
   ranks.watch();
   {
     std::lock_guard lock(outputMutex);
-    std::cerr << "[launch] " << procs << " processes, rendezvous 127.0.0.1:" << port << ", timeout " << timeout
-              << " s\n";
+    std::cerr << "[launch] " << procs << " processes, rendezvous 127.0.0.1:" << port << ", timeout "
+              << timeout << " s\n";
   }
 
   using Clock = std::chrono::steady_clock;
-  std::optional<Clock::time_point> deadline;  // set when a rank fails: the others get the timeout to end
+  std::optional<Clock::time_point>
+      deadline;  // set when a rank fails: the others get the timeout to end
   bool termSent = false, killSent = false;
   int forwarded = 0;
   size_t told = 0;  // exits already reported
@@ -127,7 +138,8 @@ int launchCommand(const std::vector<std::string>& argv) {
       {
         std::lock_guard lock(outputMutex);
         std::cerr << "[launch] "
-                  << (forwarded == 1 ? "stopping every rank (signal " + std::to_string(sig) + ")" : "killing every rank")
+                  << (forwarded == 1 ? "stopping every rank (signal " + std::to_string(sig) + ")"
+                                     : "killing every rank")
                   << "\n";
       }
       ranks.signalAll(forwarded == 1 ? SIGTERM : SIGKILL);
@@ -138,8 +150,8 @@ int launchCommand(const std::vector<std::string>& argv) {
       if (!e.failed() || deadline) continue;
       {
         std::lock_guard lock(outputMutex);
-        std::cerr << "[launch] rank " << e.rank << " " << e.how() << "; the other ranks have " << timeout
-                  << " s to end\n";
+        std::cerr << "[launch] rank " << e.rank << " " << e.how() << "; the other ranks have "
+                  << timeout << " s to end\n";
       }
       deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
     }

@@ -14,21 +14,26 @@ nlohmann::json summaryJson(const engine::RunSummary& s, std::optional<int64_t> r
 std::string summaryTable(const engine::RunSummary& s) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "%s run %s: %lld steps in %.1f s, %.0f samples/s, test accuracy %.4f\n",
+  std::snprintf(line, sizeof line,
+                "%s run %s: %lld steps in %.1f s, %.0f samples/s, test accuracy %.4f\n",
                 engine::toString(s.mode).c_str(), engine::toString(s.status).c_str(),
                 static_cast<long long>(s.steps), s.wallSeconds, s.samplesPerSec, s.testAccuracy);
   out += line;
   // sent: activations and labels downstream; back: gradients upstream (pipeline); both measured.
   // act-peak: the largest activations the stage held at once (tensor sizes, not the allocator).
   // mem-peak: the most the allocator held for the stage at once (its thread's allocations).
-  out += "stage  layers   device  thr  steps   loss    acc     compute wait   blocked  grad-cos  sent(MB)  back(MB)  act-peak(MB)  mem-peak(MB)\n";
+  out +=
+      "stage  layers   device  thr  steps   loss    acc     compute wait   blocked  grad-cos  "
+      "sent(MB)  back(MB)  act-peak(MB)  mem-peak(MB)\n";
   for (const auto& st : s.stages) {
     std::snprintf(line, sizeof line,
-                  "%5d  %2d..%-3d  %-6s  %3d  %6lld  %.4f  %.4f  %6.1f%% %5.1f%% %6.1f%%  %8.4f  %8.1f  %8.1f  %12.3f  %12.3f\n",
+                  "%5d  %2d..%-3d  %-6s  %3d  %6lld  %.4f  %.4f  %6.1f%% %5.1f%% %6.1f%%  %8.4f  "
+                  "%8.1f  %8.1f  %12.3f  %12.3f\n",
                   st.index, st.firstLayer, st.lastLayer, st.device.c_str(), st.threads,
-                  static_cast<long long>(st.steps), st.finalLoss, st.finalAccuracy, 100 * st.computeFraction,
-                  100 * st.waitFraction, 100 * st.blockedFraction, st.gradCosine, st.bytesSent / 1e6,
-                  st.gradBytesSent / 1e6, st.peakActivationBytes / 1e6,
+                  static_cast<long long>(st.steps), st.finalLoss, st.finalAccuracy,
+                  100 * st.computeFraction, 100 * st.waitFraction, 100 * st.blockedFraction,
+                  st.gradCosine, st.bytesSent / 1e6, st.gradBytesSent / 1e6,
+                  st.peakActivationBytes / 1e6,
                   st.peakMemoryBytes >= 0 ? st.peakMemoryBytes / 1e6 : std::nan(""));
     out += line;
   }

@@ -33,7 +33,8 @@ int freeLoopbackPort() {
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     const int error = errno;
     ::close(fd);
-    throw std::runtime_error(std::string("cannot find a free loopback port: ") + std::strerror(error));
+    throw std::runtime_error(std::string("cannot find a free loopback port: ") +
+                             std::strerror(error));
   }
   ::close(fd);
   return ntohs(addr.sin_port);
@@ -47,7 +48,9 @@ bool isExecutableFile(const std::string& path) {
 std::string selfExecutable() {
   char buf[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error(std::string("cannot find this program's file: ") + std::strerror(errno));
+  if (n <= 0)
+    throw std::runtime_error(std::string("cannot find this program's file: ") +
+                             std::strerror(errno));
   return std::string(buf, static_cast<size_t>(n));
 }
 
@@ -72,7 +75,8 @@ RankProcesses::~RankProcesses() {
       if (p->fd >= 0) ::close(p->fd);
 }
 
-void RankProcesses::spawn(int rank, const std::vector<std::string>& argv, const SpawnOptions& options) {
+void RankProcesses::spawn(int rank, const std::vector<std::string>& argv,
+                          const SpawnOptions& options) {
   if (m_watching) throw std::logic_error("RankProcesses::spawn after watch");
   int pipeFds[2], outFds[2] = {-1, -1};
   if (::pipe2(pipeFds, O_CLOEXEC) != 0)
@@ -226,12 +230,14 @@ void RankProcesses::readFrom(Child& child, Stream stream) {
   size_t start = 0;
   for (size_t nl; (nl = pipe.buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
     std::string line = pipe.buffer.substr(start, nl - start);
-    if (const auto cr = line.rfind('\r'); cr != std::string::npos) line.erase(0, cr + 1);  // progress redraws
+    if (const auto cr = line.rfind('\r'); cr != std::string::npos)
+      line.erase(0, cr + 1);  // progress redraws
     if (!line.empty()) deliver(line);
   }
   pipe.buffer.erase(0, start);
   if (n <= 0) {  // end of file: the child (and anything it started) closed it
-    if (const auto cr = pipe.buffer.rfind('\r'); cr != std::string::npos) pipe.buffer.erase(0, cr + 1);
+    if (const auto cr = pipe.buffer.rfind('\r'); cr != std::string::npos)
+      pipe.buffer.erase(0, cr + 1);
     if (!pipe.buffer.empty()) deliver(pipe.buffer);
     pipe.buffer.clear();
     ::close(pipe.fd);
@@ -252,7 +258,8 @@ void RankProcesses::readLoop() {
     else
       ::usleep(100 * 1000);
     for (size_t i = 0; i < fds.size(); ++i)
-      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) readFrom(*owners[i].first, owners[i].second);
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+        readFrom(*owners[i].first, owners[i].second);
 
     for (Child& c : m_children) {
       if (c.reaped) continue;  // only this thread sets it

@@ -27,7 +27,8 @@ RunSummary train(const ExperimentSpec& spec) {
   run->start();
   RunSummary s = run->wait();
   if (s.status != RunStatus::Completed) {
-    std::fprintf(stderr, "bench_methods: %s run failed: %s\n", toString(spec.mode).c_str(), s.error.c_str());
+    std::fprintf(stderr, "bench_methods: %s run failed: %s\n", toString(spec.mode).c_str(),
+                 s.error.c_str());
     std::exit(1);
   }
   return s;
@@ -58,9 +59,11 @@ int main(int argc, char** argv) {
   const int rounds = std::stoi(arg(argc, argv, "--rounds", "3"));
   const std::string presets = arg(argc, argv, "--presets", "mlp,cnn,vit");
   const EngineInfo info = engineInfo();
-  std::printf("BLAS: %s | OpenMP workers: %s | %d cores | %lld steps per run | %d interleaved rounds, "
-              "medians | probe/eval off\n\n",
-              info.blas.c_str(), info.openmpWait.c_str(), info.hardwareCores, static_cast<long long>(steps), rounds);
+  std::printf(
+      "BLAS: %s | OpenMP workers: %s | %d cores | %lld steps per run | %d interleaved rounds, "
+      "medians | probe/eval off\n\n",
+      info.blas.c_str(), info.openmpWait.c_str(), info.hardwareCores, static_cast<long long>(steps),
+      rounds);
 
   struct Mode {
     const char* label;
@@ -72,8 +75,9 @@ int main(int argc, char** argv) {
                                    {"backprop", {"mode=backprop"}}};
 
   std::printf("samples/s (median) and measured bytes per sample across every boundary\n");
-  std::printf("%-6s %3s | %9s %9s %9s %9s | %8s | %11s %11s %11s %9s\n", "preset", "K", "local", "pipe-gpipe",
-              "pipe-1f1b", "backprop", "pipe/loc", "local B/smp", "pred B/smp", "pipe B/smp", "pipe/loc");
+  std::printf("%-6s %3s | %9s %9s %9s %9s | %8s | %11s %11s %11s %9s\n", "preset", "K", "local",
+              "pipe-gpipe", "pipe-1f1b", "backprop", "pipe/loc", "local B/smp", "pred B/smp",
+              "pipe B/smp", "pipe/loc");
   std::ostringstream memory;
   for (const std::string family : {"mlp", "cnn", "vit"}) {
     if (presets.find(family) == std::string::npos) continue;
@@ -81,8 +85,9 @@ int main(int argc, char** argv) {
         loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/" + family + "-fmnist-4stage.json");
     for (const int k : {2, 4}) {
       const ExperimentSpec base =
-          variant(preset, {"train.max_steps=" + std::to_string(steps), "probe.interval=-1", "eval.interval=0",
-                           "partition.balance=flops", "partition.stages=" + std::to_string(k)});
+          variant(preset, {"train.max_steps=" + std::to_string(steps), "probe.interval=-1",
+                           "eval.interval=0", "partition.balance=flops",
+                           "partition.stages=" + std::to_string(k)});
       std::map<std::string, std::vector<double>> sps;
       std::map<std::string, RunSummary> last;
       for (int r = 0; r < rounds; ++r)
@@ -93,17 +98,20 @@ int main(int argc, char** argv) {
         }
       auto bytesPerSample = [&](const RunSummary& s, bool withGradients) {
         double total = 0;
-        for (const auto& st : s.stages) total += double(st.bytesSent) + (withGradients ? double(st.gradBytesSent) : 0);
+        for (const auto& st : s.stages)
+          total += double(st.bytesSent) + (withGradients ? double(st.gradBytesSent) : 0);
         return total / double(std::max<int64_t>(1, s.samples));
       };
       double predicted = 0;
       for (const auto& st : last["local"].stages) predicted += double(st.backpropBytes);
       predicted /= double(std::max<int64_t>(1, last["local"].samples));
-      const double local = bytesPerSample(last["local"], false), pipe = bytesPerSample(last["pipe-gpipe"], true);
-      std::printf("%-6s %3d | %9.0f %9.0f %9.0f %9.0f | %8.2f | %11.0f %11.0f %11.0f %9.2f\n", family.c_str(), k,
-                  median(sps["local"]), median(sps["pipe-gpipe"]), median(sps["pipe-1f1b"]), median(sps["backprop"]),
-                  median(sps["pipe-gpipe"]) / std::max(1e-9, median(sps["local"])), local, predicted, pipe,
-                  pipe / std::max(1e-9, local));
+      const double local = bytesPerSample(last["local"], false),
+                   pipe = bytesPerSample(last["pipe-gpipe"], true);
+      std::printf("%-6s %3d | %9.0f %9.0f %9.0f %9.0f | %8.2f | %11.0f %11.0f %11.0f %9.2f\n",
+                  family.c_str(), k, median(sps["local"]), median(sps["pipe-gpipe"]),
+                  median(sps["pipe-1f1b"]), median(sps["backprop"]),
+                  median(sps["pipe-gpipe"]) / std::max(1e-9, median(sps["local"])), local,
+                  predicted, pipe, pipe / std::max(1e-9, local));
       std::fflush(stdout);
       char line[256];
       for (const char* m : {"local", "pipe-gpipe", "pipe-1f1b", "backprop"}) {
@@ -114,22 +122,28 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("\npeak activation MB held per stage (tensor sizes, not the allocator)\n%s", memory.str().c_str());
+  std::printf("\npeak activation MB held per stage (tensor sizes, not the allocator)\n%s",
+              memory.str().c_str());
 
   // Pipeline efficiency against M, on the default preset at 4 stages.
   if (presets.find("mlp") != std::string::npos) {
-    const ExperimentSpec preset = loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/mlp-fmnist-4stage.json");
+    const ExperimentSpec preset =
+        loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/mlp-fmnist-4stage.json");
     const ExperimentSpec base =
-        variant(preset, {"train.max_steps=" + std::to_string(steps), "probe.interval=-1", "eval.interval=0",
-                         "mode=pipeline"});
-    std::printf("\npipeline efficiency against micro-batches M (mlp, 4 stages, batch %d)\n", base.train.batchSize);
-    std::printf("%4s | %11s %9s %9s | %11s %9s %9s\n", "M", "gpipe /s", "eff", "act MB", "1f1b /s", "eff", "act MB");
+        variant(preset, {"train.max_steps=" + std::to_string(steps), "probe.interval=-1",
+                         "eval.interval=0", "mode=pipeline"});
+    std::printf("\npipeline efficiency against micro-batches M (mlp, 4 stages, batch %d)\n",
+                base.train.batchSize);
+    std::printf("%4s | %11s %9s %9s | %11s %9s %9s\n", "M", "gpipe /s", "eff", "act MB", "1f1b /s",
+                "eff", "act MB");
     for (const int m : {1, 2, 4, 8, 16}) {
       std::vector<double> g, f, ge, fe;
       RunSummary gl, fl;
       for (int r = 0; r < rounds; ++r) {
-        gl = train(variant(base, {"pipeline.micro_batches=" + std::to_string(m), "pipeline.schedule=gpipe"}));
-        fl = train(variant(base, {"pipeline.micro_batches=" + std::to_string(m), "pipeline.schedule=1f1b"}));
+        gl = train(variant(
+            base, {"pipeline.micro_batches=" + std::to_string(m), "pipeline.schedule=gpipe"}));
+        fl = train(variant(
+            base, {"pipeline.micro_batches=" + std::to_string(m), "pipeline.schedule=1f1b"}));
         g.push_back(gl.samplesPerSec), f.push_back(fl.samplesPerSec);
         ge.push_back(gl.pipelineEfficiency), fe.push_back(fl.pipelineEfficiency);
       }

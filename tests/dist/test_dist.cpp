@@ -111,6 +111,8 @@ class TestDist : public QObject {
     // Pipelined backprop: the boundary gradients go back over c10d too.
     QTest::newRow("pipeline gpipe, 3 processes") << 3 << "pipeline";
     QTest::newRow("pipeline 1f1b, 2 processes") << 2 << "pipeline-1f1b";
+    // Overlapping local updates: the downstream gradients cross processes too.
+    QTest::newRow("local overlap, 3 processes") << 3 << "local-overlap";
   }
   void processesGiveExactlyTheOneProcessRun() {
     QFETCH(int, procs);
@@ -120,6 +122,7 @@ class TestDist : public QObject {
     QStringList sets;
     if (mode.startsWith("pipeline")) sets << "--set" << "mode=pipeline";
     if (mode == "pipeline-1f1b") sets << "--set" << "pipeline.schedule=1f1b";
+    if (mode == "local-overlap") sets << "--set" << "local.overlap=1";
     const bool pipeline = mode.startsWith("pipeline");
     // 3 stages: with 2 processes rank 0 runs stage 0 and rank 1 stages 1-2 (the default spread).
     Result one = runCli(QStringList{"train", "--config", spec, "--db", db, "--json", "--quiet"} + sets);
@@ -141,7 +144,7 @@ class TestDist : public QObject {
       // What crossed each boundary between processes, counted by the c10d channel.
       QCOMPARE(y["bytes_sent"].toInteger(), x["bytes_sent"].toInteger());
       QCOMPARE(y["grad_bytes_sent"].toInteger(), x["grad_bytes_sent"].toInteger());
-      if (pipeline && k > 0) QVERIFY(y["grad_bytes_sent"].toInteger() > 0);
+      if ((pipeline || mode == "local-overlap") && k > 0) QVERIFY(y["grad_bytes_sent"].toInteger() > 0);
     }
     QCOMPARE(b["mode"].toString(), pipeline ? QString("pipeline") : QString("local"));
     QCOMPARE(b["test_accuracy"].toDouble(), a["test_accuracy"].toDouble());

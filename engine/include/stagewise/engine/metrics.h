@@ -28,7 +28,8 @@ inline constexpr const char* kBytesSent = "bytes_sent";              // cumulati
 inline constexpr const char* kBackpropBytes = "backprop_bytes";      // cumulative, would-be
 inline constexpr const char* kGradBytesSent = "grad_bytes_sent";     // cumulative, upstream
 inline constexpr const char* kActivationBytes = "activation_bytes";  // peak so far, tensor sizes
-inline constexpr const char* kMemoryBytes = "memory_bytes";  // peak so far, counted by the allocator
+inline constexpr const char* kMemoryBytes =
+    "memory_bytes";  // peak so far, counted by the allocator
 // per stage (layer >= 0 for the per-layer value), every probe
 inline constexpr const char* kGradCosine = "grad_cosine";
 // per run
@@ -120,14 +121,14 @@ struct StageSummary {
   double computeFraction = 0;       ///< whole run
   double waitFraction = 0;
   double blockedFraction = 0;
-  int64_t bytesSent = 0;      ///< measured, downstream: activations and labels
-  int64_t gradBytesSent = 0;  ///< measured, upstream: boundary gradients (pipeline, overlap)
-  int64_t backpropBytes = 0;  ///< local mode: what pipelined backprop would send (predicted)
-  double gradCosine = kNoValue;  ///< last probe (local mode)
+  int64_t bytesSent = 0;            ///< measured, downstream: activations and labels
+  int64_t gradBytesSent = 0;        ///< measured, upstream: boundary gradients (pipeline, overlap)
+  int64_t backpropBytes = 0;        ///< local mode: what pipelined backprop would send (predicted)
+  double gradCosine = kNoValue;     ///< last probe (local mode)
   int64_t peakActivationBytes = 0;  ///< tensor sizes the stage kept for its backward pass
-  int64_t peakMemoryBytes = -1;     ///< most bytes the allocator held for the stage (-1: not counted)
-  double paramChecksum = 0;    ///< sum of body parameters at the end (tests, comparisons)
-  double meanStepSeconds = 0;  ///< mean compute time per step
+  int64_t peakMemoryBytes = -1;  ///< most bytes the allocator held for the stage (-1: not counted)
+  double paramChecksum = 0;      ///< sum of body parameters at the end (tests, comparisons)
+  double meanStepSeconds = 0;    ///< mean compute time per step
 };
 
 struct RunSummary {
@@ -142,8 +143,8 @@ struct RunSummary {
   double pausedSeconds = 0;  ///< time the run spent paused (not in wallSeconds)
   double cpuUtilization = 0;
   double pipelineEfficiency = kNoValue;  ///< achieved / (1 / slowest stage's step time)
-  int overlapLayers = 0;  ///< local.overlap in local mode (0: chunked local updates)
-  int overlapDelay = 0;   ///< steps after which a downstream gradient is applied (overlap only)
+  int overlapLayers = 0;                 ///< local.overlap in local mode (0: chunked local updates)
+  int overlapDelay = 0;  ///< steps after which a downstream gradient is applied (overlap only)
   std::string blas;
   int threads = 0;  ///< total intra-op threads over all stages
   bool flushDenormal = true;

@@ -16,11 +16,11 @@ struct StagePlan {
   int lastLayer = 0;  ///< inclusive
   bool isLast = false;
   StageSettings settings;
-  int64_t params = 0;           ///< body parameters
-  int64_t flops = 0;            ///< body forward FLOPs per sample
-  int64_t auxParams = 0;        ///< 0 for the last stage (its head is the classifier)
+  int64_t params = 0;     ///< body parameters
+  int64_t flops = 0;      ///< body forward FLOPs per sample
+  int64_t auxParams = 0;  ///< 0 for the last stage (its head is the classifier)
   int64_t auxFlops = 0;
-  int64_t outBytes = 0;         ///< bytes per sample of the output tensor sent downstream (0 for last)
+  int64_t outBytes = 0;  ///< bytes per sample of the output tensor sent downstream (0 for last)
   int64_t activationBytes = 0;  ///< activations kept for backward per sample
 };
 
@@ -53,16 +53,16 @@ struct ScalingModel {
 
 /// Predicted step times in FLOP-equivalent units and the resulting speed-up.
 struct SpeedEstimate {
-  std::vector<double> stageShare;      ///< each stage's share of the local step's work
-  std::vector<double> stageTime;       ///< predicted time per step (relative units)
-  std::vector<int64_t> boundaryBytes;  ///< per batch, local: activations + labels forward
+  std::vector<double> stageShare;              ///< each stage's share of the local step's work
+  std::vector<double> stageTime;               ///< predicted time per step (relative units)
+  std::vector<int64_t> boundaryBytes;          ///< per batch, local: activations + labels forward
   std::vector<int64_t> backpropBoundaryBytes;  ///< pipelined backprop: activations + gradients
-  double backpropTime = 0;             ///< per step at its best thread count
+  double backpropTime = 0;                     ///< per step at its best thread count
   int backpropThreads = 1;
-  double localTime = 0;                ///< per step (slowest stage, or cores shared)
-  double speedup = 1;                  ///< backpropTime / localTime
-  double pipelineEfficiency = 1;       ///< mean stage time / slowest stage time
-  bool coresShared = false;            ///< stages need more threads than there are cores
+  double localTime = 0;           ///< per step (slowest stage, or cores shared)
+  double speedup = 1;             ///< backpropTime / localTime
+  double pipelineEfficiency = 1;  ///< mean stage time / slowest stage time
+  bool coresShared = false;       ///< stages need more threads than there are cores
 };
 
 SpeedEstimate estimateSpeed(const PartitionPlan& partition, const ModelPlan& plan, int batchSize,

@@ -108,8 +108,8 @@ struct LocalSpec {
 
 /// Pipelined backprop (mode "pipeline").
 struct PipelineSpec {
-  int microBatches = 0;              ///< M micro-batches per batch; 0: one per stage
-  std::string schedule = "gpipe";    ///< gpipe (fill-drain) | 1f1b (PipeDream-flush order)
+  int microBatches = 0;            ///< M micro-batches per batch; 0: one per stage
+  std::string schedule = "gpipe";  ///< gpipe (fill-drain) | 1f1b (PipeDream-flush order)
 };
 
 struct EvalSpec {
