@@ -6,9 +6,12 @@ namespace stagewise::engine {
 
 std::string toString(Mode mode) {
   switch (mode) {
-    case Mode::Local: return "local";
-    case Mode::Backprop: return "backprop";
-    case Mode::Pipeline: return "pipeline";
+    case Mode::Local:
+      return "local";
+    case Mode::Backprop:
+      return "backprop";
+    case Mode::Pipeline:
+      return "pipeline";
   }
   return "local";
 }
@@ -55,29 +58,34 @@ StageSettings ExperimentSpec::stageSettings(int index) const {
 std::vector<int> assignRanks(const ExperimentSpec& spec, int numStages, int worldSize) {
   if (worldSize < 1) throw SpecError("", "the world size must be at least 1");
   if (spec.mode == Mode::Backprop)
-    throw SpecError("mode", "backprop runs in one process (the whole model is one stage); spread "
-                            "stages over processes with mode=local or mode=pipeline, or run without "
-                            "--dist / launch");
+    throw SpecError("mode",
+                    "backprop runs in one process (the whole model is one stage); spread "
+                    "stages over processes with mode=local or mode=pipeline, or run without "
+                    "--dist / launch");
   if (spec.mode == Mode::Pipeline && spec.train.clipNorm > 0)
-    throw SpecError("train.clip_norm", "pipeline mode clips by the whole model's norm, which is not "
-                                       "summed across processes yet; set it to 0 or run in one process");
+    throw SpecError("train.clip_norm",
+                    "pipeline mode clips by the whole model's norm, which is not "
+                    "summed across processes yet; set it to 0 or run in one process");
   if (spec.checkpoint.enabled())
-    throw SpecError("checkpoint", "checkpoints are not supported in a distributed run yet; remove "
-                                  "checkpoint.interval and checkpoint.dir");
+    throw SpecError("checkpoint",
+                    "checkpoints are not supported in a distributed run yet; remove "
+                    "checkpoint.interval and checkpoint.dir");
   if (numStages < worldSize)
-    throw SpecError("partition.cuts", "a run of " + std::to_string(worldSize) + " processes needs at least " +
-                                          std::to_string(worldSize) + " stages, this one has " +
-                                          std::to_string(numStages) + "; add cuts or start fewer processes");
+    throw SpecError("partition.cuts", "a run of " + std::to_string(worldSize) +
+                                          " processes needs at least " + std::to_string(worldSize) +
+                                          " stages, this one has " + std::to_string(numStages) +
+                                          "; add cuts or start fewer processes");
   std::vector<int> ranks(static_cast<size_t>(numStages));
   for (int k = 0; k < numStages; ++k) {
     const int explicitRank = spec.stageSettings(k).rank;
-    const std::string field = k < static_cast<int>(spec.stages.size()) && spec.stages[static_cast<size_t>(k)].rank
-                                  ? "stages[" + std::to_string(k) + "].rank"
-                                  : "stage_defaults.rank";
+    const std::string field =
+        k < static_cast<int>(spec.stages.size()) && spec.stages[static_cast<size_t>(k)].rank
+            ? "stages[" + std::to_string(k) + "].rank"
+            : "stage_defaults.rank";
     if (explicitRank >= worldSize)
-      throw SpecError(field, "rank " + std::to_string(explicitRank) + " does not exist in a run of " +
-                                 std::to_string(worldSize) + " processes (ranks 0.." + std::to_string(worldSize - 1) +
-                                 ")");
+      throw SpecError(field, "rank " + std::to_string(explicitRank) +
+                                 " does not exist in a run of " + std::to_string(worldSize) +
+                                 " processes (ranks 0.." + std::to_string(worldSize - 1) + ")");
     if (explicitRank < -1) throw SpecError(field, "must be a rank >= 0, or -1 for the default");
     ranks[static_cast<size_t>(k)] =
         explicitRank >= 0 ? explicitRank
@@ -85,8 +93,10 @@ std::vector<int> assignRanks(const ExperimentSpec& spec, int numStages, int worl
   }
   for (int r = 0; r < worldSize; ++r)
     if (std::find(ranks.begin(), ranks.end(), r) == ranks.end())
-      throw SpecError("stages", "rank " + std::to_string(r) + " would run no stage; map stages to ranks with "
-                                "stages[i].rank, or start " + std::to_string(worldSize - 1) + " processes or fewer");
+      throw SpecError("stages", "rank " + std::to_string(r) +
+                                    " would run no stage; map stages to ranks with "
+                                    "stages[i].rank, or start " +
+                                    std::to_string(worldSize - 1) + " processes or fewer");
   return ranks;
 }
 

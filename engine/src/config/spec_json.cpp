@@ -236,7 +236,9 @@ ExperimentSpec parseSpec(std::string_view text) {
     std::string mode;
     top.get("mode", mode);
     auto m = modeFromString(mode);
-    if (!m) throw SpecError("mode", "unknown mode '" + mode + "'; use \"local\", \"pipeline\" or \"backprop\"");
+    if (!m)
+      throw SpecError("mode",
+                      "unknown mode '" + mode + "'; use \"local\", \"pipeline\" or \"backprop\"");
     spec.mode = *m;
   }
   if (auto* t = top.child("train")) {

@@ -15,13 +15,15 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-void checkStage(const StageSettings& s, const std::string& at, const std::vector<std::string>& devices,
-                const std::string& modelKind, std::vector<Problem>& out) {
+void checkStage(const StageSettings& s, const std::string& at,
+                const std::vector<std::string>& devices, const std::string& modelKind,
+                std::vector<Problem>& out) {
   if (std::find(devices.begin(), devices.end(), s.device) == devices.end())
-    out.push_back({at + ".device", "device '" + s.device + "' does not exist here; available: " +
-                                       joined(devices)});
+    out.push_back({at + ".device",
+                   "device '" + s.device + "' does not exist here; available: " + joined(devices)});
   if (s.auxHead != "linear" && s.auxHead != "mlp" && s.auxHead != "conv" && s.auxHead != "token")
-    out.push_back({at + ".aux_head", "unknown aux head '" + s.auxHead + "'; use linear, mlp, conv (cnn) or token (vit)"});
+    out.push_back({at + ".aux_head", "unknown aux head '" + s.auxHead +
+                                         "'; use linear, mlp, conv (cnn) or token (vit)"});
   else if (s.auxHead == "conv" && modelKind != "cnn")
     out.push_back({at + ".aux_head", "the conv aux head needs a cnn model; use linear or mlp"});
   else if (s.auxHead == "token" && modelKind != "vit")
@@ -33,14 +35,17 @@ void checkStage(const StageSettings& s, const std::string& at, const std::vector
   int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (int c : s.cores)
     if (c < 0 || c >= hw)
-      out.push_back({at + ".cores", "core " + std::to_string(c) + " does not exist; this machine has cores 0.." +
+      out.push_back({at + ".cores", "core " + std::to_string(c) +
+                                        " does not exist; this machine has cores 0.." +
                                         std::to_string(hw - 1)});
   if (!(s.lrScale >= 0) || !std::isfinite(s.lrScale))
     out.push_back({at + ".lr_scale", "must be a finite number >= 0"});
   if (s.delayMs < 0 || s.delayMs > 60000)
     out.push_back({at + ".delay_ms", "must be between 0 and 60000"});
   if (s.rank < -1 || s.rank > 4095)
-    out.push_back({at + ".rank", "must be a process rank between 0 and 4095, or -1 (spread stages over the ranks)"});
+    out.push_back(
+        {at + ".rank",
+         "must be a process rank between 0 and 4095, or -1 (spread stages over the ranks)"});
 }
 
 }  // namespace
@@ -57,8 +62,9 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
   if (d.limitTrain < 0) out.push_back({"dataset.limit_train", "must be >= 0 (0: all)"});
   if (d.limitTest < 0) out.push_back({"dataset.limit_test", "must be >= 0 (0: all)"});
   if (d.augment && d.kind == "synthetic")
-    out.push_back({"dataset.augment", "crops and flips are for image datasets; the synthetic one has "
-                                      "feature vectors: set it to false"});
+    out.push_back({"dataset.augment",
+                   "crops and flips are for image datasets; the synthetic one has "
+                   "feature vectors: set it to false"});
   if (d.kind == "synthetic") {
     if (d.syntheticTrain < 1) out.push_back({"dataset.synthetic_train", "must be >= 1"});
     if (d.syntheticTest < 1) out.push_back({"dataset.synthetic_test", "must be >= 1"});
@@ -75,14 +81,17 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     if (m.hidden.empty()) out.push_back({"model.hidden", "needs at least one hidden width"});
     for (size_t i = 0; i < m.hidden.size(); ++i)
       if (m.hidden[i] < 1 || m.hidden[i] > 65536)
-        out.push_back({"model.hidden[" + std::to_string(i) + "]", "width must be between 1 and 65536"});
+        out.push_back(
+            {"model.hidden[" + std::to_string(i) + "]", "width must be between 1 and 65536"});
     if (m.activation != "relu" && m.activation != "gelu" && m.activation != "tanh")
-      out.push_back({"model.activation", "unknown activation '" + m.activation + "'; use relu, gelu or tanh"});
+      out.push_back({"model.activation",
+                     "unknown activation '" + m.activation + "'; use relu, gelu or tanh"});
   }
 
   const auto& p = spec.partition;
   if (p.balance != "manual" && p.balance != "flops")
-    out.push_back({"partition.balance", "unknown balance '" + p.balance + "'; use manual or flops"});
+    out.push_back(
+        {"partition.balance", "unknown balance '" + p.balance + "'; use manual or flops"});
   if (p.balance == "flops" && (p.numStages < 1 || (numLayers > 0 && p.numStages > numLayers)))
     out.push_back({"partition.stages", "balance=flops needs a stage count between 1 and " +
                                            std::to_string(numLayers) + " (the number of layers)"});
@@ -92,12 +101,13 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
   const int stages = spec.stageCount();
   if (!spec.stages.empty() && static_cast<int>(spec.stages.size()) != stages)
     out.push_back({"stages", "lists " + std::to_string(spec.stages.size()) +
-                                 " stage entries but the partition makes " + std::to_string(stages) +
+                                 " stage entries but the partition makes " +
+                                 std::to_string(stages) +
                                  " stages: give one entry per stage, or none"});
   checkStage(spec.stageDefaults, "stage_defaults", devices, m.kind, out);
   for (size_t i = 0; i < spec.stages.size(); ++i)
-    checkStage(spec.stageSettings(static_cast<int>(i)), "stages[" + std::to_string(i) + "]", devices,
-               m.kind, out);
+    checkStage(spec.stageSettings(static_cast<int>(i)), "stages[" + std::to_string(i) + "]",
+               devices, m.kind, out);
 
   const auto& t = spec.train;
   if (t.batchSize < 1 || t.batchSize > 65536)
@@ -107,7 +117,8 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"train.epochs", "must be >= 1 when train.max_steps is 0"});
   if (t.optimizer != "adam" && t.optimizer != "sgd")
     out.push_back({"train.optimizer", "unknown optimizer '" + t.optimizer + "'; use adam or sgd"});
-  if (!(t.lr > 0) || !std::isfinite(t.lr)) out.push_back({"train.lr", "must be a finite number > 0"});
+  if (!(t.lr > 0) || !std::isfinite(t.lr))
+    out.push_back({"train.lr", "must be a finite number > 0"});
   if (!(t.weightDecay >= 0) || !std::isfinite(t.weightDecay))
     out.push_back({"train.weight_decay", "must be a finite number >= 0"});
   if (!(t.momentum >= 0 && t.momentum < 1)) out.push_back({"train.momentum", "must be in [0, 1)"});
@@ -125,11 +136,12 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"local.overlap", "must be between 0 (chunked local updates) and 1024 layers"});
   const auto& pl = spec.pipeline;
   if (pl.microBatches < 0 || pl.microBatches > t.batchSize)
-    out.push_back({"pipeline.micro_batches",
-                   "must be between 1 and train.batch_size (" + std::to_string(t.batchSize) +
-                       "), or 0 for one per stage"});
+    out.push_back({"pipeline.micro_batches", "must be between 1 and train.batch_size (" +
+                                                 std::to_string(t.batchSize) +
+                                                 "), or 0 for one per stage"});
   if (pl.schedule != "gpipe" && pl.schedule != "1f1b")
-    out.push_back({"pipeline.schedule", "unknown schedule '" + pl.schedule + "'; use gpipe or 1f1b"});
+    out.push_back(
+        {"pipeline.schedule", "unknown schedule '" + pl.schedule + "'; use gpipe or 1f1b"});
 
   if (spec.eval.interval < 0) out.push_back({"eval.interval", "must be >= 0 (0: only at the end)"});
   if (spec.eval.maxSamples < 0) out.push_back({"eval.max_samples", "must be >= 0 (0: all)"});
@@ -139,8 +151,10 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"probe.batch_size", "must be between 1 and 65536"});
   if (!(spec.distributed.timeoutS >= 1 && spec.distributed.timeoutS <= 86400))
     out.push_back({"distributed.timeout_s", "must be between 1 and 86400 seconds"});
-  if (spec.distributed.backend != "auto" && spec.distributed.backend != "gloo" && spec.distributed.backend != "nccl")
-    out.push_back({"distributed.backend", "unknown backend '" + spec.distributed.backend + "'; use auto, gloo or nccl"});
+  if (spec.distributed.backend != "auto" && spec.distributed.backend != "gloo" &&
+      spec.distributed.backend != "nccl")
+    out.push_back({"distributed.backend",
+                   "unknown backend '" + spec.distributed.backend + "'; use auto, gloo or nccl"});
   if (spec.checkpoint.interval < 0)
     out.push_back({"checkpoint.interval", "must be >= 0 (0: no periodic checkpoints)"});
   if (spec.debug.stage < 0 || spec.debug.stage >= stages)

@@ -43,10 +43,12 @@ class FeedForwarder final : public RunObserver {
 };
 
 C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, RunContext& ctx,
-                           ObserverFanout& fanout, std::vector<std::unique_ptr<StageRuntime>>& stages)
+                           ObserverFanout& fanout,
+                           std::vector<std::unique_ptr<StageRuntime>>& stages)
     : m_ctx(ctx), m_spec(ctx.spec), m_reporter(ctx.reporter), m_stages(stages) {
   const DistOptions& o = options.dist;
-  if (!options.resumeFrom.empty()) throw SpecError("", "a distributed run cannot resume from a checkpoint yet");
+  if (!options.resumeFrom.empty())
+    throw SpecError("", "a distributed run cannot resume from a checkpoint yet");
   if (m_spec.distributed.backend == "nccl")
     throw SpecError("distributed.backend", "this LibTorch has no NCCL (no CUDA); use gloo or auto");
   const int k = static_cast<int>(m_stages.size());
@@ -61,7 +63,9 @@ C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, Run
   auto maxPayloadInto = [&](int i) {
     int64_t perSample = 1;
     if (i > 0)
-      for (int64_t d : plan.layers[static_cast<size_t>(m_stages[static_cast<size_t>(i)]->plan.firstLayer - 1)].outShape)
+      for (int64_t d :
+           plan.layers[static_cast<size_t>(m_stages[static_cast<size_t>(i)]->plan.firstLayer - 1)]
+               .outShape)
         perSample *= d;
     return perSample * m_spec.train.batchSize * static_cast<int64_t>(sizeof(float));
   };
@@ -71,32 +75,36 @@ C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, Run
     auto& slot = m_ctx.channels[static_cast<size_t>(i)];
     const int64_t maxPayload = maxPayloadInto(i);
     if (up == m_rank && down != m_rank) {
-      auto c = std::make_unique<C10dSendChannel>(*m_group, down, boundaryTag(i), m_spec.train.batchSize,
-                                                       maxPayload);
+      auto c = std::make_unique<C10dSendChannel>(*m_group, down, boundaryTag(i),
+                                                 m_spec.train.batchSize, maxPayload);
       m_sendChannels[static_cast<size_t>(i)] = c.get();
       slot = std::move(c);
     } else if (up != m_rank && down == m_rank) {
       slot = std::make_unique<C10dRecvChannel>(
           *m_group, up, boundaryTag(i), m_spec.train.batchSize, maxPayload,
-          static_cast<size_t>(m_spec.train.queueCapacity),
-          [this, i](const std::string& e) { m_ctx.fail(i, "stage " + std::to_string(i) + ": " + e); });
+          static_cast<size_t>(m_spec.train.queueCapacity), [this, i](const std::string& e) {
+            m_ctx.fail(i, "stage " + std::to_string(i) + ": " + e);
+          });
     }
   }
   // Pipeline mode: the gradient of boundary i's activations goes back from stage i to stage
   // i - 1, the same kind of channel in the other direction (no labels).
   for (int i = 1; i < k && !m_ctx.gradChannels.empty(); ++i) {
-    const int up = m_stageRank[static_cast<size_t>(i - 1)], down = m_stageRank[static_cast<size_t>(i)];
+    const int up = m_stageRank[static_cast<size_t>(i - 1)],
+              down = m_stageRank[static_cast<size_t>(i)];
     if (up == down) continue;
     auto& slot = m_ctx.gradChannels[static_cast<size_t>(i - 1)];
     if (down == m_rank) {
-      auto c = std::make_unique<C10dSendChannel>(*m_group, up, gradientTag(i), 0, maxPayloadInto(i));
+      auto c =
+          std::make_unique<C10dSendChannel>(*m_group, up, gradientTag(i), 0, maxPayloadInto(i));
       m_gradSendChannels[static_cast<size_t>(i - 1)] = c.get();
       slot = std::move(c);
     } else if (up == m_rank) {
       slot = std::make_unique<C10dRecvChannel>(
-          *m_group, down, gradientTag(i), 0, maxPayloadInto(i),
-          gradientCapacity(m_spec),
-          [this, i](const std::string& e) { m_ctx.fail(i - 1, "stage " + std::to_string(i - 1) + ", gradients: " + e); });
+          *m_group, down, gradientTag(i), 0, maxPayloadInto(i), gradientCapacity(m_spec),
+          [this, i](const std::string& e) {
+            m_ctx.fail(i - 1, "stage " + std::to_string(i - 1) + ", gradients: " + e);
+          });
     }
   }
   for (int i = 0; i < k; ++i) m_transferSlots.push_back(std::make_unique<InFlight>());
@@ -110,8 +118,9 @@ C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, Run
     m_forwarder = std::make_unique<FeedForwarder>(*m_group);
     fanout.add(m_forwarder.get());
     if (m_ctx.snapshots)
-      m_ctx.snapshots->setForward([this](int stage, int64_t step, const std::vector<torch::Tensor>& body,
-                                     const std::vector<torch::Tensor>& aux) { sendSnapshot(stage, step, body, aux); });
+      m_ctx.snapshots->setForward(
+          [this](int stage, int64_t step, const std::vector<torch::Tensor>& body,
+                 const std::vector<torch::Tensor>& aux) { sendSnapshot(stage, step, body, aux); });
   }
 }
 
@@ -120,7 +129,8 @@ C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, Run
 void C10dTopology::start() {
   m_group->add("go", 1);
   if (!m_group->waitCount("go", m_group->world(), m_group->timeoutS()))
-    m_ctx.fail(-1, "not every rank started within " + std::to_string(int(m_group->timeoutS())) + " s");
+    m_ctx.fail(-1,
+               "not every rank started within " + std::to_string(int(m_group->timeoutS())) + " s");
   m_monitor = std::make_unique<Monitor>(
       *m_group,
       [this](int, int stage, const std::string& message) {
@@ -131,7 +141,8 @@ void C10dTopology::start() {
       },
       [this] {
         if (m_ctx.userStop.exchange(true)) return;
-        m_reporter.event({EventKind::StopRequested, m_ctx.now(), -1, "stop requested by another rank"});
+        m_reporter.event(
+            {EventKind::StopRequested, m_ctx.now(), -1, "stop requested by another rank"});
         m_ctx.stopAll();
       });
   if (m_rank != 0) return;
@@ -139,17 +150,20 @@ void C10dTopology::start() {
   m_feedThread = std::thread([this] { feedLoop(); });
   if (m_ctx.snapshots)
     for (size_t k = 0; k < m_stages.size(); ++k)
-      if (!owns(k)) m_snapshotReceivers.emplace_back([this, k] { receiveSnapshots(static_cast<int>(k)); });
+      if (!owns(k))
+        m_snapshotReceivers.emplace_back([this, k] { receiveSnapshots(static_cast<int>(k)); });
   std::string where;
   for (size_t k = 0; k < m_stages.size(); ++k)
-    where += (k ? ", " : "") + std::string("stage ") + std::to_string(k) + " on rank " + std::to_string(m_stageRank[k]);
+    where += (k ? ", " : "") + std::string("stage ") + std::to_string(k) + " on rank " +
+             std::to_string(m_stageRank[k]);
   m_reporter.event({EventKind::Info, 0.0, -1,
-                    "distributed over " + std::to_string(m_group->world()) + " processes (Gloo, rendezvous " +
-                        m_group->where() + "): " + where});
+                    "distributed over " + std::to_string(m_group->world()) +
+                        " processes (Gloo, rendezvous " + m_group->where() + "): " + where});
 }
 
 /// A stage on this rank sends its parameters at a probe/eval step to rank 0 (its stage thread).
-void C10dTopology::sendSnapshot(int stage, int64_t step, const std::vector<torch::Tensor>& body, const std::vector<torch::Tensor>& aux) {
+void C10dTopology::sendSnapshot(int stage, int64_t step, const std::vector<torch::Tensor>& body,
+                                const std::vector<torch::Tensor>& aux) {
   auto& slot = *m_transferSlots[static_cast<size_t>(stage)];
   const int tag = snapshotTag(stage);
   torch::NoGradGuard noGrad;
@@ -166,7 +180,8 @@ void C10dTopology::receiveSnapshots(int stage) {
   const auto& modules = m_stages[static_cast<size_t>(stage)]->modules;
   auto like = [](const std::vector<torch::Tensor>& ts) {
     std::vector<torch::Tensor> out;
-    for (const auto& t : ts) out.push_back(torch::empty(t.sizes(), t.options().device(torch::kCPU).requires_grad(false)));
+    for (const auto& t : ts)
+      out.push_back(torch::empty(t.sizes(), t.options().device(torch::kCPU).requires_grad(false)));
     return out;
   };
   try {
@@ -180,7 +195,8 @@ void C10dTopology::receiveSnapshots(int stage) {
       m_ctx.snapshots->offer(stage, header.item<int64_t>(), body, aux);
     }
   } catch (const std::exception& e) {
-    m_ctx.fail(stage, "stage " + std::to_string(stage) + " (rank " + std::to_string(src) + "), parameter snapshot: " + e.what());
+    m_ctx.fail(stage, "stage " + std::to_string(stage) + " (rank " + std::to_string(src) +
+                          "), parameter snapshot: " + e.what());
   }
 }
 
@@ -203,7 +219,8 @@ void C10dTopology::feedLoop() {
           for (const auto& p : b.points) {
             if (p.stage == last && p.name == series::kLoss) {
               int64_t cur = m_ctx.lastStageSteps.load();
-              while (p.step + 1 > cur && !m_ctx.lastStageSteps.compare_exchange_weak(cur, p.step + 1)) {
+              while (p.step + 1 > cur &&
+                     !m_ctx.lastStageSteps.compare_exchange_weak(cur, p.step + 1)) {
               }
             }
             if (p.stage == -1 && p.name == series::kSamplesPerSec) m_remoteSps.store(p.value);
@@ -212,7 +229,8 @@ void C10dTopology::feedLoop() {
           for (const auto& sp : b.spans) m_reporter.addSpan(sp);
           for (auto e : b.events) {
             // Start, stop, completion and failure of the run are rank 0's to report.
-            if (e.kind == EventKind::Info || e.kind == EventKind::Warning || e.kind == EventKind::Checkpoint) {
+            if (e.kind == EventKind::Info || e.kind == EventKind::Warning ||
+                e.kind == EventKind::Checkpoint) {
               e.message = "rank " + std::to_string(r) + ": " + e.message;
               m_reporter.event(e);
             }
@@ -222,11 +240,13 @@ void C10dTopology::feedLoop() {
       m_feedProgress.notify_all();
       if (!any) {
         std::unique_lock lock(m_feedMutex);
-        if (m_feedCv.wait_for(lock, std::chrono::milliseconds(30), [&] { return m_feedQuit; })) return;
+        if (m_feedCv.wait_for(lock, std::chrono::milliseconds(30), [&] { return m_feedQuit; }))
+          return;
       }
     }
   } catch (const std::exception& e) {
-    m_reporter.event({EventKind::Warning, m_ctx.now(), -1, std::string("reports from other ranks stopped: ") + e.what()});
+    m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
+                      std::string("reports from other ranks stopped: ") + e.what()});
   }
 }
 
@@ -238,7 +258,9 @@ void C10dTopology::collect() {
   for (int r = 1; r < m_group->world(); ++r) {
     // A rank that failed or went silent is reported by the monitor; do not wait long for it.
     auto t0 = RunContext::Clock::now();
-    auto waited = [&] { return std::chrono::duration<double>(RunContext::Clock::now() - t0).count(); };
+    auto waited = [&] {
+      return std::chrono::duration<double>(RunContext::Clock::now() - t0).count();
+    };
     while (true) {
       try {
         if (auto text = m_group->tryGet(keys::summary(r))) {
@@ -251,8 +273,10 @@ void C10dTopology::collect() {
       }
       const bool failed = m_ctx.control.stopRequested() && !m_ctx.userStop.load();
       if (waited() > (failed ? 3.0 : timeout)) {
-        if (!failed) m_ctx.fail(-1, "rank " + std::to_string(r) + " did not report the end of its stages within " +
-                                        std::to_string(int(timeout)) + " s");
+        if (!failed)
+          m_ctx.fail(-1, "rank " + std::to_string(r) +
+                             " did not report the end of its stages within " +
+                             std::to_string(int(timeout)) + " s");
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -268,7 +292,8 @@ void C10dTopology::collect() {
     std::unique_lock lock(m_feedMutex);
     m_feedProgress.wait_for(lock, std::chrono::seconds(5), [&] {
       for (int r = 1; r < m_group->world(); ++r)
-        if (m_reports[static_cast<size_t>(r)] && m_feedNext[static_cast<size_t>(r)] < m_reports[static_cast<size_t>(r)]->feedCount)
+        if (m_reports[static_cast<size_t>(r)] &&
+            m_feedNext[static_cast<size_t>(r)] < m_reports[static_cast<size_t>(r)]->feedCount)
           return false;
       return true;
     });
@@ -298,8 +323,9 @@ void C10dTopology::collect() {
         }
       m_stateReceived.insert(k);
     } catch (const std::exception& e) {
-      m_ctx.fail(static_cast<int>(k), "rank " + std::to_string(m_stageRank[k]) + ": the final weights of stage " +
-                                          std::to_string(k) + " did not arrive: " + e.what());
+      m_ctx.fail(static_cast<int>(k), "rank " + std::to_string(m_stageRank[k]) +
+                                          ": the final weights of stage " + std::to_string(k) +
+                                          " did not arrive: " + e.what());
       failed = true;
     }
   }
@@ -329,22 +355,26 @@ void C10dTopology::handOver(const RunSummary& s) {
         auto& modules = m_stages[k]->modules;
         for (auto list : {modules.bodyState(), modules.auxState()})
           for (auto& t : list)
-            if (!m_group->send(t.detach().to(torch::kCPU).contiguous(), 0, stateTag(static_cast<int>(k)), slot))
+            if (!m_group->send(t.detach().to(torch::kCPU).contiguous(), 0,
+                               stateTag(static_cast<int>(k)), slot))
               throw std::runtime_error("aborted");
       }
     }
     if (m_monitor) m_monitor->markDone();
     const auto t0 = RunContext::Clock::now();
     while (!m_group->has(keys::kEnd) &&
-           std::chrono::duration<double>(RunContext::Clock::now() - t0).count() < m_group->timeoutS())
+           std::chrono::duration<double>(RunContext::Clock::now() - t0).count() <
+               m_group->timeoutS())
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } catch (const std::exception& e) {
-    m_reporter.event({EventKind::Warning, m_ctx.now(), -1, std::string("could not hand the run to rank 0: ") + e.what()});
+    m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
+                      std::string("could not hand the run to rank 0: ") + e.what()});
   }
 }
 
-
-C10dTopology::~C10dTopology() { shutdown(); }
+C10dTopology::~C10dTopology() {
+  shutdown();
+}
 
 void C10dTopology::requestStop() {
   try {
@@ -375,7 +405,9 @@ void C10dTopology::shutdown() {
 }
 
 const RankReport* C10dTopology::report(int rank) const {
-  if (rank < 0 || rank >= static_cast<int>(m_reports.size()) || !m_reports[static_cast<size_t>(rank)]) return nullptr;
+  if (rank < 0 || rank >= static_cast<int>(m_reports.size()) ||
+      !m_reports[static_cast<size_t>(rank)])
+    return nullptr;
   return &*m_reports[static_cast<size_t>(rank)];
 }
 
@@ -397,7 +429,8 @@ std::optional<LastStageCounters> C10dTopology::remoteLastStage() const {
   if (ownsLast()) return std::nullopt;
   const auto* r = report(rankOf(m_stages.size() - 1));
   if (!r) return std::nullopt;
-  return LastStageCounters{r->lastStageSteps, r->samplesAfterWarmup, r->warmupEndS, r->lastStepEndS};
+  return LastStageCounters{r->lastStageSteps, r->samplesAfterWarmup, r->warmupEndS,
+                           r->lastStepEndS};
 }
 
 void C10dTopology::mergeOutcome(RunSummary& s, std::atomic<bool>& userStop) const {

@@ -1,8 +1,8 @@
 #pragma once
 #include <torch/torch.h>  // free here: the engine precompiles it
-// The topology of a run spread over several processes: this process's part: joins the rendezvous, swaps the
-// channels that cross a process boundary for c10d ones, and carries the rank's side of the
-// protocol. Rank 0 takes in the other ranks' report batches (into its Reporter), parameter
+// The topology of a run spread over several processes: this process's part: joins the rendezvous,
+// swaps the channels that cross a process boundary for c10d ones, and carries the rank's side of
+// the protocol. Rank 0 takes in the other ranks' report batches (into its Reporter), parameter
 // snapshots (into its SnapshotCoordinator), and at the end their reports and final weights, so
 // it reports the whole run; the other ranks send them. See docs/distributed.md.
 
@@ -34,8 +34,8 @@ class C10dTopology final : public Topology {
   /// every stage of the model, built on every rank from the same seed. Swaps the run's channels
   /// that cross a process boundary (ctx.channels, and ctx.gradChannels in pipeline mode) for
   /// c10d ones.
-  C10dTopology(const RunOptions& options, const ModelPlan& plan, RunContext& ctx, ObserverFanout& fanout,
-               std::vector<std::unique_ptr<StageRuntime>>& stages);
+  C10dTopology(const RunOptions& options, const ModelPlan& plan, RunContext& ctx,
+               ObserverFanout& fanout, std::vector<std::unique_ptr<StageRuntime>>& stages);
   ~C10dTopology() override;
 
   int rank() const override { return m_rank; }
@@ -64,7 +64,8 @@ class C10dTopology final : public Topology {
   const RankReport* report(int rank) const;
   void handOver(const RunSummary& summary);
   void end();
-  void sendSnapshot(int stage, int64_t step, const std::vector<torch::Tensor>& body, const std::vector<torch::Tensor>& aux);
+  void sendSnapshot(int stage, int64_t step, const std::vector<torch::Tensor>& body,
+                    const std::vector<torch::Tensor>& aux);
   void receiveSnapshots(int stage);
   void feedLoop();
 
@@ -78,7 +79,8 @@ class C10dTopology final : public Topology {
   int m_rank = 0;
   std::vector<int> m_stageRank;
   std::vector<C10dSendChannel*> m_sendChannels;  ///< [k]: channel k when this rank sends it
-  std::vector<C10dSendChannel*> m_gradSendChannels;  ///< [k]: gradients into stage k, when sent here
+  std::vector<C10dSendChannel*>
+      m_gradSendChannels;  ///< [k]: gradients into stage k, when sent here
   std::vector<std::unique_ptr<InFlight>> m_transferSlots;  ///< per stage: snapshot transfers
   InFlight m_finalSendSlot, m_finalRecvSlot;
   std::atomic<bool> m_peerFault{false};

@@ -68,7 +68,8 @@ class DistGroup {
   void erase(const std::string& key);
   int64_t add(const std::string& key, int64_t delta);
   /// Waits until `add(key, 0)` reaches `count`, polling; false after `timeoutS`.
-  bool waitCount(const std::string& key, int64_t count, double timeoutS, const std::atomic<bool>* cancel = nullptr);
+  bool waitCount(const std::string& key, int64_t count, double timeoutS,
+                 const std::atomic<bool>* cancel = nullptr);
 
  private:
   int m_rank = 0, m_world = 1;
@@ -112,20 +113,36 @@ void publishAbort(DistGroup& group, int stage, const std::string& message);
 
 /// Keys of the control plane.
 namespace keys {
-inline std::string heartbeat(int rank) { return "hb/" + std::to_string(rank); }
-inline std::string done(int rank) { return "done/" + std::to_string(rank); }
+inline std::string heartbeat(int rank) {
+  return "hb/" + std::to_string(rank);
+}
+inline std::string done(int rank) {
+  return "done/" + std::to_string(rank);
+}
 inline const char* kAbort = "abort";  ///< value: "<rank> <stage>\n<message>"
 inline const char* kStop = "stop";
-inline const char* kEnd = "end";      ///< rank 0 has the whole run
-inline std::string feed(int rank, int64_t seq) { return "feed/" + std::to_string(rank) + "/" + std::to_string(seq); }
-inline std::string summary(int rank) { return "summary/" + std::to_string(rank); }
+inline const char* kEnd = "end";  ///< rank 0 has the whole run
+inline std::string feed(int rank, int64_t seq) {
+  return "feed/" + std::to_string(rank) + "/" + std::to_string(seq);
+}
+inline std::string summary(int rank) {
+  return "summary/" + std::to_string(rank);
+}
 }  // namespace keys
 
 /// Tags of point-to-point messages: boundary k's activations, and state transfers of stage k.
-inline int boundaryTag(int stage) { return stage; }
-inline int stateTag(int stage) { return 100000 + stage; }
-inline int snapshotTag(int stage) { return 200000 + stage; }
+inline int boundaryTag(int stage) {
+  return stage;
+}
+inline int stateTag(int stage) {
+  return 100000 + stage;
+}
+inline int snapshotTag(int stage) {
+  return 200000 + stage;
+}
 /// Pipeline mode: the gradient of boundary k's activations, from stage k back to stage k - 1.
-inline int gradientTag(int stage) { return 300000 + stage; }
+inline int gradientTag(int stage) {
+  return 300000 + stage;
+}
 
 }  // namespace stagewise::engine::dist

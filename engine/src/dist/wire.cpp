@@ -10,14 +10,19 @@ namespace stagewise::engine::dist {
 using nlohmann::json;
 
 namespace {
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-double val(const json& j) { return j.is_null() ? kNoValue : j.get<double>(); }
+json num(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+double val(const json& j) {
+  return j.is_null() ? kNoValue : j.get<double>();
+}
 
 json stageJson(const StageSummary& s) {
-  return {s.index,           s.device,        s.firstLayer,      s.lastLayer,         s.threads,
-          s.steps,           num(s.finalLoss), num(s.finalAccuracy), s.computeFraction, s.waitFraction,
-          s.blockedFraction, s.bytesSent,      s.backpropBytes,   num(s.gradCosine),   s.peakActivationBytes,
-          num(s.paramChecksum), s.meanStepSeconds, s.gradBytesSent, s.peakMemoryBytes};
+  return {s.index,           s.device,          s.firstLayer,          s.lastLayer,
+          s.threads,         s.steps,           num(s.finalLoss),      num(s.finalAccuracy),
+          s.computeFraction, s.waitFraction,    s.blockedFraction,     s.bytesSent,
+          s.backpropBytes,   num(s.gradCosine), s.peakActivationBytes, num(s.paramChecksum),
+          s.meanStepSeconds, s.gradBytesSent,   s.peakMemoryBytes};
 }
 
 StageSummary stageFrom(const json& j) {
@@ -47,9 +52,11 @@ StageSummary stageFrom(const json& j) {
 
 std::string encodeFeed(const FeedBatch& b) {
   json p = json::array(), s = json::array(), e = json::array();
-  for (const auto& x : b.points) p.push_back({x.name, x.stage, x.layer, x.step, x.timeS, num(x.value)});
+  for (const auto& x : b.points)
+    p.push_back({x.name, x.stage, x.layer, x.step, x.timeS, num(x.value)});
   for (const auto& x : b.spans) s.push_back({x.stage, x.step, x.startS, x.endS});
-  for (const auto& x : b.events) e.push_back({static_cast<int>(x.kind), x.timeS, x.stage, x.message});
+  for (const auto& x : b.events)
+    e.push_back({static_cast<int>(x.kind), x.timeS, x.stage, x.message});
   return json{{"p", p}, {"s", s}, {"e", e}}.dump();
 }
 
@@ -58,13 +65,14 @@ FeedBatch decodeFeed(const std::string& text) {
     const json j = json::parse(text);
     FeedBatch b;
     for (const auto& x : j.at("p"))
-      b.points.push_back({x.at(0).get<std::string>(), x.at(1).get<int>(), x.at(2).get<int>(), x.at(3).get<int64_t>(),
-                          x.at(4).get<double>(), val(x.at(5))});
+      b.points.push_back({x.at(0).get<std::string>(), x.at(1).get<int>(), x.at(2).get<int>(),
+                          x.at(3).get<int64_t>(), x.at(4).get<double>(), val(x.at(5))});
     for (const auto& x : j.at("s"))
-      b.spans.push_back({x.at(0).get<int>(), x.at(1).get<int64_t>(), x.at(2).get<double>(), x.at(3).get<double>()});
+      b.spans.push_back({x.at(0).get<int>(), x.at(1).get<int64_t>(), x.at(2).get<double>(),
+                         x.at(3).get<double>()});
     for (const auto& x : j.at("e"))
-      b.events.push_back({static_cast<EventKind>(x.at(0).get<int>()), x.at(1).get<double>(), x.at(2).get<int>(),
-                          x.at(3).get<std::string>()});
+      b.events.push_back({static_cast<EventKind>(x.at(0).get<int>()), x.at(1).get<double>(),
+                          x.at(2).get<int>(), x.at(3).get<std::string>()});
     return b;
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("malformed report batch from another rank: ") + e.what());
