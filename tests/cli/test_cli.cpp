@@ -282,8 +282,8 @@ class TestCli : public QObject {
     QVERIFY(text.out.contains("classifier"));
     QVERIFY(text.out.contains("predicted speed-up"));
     // inspect knows the mode: pipelined backprop's bytes both ways and its bubble
-    Result pipe = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--json", "--set", "mode=pipeline",
-                          "--set", "pipeline.micro_batches=6"});
+    Result pipe = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--json", "--set",
+                          "mode=pipeline", "--set", "pipeline.micro_batches=6"});
     QVERIFY2(pipe.code == 0, qPrintable(pipe.err));
     const QJsonObject p = QJsonDocument::fromJson(pipe.out.toUtf8()).object();
     QCOMPARE(p["mode"].toString(), QStringLiteral("pipeline"));

@@ -33,7 +33,8 @@ Result runCli(const QStringList& args, int timeoutMs = 180000) {
     p.kill();
     p.waitForFinished();
   }
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+          QString::fromUtf8(p.readAllStandardOutput()),
           QString::fromUtf8(p.readAllStandardError())};
 }
 
@@ -50,7 +51,8 @@ QString writeSpec(const QTemporaryDir& dir, const QByteArray& json) {
 }
 
 // Small and fast, with probes and evaluations during the run so snapshots cross processes too.
-const QByteArray kSpec = R"({"name":"dist-test","dataset":{"kind":"synthetic","synthetic_train":2048,"synthetic_test":256},
+const QByteArray kSpec =
+    R"({"name":"dist-test","dataset":{"kind":"synthetic","synthetic_train":2048,"synthetic_test":256},
   "model":{"hidden":[64,64,64,64]},"partition":{"cuts":[1,3]},"train":{"max_steps":150},"eval":{"interval":50},
   "probe":{"interval":40}})";
 
@@ -83,8 +85,9 @@ struct LongLaunch {
   QMap<int, pid_t> ranks;
   bool start(const QString& spec, const QString& db, int procs, int timeoutS) {
     p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(kCli, {"launch", "--config", spec, "--procs", QString::number(procs), "--db", db, "--timeout",
-                   QString::number(timeoutS), "--set", "train.max_steps=1000000", "--set", "eval.interval=0"});
+    p.start(kCli, {"launch", "--config", spec, "--procs", QString::number(procs), "--db", db,
+                   "--timeout", QString::number(timeoutS), "--set", "train.max_steps=1000000",
+                   "--set", "eval.interval=0"});
     QByteArray seen;
     QElapsedTimer t;
     t.start();
@@ -111,6 +114,8 @@ class TestDist : public QObject {
     // Pipelined backprop: the boundary gradients go back over c10d too.
     QTest::newRow("pipeline gpipe, 3 processes") << 3 << "pipeline";
     QTest::newRow("pipeline 1f1b, 2 processes") << 2 << "pipeline-1f1b";
+    // Clipping by the whole model's norm: the stages' parts are summed across the processes.
+    QTest::newRow("pipeline clipped, 3 processes") << 3 << "pipeline-clip";
     // Overlapping local updates: the downstream gradients cross processes too.
     QTest::newRow("local overlap, 3 processes") << 3 << "local-overlap";
   }
@@ -120,15 +125,26 @@ class TestDist : public QObject {
     QTemporaryDir dir;
     const QString spec = writeSpec(dir, kSpec), db = dir.filePath("runs.db");
     QStringList sets;
-    if (mode.startsWith("pipeline")) sets << "--set" << "mode=pipeline";
-    if (mode == "pipeline-1f1b") sets << "--set" << "pipeline.schedule=1f1b";
-    if (mode == "local-overlap") sets << "--set" << "local.overlap=1";
+    if (mode.startsWith("pipeline"))
+      sets << "--set"
+           << "mode=pipeline";
+    if (mode == "pipeline-1f1b")
+      sets << "--set"
+           << "pipeline.schedule=1f1b";
+    if (mode == "pipeline-clip")
+      sets << "--set"
+           << "train.clip_norm=0.05";
+    if (mode == "local-overlap")
+      sets << "--set"
+           << "local.overlap=1";
     const bool pipeline = mode.startsWith("pipeline");
     // 3 stages: with 2 processes rank 0 runs stage 0 and rank 1 stages 1-2 (the default spread).
-    Result one = runCli(QStringList{"train", "--config", spec, "--db", db, "--json", "--quiet"} + sets);
+    Result one =
+        runCli(QStringList{"train", "--config", spec, "--db", db, "--json", "--quiet"} + sets);
     QVERIFY2(one.code == 0, qPrintable(one.err));
-    Result many = runCli(QStringList{"launch", "--config", spec, "--procs", QString::number(procs), "--db", db,
-                                     "--json"} + sets);
+    Result many = runCli(QStringList{"launch", "--config", spec, "--procs", QString::number(procs),
+                                     "--db", db, "--json"} +
+                         sets);
     QVERIFY2(many.code == 0, qPrintable(many.err + many.out));
     const QJsonObject a = lastJson(one.out), b = lastJson(many.out);
     QCOMPARE(b["status"].toString(), QString("completed"));
@@ -144,7 +160,8 @@ class TestDist : public QObject {
       // What crossed each boundary between processes, counted by the c10d channel.
       QCOMPARE(y["bytes_sent"].toInteger(), x["bytes_sent"].toInteger());
       QCOMPARE(y["grad_bytes_sent"].toInteger(), x["grad_bytes_sent"].toInteger());
-      if ((pipeline || mode == "local-overlap") && k > 0) QVERIFY(y["grad_bytes_sent"].toInteger() > 0);
+      if ((pipeline || mode == "local-overlap") && k > 0)
+        QVERIFY(y["grad_bytes_sent"].toInteger() > 0);
     }
     QCOMPARE(b["mode"].toString(), pipeline ? QString("pipeline") : QString("local"));
     QCOMPARE(b["test_accuracy"].toDouble(), a["test_accuracy"].toDouble());
@@ -172,7 +189,8 @@ class TestDist : public QObject {
     Result list = runCli({"runs", "--db", db, "list", "--json"});
     const QJsonObject rec = QJsonDocument::fromJson(list.out.toUtf8()).array()[0].toObject();
     QCOMPARE(rec["status"].toString(), QString("failed"));
-    QVERIFY2(rec["error"].toString().contains("rank 1"), qPrintable(rec["error"].toString() + "\n" + out));
+    QVERIFY2(rec["error"].toString().contains("rank 1"),
+             qPrintable(rec["error"].toString() + "\n" + out));
   }
 
   void hungRankEndsTheRunAfterTheTimeout() {
@@ -187,7 +205,8 @@ class TestDist : public QObject {
     const qint64 ms = t.elapsed();
     const QString out = QString::fromUtf8(run.p.readAll());
     // Detected after the 3 s timeout; the launcher then stops what is left.
-    QVERIFY2(ms >= 3000 && ms < 3000 + 3000 + 3000 + 6000, qPrintable(QString("took %1 ms\n").arg(ms) + out));
+    QVERIFY2(ms >= 3000 && ms < 3000 + 3000 + 3000 + 6000,
+             qPrintable(QString("took %1 ms\n").arg(ms) + out));
     QVERIFY(out.contains("rank 2 stopped responding"));
     for (pid_t pid : run.ranks) QVERIFY2(::kill(pid, 0) != 0, "a rank outlived the launch");
     Result list = runCli({"runs", "--db", db, "list", "--json"});
@@ -213,26 +232,29 @@ class TestDist : public QObject {
     QTemporaryDir dir;
     const QString spec = writeSpec(dir, kSpec);
     // A world of 2 where only rank 0 comes.
-    Result alone = runCli({"train", "--dist", "--config", spec, "--no-store", "--rank", "0", "--world-size", "2",
-                           "--master", "127.0.0.1:29731", "--timeout", "2"});
+    Result alone = runCli({"train", "--dist", "--config", spec, "--no-store", "--rank", "0",
+                           "--world-size", "2", "--master", "127.0.0.1:29731", "--timeout", "2"});
     QVERIFY(alone.code != 0);
     QVERIFY2(alone.err.contains("rank(s) 1 did not join within 2 s"), qPrintable(alone.err));
     // Rank 1 with nobody serving the rendezvous.
-    Result lost = runCli({"train", "--dist", "--config", spec, "--no-store", "--rank", "1", "--world-size", "2",
-                          "--master", "127.0.0.1:29732", "--timeout", "2"});
+    Result lost = runCli({"train", "--dist", "--config", spec, "--no-store", "--rank", "1",
+                          "--world-size", "2", "--master", "127.0.0.1:29732", "--timeout", "2"});
     QVERIFY(lost.code != 0);
     QVERIFY2(lost.err.contains("cannot reach rank 0 at 127.0.0.1:29732"), qPrintable(lost.err));
     // More processes than stages, a rank outside the world, missing flags.
     Result many = runCli({"launch", "--config", spec, "--procs", "4", "--no-store"});
     QCOMPARE(many.code, 2);
     QVERIFY2(many.err.contains("needs at least 4 stages"), qPrintable(many.err));
-    Result outside = runCli({"train", "--dist", "--config", spec, "--rank", "2", "--world-size", "2", "--timeout", "2"});
+    Result outside = runCli({"train", "--dist", "--config", spec, "--rank", "2", "--world-size",
+                             "2", "--timeout", "2"});
     QVERIFY(outside.code != 0);
-    QVERIFY2(outside.err.contains("rank 2 is outside a run of 2 processes"), qPrintable(outside.err));
+    QVERIFY2(outside.err.contains("rank 2 is outside a run of 2 processes"),
+             qPrintable(outside.err));
     Result norank = runCli({"train", "--dist", "--config", spec});
     QCOMPARE(norank.code, 2);
     QVERIFY2(norank.err.contains("--dist needs this process's rank"), qPrintable(norank.err));
-    Result backprop = runCli({"launch", "--config", spec, "--procs", "2", "--set", "mode=backprop", "--no-store"});
+    Result backprop = runCli(
+        {"launch", "--config", spec, "--procs", "2", "--set", "mode=backprop", "--no-store"});
     QVERIFY(backprop.code != 0);
     QVERIFY2(backprop.err.contains("backprop runs in one process"), qPrintable(backprop.err));
   }

@@ -11,6 +11,7 @@ struct RecordingObserver : stagewise::engine::RunObserver {
   std::vector<stagewise::engine::MetricPoint> points;
   std::vector<stagewise::engine::RunEvent> events;
   size_t spans = 0;
+  std::vector<stagewise::engine::StepSpan> spanList;
   bool finished = false;
 
   void onStart(const stagewise::engine::RunInfo& i) override { info = i; }
@@ -18,7 +19,11 @@ struct RecordingObserver : stagewise::engine::RunObserver {
     std::lock_guard lock(mutex);
     points.insert(points.end(), p.begin(), p.end());
   }
-  void onSpans(const std::vector<stagewise::engine::StepSpan>& s) override { spans += s.size(); }
+  void onSpans(const std::vector<stagewise::engine::StepSpan>& s) override {
+    std::lock_guard lock(mutex);
+    spans += s.size();
+    spanList.insert(spanList.end(), s.begin(), s.end());
+  }
   void onEvent(const stagewise::engine::RunEvent& e) override {
     std::lock_guard lock(mutex);
     events.push_back(e);

@@ -20,7 +20,8 @@ ExperimentSpec family(const std::string& kind, const std::vector<std::string>& e
                       : kind == "vit" ? R"({"kind":"vit","patch":4,"dim":16,"depth":2,"heads":2})"
                                       : R"({"kind":"mlp","hidden":[32,32]})";
   std::string json = R"({"dataset":{"kind":"idx","path":")" + g_dir->path().toStdString() + R"("},
-     "model":)" + model + R"(,"partition":{"cuts":[1,2]},
+     "model":)" + model +
+                     R"(,"partition":{"cuts":[1,2]},
      "train":{"batch_size":16,"max_steps":40,"seed":3,"queue_capacity":2},
      "eval":{"interval":0},"probe":{"interval":10}})";
   return parseSpec(applyOverrides(json, extra));
@@ -65,11 +66,13 @@ class TestFamilies : public QObject {
     QFETCH(QString, kind);
     const std::string head = kind == "cnn" ? "conv" : kind == "vit" ? "token" : "mlp";
     RecordingObserver obs;
-    auto run = createRun(family(kind.toStdString(), {"stages=[{\"aux_head\":\"" + head + "\"},{},{}]"}), &obs);
+    auto run = createRun(
+        family(kind.toStdString(), {"stages=[{\"aux_head\":\"" + head + "\"},{},{}]"}), &obs);
     run->start();
     RunSummary s = run->wait();
     QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
-    for (double c : obs.series(series::kGradCosine, 2)) QVERIFY2(std::abs(c - 1.0) < 1e-5, std::to_string(c).c_str());
+    for (double c : obs.series(series::kGradCosine, 2))
+      QVERIFY2(std::abs(c - 1.0) < 1e-5, std::to_string(c).c_str());
     QVERIFY(!obs.series(series::kGradCosine, 0).empty());
     auto loss = obs.series(series::kLoss, 0);
     QCOMPARE(loss.size(), size_t{40});
@@ -78,10 +81,10 @@ class TestFamilies : public QObject {
     // output tensor and the labels, per batch (40 full batches of 16).
     const ExperimentSpec spec = family(kind.toStdString());
     const ModelPlan plan = planModel(spec.model, probeInputShape(spec.dataset));
-    const SpeedEstimate est = estimateSpeed(makePartition(spec, plan), plan, spec.train.batchSize, 2);
+    const SpeedEstimate est =
+        estimateSpeed(makePartition(spec, plan), plan, spec.train.batchSize, 2);
     QCOMPARE(est.boundaryBytes.size(), size_t{2});
-    for (size_t k = 0; k < 2; ++k)
-      QCOMPARE(est.boundaryBytes[k] * 40, s.stages[k].bytesSent);
+    for (size_t k = 0; k < 2; ++k) QCOMPARE(est.boundaryBytes[k] * 40, s.stages[k].bytesSent);
   }
 
   void auxHeadMustFitTheFamily() {
@@ -104,14 +107,16 @@ class TestFamilies : public QObject {
     QCOMPARE(calls, 4);
     for (double s : p.seconds) QVERIFY(s > 0);
     QCOMPARE(balanceCuts(p.seconds, 3).size(), size_t{2});
-    QVERIFY_THROWS_EXCEPTION(std::runtime_error, profileLayers(spec, 2, [](int, int) { return false; }));
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                             profileLayers(spec, 2, [](int, int) { return false; }));
   }
 
   void batchNormStaysTimingInvariant() {
     RecordingObserver a, b;
     for (auto* obs : {&a, &b}) {
-      auto spec = family("cnn", obs == &b ? std::vector<std::string>{"stages=[{\"delay_ms\":3},{},{}]"}
-                                          : std::vector<std::string>{});
+      auto spec =
+          family("cnn", obs == &b ? std::vector<std::string>{"stages=[{\"delay_ms\":3},{},{}]"}
+                                  : std::vector<std::string>{});
       auto run = createRun(spec, obs);
       run->start();
       QVERIFY(run->wait().status == RunStatus::Completed);

@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <thread>
+#include <tuple>
 
 #include "data/tensor_data.h"
 #include "idx_fixture.h"
@@ -25,12 +27,12 @@ namespace {
 QTemporaryDir* g_dir = nullptr;
 
 ExperimentSpec family(const std::string& kind, const std::vector<std::string>& extra = {}) {
-  const std::string model =
-      kind == "vit" ? R"({"kind":"vit","patch":4,"dim":16,"depth":2,"heads":2})"
-                    : R"({"kind":"mlp","hidden":[32,32,32]})";
-  const std::string data =
-      kind == "vit" ? R"({"kind":"idx","path":")" + g_dir->path().toStdString() + R"("})"
-                    : R"({"kind":"synthetic","synthetic_train":1024,"synthetic_test":256,
+  const std::string model = kind == "vit"
+                                ? R"({"kind":"vit","patch":4,"dim":16,"depth":2,"heads":2})"
+                                : R"({"kind":"mlp","hidden":[32,32,32]})";
+  const std::string data = kind == "vit"
+                               ? R"({"kind":"idx","path":")" + g_dir->path().toStdString() + R"("})"
+                               : R"({"kind":"synthetic","synthetic_train":1024,"synthetic_test":256,
                         "synthetic_features":16,"synthetic_classes":4})";
   // One intra-op thread everywhere, so reductions run in the same order in every mode.
   std::string json = R"({"dataset":)" + data + R"(,"model":)" + model +
@@ -70,7 +72,8 @@ std::vector<torch::Tensor> checkpointBody(const std::string& folder, size_t stag
 /// The step-0 gradient of every parameter tensor: one SGD step with a large learning rate from
 /// the seeded initial weights, g = (w0 - w1) / lr (the large rate keeps the rounding of the
 /// subtraction far below the tolerance).
-std::vector<torch::Tensor> stepZeroGradients(ExperimentSpec spec, Mode mode, const std::string& dir) {
+std::vector<torch::Tensor> stepZeroGradients(ExperimentSpec spec, Mode mode,
+                                             const std::string& dir) {
   constexpr double kLr = 1e4;
   spec.mode = mode;
   spec.train.optimizer = "sgd";
@@ -89,11 +92,14 @@ std::vector<torch::Tensor> stepZeroGradients(ExperimentSpec spec, Mode mode, con
   const auto w1 = checkpointBody(dir + "/step-1", s.stages.size());
   if (w0.size() != w1.size()) throw std::runtime_error("parameter count differs");
   std::vector<torch::Tensor> g;
-  for (size_t i = 0; i < w0.size(); ++i) g.push_back((w0[i].detach().to(torch::kFloat64) - w1[i].to(torch::kFloat64)) / kLr);
+  for (size_t i = 0; i < w0.size(); ++i)
+    g.push_back((w0[i].detach().to(torch::kFloat64) - w1[i].to(torch::kFloat64)) / kLr);
   return g;
 }
 
-double relativeDifference(double a, double b) { return std::abs(a - b) / std::max(1e-12, std::abs(b)); }
+double relativeDifference(double a, double b) {
+  return std::abs(a - b) / std::max(1e-12, std::abs(b));
+}
 
 }  // namespace
 
@@ -110,19 +116,25 @@ class TestMethods : public QObject {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QString>("schedule");
     QTest::addColumn<int>("micro");
-    QTest::newRow("mlp gpipe") << "mlp" << "gpipe" << 0;
-    QTest::newRow("mlp 1f1b") << "mlp" << "1f1b" << 4;
-    QTest::newRow("mlp uneven micro-batches") << "mlp" << "gpipe" << 5;
-    QTest::newRow("vit gpipe") << "vit" << "gpipe" << 0;
-    QTest::newRow("vit 1f1b") << "vit" << "1f1b" << 4;
+    QTest::newRow("mlp gpipe") << "mlp"
+                               << "gpipe" << 0;
+    QTest::newRow("mlp 1f1b") << "mlp"
+                              << "1f1b" << 4;
+    QTest::newRow("mlp uneven micro-batches") << "mlp"
+                                              << "gpipe" << 5;
+    QTest::newRow("vit gpipe") << "vit"
+                               << "gpipe" << 0;
+    QTest::newRow("vit 1f1b") << "vit"
+                              << "1f1b" << 4;
   }
   void pipelineGradientsAreBackprops() {
     QFETCH(QString, kind);
     QFETCH(QString, schedule);
     QFETCH(int, micro);
     QTemporaryDir dir;
-    const ExperimentSpec spec = family(kind.toStdString(), {"pipeline.schedule=" + schedule.toStdString(),
-                                                            "pipeline.micro_batches=" + std::to_string(micro)});
+    const ExperimentSpec spec =
+        family(kind.toStdString(), {"pipeline.schedule=" + schedule.toStdString(),
+                                    "pipeline.micro_batches=" + std::to_string(micro)});
     const auto bp = stepZeroGradients(spec, Mode::Backprop, dir.filePath("bp").toStdString());
     const auto pl = stepZeroGradients(spec, Mode::Pipeline, dir.filePath("pl").toStdString());
     QCOMPARE(pl.size(), bp.size());
@@ -130,23 +142,30 @@ class TestMethods : public QObject {
       const double norm = bp[i].norm().item<double>();
       QVERIFY2(norm > 0, ("parameter " + std::to_string(i) + " has no gradient").c_str());
       const double rel = (pl[i] - bp[i]).norm().item<double>() / norm;
-      QVERIFY2(rel <= 1e-5, ("parameter tensor " + std::to_string(i) + ": |dg|/|g| = " + std::to_string(rel)).c_str());
+      QVERIFY2(rel <= 1e-5,
+               ("parameter tensor " + std::to_string(i) + ": |dg|/|g| = " + std::to_string(rel))
+                   .c_str());
     }
   }
 
   void pipelineLossesAreBackprops_data() {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<QString>("schedule");
-    QTest::newRow("mlp gpipe") << "mlp" << "gpipe";
-    QTest::newRow("mlp 1f1b") << "mlp" << "1f1b";
-    QTest::newRow("vit gpipe") << "vit" << "gpipe";
-    QTest::newRow("vit 1f1b") << "vit" << "1f1b";
+    QTest::newRow("mlp gpipe") << "mlp"
+                               << "gpipe";
+    QTest::newRow("mlp 1f1b") << "mlp"
+                              << "1f1b";
+    QTest::newRow("vit gpipe") << "vit"
+                               << "gpipe";
+    QTest::newRow("vit 1f1b") << "vit"
+                              << "1f1b";
   }
   /// 100 Adam steps on the same data order: the model's loss matches backprop's.
   void pipelineLossesAreBackprops() {
     QFETCH(QString, kind);
     QFETCH(QString, schedule);
-    ExperimentSpec spec = family(kind.toStdString(), {"pipeline.schedule=" + schedule.toStdString()});
+    ExperimentSpec spec =
+        family(kind.toStdString(), {"pipeline.schedule=" + schedule.toStdString()});
     RecordingObserver bpObs, plObs;
     spec.mode = Mode::Backprop;
     const RunSummary bp = train(spec, bpObs);
@@ -163,10 +182,62 @@ class TestMethods : public QObject {
     for (size_t t : {size_t{0}, size_t{50}, size_t{99}})
       QVERIFY2(relativeDifference(plLoss[t], bpLoss[t]) <= 1e-4,
                ("step " + std::to_string(t) + ": " + std::to_string(plLoss[t]) + " vs " +
-                std::to_string(bpLoss[t])).c_str());
+                std::to_string(bpLoss[t]))
+                   .c_str());
     QVERIFY(relativeDifference(pl.testAccuracy, bp.testAccuracy) <= 1e-3);
     QCOMPARE(plObs.info.stages.size(), size_t{3});
     QCOMPARE(plObs.info.stages[0].auxHead, std::string("none"));
+  }
+
+  void pipelineTimelineTellsForwardFromBackward_data() {
+    QTest::addColumn<QString>("schedule");
+    QTest::newRow("gpipe") << "gpipe";
+    QTest::newRow("1f1b") << "1f1b";
+  }
+  /// Each micro-batch's forward and backward pass is its own span, in causal order across stages;
+  /// GPipe does every forward before any backward, 1F1B starts the first backward earlier.
+  void pipelineTimelineTellsForwardFromBackward() {
+    QFETCH(QString, schedule);
+    constexpr int kSteps = 6, kMicro = 4, kStages = 3;
+    ExperimentSpec spec =
+        family("mlp", {"mode=pipeline", "train.max_steps=6", "pipeline.micro_batches=4",
+                       "pipeline.schedule=" + schedule.toStdString()});
+    RecordingObserver obs;
+    const RunSummary s = train(spec, obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    // span[stage][step][kind][micro + 1]
+    std::map<std::tuple<int, int64_t, SpanKind, int>, StepSpan> at;
+    for (const StepSpan& x : obs.spanList) {
+      QVERIFY(x.kind != SpanKind::Step);
+      QVERIFY(x.endS >= x.startS);
+      QVERIFY2(at.emplace(std::make_tuple(x.stage, x.step, x.kind, x.micro), x).second,
+               "one span per stage, step, kind and micro-batch");
+    }
+    // Per stage and step: kMicro forwards, kMicro backwards and the update.
+    QCOMPARE(at.size(), size_t{kStages * kSteps * (2 * kMicro + 1)});
+    auto span = [&](int k, int64_t t, SpanKind kind, int i) {
+      return at.at(std::make_tuple(k, t, kind, i));
+    };
+    for (int64_t t = 0; t < kSteps; ++t) {
+      for (int i = 0; i < kMicro; ++i)
+        for (int k = 0; k + 1 < kStages; ++k) {
+          QVERIFY(span(k + 1, t, SpanKind::Forward, i).startS >=
+                  span(k, t, SpanKind::Forward, i).endS);
+          QVERIFY(span(k, t, SpanKind::Backward, i).startS >=
+                  span(k + 1, t, SpanKind::Backward, i).endS);
+        }
+      for (int k = 0; k < kStages; ++k)
+        QVERIFY(span(k, t, SpanKind::Backward, -1).startS >=
+                span(k, t, SpanKind::Backward, kMicro - 1).endS);
+    }
+    // Stage 0 (two stages downstream): GPipe's first backward follows its last forward; 1F1B's
+    // comes after its third forward (two to fill, then one forward and one backward in turn).
+    const double firstBackward = span(0, 2, SpanKind::Backward, 0).startS;
+    const double lastForward = span(0, 2, SpanKind::Forward, kMicro - 1).startS;
+    if (schedule == "gpipe")
+      QVERIFY(firstBackward >= lastForward);
+    else
+      QVERIFY(firstBackward < lastForward);
   }
 
   /// Measured bytes: activations and labels forward, the gradients of the activations back.
@@ -193,9 +264,11 @@ class TestMethods : public QObject {
   /// 1F1B keeps at most (stages downstream + 1) micro-batches' activations, GPipe all of them.
   void oneFOneBHoldsFewerActivations() {
     RecordingObserver a, b;
-    const RunSummary gpipe = train(family("mlp", {"mode=pipeline", "pipeline.micro_batches=8", "train.max_steps=10"}), a);
-    const RunSummary f1b =
-        train(family("mlp", {"mode=pipeline", "pipeline.micro_batches=8", "pipeline.schedule=1f1b", "train.max_steps=10"}), b);
+    const RunSummary gpipe = train(
+        family("mlp", {"mode=pipeline", "pipeline.micro_batches=8", "train.max_steps=10"}), a);
+    const RunSummary f1b = train(family("mlp", {"mode=pipeline", "pipeline.micro_batches=8",
+                                                "pipeline.schedule=1f1b", "train.max_steps=10"}),
+                                 b);
     QVERIFY2(gpipe.status == RunStatus::Completed, gpipe.error.c_str());
     QVERIFY2(f1b.status == RunStatus::Completed, f1b.error.c_str());
     // Stage 0 holds the outputs of its one layer: 8 micro-batches under GPipe, 3 under 1F1B.
@@ -238,9 +311,11 @@ class TestMethods : public QObject {
   /// needs less of it than GPipe.
   void peakMemoryIsMeasuredPerStage() {
     RecordingObserver a, b;
-    const RunSummary gpipe = train(family("mlp", {"mode=pipeline", "pipeline.micro_batches=8", "train.max_steps=20"}), a);
-    const RunSummary f1b = train(
-        family("mlp", {"mode=pipeline", "pipeline.micro_batches=8", "pipeline.schedule=1f1b", "train.max_steps=20"}), b);
+    const RunSummary gpipe = train(
+        family("mlp", {"mode=pipeline", "pipeline.micro_batches=8", "train.max_steps=20"}), a);
+    const RunSummary f1b = train(family("mlp", {"mode=pipeline", "pipeline.micro_batches=8",
+                                                "pipeline.schedule=1f1b", "train.max_steps=20"}),
+                                 b);
     for (const auto& st : gpipe.stages) QVERIFY(st.peakMemoryBytes > 0);
     QVERIFY(f1b.stages[0].peakMemoryBytes < gpipe.stages[0].peakMemoryBytes);
     QVERIFY(!a.series(series::kMemoryBytes, 0).empty());
@@ -252,7 +327,8 @@ class TestMethods : public QObject {
   /// dataset.augment: crops and flips drawn from (seed, step) alone.
   void augmentIsSeededCropAndFlip() {
     const torch::Tensor x = torch::ones({6, 1, 8, 8});
-    const torch::Tensor a = augmentBatch(x, 7, 3), b = augmentBatch(x, 7, 3), c = augmentBatch(x, 7, 4);
+    const torch::Tensor a = augmentBatch(x, 7, 3), b = augmentBatch(x, 7, 3),
+                        c = augmentBatch(x, 7, 4);
     QCOMPARE(a.sizes(), x.sizes());
     QVERIFY(torch::equal(a, b));
     QVERIFY(!torch::equal(a, c));
@@ -275,7 +351,8 @@ class TestMethods : public QObject {
     QVERIFY2(a1.status == RunStatus::Completed, a1.error.c_str());
     QCOMPARE(a2.stages[0].paramChecksum, a1.stages[0].paramChecksum);
     QVERIFY(plain.stages[0].paramChecksum != a1.stages[0].paramChecksum);
-    QVERIFY_THROWS_EXCEPTION(SpecError, createRun(family("mlp", {"dataset.augment=true"}), nullptr));
+    QVERIFY_THROWS_EXCEPTION(SpecError,
+                             createRun(family("mlp", {"dataset.augment=true"}), nullptr));
   }
 
   void lrFactorFollowsTheSchedule() {
@@ -299,7 +376,8 @@ class TestMethods : public QObject {
   void scheduleAndClippingChangeTraining() {
     RecordingObserver o1, o2, o3, o4;
     const RunSummary constant = train(family("mlp", {"mode=backprop"}), o1);
-    const RunSummary cosine = train(family("mlp", {"mode=backprop", "train.lr_schedule=cosine", "train.warmup_steps=10"}), o2);
+    const RunSummary cosine = train(
+        family("mlp", {"mode=backprop", "train.lr_schedule=cosine", "train.warmup_steps=10"}), o2);
     QVERIFY(constant.status == RunStatus::Completed && cosine.status == RunStatus::Completed);
     QVERIFY(constant.stages[0].paramChecksum != cosine.stages[0].paramChecksum);
     const RunSummary clipped = train(family("mlp", {"mode=backprop", "train.clip_norm=0.05"}), o3);
@@ -320,7 +398,8 @@ class TestMethods : public QObject {
     QVERIFY2(pl.status == RunStatus::Completed, pl.error.c_str());
     const auto a = bpObs.series(series::kLoss, 0), b = plObs.series(series::kLoss, 2);
     QCOMPARE(b.size(), a.size());
-    QVERIFY2(relativeDifference(b.back(), a.back()) <= 1e-4, (std::to_string(b.back()) + " vs " + std::to_string(a.back())).c_str());
+    QVERIFY2(relativeDifference(b.back(), a.back()) <= 1e-4,
+             (std::to_string(b.back()) + " vs " + std::to_string(a.back())).c_str());
     // and clipping did something: unclipped backprop ends elsewhere
     RecordingObserver unclippedObs;
     ExperimentSpec unclipped = spec;
@@ -335,7 +414,8 @@ class TestMethods : public QObject {
     RecordingObserver a, b;
     const RunSummary plain = train(family("mlp", {"train.max_steps=60"}), a);
     const RunSummary zero = train(family("mlp", {"train.max_steps=60", "local.overlap=0"}), b);
-    for (size_t k = 0; k < 3; ++k) QCOMPARE(zero.stages[k].paramChecksum, plain.stages[k].paramChecksum);
+    for (size_t k = 0; k < 3; ++k)
+      QCOMPARE(zero.stages[k].paramChecksum, plain.stages[k].paramChecksum);
     QCOMPARE(zero.overlapDelay, 0);
     QCOMPARE(zero.stages[1].gradBytesSent, int64_t{0});
   }
@@ -344,8 +424,9 @@ class TestMethods : public QObject {
   void overlapIsReproducible() {
     RecordingObserver a, b;
     const RunSummary fast = train(family("mlp", {"train.max_steps=60", "local.overlap=1"}), a);
-    const RunSummary slow =
-        train(family("mlp", {"train.max_steps=60", "local.overlap=1", "stages=[{},{\"delay_ms\":3},{}]"}), b);
+    const RunSummary slow = train(
+        family("mlp", {"train.max_steps=60", "local.overlap=1", "stages=[{},{\"delay_ms\":3},{}]"}),
+        b);
     QVERIFY2(fast.status == RunStatus::Completed, fast.error.c_str());
     QVERIFY2(slow.status == RunStatus::Completed, slow.error.c_str());
     for (size_t k = 0; k < 3; ++k) {
@@ -368,7 +449,8 @@ class TestMethods : public QObject {
   /// layers of every stage but the last, and nothing else: compared with chunked updates at the
   /// checkpoint right after step D.
   void downstreamLossChangesOnlyItsLayers() {
-    // 5 layers (4 hidden + classifier), stages [0,1] [2,3] [4]; D = 2: step 0's gradient lands at step 2.
+    // 5 layers (4 hidden + classifier), stages [0,1] [2,3] [4]; D = 2: step 0's gradient lands at
+    // step 2.
     const std::vector<std::string> base = {"model.hidden=[32,32,32,32]", "partition.cuts=[2,4]",
                                            "train.queue_capacity=1", "train.max_steps=4",
                                            "checkpoint.interval=3"};
@@ -380,13 +462,18 @@ class TestMethods : public QObject {
       const RunSummary s = train(family("mlp", sets), obs);
       if (s.status != RunStatus::Completed) throw std::runtime_error(s.error);
       std::vector<std::vector<torch::Tensor>> perStage;
-      for (size_t k = 0; k < 3; ++k) perStage.push_back(stageBody((dir + "/step-3").toStdString(), k));
+      for (size_t k = 0; k < 3; ++k)
+        perStage.push_back(stageBody((dir + "/step-3").toStdString(), k));
       return perStage;
     };
     QTemporaryDir dir;
-    const auto chunked = weights(0, dir.filePath("chunked")), overlapped = weights(1, dir.filePath("overlap"));
-    // body tensors: a linear layer's weight and bias; stage 0 = layers 0-1, stage 1 = 2-3, stage 2 = 4
-    auto same = [&](size_t stage, size_t tensor) { return torch::equal(chunked[stage][tensor], overlapped[stage][tensor]); };
+    const auto chunked = weights(0, dir.filePath("chunked")),
+               overlapped = weights(1, dir.filePath("overlap"));
+    // body tensors: a linear layer's weight and bias; stage 0 = layers 0-1, stage 1 = 2-3, stage 2
+    // = 4
+    auto same = [&](size_t stage, size_t tensor) {
+      return torch::equal(chunked[stage][tensor], overlapped[stage][tensor]);
+    };
     QVERIFY(same(0, 0) && same(0, 1));    // layer 0: only stage 0's own loss
     QVERIFY(!same(0, 2) && !same(0, 3));  // layer 1: also stage 1's loss
     QVERIFY(same(1, 0) && same(1, 1));    // layer 2
@@ -395,7 +482,8 @@ class TestMethods : public QObject {
   }
 
   void overlapNeedsTheLayers() {
-    QVERIFY_THROWS_EXCEPTION(SpecError, createRun(family("mlp", {"local.overlap=2"}), nullptr));  // 1-layer stages
+    QVERIFY_THROWS_EXCEPTION(
+        SpecError, createRun(family("mlp", {"local.overlap=2"}), nullptr));  // 1-layer stages
     try {
       createRun(family("mlp", {"local.overlap=2"}), nullptr);
     } catch (const SpecError& e) {
@@ -409,13 +497,16 @@ class TestMethods : public QObject {
   void probeSeesTheCombinedGradient() {
     RecordingObserver a, b;
     const RunSummary chunked = train(family("mlp", {"train.max_steps=3", "probe.interval=1"}), a);
-    const RunSummary overlap = train(family("mlp", {"train.max_steps=3", "probe.interval=1", "local.overlap=1"}), b);
-    for (size_t k = 0; k < 3; ++k) QCOMPARE(overlap.stages[k].paramChecksum, chunked.stages[k].paramChecksum);
+    const RunSummary overlap =
+        train(family("mlp", {"train.max_steps=3", "probe.interval=1", "local.overlap=1"}), b);
+    for (size_t k = 0; k < 3; ++k)
+      QCOMPARE(overlap.stages[k].paramChecksum, chunked.stages[k].paramChecksum);
     for (int k : {0, 1}) {
       const auto c = a.series(series::kGradCosine, k), o = b.series(series::kGradCosine, k);
       QVERIFY(!o.empty());
       QCOMPARE(o.size(), c.size());
-      for (size_t i = 0; i < o.size(); ++i) QVERIFY2(std::abs(o[i] - c[i]) > 1e-6, std::to_string(o[i]).c_str());
+      for (size_t i = 0; i < o.size(); ++i)
+        QVERIFY2(std::abs(o[i] - c[i]) > 1e-6, std::to_string(o[i]).c_str());
     }
     for (double c : b.series(series::kGradCosine, 2)) QVERIFY(std::abs(c - 1.0) < 1e-5);
   }
@@ -423,7 +514,8 @@ class TestMethods : public QObject {
   /// Pipeline runs pause, stop and fail cleanly like any other.
   void pipelineFailureStopsCleanly() {
     RecordingObserver obs;
-    const RunSummary s = train(family("mlp", {"mode=pipeline", "debug.stage=1", "debug.fail_at_step=7"}), obs);
+    const RunSummary s =
+        train(family("mlp", {"mode=pipeline", "debug.stage=1", "debug.fail_at_step=7"}), obs);
     QVERIFY(s.status == RunStatus::Failed);
     QCOMPARE(s.failedStage, 1);
     QVERIFY(s.error.find("injected failure at step 7") != std::string::npos);
@@ -432,7 +524,8 @@ class TestMethods : public QObject {
   void pipelineStopDrainsToACheckpoint() {
     QTemporaryDir dir;
     RecordingObserver obs;
-    ExperimentSpec spec = family("mlp", {"mode=pipeline", "train.max_steps=100000", "checkpoint.dir=" + dir.path().toStdString()});
+    ExperimentSpec spec = family("mlp", {"mode=pipeline", "train.max_steps=100000",
+                                         "checkpoint.dir=" + dir.path().toStdString()});
     auto run = createRun(spec, &obs);
     run->start();
     QTest::qWait(400);
@@ -440,7 +533,8 @@ class TestMethods : public QObject {
     const RunSummary s = run->wait();
     QVERIFY2(s.status == RunStatus::Stopped, s.error.c_str());
     QVERIFY(s.steps > 0);
-    QVERIFY(std::filesystem::exists(dir.filePath(QStringLiteral("step-%1/state.json").arg(s.steps)).toStdString()));
+    QVERIFY(std::filesystem::exists(
+        dir.filePath(QStringLiteral("step-%1/state.json").arg(s.steps)).toStdString()));
   }
 };
 

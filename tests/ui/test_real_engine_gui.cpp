@@ -20,6 +20,7 @@
 #include "live/live_dashboard.h"
 #include "live/live_data.h"
 #include "live/plot_panel.h"
+#include "live/timeline_panel.h"
 #include "live/train_workspace.h"
 #include "stagewise/engine/engine.h"
 #ifdef STAGEWISE_HAVE_RECORDER
@@ -185,19 +186,35 @@ class TestRealEngineGui : public QObject {
     const engine::RunSummary& pipe = f.workspace.summaries()[1];
     QVERIFY(pipe.mode == engine::Mode::Pipeline);
     QVERIFY2(pipe.status == engine::RunStatus::Completed, pipe.error.c_str());
-    const SeriesBuffer* grad = f.workspace.data()->series({1, engine::series::kGradBytesSent, 1, -1});
+    const SeriesBuffer* grad =
+        f.workspace.data()->series({1, engine::series::kGradBytesSent, 1, -1});
     QVERIFY(grad && grad->size() > 0);
     QVERIFY(grad->rawY(grad->size() - 1) <= double(pipe.stages[1].gradBytesSent));
     QVERIFY(grad->rawY(grad->size() - 1) > 0);
-    QVERIFY(!f.workspace.data()->series({0, engine::series::kGradBytesSent, 1, -1}));  // local: nothing back
+    QVERIFY(!f.workspace.data()->series(
+        {0, engine::series::kGradBytesSent, 1, -1}));  // local: nothing back
     for (int phase : {0, 1}) {
-      const SeriesBuffer* mem = f.workspace.data()->series({phase, engine::series::kMemoryBytes, 0, -1});
+      const SeriesBuffer* mem =
+          f.workspace.data()->series({phase, engine::series::kMemoryBytes, 0, -1});
       QVERIFY(mem && mem->size() > 0);
-      QVERIFY(mem->rawY(mem->size() - 1) <= double(f.workspace.summaries()[size_t(phase)].stages[0].peakMemoryBytes));
+      QVERIFY(mem->rawY(mem->size() - 1) <=
+              double(f.workspace.summaries()[size_t(phase)].stages[0].peakMemoryBytes));
     }
     f.workspace.dashboard()->refreshAll(true);
-    QVERIFY(f.workspace.dashboard()->bytesPanel()->graphCount() >= 3 + 2);  // fwd per stage, grad back
+    QVERIFY(f.workspace.dashboard()->bytesPanel()->graphCount() >=
+            3 + 2);  // fwd per stage, grad back
     QVERIFY(f.workspace.dashboard()->memoryPanel()->graphCount() >= 3);
+    // The timeline draws the pipeline's forward and backward passes apart, local's steps whole.
+    TimelinePanel* timeline = f.workspace.dashboard()->timelinePanel();
+    timeline->setPhase(1);
+    for (int k = 0; k < 3; ++k) {
+      QVERIFY(timeline->drawnSpans(k, engine::SpanKind::Forward) > 0);
+      QVERIFY(timeline->drawnSpans(k, engine::SpanKind::Backward) > 0);
+      QCOMPARE(timeline->drawnSpans(k, engine::SpanKind::Step), 0);
+    }
+    timeline->setPhase(0);
+    QVERIFY(timeline->drawnSpans(2, engine::SpanKind::Step) > 0);
+    QCOMPARE(timeline->drawnSpans(2, engine::SpanKind::Backward), 0);
   }
 
 #ifdef STAGEWISE_HAVE_RECORDER

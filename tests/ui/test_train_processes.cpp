@@ -11,9 +11,9 @@
 #include <QSpinBox>
 #include <QtTest>
 
-#include <set>
 #include <atomic>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "bridge/engine_controller.h"

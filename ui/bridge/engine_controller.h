@@ -40,8 +40,8 @@ class EngineController : public QObject {
 
   /// Starts the plan on the worker thread; false if a run is still going. With a checkpoint in
   /// `resume` the plan must be one mode (the checkpoint's), and the services must resume.
-  /// `processes` > 1 spreads the local and pipeline phases' stages over that many local processes (the
-  /// services must run distributed; not with a checkpoint).
+  /// `processes` > 1 spreads the local and pipeline phases' stages over that many local processes
+  /// (the services must run distributed; not with a checkpoint).
   bool start(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume = {},
              int processes = 1);
   /// Whether the engine can continue runs from checkpoints.

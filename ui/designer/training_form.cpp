@@ -269,17 +269,19 @@ QWidget* TrainingForm::editorFor(const std::string& key) const {
   return it == m_editors.end() ? nullptr : it->second;
 }
 
-QComboBox* TrainingForm::choiceField(const std::string& key,
-                                     const std::vector<std::pair<QString, QString>>& choices,
-                                     const QString& tip, const QString& undoText,
-                                     std::function<void(engine::ExperimentSpec&, const std::string&)> set) {
+QComboBox* TrainingForm::choiceField(
+    const std::string& key, const std::vector<std::pair<QString, QString>>& choices,
+    const QString& tip, const QString& undoText,
+    std::function<void(engine::ExperimentSpec&, const std::string&)> set) {
   auto* box = new QComboBox(this);
   for (const auto& [value, label] : choices) box->addItem(label, value);
   box->setToolTip(tip);
   m_editors[key] = box;
   connect(box, &QComboBox::activated, this, [this, box, key, undoText, set] {
-    edit(key, undoText, [&set, v = box->currentData().toString().toStdString()](
-                            engine::ExperimentSpec& s) { set(s, v); });
+    edit(key, undoText,
+         [&set, v = box->currentData().toString().toStdString()](engine::ExperimentSpec& s) {
+           set(s, v);
+         });
   });
   return box;
 }

@@ -40,7 +40,8 @@ class TrainingForm : public QWidget {
   void edit(const std::string& key, const QString& text,
             const std::function<void(engine::ExperimentSpec&)>& change);
   /// A combo box of fixed choices (value, label) for a string key.
-  QComboBox* choiceField(const std::string& key, const std::vector<std::pair<QString, QString>>& choices,
+  QComboBox* choiceField(const std::string& key,
+                         const std::vector<std::pair<QString, QString>>& choices,
                          const QString& tip, const QString& undoText,
                          std::function<void(engine::ExperimentSpec&, const std::string&)> set);
   QSpinBox* intField(const std::string& key, int lo, int hi, const QString& tip,

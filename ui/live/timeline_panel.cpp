@@ -14,12 +14,14 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
   m_plot = new QCustomPlot(this);
   m_plot->setMinimumSize(220, 150);
   m_plot->plotLayout()->insertRow(0);
-  m_plot->plotLayout()->addElement(0, 0,
-                                   new QCPTextElement(m_plot, tr("Timeline (compute spans)"),
-                                                      QFont(font().family(), -1, QFont::Bold)));
+  m_title = new QCPTextElement(m_plot, tr("Timeline (compute spans)"),
+                               QFont(font().family(), -1, QFont::Bold));
+  m_plot->plotLayout()->addElement(0, 0, m_title);
   m_plot->xAxis->setLabel(tr("time (s)"));
   m_plot->setStatusTip(tr("Each bar is one step's compute on that stage; gaps are waiting or "
-                          "blocked time. Shows the last %1 s. Right-click to export.")
+                          "blocked time. Pipeline runs show each micro-batch's forward pass "
+                          "light and its backward pass dark. Shows the last %1 s. Right-click "
+                          "to export.")
                            .arg(m_window));
   m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(m_plot, &QCustomPlot::customContextMenuRequested, this, [this](const QPoint& pos) {
@@ -36,7 +38,13 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
 }
 
 int TimelinePanel::drawnSpans(int stage) const {
-  return stage >= 0 && size_t(stage) < m_drawn.size() ? m_drawn[size_t(stage)] : 0;
+  if (stage < 0 || size_t(stage) >= m_drawn.size()) return 0;
+  const auto& d = m_drawn[size_t(stage)];
+  return d[0] + d[1] + d[2];
+}
+
+int TimelinePanel::drawnSpans(int stage, engine::SpanKind kind) const {
+  return stage >= 0 && size_t(stage) < m_drawn.size() ? m_drawn[size_t(stage)][size_t(kind)] : 0;
 }
 
 void TimelinePanel::refresh(bool force) {
@@ -47,8 +55,9 @@ void TimelinePanel::refresh(bool force) {
       m_phase >= 0 && m_phase < m_data->phaseCount() ? m_phase : m_data->currentPhase();
   const engine::RunInfo* info = m_data->phaseInfo(phase);
   const int stages = info ? int(info->stages.size()) : 0;
-  while (m_plot->graphCount() < stages) m_plot->addGraph();
-  while (m_plot->graphCount() > stages) m_plot->removeGraph(m_plot->graphCount() - 1);
+  // Graph k draws stage k's steps and forward passes, graph stages + k its backward passes.
+  while (m_plot->graphCount() < 2 * stages) m_plot->addGraph();
+  while (m_plot->graphCount() > 2 * stages) m_plot->removeGraph(m_plot->graphCount() - 1);
   double end = 0, ends = phase * 1e9 + stages * 1e7;
   for (int k = 0; k < stages; ++k)
     if (!m_data->spans(phase, k).empty()) {
@@ -59,26 +68,33 @@ void TimelinePanel::refresh(bool force) {
   m_seenEnd = ends;
   const double begin = std::max(0.0, end - m_window);
   const double rowHeight = m_plot->axisRect()->height() / std::max(1.0, stages + 0.5);
-  m_drawn.assign(size_t(stages), 0);
+  m_drawn.assign(size_t(stages), {0, 0, 0});
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int k = 0; k < stages; ++k) {
     const double row = stages - k;  // stage 1 on top
-    QVector<QCPGraphData> data;
+    QVector<QCPGraphData> ahead, back;
     for (const auto& s : m_data->spans(phase, k)) {
       if (s.endS < begin) continue;
       // Each span is a thick segment; a NaN after it keeps segments apart.
+      auto& data = s.kind == engine::SpanKind::Backward ? back : ahead;
       data << QCPGraphData(s.startS, row) << QCPGraphData(s.endS, row)
            << QCPGraphData(s.endS + 1e-9, std::nan(""));
-      ++m_drawn[size_t(k)];
+      ++m_drawn[size_t(k)][size_t(s.kind)];
     }
-    QCPGraph* graph = m_plot->graph(k);
-    graph->data()->set(data, true);
-    QPen pen(stageColor(k), std::max(2.0, rowHeight * 0.55));
-    pen.setCapStyle(Qt::FlatCap);
-    graph->setPen(pen);
-    graph->setAdaptiveSampling(false);
+    for (int part = 0; part < 2; ++part) {
+      QCPGraph* graph = m_plot->graph(part * stages + k);
+      graph->data()->set(part == 0 ? ahead : back, true);
+      QPen pen(part == 0 ? stageColor(k) : stageColor(k).darker(170),
+               std::max(2.0, rowHeight * 0.55));
+      pen.setCapStyle(Qt::FlatCap);
+      graph->setPen(pen);
+      graph->setAdaptiveSampling(false);
+    }
     ticker->addTick(row, info->mode == engine::Mode::Backprop ? tr("model") : tr("S%1").arg(k + 1));
   }
+  const bool pipeline = info && info->mode == engine::Mode::Pipeline;
+  m_title->setText(pipeline ? tr("Timeline (forward light, backward dark)")
+                            : tr("Timeline (compute spans)"));
   m_plot->yAxis->setTicker(ticker);
   m_plot->yAxis->setRange(0.4, stages + 0.6);
   m_plot->xAxis->setRange(begin, std::max(begin + 1e-3, end));

@@ -3,10 +3,12 @@
 // waiting or blocked, so a straggler and the pipeline bubbles behind it show at a glance.
 
 #include <QWidget>
+#include <array>
 
 #include "live/live_data.h"
 
 class QCustomPlot;
+class QCPTextElement;
 
 namespace stagewise::ui {
 
@@ -15,8 +17,10 @@ class TimelinePanel : public QWidget {
  public:
   explicit TimelinePanel(LiveData* data, QWidget* parent = nullptr);
   QCustomPlot* plot() const { return m_plot; }
-  /// Spans drawn for stage `stage` (after the last refresh).
+  /// Spans drawn for stage `stage` (after the last refresh): every kind, or only one (pipeline
+  /// runs draw each micro-batch's forward and backward pass apart; other modes draw steps).
   int drawnSpans(int stage) const;
+  int drawnSpans(int stage, engine::SpanKind kind) const;
   void setWindowSeconds(double seconds) { m_window = seconds; }
 
   /// Which phase of a plan to show (-1, the default: the phase running or the last one).
@@ -36,9 +40,10 @@ class TimelinePanel : public QWidget {
  private:
   LiveData* m_data;
   QCustomPlot* m_plot;
+  QCPTextElement* m_title;
   int m_phase = -1;
   double m_window = 2.0;
-  std::vector<int> m_drawn;
+  std::vector<std::array<int, 3>> m_drawn;  // per stage, per SpanKind
   uint64_t m_seenRevision = ~uint64_t(0);
   double m_seenEnd = -1;  // sum of the stages' last span ends at the last redraw
 };

@@ -65,7 +65,9 @@ std::vector<std::pair<QString, RunPlan>> TrainWorkspace::planChoices() {
           {tr("Local, pipeline, backprop"), {Mode::Local, Mode::Pipeline, Mode::Backprop}}};
 }
 
-RunPlan TrainWorkspace::currentPlan() const { return maskToModes(m_mode->currentData().toInt()); }
+RunPlan TrainWorkspace::currentPlan() const {
+  return maskToModes(m_mode->currentData().toInt());
+}
 
 void TrainWorkspace::selectPlan(const RunPlan& plan) {
   const int i = m_mode->findData(modesToMask(plan));
@@ -164,8 +166,7 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   });
   connect(doc, &DesignDocument::changed, this, &TrainWorkspace::updateControls);
   connect(doc, &DesignDocument::loaded, this, [this] {
-    if (!m_controller->isBusy())
-      selectPlan({m_doc->spec().mode});
+    if (!m_controller->isBusy()) selectPlan({m_doc->spec().mode});
   });
   selectPlan({doc->spec().mode});
   updateControls();
@@ -228,10 +229,12 @@ void TrainWorkspace::updateProcesses() {
   } else {
     tip += tr("\n\nAt most %1 here: one process per stage.").arg(stages);
     const RunPlan plan = currentPlan();
-    if (plan.size() > 1 && std::find(plan.begin(), plan.end(), engine::Mode::Backprop) != plan.end())
+    if (plan.size() > 1 &&
+        std::find(plan.begin(), plan.end(), engine::Mode::Backprop) != plan.end())
       tip += tr("\nIn this plan the backprop phase runs in this process.");
     if (m_processes->value() > 1)
-      if (const QString problem = processesProblem(m_doc->spec(), currentPlan(), m_processes->value());
+      if (const QString problem =
+              processesProblem(m_doc->spec(), currentPlan(), m_processes->value());
           !problem.isEmpty())
         tip += tr("\n\nCannot run in %1 processes: %2").arg(m_processes->value()).arg(problem);
   }

@@ -62,10 +62,6 @@ std::vector<int> assignRanks(const ExperimentSpec& spec, int numStages, int worl
                     "backprop runs in one process (the whole model is one stage); spread "
                     "stages over processes with mode=local or mode=pipeline, or run without "
                     "--dist / launch");
-  if (spec.mode == Mode::Pipeline && spec.train.clipNorm > 0)
-    throw SpecError("train.clip_norm",
-                    "pipeline mode clips by the whole model's norm, which is not "
-                    "summed across processes yet; set it to 0 or run in one process");
   if (spec.checkpoint.enabled())
     throw SpecError("checkpoint",
                     "checkpoints are not supported in a distributed run yet; remove "

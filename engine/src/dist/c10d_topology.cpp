@@ -1,10 +1,48 @@
 #include "dist/c10d_topology.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "runtime/method.h"
 
 #include "stagewise/engine/engine.h"
 
 namespace stagewise::engine::dist {
+
+/// The whole model's squared gradient norm in pipeline mode with clipping, summed across the
+/// processes through the rendezvous store: each stage publishes its value for the step under
+/// its own key (a hex float, exact), reads every stage's and adds them in stage order, as the
+/// in-process SumBarrier does, so the clipped run equals the one-process run bit for bit. When a
+/// stage has the sum of step t, every stage has read step t - 1's values, so it erases its own.
+class StoreSum final : public StepSum {
+ public:
+  StoreSum(DistGroup& group, int parties) : m_group(group), m_parties(parties) {}
+  std::optional<double> arrive(int party, int64_t step, double value) override {
+    char text[64];
+    std::snprintf(text, sizeof text, "%a", value);
+    m_group.set(key(step, party), text);
+    double sum = 0;
+    for (int p = 0; p < m_parties; ++p) {
+      std::optional<std::string> v;
+      while (!(v = m_group.tryGet(key(step, p)))) {
+        if (m_closed.load()) return std::nullopt;  // a stop or a failure (the monitor's too)
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+      sum += std::strtod(v->c_str(), nullptr);
+    }
+    if (step > 0) m_group.erase(key(step - 1, party));
+    return sum;
+  }
+  void close() override { m_closed.store(true); }
+
+ private:
+  static std::string key(int64_t step, int party) {
+    return "clip/" + std::to_string(step) + "/" + std::to_string(party);
+  }
+  DistGroup& m_group;
+  const int m_parties;
+  std::atomic<bool> m_closed{false};
+};
 
 /// Ranks other than 0: every report batch goes to rank 0 through the rendezvous store.
 class FeedForwarder final : public RunObserver {
@@ -107,6 +145,8 @@ C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, Run
           });
     }
   }
+  // Clipping by the whole model's norm (pipeline mode) sums every stage's part, over the store.
+  if (m_ctx.normBarrier) m_ctx.normBarrier = std::make_unique<StoreSum>(*m_group, k);
   for (int i = 0; i < k; ++i) m_transferSlots.push_back(std::make_unique<InFlight>());
   m_ctx.abortTransfers = [this] {
     for (auto& s : m_transferSlots) s->abort();

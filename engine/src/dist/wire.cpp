@@ -54,7 +54,8 @@ std::string encodeFeed(const FeedBatch& b) {
   json p = json::array(), s = json::array(), e = json::array();
   for (const auto& x : b.points)
     p.push_back({x.name, x.stage, x.layer, x.step, x.timeS, num(x.value)});
-  for (const auto& x : b.spans) s.push_back({x.stage, x.step, x.startS, x.endS});
+  for (const auto& x : b.spans)
+    s.push_back({x.stage, x.step, x.startS, x.endS, static_cast<int>(x.kind), x.micro});
   for (const auto& x : b.events)
     e.push_back({static_cast<int>(x.kind), x.timeS, x.stage, x.message});
   return json{{"p", p}, {"s", s}, {"e", e}}.dump();
@@ -67,9 +68,14 @@ FeedBatch decodeFeed(const std::string& text) {
     for (const auto& x : j.at("p"))
       b.points.push_back({x.at(0).get<std::string>(), x.at(1).get<int>(), x.at(2).get<int>(),
                           x.at(3).get<int64_t>(), x.at(4).get<double>(), val(x.at(5))});
-    for (const auto& x : j.at("s"))
+    for (const auto& x : j.at("s")) {
+      const int kind = x.at(4).get<int>();
+      if (kind < 0 || kind > static_cast<int>(SpanKind::Backward))
+        throw std::runtime_error("malformed report batch from another rank: span kind " +
+                                 std::to_string(kind));
       b.spans.push_back({x.at(0).get<int>(), x.at(1).get<int64_t>(), x.at(2).get<double>(),
-                         x.at(3).get<double>()});
+                         x.at(3).get<double>(), static_cast<SpanKind>(kind), x.at(5).get<int>()});
+    }
     for (const auto& x : j.at("e"))
       b.events.push_back({static_cast<EventKind>(x.at(0).get<int>()), x.at(1).get<double>(),
                           x.at(2).get<int>(), x.at(3).get<std::string>()});

@@ -89,7 +89,8 @@ ProbeResult gradientCosine(std::vector<StageModules>& stages, const std::vector<
     size_t offset = 0;
     for (auto& layer : stages[i].layers) {
       size_t n = layer->parameters().size();
-      std::vector<torch::Tensor> a(localGrad[i].begin() + offset, localGrad[i].begin() + offset + n);
+      std::vector<torch::Tensor> a(localGrad[i].begin() + offset,
+                                   localGrad[i].begin() + offset + n);
       std::vector<torch::Tensor> b(trueGrad[i].begin() + offset, trueGrad[i].begin() + offset + n);
       perLayer.push_back(cosine(a, b));
       offset += n;
@@ -99,8 +100,8 @@ ProbeResult gradientCosine(std::vector<StageModules>& stages, const std::vector<
   return r;
 }
 
-EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x, const torch::Tensor& y,
-                    int64_t chunk) {
+EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x,
+                    const torch::Tensor& y, int64_t chunk) {
   torch::NoGradGuard noGrad;
   for (auto& s : stages) s.setTraining(false);  // batch norm: running statistics
   const int64_t n = x.size(0);
@@ -111,9 +112,10 @@ EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x, c
     torch::Tensor h = x.slice(0, begin, end);
     for (auto& s : stages) h = forwardBody(s, h);
     auto target = y.slice(0, begin, end);
-    lossSum += torch::nn::functional::cross_entropy(
-                   h, target, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                   .item<double>();
+    lossSum +=
+        torch::nn::functional::cross_entropy(
+            h, target, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+            .item<double>();
     correct += h.argmax(1).eq(target).sum().item<int64_t>();
   }
   for (auto& s : stages) s.setTraining(true);

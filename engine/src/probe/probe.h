@@ -27,8 +27,8 @@ struct EvalResult {
 };
 
 /// Test loss and accuracy of the composed network (all stages' bodies, the final classifier).
-EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x, const torch::Tensor& y,
-                    int64_t chunk = 1000);
+EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x,
+                    const torch::Tensor& y, int64_t chunk = 1000);
 
 /// Copies `params` into the modules' parameters (same order as bodyParams()/auxParams()).
 void loadParams(StageModules& modules, const std::vector<torch::Tensor>& body,

@@ -18,7 +18,8 @@ struct Batch {
   torch::Tensor y;
   int micro = 0;
   int micros = 1;
-  int64_t rows = 0;  ///< pipeline mode: samples in the whole step's batch (weights each micro-batch)
+  int64_t rows =
+      0;  ///< pipeline mode: samples in the whole step's batch (weights each micro-batch)
 };
 
 class Channel {

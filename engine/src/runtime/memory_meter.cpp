@@ -32,7 +32,8 @@ static_assert(sizeof(Header) == 64);
 
 void countedFree(void* data) {
   auto* h = reinterpret_cast<Header*>(static_cast<char*>(data) - sizeof(Header));
-  if (h->slot >= 0) g_slots[static_cast<size_t>(h->slot)].current.fetch_sub(h->bytes, std::memory_order_relaxed);
+  if (h->slot >= 0)
+    g_slots[static_cast<size_t>(h->slot)].current.fetch_sub(h->bytes, std::memory_order_relaxed);
   h->baseDeleter(h->baseContext);
 }
 
@@ -80,13 +81,16 @@ bool install() {
   return g_installed.load();
 }
 
-bool installed() { return g_installed.load(); }
+bool installed() {
+  return g_installed.load();
+}
 
 int acquire(int n) {
   std::lock_guard lock(g_acquireMutex);
   for (int first = 0; first + n <= kSlots; ++first) {
     bool free = true;
-    for (int i = first; i < first + n && free; ++i) free = !g_slots[static_cast<size_t>(i)].used.load();
+    for (int i = first; i < first + n && free; ++i)
+      free = !g_slots[static_cast<size_t>(i)].used.load();
     if (!free) continue;
     for (int i = first; i < first + n; ++i) {
       Slot& s = g_slots[static_cast<size_t>(i)];
@@ -102,12 +106,21 @@ int acquire(int n) {
 void release(int first, int n) {
   if (first < 0) return;
   std::lock_guard lock(g_acquireMutex);
-  for (int i = first; i < first + n && i < kSlots; ++i) g_slots[static_cast<size_t>(i)].used = false;
+  for (int i = first; i < first + n && i < kSlots; ++i)
+    g_slots[static_cast<size_t>(i)].used = false;
 }
 
-void tagThread(int slot) { t_tag = slot >= 0 && slot < kSlots ? slot : -1; }
-int threadTag() { return t_tag; }
-int64_t current(int slot) { return slot >= 0 && slot < kSlots ? g_slots[static_cast<size_t>(slot)].current.load() : 0; }
-int64_t peak(int slot) { return slot >= 0 && slot < kSlots ? g_slots[static_cast<size_t>(slot)].peak.load() : 0; }
+void tagThread(int slot) {
+  t_tag = slot >= 0 && slot < kSlots ? slot : -1;
+}
+int threadTag() {
+  return t_tag;
+}
+int64_t current(int slot) {
+  return slot >= 0 && slot < kSlots ? g_slots[static_cast<size_t>(slot)].current.load() : 0;
+}
+int64_t peak(int slot) {
+  return slot >= 0 && slot < kSlots ? g_slots[static_cast<size_t>(slot)].peak.load() : 0;
+}
 
 }  // namespace stagewise::engine::memory

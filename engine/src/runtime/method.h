@@ -27,6 +27,9 @@ struct StepResult {
   size_t depth = 0;      ///< input queue depth when the input arrived
   int64_t upstream = 0;  ///< steps the upstream stage had finished then
   int64_t samples = 0;   ///< samples in the step's batch
+  /// The timeline's spans when the step has several (pipeline: each micro-batch's forward and
+  /// backward compute); empty means one span from `inputAt` to the step's end.
+  std::vector<StepSpan> spans;
 };
 
 /// One stage's part of a method, run by its worker thread.

@@ -66,9 +66,12 @@ class StepBase : public StageStep {
         m_stage(stage),
         m_k(stage.plan.index),
         m_in(*ctx.channels[static_cast<size_t>(stage.plan.index)]),
-        m_out(stage.isLast ? nullptr : ctx.channels[static_cast<size_t>(stage.plan.index) + 1].get()),
-        m_gradIn(gradients && !stage.isLast ? ctx.gradChannels[static_cast<size_t>(m_k)].get() : nullptr),
-        m_gradOut(gradients && m_k > 0 ? ctx.gradChannels[static_cast<size_t>(m_k) - 1].get() : nullptr) {
+        m_out(stage.isLast ? nullptr
+                           : ctx.channels[static_cast<size_t>(stage.plan.index) + 1].get()),
+        m_gradIn(gradients && !stage.isLast ? ctx.gradChannels[static_cast<size_t>(m_k)].get()
+                                            : nullptr),
+        m_gradOut(gradients && m_k > 0 ? ctx.gradChannels[static_cast<size_t>(m_k) - 1].get()
+                                       : nullptr) {
     for (auto& g : stage.optimizer->param_groups()) m_baseLr.push_back(g.options().get_lr());
     for (auto& g : stage.optimizer->param_groups())
       for (auto& p : g.params()) m_params.push_back(p);
@@ -90,8 +93,8 @@ class StepBase : public StageStep {
   }
   /// Sends the gradient of our input of `step` (micro-batch `micro` of `micros`) upstream,
   /// counted in grad_bytes_sent. False once closed.
-  bool sendGradient(const torch::Tensor& g, int64_t step, StepResult& r, int micro = 0, int micros = 1,
-                    int64_t rows = 0) {
+  bool sendGradient(const torch::Tensor& g, int64_t step, StepResult& r, int micro = 0,
+                    int micros = 1, int64_t rows = 0) {
     const int64_t bytes = bytesOf(g);
     if (!send(*m_gradOut, Batch{step, g, torch::Tensor(), micro, micros, rows}, r)) return false;
     m_stage.gradBytesSent += bytes;
@@ -188,7 +191,9 @@ class StepBase : public StageStep {
 class LocalStep final : public StepBase {
  public:
   LocalStep(RunContext& ctx, StageRuntime& stage, int overlap)
-      : StepBase(ctx, stage, overlap > 0), m_overlap(overlap), m_delay(ctx.spec.train.queueCapacity + 1) {}
+      : StepBase(ctx, stage, overlap > 0),
+        m_overlap(overlap),
+        m_delay(ctx.spec.train.queueCapacity + 1) {}
 
   std::optional<StepResult> run() override {
     StepResult r;
@@ -249,8 +254,8 @@ class LocalStep final : public StepBase {
     std::optional<Batch> g = receive(*m_gradIn, r);
     if (!g) return false;
     if (g->step != t || m_kept.empty() || m_kept.front().step != t)
-      throw std::runtime_error("overlap: expected the gradient of step " + std::to_string(t) + ", got step " +
-                               std::to_string(g->step));
+      throw std::runtime_error("overlap: expected the gradient of step " + std::to_string(t) +
+                               ", got step " + std::to_string(g->step));
     torch::Tensor h = m_kept.front().input;
     m_kept.pop_front();
     const size_t n = m_stage.modules.layers.size(), l = std::min(n, static_cast<size_t>(m_overlap));
@@ -274,7 +279,10 @@ class LocalStep final : public StepBase {
 class PipelineStep final : public StepBase {
  public:
   PipelineStep(RunContext& ctx, StageRuntime& stage, int microBatches, bool oneFOneB, int stages)
-      : StepBase(ctx, stage, /*gradients=*/true), m_micro(microBatches), m_1f1b(oneFOneB), m_stages(stages) {}
+      : StepBase(ctx, stage, /*gradients=*/true),
+        m_micro(microBatches),
+        m_1f1b(oneFOneB),
+        m_stages(stages) {}
 
   std::optional<StepResult> run() override {
     StepResult r;
@@ -293,10 +301,12 @@ class PipelineStep final : public StepBase {
       m = static_cast<int>(std::min<int64_t>(m_micro, rows));
       auto xs = torch::tensor_split(first->x, m), ys = torch::tensor_split(first->y, m);
       for (int i = 0; i < m; ++i)
-        split.push_back(Batch{step, xs[static_cast<size_t>(i)], ys[static_cast<size_t>(i)], i, m, rows});
+        split.push_back(
+            Batch{step, xs[static_cast<size_t>(i)], ys[static_cast<size_t>(i)], i, m, rows});
     } else if (first->micro != 0 || rows < 1) {
-      throw std::runtime_error("pipeline: step " + std::to_string(step) + " began with micro-batch " +
-                               std::to_string(first->micro) + " of " + std::to_string(m));
+      throw std::runtime_error("pipeline: step " + std::to_string(step) +
+                               " began with micro-batch " + std::to_string(first->micro) + " of " +
+                               std::to_string(m));
     }
 
     std::vector<Held> held(static_cast<size_t>(m));
@@ -310,14 +320,15 @@ class PipelineStep final : public StepBase {
       if (i == 0) return std::move(first);
       std::optional<Batch> b = receive(m_in, r);
       if (b && (b->step != step || b->micro != i))
-        throw std::runtime_error("pipeline: expected micro-batch " + std::to_string(i) + " of step " +
-                                 std::to_string(step) + ", got " + std::to_string(b->micro) +
-                                 " of step " + std::to_string(b->step));
+        throw std::runtime_error("pipeline: expected micro-batch " + std::to_string(i) +
+                                 " of step " + std::to_string(step) + ", got " +
+                                 std::to_string(b->micro) + " of step " + std::to_string(b->step));
       return b;
     };
     auto forwardMicro = [&](int i) -> bool {
       std::optional<Batch> b = next(i);
       if (!b) return false;
+      const double begin = m_ctx.now();
       Held& hd = held[static_cast<size_t>(i)];
       hd.x = input(b->x, step);
       if (m_k > 0) hd.x.requires_grad_(true);
@@ -336,7 +347,9 @@ class PipelineStep final : public StepBase {
         lossSum += value * share;
         correct += hd.h.detach().argmax(1).eq(y).sum().item<int64_t>();
         bytes += hd.h.numel() * 4;
-      } else {
+      }
+      r.spans.push_back({m_k, step, begin, m_ctx.now(), SpanKind::Forward, i});
+      if (!m_stage.isLast) {
         const int64_t actBytes = bytesOf(hd.h), labelBytes = bytesOf(b->y);
         if (!send(*m_out, Batch{step, hd.h.detach(), b->y, i, m, rows}, r)) return false;
         m_stage.bytesSent += actBytes + labelBytes;
@@ -348,17 +361,21 @@ class PipelineStep final : public StepBase {
     };
     auto backwardMicro = [&](int i) -> bool {
       Held& hd = held[static_cast<size_t>(i)];
+      double begin = m_ctx.now();
       if (m_stage.isLast) {
         hd.loss.backward();
       } else {
         std::optional<Batch> g = receive(*m_gradIn, r);
         if (!g) return false;
         if (g->step != step || g->micro != i)
-          throw std::runtime_error("pipeline: expected the gradient of micro-batch " + std::to_string(i) +
-                                   " of step " + std::to_string(step) + ", got " + std::to_string(g->micro) +
-                                   " of step " + std::to_string(g->step));
+          throw std::runtime_error("pipeline: expected the gradient of micro-batch " +
+                                   std::to_string(i) + " of step " + std::to_string(step) +
+                                   ", got " + std::to_string(g->micro) + " of step " +
+                                   std::to_string(g->step));
+        begin = m_ctx.now();  // the wait for the gradient is not compute
         hd.h.backward(g->x.to(m_stage.device));
       }
+      r.spans.push_back({m_k, step, begin, m_ctx.now(), SpanKind::Backward, i});
       if (m_gradOut && !sendGradient(hd.x.grad(), step, r, i, m, rows)) return false;
       heldBytes -= hd.bytes;
       hd = Held{};
@@ -378,11 +395,14 @@ class PipelineStep final : public StepBase {
     if (m_ctx.spec.train.clipNorm > 0) {
       // The whole model's norm, as backprop clips it.
       const std::optional<double> total =
-          m_ctx.normBarrier ? m_ctx.normBarrier->arrive(m_k, gradNormSquared()) : gradNormSquared();
+          m_ctx.normBarrier ? m_ctx.normBarrier->arrive(m_k, step, gradNormSquared())
+                            : gradNormSquared();
       if (!total) return std::nullopt;
       clip(*total);
     }
+    const double update = m_ctx.now();
     this->step(step);
+    r.spans.push_back({m_k, step, update, m_ctx.now(), SpanKind::Backward, -1});  // the update
     if (m_stage.isLast) {
       r.hasLoss = true;
       r.loss = lossSum;
@@ -470,9 +490,12 @@ class PipelineMethod final : public Method {
 
 std::unique_ptr<Method> makeMethod(const ExperimentSpec& spec) {
   switch (spec.mode) {
-    case Mode::Backprop: return std::make_unique<BackpropMethod>(spec);
-    case Mode::Pipeline: return std::make_unique<PipelineMethod>(spec);
-    case Mode::Local: break;
+    case Mode::Backprop:
+      return std::make_unique<BackpropMethod>(spec);
+    case Mode::Pipeline:
+      return std::make_unique<PipelineMethod>(spec);
+    case Mode::Local:
+      break;
   }
   return std::make_unique<LocalMethod>(spec.local.overlap);
 }

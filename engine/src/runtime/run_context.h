@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <optional>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,12 +53,21 @@ struct StageRuntime {
 };
 
 /// K parties each add a value for a step and wait for the sum, taken in party order so that it
-/// does not depend on who came first (pipeline mode: the whole model's gradient norm).
-class SumBarrier {
+/// does not depend on who came first (pipeline mode: the whole model's gradient norm). Every
+/// party arrives once per step, in step order. In one process: SumBarrier; across processes:
+/// the rendezvous store (dist/c10d_topology.cpp), the same sum bit for bit.
+class StepSum {
+ public:
+  virtual ~StepSum() = default;
+  /// The sum of every party's value for `step`; empty once closed (the run stops).
+  virtual std::optional<double> arrive(int party, int64_t step, double value) = 0;
+  virtual void close() = 0;
+};
+
+class SumBarrier final : public StepSum {
  public:
   explicit SumBarrier(int parties) : m_values(static_cast<size_t>(parties)) {}
-  /// Empty once closed (the run stops).
-  std::optional<double> arrive(int party, double value) {
+  std::optional<double> arrive(int party, int64_t /*step*/, double value) override {
     std::unique_lock lock(m_mutex);
     const int64_t round = m_round;
     m_values[static_cast<size_t>(party)] = value;
@@ -75,7 +84,7 @@ class SumBarrier {
     if (m_round == round) return std::nullopt;
     return m_sum;
   }
-  void close() {
+  void close() override {
     std::lock_guard lock(m_mutex);
     m_closed = true;
     m_cv.notify_all();
@@ -123,11 +132,11 @@ struct RunContext {
   std::function<void(int64_t)> checkpoint;
   int64_t checkpointInterval = 0;
 
-  std::vector<std::unique_ptr<Channel>> channels;    ///< channels[k] feeds stage k
+  std::vector<std::unique_ptr<Channel>> channels;  ///< channels[k] feeds stage k
   /// Pipeline mode: gradChannels[k] carries the gradients of stage k's output back from stage k+1.
   std::vector<std::unique_ptr<Channel>> gradChannels;
   /// Pipeline mode with train.clip_norm: the stages' squared gradient norms, summed per step.
-  std::unique_ptr<SumBarrier> normBarrier;
+  std::unique_ptr<StepSum> normBarrier;
   std::unique_ptr<std::atomic<int64_t>[]> produced;  ///< [0]: loader, [k+1]: stage k finished
   SnapshotCoordinator* snapshots = nullptr;
 

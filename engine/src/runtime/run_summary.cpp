@@ -40,7 +40,8 @@ StageSummary SummaryBuilder::ownStage(size_t k) const {
   return ss;
 }
 
-RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec, std::atomic<bool>& userStop) const {
+RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec,
+                                 std::atomic<bool>& userStop) const {
   const auto& spec = m_ctx.spec;
   RunSummary s;
   s.mode = spec.mode;
@@ -49,7 +50,8 @@ RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec, std::a
   s.steps = m_ctx.lastStageSteps.load();
   s.samplesPerSec = samplesPerSec;
   if (m_topology.rank() == 0)
-    if (const auto last = m_topology.remoteLastStage()) {  // the last stage ran elsewhere: its numbers
+    if (const auto last =
+            m_topology.remoteLastStage()) {  // the last stage ran elsewhere: its numbers
       s.steps = last->steps;
       const double span = last->lastStepEndS - last->warmupEndS;
       s.samplesPerSec = last->warmupEndS >= 0 && span > 0 ? last->samplesAfterWarmup / span : 0;
@@ -70,9 +72,10 @@ RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec, std::a
       if (const auto remote = m_topology.remoteStage(k))
         ss = *remote;
       else
-        ss.index = st.plan.index, ss.device = st.plan.settings.device, ss.firstLayer = st.plan.firstLayer,
-        ss.lastLayer = st.plan.lastLayer;
-      if (m_topology.finalWeightsArrived(k)) ss.paramChecksum = checksum(st);  // of the weights that arrived
+        ss.index = st.plan.index, ss.device = st.plan.settings.device,
+        ss.firstLayer = st.plan.firstLayer, ss.lastLayer = st.plan.lastLayer;
+      if (m_topology.finalWeightsArrived(k))
+        ss.paramChecksum = checksum(st);  // of the weights that arrived
     }
     slowest = std::max(slowest, ss.meanStepSeconds);
     s.threads += ss.threads;
@@ -91,7 +94,8 @@ RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec, std::a
   else
     // A stop that came once every step was trained (while the last probes and evaluations
     // were measured) does not make a finished run a stopped one.
-    s.status = userStop.load() && s.steps < m_ctx.totalSteps ? RunStatus::Stopped : RunStatus::Completed;
+    s.status =
+        userStop.load() && s.steps < m_ctx.totalSteps ? RunStatus::Stopped : RunStatus::Completed;
   return s;
 }
 

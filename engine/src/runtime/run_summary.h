@@ -16,7 +16,11 @@ class SummaryBuilder {
  public:
   SummaryBuilder(const RunContext& ctx, const std::vector<std::unique_ptr<StageRuntime>>& stages,
                  const Topology& topology, int hardwareCores, std::string blas)
-      : m_ctx(ctx), m_stages(stages), m_topology(topology), m_cores(hardwareCores), m_blas(std::move(blas)) {}
+      : m_ctx(ctx),
+        m_stages(stages),
+        m_topology(topology),
+        m_cores(hardwareCores),
+        m_blas(std::move(blas)) {}
 
   /// `cpuSeconds`: the process's CPU time over the run; `samplesPerSec`: this process's count
   /// at the last stage (used when it runs the last stage). A stop another process saw sets

@@ -20,7 +20,8 @@ int64_t totalStepsFor(const ExperimentSpec& spec, int64_t trainSize) {
 torch::Tensor augmentBatch(const torch::Tensor& x, uint64_t seed, int64_t step) {
   // Seeded by (seed, step) alone: the same crops and flips whatever the timing, and a resumed
   // run replays them.
-  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(step) * 0xBF58476D1CE4E5B9ull ^ 0xA06ull);
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull ^
+                      static_cast<uint64_t>(step) * 0xBF58476D1CE4E5B9ull ^ 0xA06ull);
   const int64_t h = x.size(2), w = x.size(3), pad = std::max<int64_t>(1, h / 8);
   torch::Tensor padded = torch::constant_pad_nd(x, {pad, pad, pad, pad}, 0);
   std::vector<torch::Tensor> out;
@@ -55,7 +56,8 @@ void runLoader(RunContext& ctx, const TensorData& data) {
     const bool pin = torch::Device(ctx.spec.stageSettings(0).device).is_cuda();
     for (int64_t step = ctx.startStep; step < ctx.totalSteps; ++step) {
       if (!ctx.control.waitIfPaused() || ctx.drain.load()) break;
-      if (ctx.checkpoint && ctx.checkpointInterval > 0 && step > ctx.startStep && step % ctx.checkpointInterval == 0) {
+      if (ctx.checkpoint && ctx.checkpointInterval > 0 && step > ctx.startStep &&
+          step % ctx.checkpointInterval == 0) {
         // Let the pipeline drain so every stage stands at `step`, then save.
         auto allDone = [&] {
           for (size_t k = 1; k <= stages; ++k)
@@ -75,7 +77,8 @@ void runLoader(RunContext& ctx, const TensorData& data) {
       auto idx = torch::from_blob(order.data() + pos, {take}, torch::kInt64);
       pos += take;
       Batch b{step, data.trainX.index_select(0, idx), data.trainY.index_select(0, idx)};
-      if (ctx.spec.dataset.augment && b.x.dim() == 4) b.x = augmentBatch(b.x, ctx.spec.train.seed, step);
+      if (ctx.spec.dataset.augment && b.x.dim() == 4)
+        b.x = augmentBatch(b.x, ctx.spec.train.seed, step);
       if (pin) b.x = b.x.pin_memory(), b.y = b.y.pin_memory();
       if (!ctx.channels[0]->send(std::move(b))) break;
       ctx.produced[0].store(step + 1, std::memory_order_release);
@@ -110,7 +113,10 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
       ctx.produced[static_cast<size_t>(k) + 1].store(s + 1, std::memory_order_release);
       stage.meter.addStep(t2, (t2 - r->startedAt) - r->waitS - r->blockedS, r->waitS, r->blockedS);
       if (r->hasLoss) stage.meter.addLoss(r->loss, r->accuracy);
-      ctx.reporter.addSpan({k, s, r->inputAt, t2});
+      if (r->spans.empty())
+        ctx.reporter.addSpan({k, s, r->inputAt, t2});
+      else
+        for (const StepSpan& span : r->spans) ctx.reporter.addSpan(span);
       if (r->hasLoss) {
         points.push_back({series::kLoss, k, -1, s, t2, r->loss});
         points.push_back({series::kAccuracy, k, -1, s, t2, r->accuracy});
@@ -120,8 +126,10 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
                         static_cast<double>(std::max<int64_t>(0, r->upstream - s - 1))});
       if (stage.isLast) {
         const int64_t done = ctx.lastStageSteps.fetch_add(1) + 1 - ctx.startStep;
-        if (done == 20) ctx.warmupEndS.store(t2);
-        else if (done > 20) ctx.samplesAfterWarmup.fetch_add(r->samples);
+        if (done == 20)
+          ctx.warmupEndS.store(t2);
+        else if (done > 20)
+          ctx.samplesAfterWarmup.fetch_add(r->samples);
         ctx.lastStepEndS.store(t2);
       }
       if (t2 - lastReport >= 0.25) {
@@ -133,12 +141,16 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
         points.push_back({series::kStepsPerSec, k, -1, s, t2, stage.meter.windowStepsPerSec()});
         points.push_back({series::kBytesSent, k, -1, s, t2, static_cast<double>(stage.bytesSent)});
         if (method.mode() != Mode::Pipeline)  // the prediction (0 in backprop mode)
-          points.push_back({series::kBackpropBytes, k, -1, s, t2, static_cast<double>(stage.backpropBytes)});
+          points.push_back(
+              {series::kBackpropBytes, k, -1, s, t2, static_cast<double>(stage.backpropBytes)});
         if (gradients)
-          points.push_back({series::kGradBytesSent, k, -1, s, t2, static_cast<double>(stage.gradBytesSent)});
-        points.push_back({series::kActivationBytes, k, -1, s, t2, static_cast<double>(stage.peakActivationBytes)});
+          points.push_back(
+              {series::kGradBytesSent, k, -1, s, t2, static_cast<double>(stage.gradBytesSent)});
+        points.push_back({series::kActivationBytes, k, -1, s, t2,
+                          static_cast<double>(stage.peakActivationBytes)});
         if (stage.memorySlot >= 0)
-          points.push_back({series::kMemoryBytes, k, -1, s, t2, static_cast<double>(memory::peak(stage.memorySlot))});
+          points.push_back({series::kMemoryBytes, k, -1, s, t2,
+                            static_cast<double>(memory::peak(stage.memorySlot))});
       }
       ctx.reporter.add(points);
     }

@@ -50,12 +50,18 @@ struct MetricPoint {
   double value = 0;
 };
 
-/// One step of one stage, for the utilization timeline.
+/// What a span of the timeline computed: a whole step (local and backprop modes), or one
+/// micro-batch's forward or backward pass (pipeline mode, so the bubble shows between them).
+enum class SpanKind { Step = 0, Forward = 1, Backward = 2 };
+
+/// One step of one stage (or one micro-batch's pass), for the utilization timeline.
 struct StepSpan {
   int stage = 0;
   int64_t step = 0;
   double startS = 0;  ///< compute start, seconds since run start
   double endS = 0;    ///< compute end
+  SpanKind kind = SpanKind::Step;
+  int micro = -1;  ///< a Forward or Backward span's micro-batch; -1 for a step or the update
 };
 
 enum class EventKind {
