@@ -46,6 +46,8 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   m_controller = new EngineController(m_services, this);
   m_design = new DesignWorkspace(m_doc, this);
   if (m_services.profileLayers) m_design->estimatePanel()->setProfiler(m_services.profileLayers);
+  if (m_services.profileMethods)
+    m_design->estimatePanel()->setMethodProfiler(m_services.profileMethods);
   m_train = new TrainWorkspace(m_controller, m_doc, this);
   m_tabs = new QTabWidget(this);
   m_tabs->setDocumentMode(true);

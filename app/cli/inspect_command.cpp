@@ -65,7 +65,16 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
     if (terminal) std::fprintf(stderr, "\rprofiling layer %d/%d", done, total);
     return true;
   });
+  const engine::MethodProfile methodProfile =
+      engine::profileMethods(spec, 8, [&](int done, int total) {
+        if (terminal) std::fprintf(stderr, "\rmeasuring the methods %d/%d ", done, total);
+        return true;
+      });
   if (terminal) std::fprintf(stderr, "\r\033[K");
+  const int cores = engine::engineInfo().hardwareCores;
+  const engine::MethodEstimate methods =
+      engine::estimateMethods(methodProfile, engine::makePartition(spec, plan), cores,
+                              spec.pipeline.schedule == "1f1b", spec.train.queueCapacity);
   const int stages = spec.stageCount();
   const auto byTime = engine::balanceCuts(profile.seconds, stages);
   const auto byFlops = engine::balanceCuts(engine::flopCosts(plan), stages);
@@ -82,7 +91,16 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
                            {{"by_time", slowestStage(profile.seconds, byTime)},
                             {"by_flops", slowestStage(profile.seconds, byFlops)},
                             {"current", slowestStage(profile.seconds, current)}}},
-                          {"backprop_step_seconds", total}};
+                          {"backprop_step_seconds", total},
+                          {"methods",
+                           {{"cores", cores},
+                            {"micro_batches", methodProfile.microBatches},
+                            {"local_samples_per_sec", methods.localSamplesPerSec},
+                            {"pipeline_samples_per_sec", methods.pipelineSamplesPerSec},
+                            {"backprop_samples_per_sec", methods.backpropSamplesPerSec},
+                            {"local_speedup", methods.localSpeedup},
+                            {"pipeline_speedup", methods.pipelineSpeedup},
+                            {"bubble_fraction", methods.bubbleFraction}}}};
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -101,6 +119,17 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
   std::printf("  balanced by FLOPs%-16s %8.3f ms\n", (" " + cutsText(byFlops)).c_str(),
               1e3 * slowestStage(profile.seconds, byFlops));
   std::printf("  whole model (backprop, 1 stage)  %8.3f ms\n", 1e3 * total);
+  std::printf(
+      "\npredicted samples/s with the current cuts on %d cores (each method's work timed here,\n"
+      "its schedule simulated; see docs/metrics.md):\n",
+      cores);
+  std::printf("  local     %9.0f  (%.2fx backprop)\n", methods.localSamplesPerSec,
+              methods.localSpeedup);
+  std::printf("  pipeline  %9.0f  (%.2fx backprop, M = %d, %s, bubble %.0f%%)\n",
+              methods.pipelineSamplesPerSec, methods.pipelineSpeedup, methodProfile.microBatches,
+              spec.pipeline.schedule.c_str(), 100 * methods.bubbleFraction);
+  std::printf("  backprop  %9.0f  (%d threads)\n", methods.backpropSamplesPerSec,
+              methodProfile.backpropThreads);
   return 0;
 }
 

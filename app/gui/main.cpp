@@ -56,6 +56,10 @@ static ui::EngineServices engineServices(bool fake) {
                                 const std::function<bool(int, int)>& progress) {
       return engine::profileLayers(spec, 8, progress).seconds;
     };
+    services.profileMethods = [](const engine::ExperimentSpec& spec,
+                                 const std::function<bool(int, int)>& progress) {
+      return engine::profileMethods(spec, 8, progress);
+    };
 #ifdef STAGEWISE_HAVE_LOCAL_RANKS
     // The other ranks are stagewise-cli children; their stderr lines go to the event log (as
     // warnings) and to this process's stderr, prefixed "[rank r]".

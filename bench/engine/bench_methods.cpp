@@ -11,16 +11,16 @@
 #include <map>
 #include <sstream>
 
+#include "bench_common.h"
 #include "stagewise/engine/engine.h"
 #include "stagewise/engine/omp_wait.h"
 
 using namespace stagewise::engine;
+using stagewise::bench::arg;
+using stagewise::bench::median;
+using stagewise::bench::variant;
 
 namespace {
-
-ExperimentSpec variant(const ExperimentSpec& base, const std::vector<std::string>& sets) {
-  return parseSpec(applyOverrides(specToJson(base), sets));
-}
 
 RunSummary train(const ExperimentSpec& spec) {
   auto run = createRun(spec, nullptr);
@@ -32,17 +32,6 @@ RunSummary train(const ExperimentSpec& spec) {
     std::exit(1);
   }
   return s;
-}
-
-std::string arg(int argc, char** argv, const std::string& name, const std::string& fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (argv[i] == name) return argv[i + 1];
-  return fallback;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 std::string mb(double bytes) {

@@ -8,23 +8,23 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "bench_common.h"
+#include "stagewise/engine/dataset.h"
 #include "stagewise/engine/engine.h"
 #include "stagewise/engine/omp_wait.h"
-#include "stagewise/engine/dataset.h"
 #include "stagewise/engine/partition.h"
 
 using namespace stagewise::engine;
+using stagewise::bench::arg;
+using stagewise::bench::variant;
 
 namespace {
-
-ExperimentSpec variant(const ExperimentSpec& base, const std::vector<std::string>& sets) {
-  return parseSpec(applyOverrides(specToJson(base), sets));
-}
 
 RunSummary train(const ExperimentSpec& spec, double budgetS = 0) {
   auto run = createRun(spec, nullptr);
   run->start();
-  if (budgetS > 0 && !run->waitFor(std::chrono::milliseconds(static_cast<int64_t>(budgetS * 1000)))) run->requestStop();
+  if (budgetS > 0 && !run->waitFor(std::chrono::milliseconds(static_cast<int64_t>(budgetS * 1000))))
+    run->requestStop();
   return run->wait();
 }
 
@@ -34,12 +34,6 @@ std::string cutsText(const std::vector<int>& cuts) {
   return s + "]";
 }
 
-std::string arg(int argc, char** argv, const std::string& name, const std::string& fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (argv[i] == name) return argv[i + 1];
-  return fallback;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,20 +41,27 @@ int main(int argc, char** argv) {
   const int64_t steps = std::stoll(arg(argc, argv, "--steps", "300"));
   const std::string jsonPath = arg(argc, argv, "--json", "");
   const EngineInfo info = engineInfo();
-  std::printf("BLAS: %s | OpenMP workers: %s | %d cores | %lld steps per throughput row | probe/eval off in throughput rows\n\n",
-              info.blas.c_str(), info.openmpWait.c_str(), info.hardwareCores, static_cast<long long>(steps));
+  std::printf(
+      "BLAS: %s | OpenMP workers: %s | %d cores | %lld steps per throughput row | probe/eval off "
+      "in throughput rows\n\n",
+      info.blas.c_str(), info.openmpWait.c_str(), info.hardwareCores,
+      static_cast<long long>(steps));
   nlohmann::json out = nlohmann::json::array();
-  std::printf("%-20s %10s %10s %8s %7s %9s | %-12s %9s %-12s %9s | %8s %8s\n", "preset", "local/s", "bp-best/s",
-              "ratio", "bp-thr", "pipe-eff", "cuts(time)", "local/s", "cuts(flops)", "local/s", "acc-loc", "acc-bp");
+  std::printf("%-20s %10s %10s %8s %7s %9s | %-12s %9s %-12s %9s | %8s %8s\n", "preset", "local/s",
+              "bp-best/s", "ratio", "bp-thr", "pipe-eff", "cuts(time)", "local/s", "cuts(flops)",
+              "local/s", "acc-loc", "acc-bp");
   for (const std::string name : {"mlp-fmnist-4stage", "cnn-fmnist-4stage", "vit-fmnist-4stage"}) {
-    const ExperimentSpec preset = loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/" + name + ".json");
+    const ExperimentSpec preset =
+        loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/" + name + ".json");
     const std::string maxSteps = "train.max_steps=" + std::to_string(steps);
-    const ExperimentSpec quiet = variant(preset, {maxSteps, "probe.interval=-1", "eval.interval=0"});
+    const ExperimentSpec quiet =
+        variant(preset, {maxSteps, "probe.interval=-1", "eval.interval=0"});
     const RunSummary local = train(quiet);
     double bpBest = 0;
     int bpThreads = 1;
     for (int t = 1; t <= info.hardwareCores; ++t) {
-      RunSummary b = train(variant(quiet, {"mode=backprop", "train.backprop_threads=" + std::to_string(t)}));
+      RunSummary b =
+          train(variant(quiet, {"mode=backprop", "train.backprop_threads=" + std::to_string(t)}));
       if (b.samplesPerSec > bpBest) bpBest = b.samplesPerSec, bpThreads = t;
     }
     // balance by measured time vs by FLOPs, trained side by side
@@ -72,14 +73,17 @@ int main(int argc, char** argv) {
     const RunSummary timeRun = train(variant(quiet, {"partition.cuts=" + cutsTime.dump()}));
     const RunSummary flopsRun = train(variant(quiet, {"partition.cuts=" + cutsFlops.dump()}));
     // accuracy after the same wall time: local as shipped trains `steps`, backprop gets its time
-    const RunSummary accLocal = train(variant(preset, {maxSteps, "probe.interval=-1", "eval.interval=0"}));
-    const RunSummary accBp = train(variant(preset, {"probe.interval=-1", "eval.interval=0", "mode=backprop",
-                                                    "train.backprop_threads=" + std::to_string(bpThreads)}),
-                                   accLocal.wallSeconds);
-    std::printf("%-20s %10.0f %10.0f %8.3f %7d %8.0f%% | %-12s %9.0f %-12s %9.0f | %8.4f %8.4f\n", name.c_str(),
-                local.samplesPerSec, bpBest, local.samplesPerSec / bpBest, bpThreads, 100 * local.pipelineEfficiency,
-                cutsText(byTime).c_str(), timeRun.samplesPerSec, cutsText(byFlops).c_str(), flopsRun.samplesPerSec,
-                accLocal.testAccuracy, accBp.testAccuracy);
+    const RunSummary accLocal =
+        train(variant(preset, {maxSteps, "probe.interval=-1", "eval.interval=0"}));
+    const RunSummary accBp =
+        train(variant(preset, {"probe.interval=-1", "eval.interval=0", "mode=backprop",
+                               "train.backprop_threads=" + std::to_string(bpThreads)}),
+              accLocal.wallSeconds);
+    std::printf("%-20s %10.0f %10.0f %8.3f %7d %8.0f%% | %-12s %9.0f %-12s %9.0f | %8.4f %8.4f\n",
+                name.c_str(), local.samplesPerSec, bpBest, local.samplesPerSec / bpBest, bpThreads,
+                100 * local.pipelineEfficiency, cutsText(byTime).c_str(), timeRun.samplesPerSec,
+                cutsText(byFlops).c_str(), flopsRun.samplesPerSec, accLocal.testAccuracy,
+                accBp.testAccuracy);
     out.push_back({{"preset", name},
                    {"local_samples_per_sec", local.samplesPerSec},
                    {"backprop_best_samples_per_sec", bpBest},

@@ -6,6 +6,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 
 #include "stagewise/engine/omp_wait.h"
 
@@ -292,6 +293,24 @@ class TestCli : public QObject {
     QCOMPARE(pl["backward_bytes_per_batch"].toArray()[0].toInteger(), qint64(32 * 32 * 4));
     QCOMPARE(pl["forward_bytes_per_batch"].toArray()[0].toInteger(), qint64(32 * (32 * 4 + 8)));
     QVERIFY(!o.contains("pipeline"));
+  }
+
+  /// inspect --profile times each method's work and predicts samples/s per method.
+  void inspectProfilePredictsEachMethod() {
+    QTemporaryDir dir;
+    Result r = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--profile", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject m = QJsonDocument::fromJson(r.out.toUtf8()).object()["methods"].toObject();
+    for (const char* key :
+         {"local_samples_per_sec", "pipeline_samples_per_sec", "backprop_samples_per_sec"})
+      QVERIFY2(m[key].toDouble() > 0, key);
+    QVERIFY(std::abs(m["local_speedup"].toDouble() - m["local_samples_per_sec"].toDouble() /
+                                                         m["backprop_samples_per_sec"].toDouble()) <
+            1e-9 * m["local_speedup"].toDouble());
+    QCOMPARE(m["micro_batches"].toInt(), 2);  // one per stage by default
+    QVERIFY(m["bubble_fraction"].toDouble() > 0 && m["bubble_fraction"].toDouble() < 1);
+    Result text = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--profile"});
+    QVERIFY2(text.out.contains("predicted samples/s"), qPrintable(text.out));
   }
 
   // Commands that train re-execute themselves with a short libgomp spin (omp_wait.cpp), and

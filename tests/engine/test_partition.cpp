@@ -1,6 +1,8 @@
 // Model plan, cut validation, balancing and the speed-up estimate.
 #include <QtTest>
 
+#include <cmath>
+
 #include "stagewise/engine/partition.h"
 
 using namespace stagewise::engine;
@@ -25,7 +27,8 @@ class TestPartition : public QObject {
     QCOMPARE(p.layers[2].name, std::string("classifier"));
     QCOMPARE(p.layers[1].outShape, std::vector<int64_t>{256});
     QCOMPARE(p.layers[0].activationBytes, int64_t{512 * 4});
-    QVERIFY_THROWS_EXCEPTION(SpecError, planModel(ModelSpec{"resnet", {8}, "relu"}, InputShape{{4}, 2}));
+    QVERIFY_THROWS_EXCEPTION(SpecError,
+                             planModel(ModelSpec{"resnet", {8}, "relu"}, InputShape{{4}, 2}));
   }
 
   void validCutsAndMessages() {
@@ -62,7 +65,8 @@ class TestPartition : public QObject {
   }
 
   void partitionCarriesSettingsAndCosts() {
-    ExperimentSpec spec = parseSpec(R"({"partition":{"cuts":[3]},"stages":[{"aux_head":"mlp","aux_hidden":64},{}]})");
+    ExperimentSpec spec =
+        parseSpec(R"({"partition":{"cuts":[3]},"stages":[{"aux_head":"mlp","aux_hidden":64},{}]})");
     ModelPlan p = mlp({32, 32, 32, 32});
     PartitionPlan part = makePartition(spec, p);
     QCOMPARE(part.stages.size(), size_t{2});
@@ -102,6 +106,59 @@ class TestPartition : public QObject {
     SpeedEstimate es = estimateSpeed(makePartition(skew, p), p, 32, 2);
     QVERIFY(es.speedup < e2.speedup);
     QVERIFY(es.pipelineEfficiency < e2.pipelineEfficiency);
+  }
+
+  /// The estimate per method simulates each schedule on the cores: numbers worked out by hand.
+  void methodEstimateSimulatesTheSchedules() {
+    ModelPlan p = mlp(std::vector<int>(8, 512));
+    const PartitionPlan two = makePartition(parseSpec(R"({"partition":{"cuts":[4]}})"), p);
+    const PartitionPlan four = makePartition(parseSpec(R"({"partition":{"cuts":[2,4,6]}})"), p);
+    MethodProfile m;
+    m.batchSize = 32;
+    m.microBatches = 2;
+    m.localStep = {2e-3, 1e-3};
+    m.pipelineMicro = {3e-3, 3e-3};  // forward 1 ms, backward 2 ms
+    m.pipelineForward = {1e-3, 1e-3};
+    m.pipelineUpdate = {0.5e-3, 0.5e-3};
+    m.backpropStep = 4e-3;
+    auto near = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); };
+    // Local: the slowest stage sets the pace (2 ms); backprop 4 ms.
+    MethodEstimate e = estimateMethods(m, two, 2);
+    QVERIFY2(near(e.localSamplesPerSec, 32 / 2e-3), std::to_string(e.localSamplesPerSec).c_str());
+    QVERIFY(near(e.backpropSamplesPerSec, 32 / 4e-3));
+    QVERIFY(near(e.localSpeedup, 2.0));
+    QVERIFY(!e.coresShared);
+    // GPipe, 2 stages, 2 micro-batches: S1 F F, S2 F F B B, S1 B B (each after S2's), S1's
+    // update: 1 + 1 + 1 + 2 + 2 + 2 + 0.5 = 9.5 ms a step; each stage busy 6.5 of them.
+    QVERIFY2(near(e.pipelineSamplesPerSec, 32 / 9.5e-3),
+             std::to_string(e.pipelineSamplesPerSec).c_str());
+    QVERIFY(near(e.bubbleFraction, 1 - 6.5 / 9.5));
+    // 1F1B (S1: F B-after-F, S2: F B F B) is as fast here; its gain is memory.
+    QVERIFY(near(estimateMethods(m, two, 2, true).pipelineSamplesPerSec, 32 / 9.5e-3));
+    // One core: the two stages share it; local takes both steps' work, 3 ms.
+    QVERIFY2(near(estimateMethods(m, two, 1).localSamplesPerSec, 32 / 3e-3),
+             std::to_string(estimateMethods(m, two, 1).localSamplesPerSec).c_str());
+    // Contention: two computing stages run 1.5x slower. S2's 1 ms takes 1.5 ms beside S1, which
+    // does 1 ms of its 2 meanwhile and the other alone: 2.5 ms a step.
+    m.contention = 1.5;
+    QVERIFY2(near(estimateMethods(m, two, 2).localSamplesPerSec, 32 / 2.5e-3),
+             std::to_string(estimateMethods(m, two, 2).localSamplesPerSec).c_str());
+    m.contention = 1;
+    // Handoffs lengthen the pipeline's critical path, not local's pace.
+    m.handoffSeconds = 0.1e-3;
+    const MethodEstimate late = estimateMethods(m, two, 2);
+    QVERIFY(late.pipelineSamplesPerSec < e.pipelineSamplesPerSec - 1);
+    QVERIFY(near(late.localSamplesPerSec, e.localSamplesPerSec));
+    // Four one-thread stages of 1 ms on two cores: 2 ms a step, the cores shared.
+    MethodProfile q = m;
+    q.handoffSeconds = 0;
+    q.localStep = {1e-3, 1e-3, 1e-3, 1e-3};
+    q.pipelineMicro = q.pipelineForward = q.pipelineUpdate = {1e-3, 1e-3, 1e-3, 1e-3};
+    const MethodEstimate f = estimateMethods(q, four, 2);
+    QVERIFY(f.coresShared);
+    QVERIFY2(near(f.localSamplesPerSec, 32 / 2e-3), std::to_string(f.localSamplesPerSec).c_str());
+    // A profile that does not fit the partition predicts nothing.
+    QCOMPARE(estimateMethods(m, four, 2).localSamplesPerSec, 0.0);
   }
 };
 

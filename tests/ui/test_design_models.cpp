@@ -2,7 +2,9 @@
 // family-specific aux heads, and balancing by measured layer times in the background.
 
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -16,6 +18,7 @@
 #include "designer/estimate_panel.h"
 #include "designer/model_family_form.h"
 #include "designer/model_panel.h"
+#include "designer/spec_edits.h"
 #include "designer/stage_inspector.h"
 #include "stagewise/engine/partition.h"
 
@@ -100,6 +103,42 @@ class TestDesignModels : public QObject {
     // The measured times differ from FLOPs, and so does the cut.
     QVERIFY(expected != engine::balanceCuts(engine::flopCosts(doc.plan()), 3));
     QVERIFY(doc.undoStack()->undoText().contains(QStringLiteral("measured")));
+  }
+
+  /// "Measure" times each method in the background and shows the predicted samples/s, which
+  /// equal engine::estimateMethods on that profile; editing the design makes them stale.
+  void measuresTheMethodsInTheBackground() {
+    EngineServices services = fakeEngineServices();
+    DesignDocument doc{services.engine};
+    DesignWorkspace ws(&doc);
+    EstimatePanel* panel = ws.estimatePanel();
+    engine::ExperimentSpec spec;
+    spec.dataset.kind = "synthetic";
+    spec.model.hidden = {64, 64, 64};
+    spec.partition.cuts = {2};
+    doc.load(spec);
+    QVERIFY(!panel->measureButton()->isEnabled());  // no profiler: nothing to measure with
+    QVERIFY(panel->methodsLabel()->text().contains(QStringLiteral("needs")));
+    panel->setMethodProfiler(services.profileMethods);
+    QVERIFY(panel->measureButton()->isEnabled());
+    QTest::mouseClick(panel->measureButton(), Qt::LeftButton);
+    QVERIFY(panel->isProfiling());
+    QTRY_VERIFY_WITH_TIMEOUT(!panel->isProfiling(), 5000);
+    const auto shown = panel->methodEstimate();
+    QVERIFY(shown);
+    const auto expected = engine::estimateMethods(services.profileMethods(doc.spec(), {}),
+                                                  doc.partition(), doc.estimateCores());
+    QCOMPARE(shown->localSamplesPerSec, expected.localSamplesPerSec);
+    QCOMPARE(shown->pipelineSamplesPerSec, expected.pipelineSamplesPerSec);
+    QVERIFY(expected.localSamplesPerSec > 0);
+    const QString text = panel->methodsLabel()->text();
+    QVERIFY2(text.contains(QLocale().toString(expected.backpropSamplesPerSec, 'f', 0)),
+             qPrintable(text));
+    QVERIFY(text.contains(QStringLiteral("bubble")));
+    // A new cut: the measurement no longer fits.
+    doc.edit(withCuts(doc.spec(), {1}), QStringLiteral("cut"));
+    QVERIFY(!panel->methodEstimate());
+    QVERIFY(panel->methodsLabel()->text().contains(QStringLiteral("measure again")));
   }
 };
 

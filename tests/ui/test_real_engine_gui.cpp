@@ -16,6 +16,7 @@
 
 #include "bridge/engine_controller.h"
 #include "designer/design_document.h"
+#include "designer/estimate_panel.h"
 #include "live/event_log.h"
 #include "live/live_dashboard.h"
 #include "live/live_data.h"
@@ -44,6 +45,10 @@ EngineServices realServices() {
   services.engine.hardwareCores = info.hardwareCores;
   services.createRun = [](const engine::ExperimentSpec& spec, engine::RunObserver* observer) {
     return engine::createRun(spec, observer);
+  };
+  services.profileMethods = [](const engine::ExperimentSpec& spec,
+                               const std::function<bool(int, int)>& progress) {
+    return engine::profileMethods(spec, 4, progress);
   };
   return services;
 }
@@ -215,6 +220,24 @@ class TestRealEngineGui : public QObject {
     timeline->setPhase(0);
     QVERIFY(timeline->drawnSpans(2, engine::SpanKind::Step) > 0);
     QCOMPARE(timeline->drawnSpans(2, engine::SpanKind::Backward), 0);
+  }
+
+  /// The Design estimate's "Measure" on the real engine: the profile it takes gives positive
+  /// samples/s for every method, shown in the panel.
+  void estimateMeasuresTheMethods() {
+    auto spec = tinySpec(10);
+    DesignDocument doc{realServices().engine};
+    doc.load(spec);
+    EstimatePanel panel(&doc);
+    panel.setMethodProfiler(realServices().profileMethods);
+    QTest::mouseClick(panel.measureButton(), Qt::LeftButton);
+    QVERIFY(panel.isProfiling());
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.isProfiling(), 60000);
+    const auto e = panel.methodEstimate();
+    QVERIFY2(e, qPrintable(panel.noteLabel()->text()));
+    QVERIFY(e->localSamplesPerSec > 0 && e->pipelineSamplesPerSec > 0 &&
+            e->backpropSamplesPerSec > 0);
+    QVERIFY(panel.methodsLabel()->text().contains(QStringLiteral("pipeline")));
   }
 
 #ifdef STAGEWISE_HAVE_RECORDER

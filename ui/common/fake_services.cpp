@@ -132,6 +132,26 @@ EngineServices fakeEngineServices(const engine::FakeScript& script) {
     }
     return seconds;
   };
+  // A made-up method profile with fixed, round numbers (milliseconds per batch), so a test can
+  // check the panel against engine::estimateMethods: each stage 2 ms of local step, 0.5 ms per
+  // micro-batch (a third forward), 0.2 ms of update; backprop 6 ms; no handoff or contention.
+  services.profileMethods = [](const engine::ExperimentSpec& spec,
+                               const std::function<bool(int, int)>& progress) {
+    const int stages = spec.stageCount();
+    engine::MethodProfile p;
+    p.batchSize = spec.train.batchSize;
+    p.microBatches = spec.pipeline.microBatches > 0 ? spec.pipeline.microBatches : stages;
+    for (int k = 0; k < stages; ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (progress && !progress(k + 1, stages)) throw std::runtime_error("profiling cancelled");
+      p.localStep.push_back(2e-3);
+      p.pipelineMicro.push_back(0.5e-3);
+      p.pipelineForward.push_back(0.5e-3 / 3);
+      p.pipelineUpdate.push_back(0.2e-3);
+    }
+    p.backpropStep = 6e-3;
+    return p;
+  };
   return services;
 }
 

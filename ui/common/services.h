@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stagewise/engine/metrics.h"
+#include "stagewise/engine/partition.h"
 #include "stagewise/engine/run.h"
 #include "stagewise/engine/spec.h"
 
@@ -61,6 +62,11 @@ using ObserverFactory = std::function<std::unique_ptr<engine::RunObserver>(Recor
 using LayerProfiler = std::function<std::vector<double>(
     const engine::ExperimentSpec&, const std::function<bool(int, int)>& progress)>;
 
+/// Measures one batch's work per method (local, pipelined backprop, backprop) for the spec, the
+/// calibration of engine::estimateMethods. Same contract as LayerProfiler.
+using MethodProfiler = std::function<engine::MethodProfile(
+    const engine::ExperimentSpec&, const std::function<bool(int, int)>& progress)>;
+
 /// The engine as the UI sees it (a copy of engine::EngineInfo, which lives in a header the UI
 /// library must not depend on).
 struct EngineDescription {
@@ -87,6 +93,7 @@ struct EngineServices {
   DistributedRunFactory createDistributedRun;  ///< optional: enables running in N processes
   ObserverFactory createRecorder;              ///< optional
   LayerProfiler profileLayers;                 ///< optional: enables "balance by measured time"
+  MethodProfiler profileMethods;               ///< optional: enables the estimate's samples/s
   EngineDescription engine;
 };
 

@@ -6,6 +6,7 @@
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
@@ -16,7 +17,7 @@
 
 #include "common/format.h"
 #include "common/theme.h"
-#include "designer/layer_profile_job.h"
+#include "designer/profile_job.h"
 #include "designer/spec_edits.h"
 #include "stagewise/engine/partition.h"
 
@@ -55,7 +56,7 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(par
   m_cores->setToolTip(tr("Cores the estimate assumes (this machine's by default)."));
 
   m_bytes = new QTableWidget(0, 3, this);
-  m_bytes->setHorizontalHeaderLabels({tr("Boundary"), tr("Local / batch"), tr("Backprop / batch")});
+  m_bytes->setHorizontalHeaderLabels({tr("Boundary"), tr("Local / batch"), tr("Pipeline / batch")});
   m_bytes->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   m_bytes->verticalHeader()->hide();
   m_bytes->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -63,8 +64,8 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(par
   m_bytes->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   m_bytes->setToolTip(
       tr("Bytes crossing each stage boundary per batch: local training sends "
-         "activations and labels forward; pipelined backprop would also send "
-         "gradients back."));
+         "activations and labels forward; pipelined backprop (mode pipeline) also sends "
+         "the activations' gradients back."));
 
   m_stageCount = new QSpinBox(this);
   m_stageCount->setRange(1, 64);
@@ -73,12 +74,26 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(par
   m_balance = new QPushButton(tr("Auto-balance"), this);
   m_balance->setToolTip(tr("Choose cuts that minimise the most expensive stage."));
 
+  m_methods = new QLabel(this);
+  m_methods->setToolTip(
+      tr("Samples/s predicted for each method with this cut on this machine: the engine times "
+         "each stage's work (local step, pipeline micro-batches and update, the backprop step), "
+         "and the schedules are simulated on the cores above. See docs/metrics.md."));
+  m_measure = new QPushButton(tr("Measure"), this);
+  m_measure->setToolTip(
+      tr("Time each method's work on this machine (a few seconds) and predict "
+         "samples/s for local, pipelined backprop and backprop."));
+  m_measure->setEnabled(false);
+  auto* methodsRow = new QHBoxLayout;
+  methodsRow->addWidget(m_methods, 1);
+  methodsRow->addWidget(m_measure);
+
   auto* summary = new QFormLayout;
   summary->addRow(tr("Speed-up vs backprop"), m_speedup);
+  summary->addRow(tr("Samples/s here"), methodsRow);
   summary->addRow(tr("Stage balance"), m_efficiency);
   summary->addRow(tr("Cores"), m_cores);
   m_profileProgress = new QProgressBar(this);
-  m_profileProgress->setFormat(tr("timing layers… %v/%m"));
   m_profileProgress->hide();
   m_cancelProfile = new QPushButton(tr("Cancel"), this);
   m_cancelProfile->hide();
@@ -116,6 +131,7 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(par
                          "this engine.")});
 
   connect(m_cores, &QSpinBox::valueChanged, doc, &DesignDocument::setEstimateCores);
+  connect(m_measure, &QPushButton::clicked, this, &EstimatePanel::measureMethods);
   connect(m_balance, &QPushButton::clicked, this, &EstimatePanel::autoBalance);
   connect(m_cancelProfile, &QPushButton::clicked, this, [this] {
     if (m_job) m_job->cancel();
@@ -174,29 +190,91 @@ void EstimatePanel::autoBalance() {
 }
 
 void EstimatePanel::startProfiling() {
-  m_job = new LayerProfileJob(m_profiler, m_doc->spec(), this);
+  auto seconds = std::make_shared<std::vector<double>>();
+  runJob(
+      [profiler = m_profiler, spec = m_doc->spec(), seconds](
+          const std::function<bool(int, int)>& progress) { *seconds = profiler(spec, progress); },
+      tr("timing layers… %v/%m"),
+      [this, seconds] {
+        if (int(seconds->size()) != m_doc->layerCount()) {
+          m_note->setText(tr("The measurement does not match the model (it changed meanwhile)."));
+          return;
+        }
+        balanceWith(*seconds, tr("by measured time"));
+      },
+      tr("Timing the layers failed: %1"));
+}
+
+void EstimatePanel::setMethodProfiler(MethodProfiler profiler) {
+  m_methodProfiler = std::move(profiler);
+  m_measure->setEnabled(bool(m_methodProfiler) && !m_job);
+  refreshMethods();
+}
+
+void EstimatePanel::measureMethods() {
+  if (!m_methodProfiler || m_job || !m_doc->estimate()) return;
+  auto profile = std::make_shared<engine::MethodProfile>();
+  const engine::ExperimentSpec spec = m_doc->spec();
+  runJob(
+      [profiler = m_methodProfiler, spec, profile](const std::function<bool(int, int)>& progress) {
+        *profile = profiler(spec, progress);
+      },
+      tr("measuring methods… %v/%m"),
+      [this, profile, spec] {
+        m_methodProfile = *profile;
+        m_methodSpec = engine::specToJson(spec);
+        refreshMethods();
+      },
+      tr("Measuring the methods failed: %1"));
+}
+
+void EstimatePanel::runJob(std::function<void(const std::function<bool(int, int)>&)> work,
+                           const QString& format, std::function<void()> done,
+                           const QString& failure) {
+  m_job = new ProfileJob(std::move(work), this);
+  m_profileProgress->setFormat(format);
   m_profileProgress->setRange(0, 0);
   m_profileProgress->show();
   m_cancelProfile->show();
   m_balance->setEnabled(false);
-  connect(m_job, &LayerProfileJob::progress, this, [this](int done, int total) {
+  m_measure->setEnabled(false);
+  connect(m_job, &ProfileJob::progress, this, [this](int done, int total) {
     m_profileProgress->setRange(0, total);
     m_profileProgress->setValue(done);
   });
-  connect(m_job, &LayerProfileJob::finished, this, [this](const std::vector<double>& seconds) {
-    const int layers = m_doc->layerCount();
+  connect(m_job, &ProfileJob::finished, this, [this, done] {
     profilingDone();
-    if (int(seconds.size()) != layers) {
-      m_note->setText(tr("The measurement does not match the model (it changed meanwhile)."));
-      return;
-    }
-    balanceWith(seconds, tr("by measured time"));
+    done();
   });
-  connect(m_job, &LayerProfileJob::failed, this, [this](const QString& message) {
+  connect(m_job, &ProfileJob::failed, this, [this, failure](const QString& message) {
     profilingDone();
-    m_note->setText(tr("Timing the layers failed: %1").arg(message));
+    m_note->setText(failure.arg(message));
   });
   m_job->start();
+}
+
+std::optional<engine::MethodEstimate> EstimatePanel::methodEstimate() const {
+  if (!m_methodProfile || !m_doc->estimate() || m_methodSpec != engine::specToJson(m_doc->spec()))
+    return std::nullopt;
+  const auto& spec = m_doc->spec();
+  return engine::estimateMethods(*m_methodProfile, m_doc->partition(), m_doc->estimateCores(),
+                                 spec.pipeline.schedule == "1f1b", spec.train.queueCapacity);
+}
+
+void EstimatePanel::refreshMethods() {
+  const auto e = methodEstimate();
+  if (!e) {
+    m_methods->setText(!m_methodProfiler ? tr("— (needs the LibTorch engine)")
+                       : m_methodProfile ? tr("— (the design changed:\nmeasure again)")
+                                         : tr("— (not measured yet)"));
+    return;
+  }
+  const QLocale locale;
+  auto rate = [&](double sps) { return locale.toString(sps, 'f', 0); };
+  m_methods->setText(tr("local %1\npipeline %2 (bubble %3%)\nbackprop %4")
+                         .arg(rate(e->localSamplesPerSec), rate(e->pipelineSamplesPerSec))
+                         .arg(e->bubbleFraction * 100, 0, 'f', 0)
+                         .arg(rate(e->backpropSamplesPerSec)));
 }
 
 void EstimatePanel::profilingDone() {
@@ -205,6 +283,7 @@ void EstimatePanel::profilingDone() {
   m_profileProgress->hide();
   m_cancelProfile->hide();
   m_balance->setEnabled(true);
+  m_measure->setEnabled(bool(m_methodProfiler));
 }
 
 void EstimatePanel::refresh() {
@@ -216,6 +295,7 @@ void EstimatePanel::refresh() {
   m_cores->setValue(m_doc->estimateCores());
   m_cores->blockSignals(false);
   const auto& estimate = m_doc->estimate();
+  refreshMethods();
   m_bytes->setRowCount(0);
   if (!estimate) {
     m_speedup->setText(QStringLiteral("—"));

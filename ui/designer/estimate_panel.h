@@ -19,7 +19,7 @@ class QTableWidget;
 
 namespace stagewise::ui {
 
-class LayerProfileJob;
+class ProfileJob;
 
 /// Per-layer costs to balance stages by: FLOPs (instant), or times the engine measures (see
 /// setProfiler). Other estimates plug in as strategies whose `cost` returns them.
@@ -39,6 +39,14 @@ class EstimatePanel : public QWidget {
   void addBalanceStrategy(const BalanceStrategy& strategy);
   /// Enables "by measured time": the engine times every layer (in the background) first.
   void setProfiler(LayerProfiler profiler);
+  /// Enables "Measure": the engine times each method's work here, and the panel predicts
+  /// samples/s for local, pipelined backprop and backprop with the current cut.
+  void setMethodProfiler(MethodProfiler profiler);
+  QPushButton* measureButton() const { return m_measure; }
+  /// "local … /s · pipeline … · backprop …", or why there is no prediction.
+  QLabel* methodsLabel() const { return m_methods; }
+  /// The prediction from the last measurement for the current design (nullopt: none, or stale).
+  std::optional<engine::MethodEstimate> methodEstimate() const;
   QComboBox* strategyCombo() const { return m_strategy; }
   bool isProfiling() const { return m_job != nullptr; }
   QPushButton* balanceButton() const { return m_balance; }
@@ -62,11 +70,21 @@ class EstimatePanel : public QWidget {
  private:
   void balanceWith(const std::vector<double>& costs, const QString& how);
   void startProfiling();
+  void measureMethods();
+  /// Runs `work` in the background with the progress bar (`format`), then `done` or the failure.
+  void runJob(std::function<void(const std::function<bool(int, int)>&)> work, const QString& format,
+              std::function<void()> done, const QString& failure);
   void profilingDone();
+  void refreshMethods();
 
   DesignDocument* m_doc;
   LayerProfiler m_profiler;
-  LayerProfileJob* m_job = nullptr;
+  ProfileJob* m_job = nullptr;
+  MethodProfiler m_methodProfiler;
+  std::optional<engine::MethodProfile> m_methodProfile;
+  std::string m_methodSpec;  ///< the spec (JSON) the method profile was measured for
+  QPushButton* m_measure;
+  QLabel* m_methods;
   QProgressBar* m_profileProgress;
   QPushButton* m_cancelProfile;
   std::vector<BalanceStrategy> m_strategies;

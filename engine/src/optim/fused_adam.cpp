@@ -9,8 +9,8 @@ namespace stagewise::engine {
 namespace {
 
 bool fusable(const torch::Tensor& t, const torch::Tensor& like) {
-  return t.layout() == torch::kStrided && t.device().is_cpu() && t.scalar_type() == torch::kFloat32 &&
-         t.is_contiguous() && t.sizes() == like.sizes();
+  return t.layout() == torch::kStrided && t.device().is_cpu() &&
+         t.scalar_type() == torch::kFloat32 && t.is_contiguous() && t.sizes() == like.sizes();
 }
 
 }  // namespace
@@ -37,7 +37,8 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
         fresh->step(0);
         fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
         fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        if (options.amsgrad()) fresh->max_exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        if (options.amsgrad())
+          fresh->max_exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
         found = state_.emplace(key, std::move(fresh)).first;
       }
       auto& state = static_cast<torch::optim::AdamParamState&>(*found->second);
@@ -50,7 +51,8 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
 
       // Same shapes too: the loop walks p.numel() elements through all four (a loaded state of
       // another shape takes LibTorch's path, which raises).
-      if (!options.amsgrad() && fusable(p, p) && fusable(grad, p) && fusable(expAvg, p) && fusable(expAvgSq, p)) {
+      if (!options.amsgrad() && fusable(p, p) && fusable(grad, p) && fusable(expAvg, p) &&
+          fusable(expAvgSq, p)) {
         AdamScalars s;
         s.beta1 = static_cast<float>(beta1);
         s.beta2 = static_cast<float>(beta2);
@@ -93,6 +95,16 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
 void clearGradients(torch::optim::Optimizer& optimizer) {
   for (auto& group : optimizer.param_groups())
     for (auto& p : group.params()) p.mutable_grad() = torch::Tensor();
+}
+
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainSpec& t, double lrScale,
+                                                       std::vector<torch::Tensor> params) {
+  const double lr = t.lr * lrScale;
+  if (t.optimizer == "sgd")
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(lr).momentum(t.momentum).weight_decay(t.weightDecay));
+  return std::make_unique<FusedAdam>(params,
+                                     torch::optim::AdamOptions(lr).weight_decay(t.weightDecay));
 }
 
 }  // namespace stagewise::engine

@@ -13,6 +13,8 @@
 
 #include <torch/torch.h>
 
+#include "stagewise/engine/spec.h"
+
 namespace stagewise::engine {
 
 class FusedAdam : public torch::optim::Adam {
@@ -27,5 +29,9 @@ class FusedAdam : public torch::optim::Adam {
 /// next backward pass then hands its fresh gradient tensors over instead of adding them into zeroed
 /// ones, which saves a memset and an add over every parameter each step. Any optimizer.
 void clearGradients(torch::optim::Optimizer& optimizer);
+
+/// The optimizer `train.optimizer` names (FusedAdam or SGD) at `train.lr` x `lrScale`.
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainSpec& t, double lrScale,
+                                                       std::vector<torch::Tensor> params);
 
 }  // namespace stagewise::engine

@@ -6,6 +6,8 @@
 
 #include "data/tensor_data.h"
 #include "model/torch_model.h"
+#include "optim/fused_adam.h"
+#include "runtime/bounded_queue.h"
 #include "runtime/thread_setup.h"
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/engine.h"
@@ -24,9 +26,97 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+/// The median seconds of a call of `work`: three warm-up calls, then at least `repeats` timed
+/// ones and at least 0.1 s of them (at most 400), so short operations get enough samples.
+template <class F>
+double timed(int repeats, const torch::Device& device, F&& work) {
+  std::vector<double> times;
+  double total = 0;
+  for (int r = 0; r < 3 + 400; ++r) {
+    syncIfCuda(device);
+    const auto t0 = std::chrono::steady_clock::now();
+    work();
+    syncIfCuda(device);
+    if (r < 3) continue;
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    total += times.back();
+    if (static_cast<int>(times.size()) >= repeats && total >= 0.1) break;
+  }
+  return median(times);
+}
+
+torch::Tensor forwardAll(std::vector<torch::nn::Sequential>& layers, int first, int last,
+                         torch::Tensor h) {
+  for (int i = first; i <= last; ++i) h = layers[static_cast<size_t>(i)]->forward(h);
+  return h;
+}
+
+/// Stage `stage`'s local step on two threads at once (two copies of its modules), over
+/// `alone` (its time on one): how much two computing stages slow each other down.
+double contention(const ExperimentSpec& spec, const ModelPlan& plan, const StagePlan& stage,
+                  const InputShape& shape, int repeats, double alone) {
+  if (availableCores() < 2 || alone <= 0) return 1;
+  std::vector<double> times(2, 0);
+  std::exception_ptr error;
+  auto work = [&](int copy) {
+    try {
+      setupComputeThread(stage.settings.threads, {});
+      auto layers = buildLayers(spec.model, plan, spec.train.seed);
+      std::vector<torch::nn::Sequential> all(layers.begin() + stage.firstLayer,
+                                             layers.begin() + stage.lastLayer + 1);
+      if (!stage.isLast)
+        all.push_back(buildAuxHead(stage.settings,
+                                   plan.layers[static_cast<size_t>(stage.lastLayer)].outShape,
+                                   shape.numClasses, spec.train.seed));
+      auto opt = makeOptimizer(spec.train, 1.0, parametersOf(all));
+      std::vector<int64_t> dims = {spec.train.batchSize};
+      const auto& in = stage.firstLayer == 0
+                           ? shape.dims
+                           : plan.layers[static_cast<size_t>(stage.firstLayer - 1)].outShape;
+      dims.insert(dims.end(), in.begin(), in.end());
+      const torch::Tensor x = torch::randn(dims),
+                          y = torch::randint(shape.numClasses, {spec.train.batchSize});
+      // Twice the repeats, so each copy's timed middle overlaps the other's.
+      times[static_cast<size_t>(copy)] = timed(2 * repeats, torch::Device(torch::kCPU), [&] {
+        clearGradients(*opt);
+        torch::nn::functional::cross_entropy(
+            forwardAll(all, 0, static_cast<int>(all.size()) - 1, x), y)
+            .backward();
+        opt->step();
+      });
+    } catch (...) {
+      error = std::current_exception();
+    }
+  };
+  std::thread a(work, 0), b(work, 1);
+  a.join(), b.join();
+  if (error) std::rethrow_exception(error);
+  return std::max(1.0, 0.5 * (times[0] + times[1]) / alone);
+}
+
+/// Half the round trip of a value through two BoundedQueues between two threads.
+double handoffSeconds() {
+  constexpr int kTrips = 2000;
+  BoundedQueue<int> there(1), back(1);
+  std::thread echo([&] {
+    while (auto v = there.pop())
+      if (!back.push(*v)) break;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kTrips; ++i) {
+    there.push(i);
+    back.pop();
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  there.close();
+  echo.join();
+  return s / (2.0 * kTrips);
+}
+
 }  // namespace
 
-LayerProfile profileLayers(const ExperimentSpec& spec, int repeats, const std::function<bool(int, int)>& progress) {
+LayerProfile profileLayers(const ExperimentSpec& spec, int repeats,
+                           const std::function<bool(int, int)>& progress) {
   const InputShape shape = probeInputShape(spec.dataset);
   const ModelPlan plan = planModel(spec.model, shape);
   const PartitionPlan partition = makePartition(spec, plan);
@@ -56,7 +146,9 @@ LayerProfile profileLayers(const ExperimentSpec& spec, int repeats, const std::f
             output = layer->forward(input);
             output.backward(torch::ones_like(output));
             syncIfCuda(device);
-            if (r >= 2) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            if (r >= 2)
+              times.push_back(
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
           }
           out.seconds.push_back(median(times));
           out.devices.push_back(stage.settings.device);
@@ -64,6 +156,131 @@ LayerProfile profileLayers(const ExperimentSpec& spec, int repeats, const std::f
           if (progress && !progress(++done, total)) throw std::runtime_error("profiling cancelled");
         }
       }
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  worker.join();
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+MethodProfile profileMethods(const ExperimentSpec& spec, int repeats,
+                             const std::function<bool(int, int)>& progress) {
+  const InputShape shape = probeInputShape(spec.dataset);
+  const ModelPlan plan = planModel(spec.model, shape);
+  const PartitionPlan partition = makePartition(spec, plan);
+  const int k = static_cast<int>(partition.stages.size());
+  MethodProfile out;
+  out.batchSize = spec.train.batchSize;
+  out.microBatches = static_cast<int>(std::min<int64_t>(
+      spec.pipeline.microBatches > 0 ? spec.pipeline.microBatches : k, spec.train.batchSize));
+  out.backpropThreads =
+      spec.train.backpropThreads > 0 ? spec.train.backpropThreads : availableCores();
+  std::exception_ptr error;
+  std::thread worker([&] {
+    try {
+      torch::manual_seed(spec.train.seed);
+      auto layers = buildLayers(spec.model, plan, spec.train.seed);
+      std::vector<int64_t> dims = {spec.train.batchSize};
+      dims.insert(dims.end(), shape.dims.begin(), shape.dims.end());
+      torch::Tensor x = torch::randn(dims);
+      const torch::Tensor y =
+          torch::randint(shape.numClasses, {spec.train.batchSize}, torch::kInt64);
+      const int64_t micro = (spec.train.batchSize + out.microBatches - 1) / out.microBatches;
+      auto loss = [](const torch::Tensor& logits, const torch::Tensor& labels) {
+        return torch::nn::functional::cross_entropy(logits, labels);
+      };
+      const int total = k + 1;
+      for (const auto& stage : partition.stages) {
+        setupComputeThread(stage.settings.threads, stage.settings.cores);
+        const torch::Device device(stage.settings.device);
+        std::vector<torch::nn::Sequential> body(layers.begin() + stage.firstLayer,
+                                                layers.begin() + stage.lastLayer + 1);
+        for (auto& l : body) l->to(device);
+        std::vector<torch::nn::Sequential> all = body;
+        if (!stage.isLast)
+          all.push_back(buildAuxHead(stage.settings,
+                                     plan.layers[static_cast<size_t>(stage.lastLayer)].outShape,
+                                     shape.numClasses, spec.train.seed));
+        all.back()->to(device);
+        auto localOpt = makeOptimizer(spec.train, stage.settings.lrScale, parametersOf(all));
+        auto bodyOpt = makeOptimizer(spec.train, stage.settings.lrScale, parametersOf(body));
+        const torch::Tensor input = x.to(device), labels = y.to(device);
+        const int last = static_cast<int>(all.size()) - 1;
+        if (stage.index == 0) {
+          // A fresh thread's first 0.3 s run slower (the BLAS's and the allocator's first
+          // touches; measured: stage 0 timed 1.5x its later self): warm up on the real work.
+          const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+          while (std::chrono::steady_clock::now() < until) {
+            clearGradients(*localOpt);
+            loss(forwardAll(all, 0, last, input), labels).backward();
+          }
+        }
+        out.localStep.push_back(timed(repeats, device, [&] {
+          clearGradients(*localOpt);
+          loss(forwardAll(all, 0, last, input), labels).backward();
+          localOpt->step();
+        }));
+        // One micro-batch: the input needs its gradient (it goes upstream) past stage 0; the
+        // output's gradient stands in for the one that comes back.
+        const torch::Tensor mx = input.narrow(0, 0, micro).detach().requires_grad_(stage.index > 0);
+        const torch::Tensor my = labels.narrow(0, 0, micro);
+        const int bodyLast = static_cast<int>(body.size()) - 1;
+        out.pipelineMicro.push_back(timed(repeats, device, [&] {
+          torch::Tensor h = forwardAll(body, 0, bodyLast, mx);
+          if (stage.isLast)
+            loss(h, my).backward();
+          else
+            h.backward(torch::ones_like(h));
+        }));
+        out.pipelineForward.push_back(
+            timed(repeats, device, [&] { (void)forwardAll(body, 0, bodyLast, mx); }));
+        out.pipelineUpdate.push_back(timed(repeats, device, [&] { bodyOpt->step(); }));
+        // The whole step as the stage runs it: every micro-batch forward, every one backward
+        // (the gradients cleared first, then accumulated), the update. The simulation scales
+        // the parts above to it: they miss the held activations' colder caches.
+        const double whole = timed(repeats, device, [&] {
+          clearGradients(*bodyOpt);
+          std::vector<torch::Tensor> held;
+          for (int i = 0; i < out.microBatches; ++i)
+            held.push_back(forwardAll(body, 0, bodyLast, mx));
+          for (auto& h : held)
+            if (stage.isLast)
+              loss(h, my).backward();
+            else
+              h.backward(torch::ones_like(h));
+          bodyOpt->step();
+        });
+        const double parts =
+            out.microBatches * out.pipelineMicro.back() + out.pipelineUpdate.back();
+        if (parts > 0 && whole > parts) {
+          const double scale = whole / parts;
+          out.pipelineMicro.back() *= scale, out.pipelineForward.back() *= scale,
+              out.pipelineUpdate.back() *= scale;
+        }
+        torch::NoGradGuard noGrad;
+        x = forwardAll(body, 0, bodyLast, input).detach().cpu();
+        if (progress && !progress(stage.index + 1, total))
+          throw std::runtime_error("profiling cancelled");
+      }
+      // Backprop: the whole model on the first stage's device, at its thread count.
+      setupComputeThread(out.backpropThreads, {});
+      const torch::Device device(partition.stages.front().settings.device);
+      std::vector<torch::nn::Sequential> model = layers;
+      for (auto& l : model) l->to(device);
+      auto opt = makeOptimizer(spec.train, 1.0, parametersOf(model));
+      dims[0] = spec.train.batchSize;
+      const torch::Tensor input = torch::randn(dims).to(device), labels = y.to(device);
+      out.backpropStep = timed(repeats, device, [&] {
+        clearGradients(*opt);
+        loss(forwardAll(model, 0, static_cast<int>(model.size()) - 1, input), labels).backward();
+        opt->step();
+      });
+      out.contention =
+          contention(spec, plan, partition.stages.front(), shape, repeats, out.localStep.front());
+      out.handoffSeconds = handoffSeconds();
+      if (progress && !progress(total, total)) throw std::runtime_error("profiling cancelled");
     } catch (...) {
       error = std::current_exception();
     }

@@ -74,16 +74,6 @@ double processCpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
-std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const TrainSpec& t, double lrScale,
-                                                       std::vector<torch::Tensor> params) {
-  const double lr = t.lr * lrScale;
-  if (t.optimizer == "sgd")
-    return std::make_unique<torch::optim::SGD>(
-        params, torch::optim::SGDOptions(lr).momentum(t.momentum).weight_decay(t.weightDecay));
-  return std::make_unique<FusedAdam>(params,
-                                     torch::optim::AdamOptions(lr).weight_decay(t.weightDecay));
-}
-
 /// Runs a scope with a fixed intra-op thread count on the calling thread, then restores it. The
 /// dataset's normalisation reduces over the whole set, and a parallel reduction's result depends
 /// on how many threads split it: without this, a run built on a thread that had inherited another
@@ -120,14 +110,16 @@ class TorchRun final : public Run {
                           "stage " + std::to_string(s.index + 1) + " has " +
                               std::to_string(s.lastLayer - s.firstLayer + 1) +
                               " layer(s); the next stage's loss cannot train its last " +
-                              std::to_string(spec.local.overlap) + ": lower the overlap or move the cut");
+                              std::to_string(spec.local.overlap) +
+                              ": lower the overlap or move the cut");
     m_method = makeMethod(m_spec);
     buildStages();
     if (memory::install()) {  // each stage's memory, counted by the allocator
       m_memory.first = memory::acquire(static_cast<int>(m_stages.size()));
       m_memory.count = static_cast<int>(m_stages.size());
       if (m_memory.first >= 0)
-        for (size_t k = 0; k < m_stages.size(); ++k) m_stages[k]->memorySlot = m_memory.first + static_cast<int>(k);
+        for (size_t k = 0; k < m_stages.size(); ++k)
+          m_stages[k]->memorySlot = m_memory.first + static_cast<int>(k);
     }
     if (options.dist.enabled())
       m_topology = std::make_unique<dist::C10dTopology>(options, m_plan, m_ctx, m_fanout, m_stages);
@@ -285,7 +277,8 @@ class TorchRun final : public Run {
       // takes one: at most one per micro-batch); with overlap, the D steps' worth in flight.
       for (size_t i = 0; i + 1 < k; ++i)
         m_ctx.gradChannels.push_back(std::make_unique<QueueChannel>(gradientCapacity(m_spec)));
-      if (m_spec.train.clipNorm > 0) m_ctx.normBarrier = std::make_unique<SumBarrier>(static_cast<int>(k));
+      if (m_spec.train.clipNorm > 0)
+        m_ctx.normBarrier = std::make_unique<SumBarrier>(static_cast<int>(k));
     }
     m_ctx.produced = std::make_unique<std::atomic<int64_t>[]>(k + 1);
     for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(0);
@@ -328,7 +321,9 @@ class TorchRun final : public Run {
       si.firstLayer = s->plan.firstLayer;
       si.lastLayer = s->plan.lastLayer;
       si.device = s->plan.settings.device;
-      si.auxHead = s->isLast ? "classifier" : m_method->auxHead(s->plan) ? s->plan.settings.auxHead : "none";
+      si.auxHead = s->isLast                    ? "classifier"
+                   : m_method->auxHead(s->plan) ? s->plan.settings.auxHead
+                                                : "none";
       si.threads = s->plan.settings.threads;
       si.params = s->plan.params;
       si.auxParams = s->plan.auxParams;
@@ -388,9 +383,10 @@ class TorchRun final : public Run {
 
   void resumeFrom(const std::string& path) {
     if (m_spec.mode == Mode::Local && m_spec.local.overlap > 0)
-      throw SpecError("local.overlap",
-                      "a run with overlapping local updates cannot resume from a checkpoint yet: the "
-                      "gradients in flight between the stages are not saved; set it to 0 to resume");
+      throw SpecError(
+          "local.overlap",
+          "a run with overlapping local updates cannot resume from a checkpoint yet: the "
+          "gradients in flight between the stages are not saved; set it to 0 to resume");
     const int64_t step = loadCheckpoint(path, m_stages);
     if (step >= m_ctx.totalSteps)
       throw SpecError("train.max_steps", "the checkpoint is at step " + std::to_string(step) +

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "stagewise/engine/partition.h"
 #include "stagewise/engine/run.h"
 #include "stagewise/engine/spec.h"
 
@@ -14,8 +15,8 @@ namespace stagewise::engine {
 /// What the engine was built with and can run on.
 struct EngineInfo {
   std::string torchVersion;
-  std::string blas;                  ///< e.g. "OpenBLAS 0.3.21 (openmp)"
-  std::string openmpWait;            ///< how idle intra-op workers wait; see omp_wait.h
+  std::string blas;        ///< e.g. "OpenBLAS 0.3.21 (openmp)"
+  std::string openmpWait;  ///< how idle intra-op workers wait; see omp_wait.h
   bool cudaAvailable = false;
   std::vector<std::string> devices;  ///< "cpu", "cuda:0", ...
   int hardwareCores = 1;
@@ -27,11 +28,11 @@ EngineInfo engineInfo();
 /// cross to other ranks over c10d (Gloo), and rank 0 reports the whole run: it receives every
 /// rank's metrics, events, stage summaries and final weights.
 struct DistOptions {
-  int rank = -1;                      ///< -1: not distributed
+  int rank = -1;  ///< -1: not distributed
   int worldSize = 0;
   std::string masterAddr = "127.0.0.1";
   int masterPort = 29500;
-  double timeoutS = 0;                ///< 0: the spec's distributed.timeout_s
+  double timeoutS = 0;  ///< 0: the spec's distributed.timeout_s
   bool enabled() const { return rank >= 0; }
   /// RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT from the environment (rank -1 when RANK is unset).
   /// Throws std::invalid_argument naming a malformed variable.
@@ -66,5 +67,12 @@ struct LayerProfile {
 };
 LayerProfile profileLayers(const ExperimentSpec& spec, int repeats = 8,
                            const std::function<bool(int, int)>& progress = {});
+
+/// Measures one batch's work per method (see MethodProfile in partition.h) for the spec's
+/// stages, model and batch size, on random data: the calibration of estimateMethods. The
+/// pipeline's M is `pipeline.micro_batches` (0: one per stage); backprop runs on
+/// `train.backprop_threads` (0: every core). `progress(done, total)` as for profileLayers.
+MethodProfile profileMethods(const ExperimentSpec& spec, int repeats = 8,
+                             const std::function<bool(int, int)>& progress = {});
 
 }  // namespace stagewise::engine

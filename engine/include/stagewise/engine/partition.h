@@ -68,4 +68,49 @@ struct SpeedEstimate {
 SpeedEstimate estimateSpeed(const PartitionPlan& partition, const ModelPlan& plan, int batchSize,
                             int cores, const ScalingModel& scaling = {});
 
+/// Measured seconds of one batch's work, by method, on this machine (profileMethods in
+/// engine.h): the calibration of the estimate per method. Each number is the median of timed
+/// repeats on a thread set up like the stage's (intra-op threads, denormals flushed).
+struct MethodProfile {
+  int batchSize = 0;
+  int microBatches = 1;     ///< the pipeline's M
+  int backpropThreads = 1;  ///< intra-op threads of the backprop run
+  /// Per stage, local mode: body and aux head forward, loss, backward and the update.
+  std::vector<double> localStep;
+  /// Per stage, pipeline mode: the body's forward and backward of one micro-batch (the last
+  /// stage: with the model's loss), without the update; and the forward alone.
+  std::vector<double> pipelineMicro;
+  std::vector<double> pipelineForward;
+  /// Per stage, pipeline mode: the optimizer step over the body's parameters.
+  std::vector<double> pipelineUpdate;
+  /// Backprop mode: the whole model's forward, loss, backward and update.
+  double backpropStep = 0;
+  /// Seconds from one thread handing a batch to a queue until the receiving thread runs.
+  double handoffSeconds = 0;
+  /// How much slower a stage computes while another computes on a second core (>= 1: they
+  /// share the caches and memory): stage 0's local step, two copies at once, over one alone.
+  double contention = 1;
+};
+
+/// Samples/s per method, predicted from a measured MethodProfile: each method's schedule is
+/// simulated on `cores` cores. Every stage is a thread that runs its operations in its method's
+/// order (local: one step per batch; pipeline: each micro-batch's forward and backward in the
+/// GPipe or 1F1B order, then the update); an operation starts once its input is there (the
+/// upstream stage's output, or the downstream stage's gradient, plus the handoff) and, in local
+/// mode, once the output queue has room. Runnable threads share the cores (processor sharing,
+/// weighted by their intra-op threads), and run `contention` times slower while more than one
+/// computes. The steady-state step time of the simulated schedule gives samples/s. Backprop is
+/// its measured step. See docs/metrics.md, "The estimate per method".
+struct MethodEstimate {
+  double localSamplesPerSec = 0;
+  double pipelineSamplesPerSec = 0;
+  double backpropSamplesPerSec = 0;
+  double localSpeedup = 1;     ///< local / backprop samples/s
+  double pipelineSpeedup = 1;  ///< pipeline / backprop samples/s
+  double bubbleFraction = 0;   ///< the pipeline step's mean idle share per stage
+  bool coresShared = false;
+};
+MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan& partition,
+                               int cores, bool oneFOneB = false, int queueCapacity = 4);
+
 }  // namespace stagewise::engine

@@ -1,0 +1,128 @@
+// The estimate per method against the measured runs: for every preset at 2 and 4 stages, the
+// speed-ups over backprop that estimateMethods predicts from a measured MethodProfile
+// (profileMethods), beside the speed-ups the engine measures, in paired rounds (each round
+// profiles, then trains local, pipeline and backprop one after the other). Prints a table
+// (docs/benchmarks.md, "The estimate per method"). Target: within 15 % (median over rounds).
+//
+//   bench_estimate [--steps N] [--rounds R] [--presets mlp,cnn,vit] [--stages 2,4] [--verbose 1]
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "bench_common.h"
+#include "stagewise/engine/dataset.h"
+#include "stagewise/engine/engine.h"
+#include "stagewise/engine/omp_wait.h"
+
+using namespace stagewise::engine;
+using stagewise::bench::arg;
+using stagewise::bench::median;
+using stagewise::bench::variant;
+
+namespace {
+
+/// --verbose: the mean measured span per stage and kind (forward, backward, update).
+struct SpanStats : RunObserver {
+  std::mutex mutex;
+  std::map<std::pair<int, int>, std::pair<double, int>> sum;  // (stage, kind*2 + update)
+  void onSpans(const std::vector<StepSpan>& spans) override {
+    std::lock_guard lock(mutex);
+    for (const auto& s : spans) {
+      auto& v = sum[{s.stage, static_cast<int>(s.kind) * 2 + (s.micro < 0 ? 1 : 0)}];
+      v.first += s.endS - s.startS, ++v.second;
+    }
+  }
+  void print() {
+    for (auto& [key, v] : sum)
+      std::fprintf(stderr, "  measured stage %d kind %d: %.3f ms x %d\n", key.first, key.second,
+                   1e3 * v.first / v.second, v.second);
+  }
+};
+bool g_verbose = false;
+
+double trainSps(const ExperimentSpec& spec) {
+  SpanStats stats;
+  auto run = createRun(spec, g_verbose ? &stats : nullptr);
+  run->start();
+  const RunSummary s = run->wait();
+  if (s.status != RunStatus::Completed) {
+    std::fprintf(stderr, "bench_estimate: %s run failed: %s\n", toString(spec.mode).c_str(),
+                 s.error.c_str());
+    std::exit(1);
+  }
+  if (g_verbose) stats.print();
+  return s.samplesPerSec;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ensureOmpWaitDefault(argv);  // as the CLI and the workbench do (may re-execute)
+  const int64_t steps = std::stoll(arg(argc, argv, "--steps", "1000"));
+  const int rounds = std::stoi(arg(argc, argv, "--rounds", "5"));
+  const std::string presets = arg(argc, argv, "--presets", "mlp,cnn,vit");
+  const std::string stageList = arg(argc, argv, "--stages", "2,4");
+  const bool verbose = arg(argc, argv, "--verbose", "0") == "1";
+  g_verbose = verbose;
+  const EngineInfo info = engineInfo();
+  std::printf(
+      "BLAS: %s | %d cores | %lld steps per run | %d paired rounds, medians | probe/eval off\n"
+      "speed-up = samples/s over backprop's; err = predicted / measured - 1 (median of the "
+      "rounds' ratios)\n\n",
+      info.blas.c_str(), info.hardwareCores, static_cast<long long>(steps), rounds);
+  std::printf("%-6s %2s | %9s %9s %9s | %9s %9s %7s | %9s %9s %7s | %7s\n", "preset", "K",
+              "local/s", "pipe/s", "bp/s", "loc pred", "loc meas", "err", "pipe pred", "pipe meas",
+              "err", "bubble");
+  for (const std::string family : {"mlp", "cnn", "vit"}) {
+    if (presets.find(family) == std::string::npos) continue;
+    const ExperimentSpec preset =
+        loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/" + family + "-fmnist-4stage.json");
+    for (const int k : {2, 4}) {
+      if (stageList.find(std::to_string(k)) == std::string::npos) continue;
+      const ExperimentSpec base =
+          variant(preset, {"train.max_steps=" + std::to_string(steps), "probe.interval=-1",
+                           "eval.interval=0", "partition.balance=flops",
+                           "partition.stages=" + std::to_string(k)});
+      std::map<std::string, std::vector<double>> v;
+      for (int r = 0; r < rounds; ++r) {
+        const MethodProfile profile = profileMethods(base);
+        const MethodEstimate e = estimateMethods(
+            profile, makePartition(base, planModel(base.model, probeInputShape(base.dataset))),
+            info.hardwareCores);
+        if (verbose) {
+          std::fprintf(stderr,
+                       "profile ms: backprop %.3f (%d threads), M %d, handoff %.4f, "
+                       "contention %.2f\n",
+                       1e3 * profile.backpropStep, profile.backpropThreads, profile.microBatches,
+                       1e3 * profile.handoffSeconds, profile.contention);
+          for (size_t s = 0; s < profile.localStep.size(); ++s)
+            std::fprintf(stderr, "  stage %zu: local %.3f, micro %.3f, update %.3f\n", s,
+                         1e3 * profile.localStep[s], 1e3 * profile.pipelineMicro[s],
+                         1e3 * profile.pipelineUpdate[s]);
+          std::fprintf(stderr, "  predicted /s: local %.0f pipe %.0f bp %.0f\n",
+                       e.localSamplesPerSec, e.pipelineSamplesPerSec, e.backpropSamplesPerSec);
+        }
+        const double local = trainSps(variant(base, {"mode=local"}));
+        const double pipe = trainSps(variant(base, {"mode=pipeline"}));
+        const double bp = trainSps(variant(base, {"mode=backprop"}));
+        v["local"].push_back(local), v["pipe"].push_back(pipe), v["bp"].push_back(bp);
+        v["locPred"].push_back(e.localSpeedup), v["locMeas"].push_back(local / bp);
+        v["pipePred"].push_back(e.pipelineSpeedup), v["pipeMeas"].push_back(pipe / bp);
+        v["locErr"].push_back(e.localSpeedup / (local / bp) - 1);
+        v["pipeErr"].push_back(e.pipelineSpeedup / (pipe / bp) - 1);
+        v["bubble"].push_back(e.bubbleFraction);
+      }
+      std::printf(
+          "%-6s %2d | %9.0f %9.0f %9.0f | %9.2f %9.2f %+6.0f%% | %9.2f %9.2f %+6.0f%% | %7.2f\n",
+          family.c_str(), k, median(v["local"]), median(v["pipe"]), median(v["bp"]),
+          median(v["locPred"]), median(v["locMeas"]), 100 * median(v["locErr"]),
+          median(v["pipePred"]), median(v["pipeMeas"]), 100 * median(v["pipeErr"]),
+          median(v["bubble"]));
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
