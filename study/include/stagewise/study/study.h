@@ -1,0 +1,114 @@
+#pragma once
+// Studies (issue 15): a base experiment, varied keys with their values (a Cartesian grid, or N
+// points drawn from it) and seeds, expanded into the runs to make; and what the runs give back,
+// grouped: mean and sample standard deviation per group, time-to-target interpolated between
+// evaluations, and the non-dominated groups (the compute-vs-time front). Torch-free and Qt-free:
+// the CLI, the store and the workbench share it.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace stagewise::study {
+
+/// A bad --vary, grid or point: `what` says which and what to fix.
+struct StudyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// One varied key and its values, each a JSON text (`[4]`, `0.001`, `"local"`).
+struct VariedKey {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+/// Parses `KEY=JSON_LIST` (`--vary 'train.lr=[0.001,0.0003]'`). Throws StudyError naming the
+/// argument when the key is empty or the value is not a non-empty JSON list.
+VariedKey parseVary(const std::string& argument);
+
+struct StudyPlan {
+  std::vector<VariedKey> keys;
+  int seeds = 1;   ///< seeds 1..N, unless train.seed is a varied key
+  int sample = 0;  ///< > 0: that many grid points drawn at random (seeded), not the whole grid
+  uint64_t sampleSeed = 1;
+};
+
+/// One run of a study: the point's value for each varied key (JSON text, in key order) and its
+/// seed (pointSets gives the `--set` assignments that make its spec from the base).
+struct GridPoint {
+  int index = 0;  ///< position in the study's order
+  std::vector<std::string> values;
+  int64_t seed = 1;
+};
+
+/// The runs of a plan, in order: the grid's points with the first key varying slowest, each
+/// point once per seed (seeds innermost). With `sample` = N < the grid's size, N distinct points
+/// drawn without replacement from a generator seeded by `sampleSeed`, in grid order. Throws
+/// StudyError for a plan without keys and seeds, a key given twice, or seeds < 1.
+std::vector<GridPoint> expandGrid(const StudyPlan& plan);
+
+/// `key=value` assignments that apply a point to the base spec (train.seed last, unless varied).
+std::vector<std::string> pointSets(const StudyPlan& plan, const GridPoint& point);
+
+/// "partition.cuts=[4], train.lr=0.001, seed 2": how a point is named in messages.
+std::string describePoint(const StudyPlan& plan, const GridPoint& point);
+
+/// What a finished run gives back to its study.
+struct RunOutcome {
+  std::vector<std::string> values;  ///< the point's values (not the seed)
+  int64_t seed = 1;
+  std::string mode;  ///< local, backprop, pipeline: marked apart on the front
+  double testAccuracy = 0;
+  double samplesPerSec = 0;
+  double wallS = 0;
+  double trainFlops = 0;
+  std::optional<double> targetTimeS;    ///< time-to-target; empty: not reached
+  std::optional<double> targetSamples;  ///< samples-to-target; empty: not reached
+};
+
+/// Mean and sample standard deviation (n - 1; 0 for a single value).
+struct Stat {
+  double mean = 0;
+  double std = 0;
+  int n = 0;
+};
+Stat stat(const std::vector<double>& values);
+
+/// The runs equal in every key except the seed.
+struct Group {
+  std::vector<std::string> values;
+  std::string mode;
+  std::vector<size_t> runs;  ///< indices into the outcomes
+  Stat accuracy, samplesPerSec, wallS, trainFlops;
+  /// Time-to-target over the runs that reached it (`reached` of n); empty when none did.
+  std::optional<Stat> targetTimeS;
+  int reached = 0;
+  bool onFront = false;
+};
+
+/// Groups outcomes by their values, in the order each group first appears; marks the front by
+/// mean wall time (lower better) against mean accuracy (higher better).
+std::vector<Group> groupRuns(const std::vector<RunOutcome>& runs);
+
+/// One evaluation of a run: when the last stage finished that step, samples seen, accuracy.
+struct EvalPoint {
+  double timeS = 0;
+  double samples = 0;
+  double accuracy = 0;
+};
+struct TargetHit {
+  double timeS = 0;
+  double samples = 0;
+};
+/// The first time (and samples) at which accuracy reaches `target`, interpolated linearly
+/// between the evaluation before and the one that reached it (the first evaluation itself when
+/// it already does); empty when no evaluation reaches it.
+std::optional<TargetHit> timeToTarget(const std::vector<EvalPoint>& evals, double target);
+
+/// Non-dominated points with cost x (lower better) and quality y (higher better): a point is
+/// dominated when another is no worse in both and better in one. Returns one flag per point.
+std::vector<bool> paretoFront(const std::vector<std::pair<double, double>>& points);
+
+}  // namespace stagewise::study

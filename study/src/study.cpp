@@ -1,0 +1,179 @@
+#include "stagewise/study/study.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <set>
+
+namespace stagewise::study {
+
+using nlohmann::json;
+
+VariedKey parseVary(const std::string& argument) {
+  const size_t eq = argument.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw StudyError("--vary '" + argument +
+                     "': write KEY=JSON_LIST, e.g. --vary 'train.lr=[0.001,0.0003]'");
+  VariedKey v;
+  v.key = argument.substr(0, eq);
+  const json list = json::parse(argument.substr(eq + 1), nullptr, /*allow_exceptions=*/false);
+  if (list.is_discarded() || !list.is_array())
+    throw StudyError("--vary " + v.key + ": '" + argument.substr(eq + 1) +
+                     "' is not a JSON list; write e.g. " + v.key + "=[1,2]");
+  if (list.empty()) throw StudyError("--vary " + v.key + ": the list of values is empty");
+  for (const auto& x : list) v.values.push_back(x.dump());
+  return v;
+}
+
+namespace {
+
+bool variesSeed(const StudyPlan& plan) {
+  return std::any_of(plan.keys.begin(), plan.keys.end(),
+                     [](const VariedKey& k) { return k.key == "train.seed"; });
+}
+
+}  // namespace
+
+std::vector<GridPoint> expandGrid(const StudyPlan& plan) {
+  if (plan.seeds < 1) throw StudyError("--seeds must be at least 1");
+  std::set<std::string> seen;
+  for (const auto& k : plan.keys) {
+    if (k.values.empty()) throw StudyError("--vary " + k.key + ": the list of values is empty");
+    if (!seen.insert(k.key).second)
+      throw StudyError("--vary " + k.key + " is given twice: put every value in one list");
+  }
+  // The grid, first key slowest (an odometer over the value lists).
+  size_t size = 1;
+  for (const auto& k : plan.keys) {
+    size *= k.values.size();
+    if (size > 1000000) throw StudyError("the grid has more than 10^6 points: vary fewer values");
+  }
+  std::vector<std::vector<std::string>> points;
+  std::vector<size_t> at(plan.keys.size(), 0);
+  for (size_t p = 0; p < size; ++p) {
+    std::vector<std::string> values;
+    for (size_t i = 0; i < plan.keys.size(); ++i) values.push_back(plan.keys[i].values[at[i]]);
+    points.push_back(std::move(values));
+    for (size_t i = plan.keys.size(); i-- > 0;) {
+      if (++at[i] < plan.keys[i].values.size()) break;
+      at[i] = 0;
+    }
+  }
+  if (plan.sample > 0 && static_cast<size_t>(plan.sample) < points.size()) {
+    std::vector<size_t> order(points.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(plan.sampleSeed);
+    std::shuffle(order.begin(), order.end(), rng);
+    order.resize(static_cast<size_t>(plan.sample));
+    std::sort(order.begin(), order.end());  // drawn at random, run in grid order
+    std::vector<std::vector<std::string>> drawn;
+    for (size_t i : order) drawn.push_back(points[i]);
+    points = std::move(drawn);
+  }
+  const int seeds = variesSeed(plan) ? 1 : plan.seeds;
+  std::vector<GridPoint> out;
+  for (const auto& values : points)
+    for (int s = 1; s <= seeds; ++s) {
+      GridPoint g;
+      g.index = static_cast<int>(out.size());
+      g.values = values;
+      g.seed = s;
+      out.push_back(std::move(g));
+    }
+  return out;
+}
+
+std::vector<std::string> pointSets(const StudyPlan& plan, const GridPoint& point) {
+  std::vector<std::string> sets;
+  for (size_t i = 0; i < plan.keys.size() && i < point.values.size(); ++i)
+    sets.push_back(plan.keys[i].key + "=" + point.values[i]);
+  if (!variesSeed(plan)) sets.push_back("train.seed=" + std::to_string(point.seed));
+  return sets;
+}
+
+std::string describePoint(const StudyPlan& plan, const GridPoint& point) {
+  std::string s;
+  for (size_t i = 0; i < plan.keys.size() && i < point.values.size(); ++i)
+    s += (s.empty() ? "" : ", ") + plan.keys[i].key + "=" + point.values[i];
+  if (!variesSeed(plan))
+    s += (s.empty() ? "" : ", ") + std::string("seed ") + std::to_string(point.seed);
+  return s;
+}
+
+Stat stat(const std::vector<double>& values) {
+  Stat s;
+  s.n = static_cast<int>(values.size());
+  if (values.empty()) return s;
+  s.mean = std::accumulate(values.begin(), values.end(), 0.0) / s.n;
+  if (s.n > 1) {
+    double ss = 0;
+    for (double v : values) ss += (v - s.mean) * (v - s.mean);
+    s.std = std::sqrt(ss / (s.n - 1));
+  }
+  return s;
+}
+
+std::vector<Group> groupRuns(const std::vector<RunOutcome>& runs) {
+  std::vector<Group> groups;
+  std::map<std::vector<std::string>, size_t> index;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    auto [it, fresh] = index.emplace(runs[r].values, groups.size());
+    if (fresh) {
+      Group g;
+      g.values = runs[r].values;
+      g.mode = runs[r].mode;
+      groups.push_back(std::move(g));
+    }
+    groups[it->second].runs.push_back(r);
+  }
+  std::vector<std::pair<double, double>> points;
+  for (auto& g : groups) {
+    std::vector<double> acc, sps, wall, flops, target;
+    for (size_t r : g.runs) {
+      acc.push_back(runs[r].testAccuracy);
+      sps.push_back(runs[r].samplesPerSec);
+      wall.push_back(runs[r].wallS);
+      flops.push_back(runs[r].trainFlops);
+      if (runs[r].targetTimeS) target.push_back(*runs[r].targetTimeS);
+      if (runs[r].mode != g.mode) g.mode = "mixed";
+    }
+    g.accuracy = stat(acc), g.samplesPerSec = stat(sps), g.wallS = stat(wall);
+    g.trainFlops = stat(flops);
+    g.reached = static_cast<int>(target.size());
+    if (!target.empty()) g.targetTimeS = stat(target);
+    points.emplace_back(g.wallS.mean, g.accuracy.mean);
+  }
+  const std::vector<bool> front = paretoFront(points);
+  for (size_t i = 0; i < groups.size(); ++i) groups[i].onFront = front[i];
+  return groups;
+}
+
+std::optional<TargetHit> timeToTarget(const std::vector<EvalPoint>& evals, double target) {
+  for (size_t i = 0; i < evals.size(); ++i) {
+    if (!(evals[i].accuracy >= target)) continue;
+    if (i == 0) return TargetHit{evals[0].timeS, evals[0].samples};
+    const EvalPoint& a = evals[i - 1];
+    const EvalPoint& b = evals[i];
+    const double f =
+        b.accuracy > a.accuracy ? (target - a.accuracy) / (b.accuracy - a.accuracy) : 1;
+    return TargetHit{a.timeS + f * (b.timeS - a.timeS), a.samples + f * (b.samples - a.samples)};
+  }
+  return std::nullopt;
+}
+
+std::vector<bool> paretoFront(const std::vector<std::pair<double, double>>& points) {
+  std::vector<bool> front(points.size(), true);
+  for (size_t i = 0; i < points.size(); ++i)
+    for (size_t j = 0; j < points.size() && front[i]; ++j) {
+      if (i == j) continue;
+      const auto& [xi, yi] = points[i];
+      const auto& [xj, yj] = points[j];
+      if (xj <= xi && yj >= yi && (xj < xi || yj > yi)) front[i] = false;
+    }
+  return front;
+}
+
+}  // namespace stagewise::study
