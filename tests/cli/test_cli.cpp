@@ -248,6 +248,16 @@ class TestCli : public QObject {
                        .object()["run_id"]
                        .toInt();
     QVERIFY(QDir(checkpoints + "/step-20").exists());
+    // The newest checkpoint, which the resume continues from, and the training time it holds.
+    QStringList steps = QDir(checkpoints).entryList({"step-*"}, QDir::Dirs);
+    std::sort(steps.begin(), steps.end(), [](const QString& a, const QString& b) {
+      return a.mid(5).toInt() < b.mid(5).toInt();
+    });
+    QFile state(checkpoints + "/" + steps.last() + "/state.json");
+    QVERIFY(state.open(QIODevice::ReadOnly));
+    const double elapsed =
+        QJsonDocument::fromJson(state.readAll()).object()["elapsed_s"].toDouble();
+    QVERIFY(elapsed > 0);
     Result resumed = runCli({"runs", "resume", QString::number(id), "--db", db, "--json", "--set",
                              "train.max_steps=60"});
     QVERIFY2(resumed.code == 0, qPrintable(resumed.err));
@@ -256,6 +266,9 @@ class TestCli : public QObject {
     QCOMPARE(o["run_id"].toInt(), id);  // the same record
     QCOMPARE(o["steps"].toInt(), 60);
     QCOMPARE(o["status"].toString(), QString("completed"));
+    // Its clock continued from the checkpoint's training time.
+    QVERIFY2(o["wall_seconds"].toDouble() > elapsed,
+             qPrintable(QString("%1 vs %2").arg(o["wall_seconds"].toDouble()).arg(elapsed)));
     Result none = runCli({"runs", "resume", "999", "--db", db});
     QVERIFY(none.code != 0);
     QVERIFY(none.err.contains("no run 999"));

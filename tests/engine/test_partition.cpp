@@ -82,6 +82,31 @@ class TestPartition : public QObject {
     QVERIFY_THROWS_EXCEPTION(SpecError, makePartition(bad, p));
   }
 
+  void trainFlopsCountForwardBackwardAuxAndOverlap() {
+    ExperimentSpec spec = parseSpec(R"({"partition":{"cuts":[2]}})");
+    ModelPlan p = mlp({64, 32, 16});  // 784->64, 64->32 | 32->16, 16->10
+    // multiply-add = 2, plus bias and activation per output; the classifier has no activation
+    const double f0 = 2.0 * 784 * 64 + 2 * 64, f1 = 2.0 * 64 * 32 + 2 * 32,
+                 f2 = 2.0 * 32 * 16 + 2 * 16, f3 = 2.0 * 16 * 10;
+    QCOMPARE(double(p.layers[0].flops), f0);
+    PartitionPlan part = makePartition(spec, p);
+    const double aux = static_cast<double>(part.stages[0].auxFlops);
+    QVERIFY(aux > 0);
+    auto local = trainFlopsPerSample(part.stages, p, 0);
+    QCOMPARE(local.size(), size_t(2));
+    QCOMPARE(local[0], 3 * (f0 + f1 + aux));
+    QCOMPARE(local[1], 3 * (f2 + f3));
+    // Overlap 1: stage 0 also backpropagates the next stage's loss through its last layer.
+    auto overlap = trainFlopsPerSample(part.stages, p, 1);
+    QCOMPARE(overlap[0], local[0] + 2 * f1);
+    QCOMPARE(overlap[1], local[1]);
+    // One stage with the whole model and no aux head (backprop): 3x the model's forward.
+    StagePlan all = part.stages[0];
+    all.lastLayer = 3, all.isLast = true, all.auxFlops = 0;
+    QCOMPARE(trainFlopsPerSample({all}, p, 0)[0], 3.0 * static_cast<double>(p.totalFlops()));
+    QCOMPARE(3.0 * static_cast<double>(p.totalFlops()), 3 * (f0 + f1 + f2 + f3));
+  }
+
   void estimateReflectsCoresAndBalance() {
     ModelPlan p = mlp(std::vector<int>(8, 512));
     ExperimentSpec two = parseSpec(R"({"partition":{"cuts":[4]}})");

@@ -21,13 +21,15 @@ class TestSnapshots : public QObject {
     SnapshotCoordinator c(2, /*probeInterval=*/100, /*evalInterval=*/200, /*totalSteps=*/400);
     for (int64_t step : {99, 199, 299}) {
       QVERIFY(c.wanted(step));
-      c.offer(0, step, params(1), params(2));
-      c.offer(1, step, params(3), {});
+      // The last stage to offer finishes the step last: its time is the snapshot's.
+      c.offer(1, step, params(3), {}, step + 0.5);
+      c.offer(0, step, params(1), params(2), step + 0.25);
     }
     c.close(/*drop=*/false);
     std::vector<int64_t> got;
     while (auto s = c.next()) {
       got.push_back(s->step);
+      QCOMPARE(s->timeS, s->step + 0.5);
       QCOMPARE(s->body.size(), size_t{2});
       QCOMPARE(s->eval, s->step == 199);
     }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -34,23 +35,29 @@ CheckpointInfo readCheckpointInfo(const std::string& path) {
   if (!fs::exists(folder / "state.json")) {
     std::string newest = newestStep(folder);
     if (newest.empty())
-      throw std::runtime_error(path + ": not a checkpoint (no state.json here or in a step-N folder inside)");
+      throw std::runtime_error(
+          path + ": not a checkpoint (no state.json here or in a step-N folder inside)");
     folder = newest;
   }
   std::ifstream in(folder / "state.json");
   nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
-  if (state.is_discarded() || !state.is_object() || !state.contains("step") || !state.contains("spec"))
-    throw std::runtime_error((folder / "state.json").string() + ": damaged checkpoint state (not the JSON expected)");
+  if (state.is_discarded() || !state.is_object() || !state.contains("step") ||
+      !state.contains("spec"))
+    throw std::runtime_error((folder / "state.json").string() +
+                             ": damaged checkpoint state (not the JSON expected)");
   CheckpointInfo info;
   info.path = folder.string();
   info.step = state.value("step", int64_t{0});
   info.totalSteps = state.value("total_steps", int64_t{0});
+  if (state.contains("elapsed_s") && state["elapsed_s"].is_number())
+    info.elapsedS = std::max(0.0, state["elapsed_s"].get<double>());
   info.stages = state.value("stages", 0);
   info.specJson = state["spec"].dump();
   try {
     info.spec = parseSpec(info.specJson);
   } catch (const SpecError& e) {
-    throw std::runtime_error((folder / "state.json").string() + ": its spec is not valid here: " + e.what());
+    throw std::runtime_error((folder / "state.json").string() +
+                             ": its spec is not valid here: " + e.what());
   }
   for (int k = 0; k < info.stages; ++k)
     if (!fs::exists(folder / ("stage-" + std::to_string(k) + ".pt")))
@@ -60,9 +67,12 @@ CheckpointInfo readCheckpointInfo(const std::string& path) {
 
 std::string defaultCheckpointDir(const std::string& runName) {
   std::string base;
-  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) base = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home) base = std::string(home) + "/.local/share";
-  else base = ".";
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+    base = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    base = std::string(home) + "/.local/share";
+  else
+    base = ".";
   std::time_t now = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));

@@ -173,6 +173,13 @@ ExperimentSpec parseSpec(std::string_view text) {
   ExperimentSpec spec;
   ObjectReader top(doc, "");
   top.get("name", spec.name);
+  // A study (a sweep over this experiment) is read by `stagewise-cli study` and the workbench;
+  // a run ignores it (docs/experiment-format.md).
+  if (top.has("study") && !doc.at("study").is_object())
+    throw SpecError("study",
+                    "expected an object like {\"vary\": {\"train.lr\": [0.001, 0.0003]}, "
+                    "\"seeds\": 3}, found " +
+                        detail::typeName(doc.at("study")));
 
   if (auto* d = top.child("dataset")) {
     ObjectReader r(*d, "dataset");

@@ -196,6 +196,19 @@ class FakeRun final : public Run {
       ss.waitFraction = (1 - ss.computeFraction) * 0.7;
       ss.blockedFraction = (1 - ss.computeFraction) * 0.3;
     }
+    {  // the same count as the engine's, for the stages the fake pretends to train
+      std::vector<StagePlan> plans = m_partition.stages;
+      if (m_spec.mode == Mode::Backprop) {
+        plans.resize(1);
+        plans[0].firstLayer = 0, plans[0].lastLayer = static_cast<int>(m_plan.layers.size()) - 1;
+        plans[0].isLast = true;
+      }
+      if (m_spec.mode != Mode::Local)
+        for (auto& p : plans) p.auxFlops = 0;
+      for (double f : trainFlopsPerSample(plans, m_plan,
+                                          m_spec.mode == Mode::Local ? m_spec.local.overlap : 0))
+        summary.trainFlops += static_cast<double>(summary.steps) * m_spec.train.batchSize * f;
+    }
     if (summary.status != RunStatus::Failed) {
       summary.status = m_control.stopRequested() ? RunStatus::Stopped : RunStatus::Completed;
       m_reporter.event(

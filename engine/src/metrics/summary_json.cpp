@@ -47,6 +47,7 @@ std::string summaryToJson(const RunSummary& s) {
                     {"pipeline_efficiency", num(s.pipelineEfficiency)},
                     {"overlap_layers", s.overlapLayers},
                     {"overlap_delay", s.overlapDelay},
+                    {"train_flops", s.trainFlops},
                     {"blas", s.blas},
                     {"threads", s.threads},
                     {"flush_denormal", s.flushDenormal},

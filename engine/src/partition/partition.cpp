@@ -35,6 +35,40 @@ std::vector<double> flopCosts(const ModelPlan& plan) {
   return costs;
 }
 
+std::vector<Problem> validatePartition(const ExperimentSpec& spec, const ModelPlan& plan) {
+  PartitionPlan partition;
+  try {
+    partition = makePartition(spec, plan);
+  } catch (const SpecError& e) {
+    return {{e.field(), e.message()}};
+  }
+  if (spec.mode == Mode::Local && spec.local.overlap > 0)
+    for (const auto& s : partition.stages)
+      if (!s.isLast && spec.local.overlap > s.lastLayer - s.firstLayer + 1)
+        return {{"local.overlap", "stage " + std::to_string(s.index + 1) + " has " +
+                                      std::to_string(s.lastLayer - s.firstLayer + 1) +
+                                      " layer(s); the next stage's loss cannot train its last " +
+                                      std::to_string(spec.local.overlap) +
+                                      ": lower the overlap or move the cut"}};
+  return {};
+}
+
+std::vector<double> trainFlopsPerSample(const std::vector<StagePlan>& stages, const ModelPlan& plan,
+                                        int overlap) {
+  std::vector<double> out;
+  for (const auto& st : stages) {
+    double forward = 0;
+    for (int i = st.firstLayer; i <= st.lastLayer; ++i)
+      forward += static_cast<double>(plan.layers.at(static_cast<size_t>(i)).flops);
+    double f = 3.0 * (forward + static_cast<double>(st.auxFlops));
+    if (overlap > 0 && !st.isLast)
+      for (int i = std::max(st.firstLayer, st.lastLayer - overlap + 1); i <= st.lastLayer; ++i)
+        f += 2.0 * static_cast<double>(plan.layers.at(static_cast<size_t>(i)).flops);
+    out.push_back(f);
+  }
+  return out;
+}
+
 std::vector<int> balanceCuts(const std::vector<double>& cost, int stages) {
   const int n = static_cast<int>(cost.size());
   stages = std::clamp(stages, 1, std::max(1, n));

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSteps,
                            const std::string& specJson,
                            const std::vector<std::unique_ptr<StageRuntime>>& stages,
-                           bool injectFailure) {
+                           bool injectFailure, double elapsedS) {
   const fs::path final = fs::path(dir) / ("step-" + std::to_string(step));
   const fs::path tmp = fs::path(dir) / ("step-" + std::to_string(step) + ".partial");
   fs::remove_all(tmp);
@@ -38,6 +38,7 @@ std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSt
     nlohmann::json state = {{"format", 1},
                             {"step", step},
                             {"total_steps", totalSteps},
+                            {"elapsed_s", elapsedS},
                             {"stages", stages.size()},
                             {"spec", nlohmann::json::parse(specJson)}};
     std::ofstream out(tmp / "state.json");

@@ -448,6 +448,7 @@ class BackpropMethod final : public Method {
     all.lastLayer = static_cast<int>(plan.layers.size()) - 1;
     all.isLast = true;
     all.params = plan.totalParams();
+    all.flops = plan.totalFlops();
     all.auxParams = all.auxFlops = all.outBytes = 0;
     all.settings.threads = m_spec.train.backpropThreads > 0 ? m_spec.train.backpropThreads : cores;
     return {all};

@@ -107,7 +107,8 @@ struct RunContext {
   /// Training time since the start: time spent paused does not count (samples/s, the ETA, the
   /// time axis of every series and the summary's wall time all read this clock).
   double now() const {
-    return std::chrono::duration<double>(Clock::now() - start - control.pausedFor()).count();
+    return clockOffsetS +
+           std::chrono::duration<double>(Clock::now() - start - control.pausedFor()).count();
   }
 
   /// Records the first failure, stops the run and wakes every waiting thread.
@@ -121,6 +122,8 @@ struct RunContext {
   Clock::time_point start = Clock::now();
   int64_t totalSteps = 0;
   int64_t startStep = 0;  ///< resumed runs start here
+  /// A resumed run's clock continues from its checkpoint's training time (now() includes it).
+  double clockOffsetS = 0;
   int batchSize = 0;
 
   /// Graceful stop: the loader stops feeding and the stages finish what is queued, so every

@@ -102,16 +102,9 @@ class TorchRun final : public Run {
     m_plan = planModel(spec.model, m_data.shape);
     auto problems = validateSpec(spec, static_cast<int>(m_plan.layers.size()), m_info.devices);
     if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
+    problems = validatePartition(spec, m_plan);
+    if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
     m_partition = makePartition(spec, m_plan);
-    if (spec.mode == Mode::Local && spec.local.overlap > 0)
-      for (const auto& s : m_partition.stages)
-        if (!s.isLast && spec.local.overlap > s.lastLayer - s.firstLayer + 1)
-          throw SpecError("local.overlap",
-                          "stage " + std::to_string(s.index + 1) + " has " +
-                              std::to_string(s.lastLayer - s.firstLayer + 1) +
-                              " layer(s); the next stage's loss cannot train its last " +
-                              std::to_string(spec.local.overlap) +
-                              ": lower the overlap or move the cut");
     m_method = makeMethod(m_spec);
     buildStages();
     if (memory::install()) {  // each stage's memory, counted by the allocator
@@ -345,8 +338,8 @@ class TorchRun final : public Run {
     }
   }
 
-  void measure(int64_t step, bool probe, bool eval, RunSummary* summary) {
-    const double t = m_ctx.now();
+  /// `t`: when the last stage finished `step` (the points' time, not when they were measured).
+  void measure(int64_t step, double t, bool probe, bool eval, RunSummary* summary) {
     std::vector<MetricPoint> points;
     if (eval) {
       EvalResult r = evaluate(m_shadow, m_testX, m_testY);
@@ -374,7 +367,8 @@ class TorchRun final : public Run {
       setupComputeThread(1, {});
       while (auto snap = m_snapshots->next()) {
         loadShadowFrom(*snap);
-        measure(snap->step, snap->probe, snap->eval, nullptr);
+        measure(snap->step, snap->timeS >= 0 ? snap->timeS : m_ctx.now(), snap->probe, snap->eval,
+                nullptr);
       }
     } catch (const std::exception& e) {
       m_ctx.fail(-1, std::string("probe/evaluation: ") + e.what());
@@ -393,6 +387,7 @@ class TorchRun final : public Run {
                                              " of " + std::to_string(m_ctx.totalSteps) +
                                              ": nothing left to train; raise it");
     m_ctx.startStep = step;
+    m_ctx.clockOffsetS = readCheckpointInfo(path).elapsedS;
     for (size_t i = 0; i <= m_stages.size(); ++i) m_ctx.produced[i].store(step);
     m_ctx.lastStageSteps.store(step);
     m_resumedFrom = path;
@@ -402,7 +397,7 @@ class TorchRun final : public Run {
     try {
       const std::string path =
           saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps, specToJson(m_spec), m_stages,
-                         /*injectFailure=*/m_spec.debug.failCheckpoint == step);
+                         /*injectFailure=*/m_spec.debug.failCheckpoint == step, m_ctx.now());
       m_reporter.event({EventKind::Checkpoint, m_ctx.now(), -1, path});
     } catch (const std::exception& e) {
       // A full disk must not cost the run: say so and train on.
@@ -500,6 +495,16 @@ class TorchRun final : public Run {
         builder.build(processCpuSeconds() - cpu0, samplesPerSec(m_ctx.now()), m_ctx.userStop);
     if (m_spec.mode == Mode::Local && m_spec.local.overlap > 0)
       s.overlapLayers = m_spec.local.overlap, s.overlapDelay = m_spec.train.queueCapacity + 1;
+    {
+      std::vector<StagePlan> plans;
+      for (const auto& st : m_stages) plans.push_back(st->plan);
+      const auto perSample =
+          trainFlopsPerSample(plans, m_plan, m_spec.mode == Mode::Local ? m_spec.local.overlap : 0);
+      for (const auto& ss : s.stages)
+        if (ss.index >= 0 && static_cast<size_t>(ss.index) < perSample.size())
+          s.trainFlops += static_cast<double>(ss.steps) * m_spec.train.batchSize *
+                          perSample[static_cast<size_t>(ss.index)];
+    }
     const bool drained = m_ctx.drain.load() && !m_drainFailed;
     if (s.error.empty()) {
       if (drained && s.steps < m_ctx.totalSteps) {
@@ -512,7 +517,7 @@ class TorchRun final : public Run {
           setupComputeThread(m_info.hardwareCores, {});
           loadShadowFromLive();
           const bool probe = m_method->probes() && m_spec.probe.interval >= 0;
-          measure(s.steps, probe, true, &s);
+          measure(s.steps, s.wallSeconds, probe, true, &s);
         } catch (const std::exception& e) {
           m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
                             std::string("final evaluation failed: ") + e.what()});

@@ -57,7 +57,8 @@ RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec,
       s.samplesPerSec = last->warmupEndS >= 0 && span > 0 ? last->samplesAfterWarmup / span : 0;
     }
   s.samples = s.steps * spec.train.batchSize;
-  s.cpuUtilization = cpuSeconds / std::max(1e-3, s.wallSeconds * m_cores);
+  // This process's CPU time over this segment of the run (a resumed run's clock starts later).
+  s.cpuUtilization = cpuSeconds / std::max(1e-3, (s.wallSeconds - m_ctx.clockOffsetS) * m_cores);
   s.blas = m_blas;
   s.flushDenormal = true;
   double slowest = 0;

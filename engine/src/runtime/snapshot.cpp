@@ -1,5 +1,7 @@
 #include "runtime/snapshot.h"
 
+#include <algorithm>
+
 namespace stagewise::engine {
 
 namespace {
@@ -30,7 +32,7 @@ bool SnapshotCoordinator::wanted(int64_t step) const {
 }
 
 void SnapshotCoordinator::offer(int stage, int64_t step, const std::vector<torch::Tensor>& body,
-                                const std::vector<torch::Tensor>& aux) {
+                                const std::vector<torch::Tensor>& aux, double timeS) {
   if (m_forward) {
     m_forward(stage, step, body, aux);
     return;
@@ -66,6 +68,7 @@ void SnapshotCoordinator::offer(int stage, int64_t step, const std::vector<torch
     }
     snap.body[static_cast<size_t>(stage)] = std::move(bodyCopy);
     snap.aux[static_cast<size_t>(stage)] = std::move(auxCopy);
+    snap.timeS = std::max(snap.timeS, timeS);
   }
   if (++p.count == m_stages) {
     if (!p.skip) m_ready.push_back(std::move(p.snapshot));

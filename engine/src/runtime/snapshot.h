@@ -17,6 +17,9 @@ struct Snapshot {
   int64_t step = 0;
   bool probe = false;
   bool eval = false;
+  /// Run time at which the last stage offered (finished `step`): the time its probe and
+  /// evaluation are recorded at, however long they wait for the analysis thread. -1: unknown.
+  double timeS = -1;
   std::vector<std::vector<torch::Tensor>> body;  ///< per stage
   std::vector<std::vector<torch::Tensor>> aux;   ///< per stage (empty for the last)
 };
@@ -27,9 +30,9 @@ class SnapshotCoordinator {
 
   /// True if stages should offer their parameters after finishing `step`.
   bool wanted(int64_t step) const;
-  /// Called by stage `stage` after finishing `step` (only when wanted()).
+  /// Called by stage `stage` after finishing `step` (only when wanted()), at run time `timeS`.
   void offer(int stage, int64_t step, const std::vector<torch::Tensor>& body,
-             const std::vector<torch::Tensor>& aux);
+             const std::vector<torch::Tensor>& aux, double timeS = -1);
   /// Blocks until a complete snapshot is ready; empty once closed.
   std::optional<Snapshot> next();
   /// Distributed runs, ranks other than 0: offers go to `forward` (which sends them to rank 0,

@@ -106,7 +106,8 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
       const std::optional<StepResult> r = step->run();
       if (!r) break;
       if (ctx.snapshots && ctx.snapshots->wanted(r->step))
-        ctx.snapshots->offer(k, r->step, stage.modules.bodyState(), stage.modules.auxState());
+        ctx.snapshots->offer(k, r->step, stage.modules.bodyState(), stage.modules.auxState(),
+                             ctx.now());
 
       const double t2 = ctx.now();
       const int64_t s = r->step;

@@ -10,9 +10,10 @@ namespace stagewise::engine {
 
 /// What `<dir>/step-N/state.json` says about a checkpoint.
 struct CheckpointInfo {
-  std::string path;      ///< the step-N folder
-  int64_t step = 0;      ///< steps every stage had finished
+  std::string path;  ///< the step-N folder
+  int64_t step = 0;  ///< steps every stage had finished
   int64_t totalSteps = 0;
+  double elapsedS = 0;  ///< the run's training time when it was taken (0 for older checkpoints)
   int stages = 0;
   std::string specJson;  ///< the resolved spec of the run
   ExperimentSpec spec;

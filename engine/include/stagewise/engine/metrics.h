@@ -151,6 +151,9 @@ struct RunSummary {
   double pipelineEfficiency = kNoValue;  ///< achieved / (1 / slowest stage's step time)
   int overlapLayers = 0;                 ///< local.overlap in local mode (0: chunked local updates)
   int overlapDelay = 0;  ///< steps after which a downstream gradient is applied (overlap only)
+  /// Training compute: FLOPs of the steps the stages trained, forward + backward (backward = 2x
+  /// forward), aux heads and overlap windows included, by the plan (trainFlops in partition.h).
+  double trainFlops = 0;
   std::string blas;
   int threads = 0;  ///< total intra-op threads over all stages
   bool flushDenormal = true;

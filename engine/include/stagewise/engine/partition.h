@@ -46,6 +46,19 @@ PartitionPlan makePartition(const ExperimentSpec& spec, const ModelPlan& plan);
 PartitionPlan makePartition(const ExperimentSpec& spec, const ModelPlan& plan,
                             const std::vector<int>& cuts);
 
+/// Training FLOPs per sample of each stage as its method runs it: 3 x (body + aux head) forward
+/// FLOPs (the backward costs twice the forward), plus, with overlapping local updates
+/// (`overlap` = L > 0), the backward of the last L layers of every stage but the last that the
+/// next stage's loss reaches back over (2 x their forward FLOPs). `stages` are the method's
+/// stages (backprop: one with the whole model; pipeline: no aux heads); probe and evaluation
+/// work is not training and is not counted.
+std::vector<double> trainFlopsPerSample(const std::vector<StagePlan>& stages, const ModelPlan& plan,
+                                        int overlap);
+
+/// What makes the spec's cut unrunnable on this model, beyond validateSpec: invalid cuts, and an
+/// overlap window wider than a stage (each Problem names the field to change; empty: runnable).
+std::vector<Problem> validatePartition(const ExperimentSpec& spec, const ModelPlan& plan);
+
 /// How intra-op threads speed one stage up: speed(t) = 1 + efficiency * (t - 1).
 struct ScalingModel {
   double threadEfficiency = 0.65;  ///< measured here: backprop on 2 threads ~1.65x of 1
