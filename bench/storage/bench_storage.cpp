@@ -21,6 +21,7 @@
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 #include "stagewise/storage/run_writer.h"
+#include "stagewise/study/results.h"
 
 using namespace stagewise::storage;
 namespace fs = std::filesystem;
@@ -131,6 +132,59 @@ void createRuns(RunStore& store, int count) {
   w.flush();
 }
 
+StoreOptions everyPoint() {
+  StoreOptions o;
+  o.writer.rawPointsPerSeries = 0;
+  return o;
+}
+
+// Studies as `stagewise-cli study run` leaves them: runs with a summary and a test-accuracy
+// series (one evaluation per 500 steps of a 1-epoch run), linked to their grid points.
+void createStudies(RunStore& store, int studies, int runsPerStudy) {
+  RunWriter& w = store.writer();
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int s = 0; s < studies; ++s) {
+    NewStudy ns;
+    ns.name = "study " + std::to_string(s);
+    ns.baseSpecJson = "{}";
+    ns.keys = {{"train.lr", "[0.001,0.003,0.01,0.03]"}, {"mode", "[\"local\",\"backprop\"]"}};
+    ns.seeds = runsPerStudy / 8;
+    ns.runsTotal = runsPerStudy;
+    const int64_t study = store.createStudy(ns);
+    for (int r = 0; r < runsPerStudy; ++r) {
+      const int64_t id =
+          w.createRun(benchRun("s" + std::to_string(s) + "r" + std::to_string(r), 4));
+      std::vector<PointInput> evals;
+      for (int e = 0; e < 4; ++e)
+        evals.push_back(
+            {"test_accuracy", -1, -1, 500 * e + 499, 10.0 * (e + 1), 0.2 * e + 0.1 * u(rng)});
+      w.appendPoints(id, std::move(evals));
+      RunFinish f;
+      f.steps = 1875;
+      f.testAccuracy = 0.8 + 0.1 * u(rng);
+      f.samplesPerSec = 1000 + 100 * u(rng);
+      f.wallSeconds = 40 + u(rng);
+      f.summaryJson = R"({"status":"completed","train_flops":1.5e12})";
+      w.finishRun(id, f);
+      w.flush();
+      StudyRunRecord link;
+      link.point = r;
+      link.runId = id;
+      link.seed = 1 + r % ns.seeds;
+      const int point = r / ns.seeds;
+      link.valuesJson = "[" +
+                        std::string(point % 4 == 0   ? "0.001"
+                                    : point % 4 == 1 ? "0.003"
+                                    : point % 4 == 2 ? "0.01"
+                                                     : "0.03") +
+                        (point / 4 ? ",\"backprop\"]" : ",\"local\"]");
+      store.linkStudyRun(study, link);
+    }
+    store.finishStudy(study, StudyStatus::Completed);
+  }
+}
+
 void printTable(const std::vector<Row>& rows) {
   size_t nameWidth = 4;
   for (const Row& r : rows) nameWidth = std::max(nameWidth, r.name.size());
@@ -171,14 +225,26 @@ int main(int argc, char** argv) {
     const int64_t seriesPoints = quick ? 100000 : 1000000;
     const int runCount = quick ? 1000 : 10000;
     {
-      RunStore store((fs::path(dir) / "ingest.db").string());
+      RunStore store((fs::path(dir) / "ingest.db").string(), everyPoint());
       rows.push_back(ingest(store, ingestPoints));
+    }
+    {
+      // The default recording policy: the same ingest, and what a 10^6-step series keeps.
+      RunStore store((fs::path(dir) / "policy.db").string());
+      Row r = ingest(store, ingestPoints);
+      r.name += ", recording policy";
+      r.target = "", r.ok = true;
+      rows.push_back(r);
+      const int64_t id = writeBigSeries(store, 1000000);
+      const int64_t kept = RunReader(store).findSeries(id, {"loss", 0, -1})->pointCount;
+      rows.push_back({"rows a 10^6-step series keeps (recording policy)", double(kept), "rows",
+                      "<= 100000", kept <= 100000});
     }
     {
       const std::string path = (fs::path(dir) / "series.db").string();
       int64_t id = 0;
       {
-        RunStore store(path);
+        RunStore store(path, everyPoint());
         id = writeBigSeries(store, seriesPoints);
       }
       auto start = Clock::now();
@@ -221,6 +287,20 @@ int main(int argc, char** argv) {
       rows.push_back({"filter text + sort + page of 100", page, "ms", "", true});
       rows.push_back(
           {"create + finish a run (sync round trip)", createS * 1000 / runCount, "ms", "", true});
+    }
+    {
+      RunStore store((fs::path(dir) / "studies.db").string());
+      createStudies(store, 50, 20);
+      RunReader reader(store);
+      size_t groups = 0;
+      const double grouped = medianMs(11, [&] {
+        groups = 0;
+        for (const auto& s : reader.listStudies())
+          groups += stagewise::study::loadStudyResults(reader, s.id).groups.size();
+      });
+      rows.push_back({"list 50 studies + group their 1000 runs (" + std::to_string(groups) +
+                          " groups, time-to-target)",
+                      grouped, "ms", "<= 100", grouped <= 100});
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_storage: %s\n", e.what());

@@ -18,6 +18,10 @@ std::string lockPathFor(const std::string& dbPath, int64_t runId) {
   return dbPath + ".run-" + std::to_string(runId) + ".lock";
 }
 
+std::string studyLockPathFor(const std::string& dbPath, int64_t studyId) {
+  return dbPath + ".study-" + std::to_string(studyId) + ".lock";
+}
+
 std::string hostName() {
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
@@ -77,7 +81,10 @@ void RunLock::abandon() {
 
 WriterProbe probeWriter(const std::string& dbPath, int64_t runId, const WriterInfo& writer,
                         int64_t staleMs) {
-  const std::string path = lockPathFor(dbPath, runId);
+  return probeLockHolder(lockPathFor(dbPath, runId), writer, staleMs);
+}
+
+WriterProbe probeLockHolder(const std::string& path, const WriterInfo& writer, int64_t staleMs) {
   const bool sameHost = writer.host == hostName();
   const bool heartbeatStale = nowMs() - writer.heartbeatAtMs > staleMs;
   std::error_code ec;

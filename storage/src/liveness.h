@@ -13,6 +13,8 @@
 namespace stagewise::storage::detail {
 
 std::string lockPathFor(const std::string& dbPath, int64_t runId);
+/// A study's lock file, `<db>.study-<id>.lock`: held while a process runs the study.
+std::string studyLockPathFor(const std::string& dbPath, int64_t studyId);
 std::string hostName();
 int64_t currentPid();
 /// True if a process with this pid exists on this host (EPERM counts as alive).
@@ -50,5 +52,7 @@ struct WriterProbe {
 };
 WriterProbe probeWriter(const std::string& dbPath, int64_t runId, const WriterInfo& writer,
                         int64_t staleMs);
+/// The same for any lock file (a study's).
+WriterProbe probeLockHolder(const std::string& lockPath, const WriterInfo& writer, int64_t staleMs);
 
 }  // namespace stagewise::storage::detail

@@ -33,4 +33,26 @@ std::optional<RunStatus> runStatusFromString(std::string_view text) {
   return std::nullopt;
 }
 
+std::string toString(StudyStatus status) {
+  switch (status) {
+    case StudyStatus::Running:
+      return "running";
+    case StudyStatus::Stopped:
+      return "stopped";
+    case StudyStatus::Interrupted:
+      return "interrupted";
+    case StudyStatus::Completed:
+      return "completed";
+  }
+  return "running";
+}
+
+std::optional<StudyStatus> studyStatusFromString(std::string_view text) {
+  for (StudyStatus s : {StudyStatus::Running, StudyStatus::Stopped, StudyStatus::Interrupted,
+                        StudyStatus::Completed}) {
+    if (toString(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
 }  // namespace stagewise::storage

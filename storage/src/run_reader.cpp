@@ -171,6 +171,11 @@ Where buildWhere(const RunFilter& f) {
     w.add("r.created_at_ms < " + w.param());
     w.binds.push_back([v = *f.createdTo](Statement& st, int i) { st.bind(i, v); });
   }
+  if (f.study) {
+    w.add("EXISTS (SELECT 1 FROM study_runs sr WHERE sr.run_id = r.id AND sr.study_id = " +
+          w.param() + ")");
+    w.binds.push_back([v = *f.study](Statement& st, int i) { st.bind(i, v); });
+  }
   for (const std::string& tag : f.tags) {
     w.add("EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND t.tag = " + w.param() + ")");
     w.binds.push_back([tag](Statement& st, int i) { st.bind(i, tag); });

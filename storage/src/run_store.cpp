@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <mutex>
 
 #include "connection.h"
@@ -24,6 +25,63 @@ struct RunStore::Impl {
   std::unique_ptr<Database> admin;
   std::mutex writerMutex;
   std::unique_ptr<RunWriter> writer;
+  std::map<int64_t, detail::RunLock> studyLocks;  // studies this store is running (adminMutex)
+
+  void requireStudy(int64_t studyId) {
+    Statement st(*admin, "SELECT 1 FROM studies WHERE id = ?1");
+    if (!st.bind(1, studyId).step())
+      throw StoreError("no study " + std::to_string(studyId) + " in the store");
+  }
+
+  /// Whether a `running` study's process is alive (false for any other status). A dead verdict
+  /// comes with the lock.
+  detail::WriterProbe probeStudy(int64_t studyId) {
+    Statement st(*admin,
+                 "SELECT status, writer_pid, writer_host, heartbeat_at_ms FROM studies "
+                 "WHERE id = ?1");
+    if (!st.bind(1, studyId).step() || st.getText(0) != "running") return {false, std::nullopt};
+    if (studyLocks.count(studyId)) return {true, std::nullopt};
+    const WriterInfo info{st.getInt(1), st.getText(2), 0, st.getInt(3)};
+    return detail::probeLockHolder(detail::studyLockPathFor(path, studyId), info,
+                                   options.staleHeartbeat.count());
+  }
+
+  void recoverStudiesLocked() {
+    std::vector<int64_t> running;
+    {
+      Statement st(*admin, "SELECT id FROM studies WHERE status = 'running'");
+      while (st.step()) running.push_back(st.getInt(0));
+    }
+    for (int64_t id : running) {
+      auto probe = probeStudy(id);
+      if (probe.alive) continue;
+      Statement(*admin,
+                "UPDATE studies SET status = 'interrupted', "
+                "finished_at_ms = coalesce(heartbeat_at_ms, ?2) WHERE id = ?1 AND "
+                "status = 'running'")
+          .bind(1, id)
+          .bind(2, nowMs())
+          .run();
+    }
+  }
+
+  /// Takes the study's lock for this process and records it as the writer.
+  void ownStudy(int64_t studyId) {
+    auto lock = detail::RunLock::tryAcquire(detail::studyLockPathFor(path, studyId));
+    if (!lock)
+      throw StoreError("study " + std::to_string(studyId) +
+                       " is being run by another process; stop it there first");
+    Statement(*admin,
+              "UPDATE studies SET status = 'running', finished_at_ms = NULL, writer_pid = ?2, "
+              "writer_host = ?3, heartbeat_at_ms = ?4 WHERE id = ?1")
+        .bind(1, studyId)
+        .bind(2, detail::currentPid())
+        .bind(3, detail::hostName())
+        .bind(4, nowMs())
+        .run();
+    studyLocks.erase(studyId);
+    studyLocks.emplace(studyId, std::move(*lock));
+  }
 
   void requireRun(int64_t runId) {
     Statement st(*admin, "SELECT 1 FROM runs WHERE id = ?1");
@@ -95,13 +153,33 @@ RunStore::RunStore(std::string path, StoreOptions options) : m_impl(std::make_un
   }
   m_impl->admin = detail::openConnection(p, options, detail::Access::ReadWrite);
   m_impl->foundVersion = detail::migrate(*m_impl->admin);
-  if (options.recoverStaleRuns) m_impl->recovered = m_impl->recoverLocked();
+  if (options.recoverStaleRuns) {
+    m_impl->recovered = m_impl->recoverLocked();
+    m_impl->recoverStudiesLocked();
+  }
 }
 
 RunStore::~RunStore() {
-  // The writer goes first: it may still commit final statuses through its own connection.
-  std::lock_guard lock(m_impl->writerMutex);
-  m_impl->writer.reset();
+  {
+    // The writer goes first: it may still commit final statuses through its own connection.
+    std::lock_guard lock(m_impl->writerMutex);
+    m_impl->writer.reset();
+  }
+  // A study this store still runs was not finished: it reads `interrupted` (resumable).
+  std::lock_guard lock(m_impl->adminMutex);
+  for (auto& [id, studyLock] : m_impl->studyLocks) {
+    try {
+      Statement(*m_impl->admin,
+                "UPDATE studies SET status = 'interrupted', finished_at_ms = ?2 WHERE id = ?1 "
+                "AND status = 'running'")
+          .bind(1, id)
+          .bind(2, nowMs())
+          .run();
+    } catch (const StoreError&) {
+      // the next open finds the lock free and marks it
+    }
+    studyLock.release();
+  }
 }
 
 const std::string& RunStore::path() const {
@@ -119,7 +197,9 @@ const std::vector<int64_t>& RunStore::recoveredRuns() const {
 
 std::vector<int64_t> RunStore::recoverStaleRuns() {
   std::lock_guard lock(m_impl->adminMutex);
-  return m_impl->recoverLocked();
+  auto marked = m_impl->recoverLocked();
+  m_impl->recoverStudiesLocked();
+  return marked;
 }
 
 bool RunStore::isLive(int64_t runId) const {
@@ -213,6 +293,127 @@ void RunStore::deleteRuns(const std::vector<int64_t>& runIds) {
     std::error_code ec;
     std::filesystem::remove(detail::lockPathFor(m_impl->path, id), ec);
   }
+}
+
+int64_t RunStore::createStudy(const NewStudy& study) {
+  std::lock_guard lock(m_impl->adminMutex);
+  Database& db = *m_impl->admin;
+  int64_t id = 0;
+  {
+    Transaction tx(db);
+    Statement(db,
+              "INSERT INTO studies (name, created_at_ms, status, base_spec_json, seeds, sample, "
+              "sample_seed, target, runs_total, writer_pid, writer_host, heartbeat_at_ms) VALUES "
+              "(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?2)")
+        .bind(1, study.name)
+        .bind(2, nowMs())
+        .bind(3, study.baseSpecJson)
+        .bind(4, study.seeds)
+        .bind(5, study.sample)
+        .bind(6, study.sampleSeed)
+        .bind(7, study.target)
+        .bind(8, study.runsTotal)
+        .bind(9, detail::currentPid())
+        .bind(10, detail::hostName())
+        .run();
+    id = db.lastInsertId();
+    Statement key(db,
+                  "INSERT INTO study_keys (study_id, position, key, values_json) "
+                  "VALUES (?1, ?2, ?3, ?4)");
+    for (size_t i = 0; i < study.keys.size(); ++i)
+      key.bind(1, id)
+          .bind(2, static_cast<int64_t>(i))
+          .bind(3, study.keys[i].key)
+          .bind(4, study.keys[i].valuesJson)
+          .run();
+    tx.commit();
+  }
+  m_impl->ownStudy(id);
+  return id;
+}
+
+void RunStore::resumeStudy(int64_t studyId) {
+  std::lock_guard lock(m_impl->adminMutex);
+  m_impl->requireStudy(studyId);
+  m_impl->recoverStudiesLocked();
+  Statement st(*m_impl->admin, "SELECT status FROM studies WHERE id = ?1");
+  st.bind(1, studyId).step();
+  const std::string status = st.getText(0);
+  if (status == "running")
+    throw StoreError("study " + std::to_string(studyId) +
+                     " is being run by another process; stop it there first");
+  m_impl->ownStudy(studyId);
+}
+
+void RunStore::linkStudyRun(int64_t studyId, const StudyRunRecord& link) {
+  std::lock_guard lock(m_impl->adminMutex);
+  m_impl->requireStudy(studyId);
+  m_impl->requireRun(link.runId);
+  Statement(*m_impl->admin,
+            "INSERT OR IGNORE INTO study_runs (study_id, point, run_id, seed, values_json, "
+            "replaced) VALUES (?1, ?2, ?3, ?4, ?5, 0)")
+      .bind(1, studyId)
+      .bind(2, link.point)
+      .bind(3, link.runId)
+      .bind(4, link.seed)
+      .bind(5, link.valuesJson)
+      .run();
+  Statement(*m_impl->admin, "UPDATE studies SET heartbeat_at_ms = ?2 WHERE id = ?1")
+      .bind(1, studyId)
+      .bind(2, nowMs())
+      .run();
+}
+
+void RunStore::markStudyRunReplaced(int64_t studyId, int64_t runId) {
+  std::lock_guard lock(m_impl->adminMutex);
+  m_impl->requireStudy(studyId);
+  Statement(*m_impl->admin,
+            "UPDATE study_runs SET replaced = 1 WHERE study_id = ?1 AND run_id = ?2")
+      .bind(1, studyId)
+      .bind(2, runId)
+      .run();
+}
+
+void RunStore::finishStudy(int64_t studyId, StudyStatus status) {
+  std::lock_guard lock(m_impl->adminMutex);
+  m_impl->requireStudy(studyId);
+  Statement(*m_impl->admin,
+            "UPDATE studies SET status = ?2, finished_at_ms = ?3, heartbeat_at_ms = ?3 "
+            "WHERE id = ?1")
+      .bind(1, studyId)
+      .bind(2, toString(status))
+      .bind(3, nowMs())
+      .run();
+  if (status != StudyStatus::Running) {
+    auto it = m_impl->studyLocks.find(studyId);
+    if (it != m_impl->studyLocks.end()) {
+      it->second.release();
+      m_impl->studyLocks.erase(it);
+    }
+  }
+}
+
+void RunStore::setStudyTarget(int64_t studyId, std::optional<double> target) {
+  std::lock_guard lock(m_impl->adminMutex);
+  m_impl->requireStudy(studyId);
+  Statement(*m_impl->admin, "UPDATE studies SET target = ?2 WHERE id = ?1")
+      .bind(1, studyId)
+      .bind(2, target)
+      .run();
+}
+
+void RunStore::deleteStudies(const std::vector<int64_t>& studyIds) {
+  std::lock_guard lock(m_impl->adminMutex);
+  for (int64_t id : studyIds) {
+    m_impl->requireStudy(id);
+    if (m_impl->probeStudy(id).alive)
+      throw StoreError("study " + std::to_string(id) +
+                       " is still being run; stop it before deleting it");
+  }
+  Transaction tx(*m_impl->admin);
+  Statement remove(*m_impl->admin, "DELETE FROM studies WHERE id = ?1");
+  for (int64_t id : studyIds) remove.bind(1, id).run();
+  tx.commit();
 }
 
 }  // namespace stagewise::storage

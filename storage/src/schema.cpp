@@ -142,6 +142,45 @@ UPDATE runs SET pipeline_efficiency = json_extract(summary_json, '$.pipeline_eff
   WHERE summary_json IS NOT NULL AND json_valid(summary_json);
 )sql";
 
+// Version 4: studies (issue 15). A study's varied keys with their values, and its runs by grid
+// point: many-to-many, since a run whose resolved spec two points share is linked to both, and a
+// run may serve several studies (the replication report).
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE studies (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  finished_at_ms INTEGER,
+  status TEXT NOT NULL CHECK (status IN ('running','stopped','interrupted','completed')),
+  base_spec_json TEXT NOT NULL,
+  seeds INTEGER NOT NULL DEFAULT 1,
+  sample INTEGER NOT NULL DEFAULT 0,
+  sample_seed INTEGER NOT NULL DEFAULT 1,
+  target REAL,
+  runs_total INTEGER NOT NULL DEFAULT 0,
+  writer_pid INTEGER,
+  writer_host TEXT,
+  heartbeat_at_ms INTEGER
+);
+CREATE TABLE study_keys (
+  study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  values_json TEXT NOT NULL,
+  PRIMARY KEY (study_id, position)
+) WITHOUT ROWID;
+CREATE TABLE study_runs (
+  study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+  point INTEGER NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seed INTEGER NOT NULL,
+  values_json TEXT NOT NULL,
+  replaced INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (study_id, point, run_id)
+) WITHOUT ROWID;
+CREATE INDEX study_runs_run ON study_runs(run_id);
+)sql";
+
 void backfillLevels(Database& db) {
   Statement read(db, "SELECT series_id, seq, step, t, value FROM points ORDER BY series_id, seq");
   Statement write(db, kUpsertLevelSql);
@@ -185,6 +224,7 @@ int migrate(Database& db) {
     backfillLevels(db);
   }
   if (found < 3) db.exec(kSchemaV3);
+  if (found < 4) db.exec(kSchemaV4);
   if (found != kSchemaVersion) db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   tx.commit();
   return found;

@@ -1,6 +1,7 @@
 #include "writer_db.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "connection.h"
@@ -40,6 +41,7 @@ size_t WriterDb::KeyHash::operator()(const KeyView& k) const {
 
 WriterDb::WriterDb(const std::string& path, const StoreOptions& options)
     : m_path(path),
+      m_options(options.writer),
       m_db(openConnection(path, options, Access::ReadWrite)),
       m_host(hostName()),
       m_pid(currentPid()),
@@ -195,12 +197,53 @@ WriterDb::SeriesState& WriterDb::seriesFor(int64_t runId, RunState& run, const P
   return ref;
 }
 
+void WriterDb::insert(SeriesState& s, int64_t step, double timeS, double value) {
+  Statement& insert = *m_insertPoint;
+  insert.bind(1, s.id).bind(2, s.nextSeq).bind(3, step).bind(4, timeS).bind(5, value);
+  insert.run();
+  s.levels.add(s.nextSeq, step, timeS, value);
+  ++s.nextSeq;
+  if (!s.touched) {
+    s.touched = true;
+    m_touched.push_back(&s);
+  }
+}
+
+int64_t WriterDb::windowWidth(int64_t rows) const {
+  const int64_t raw = m_options.rawPointsPerSeries;
+  if (raw <= 0 || rows < raw) return 1;
+  const int64_t phase = (rows - raw) / std::max<int64_t>(1, m_options.rowsPerPhase);
+  return int64_t{4} << std::min<int64_t>(phase, 40);
+}
+
+void WriterDb::emitWindow(SeriesState& s, bool final) {
+  Window& w = s.window;
+  if (w.count == 0) return;
+  // The window's extremes (and a NaN, which min/max skip), each once, in the order they came.
+  std::vector<Sample> keep;
+  auto add = [&](const Sample& p) {
+    for (const Sample& k : keep)
+      if (k.step == p.step && k.timeS == p.timeS &&
+          (k.value == p.value || (std::isnan(k.value) && std::isnan(p.value))))
+        return;
+    keep.push_back(p);
+  };
+  if (w.min) add(*w.min);
+  if (w.max) add(*w.max);
+  if (w.nan) add(*w.nan);
+  if (final) add(w.last);
+  std::sort(keep.begin(), keep.end(), [](const Sample& a, const Sample& b) {
+    return a.step != b.step ? a.step < b.step : a.timeS < b.timeS;
+  });
+  for (const Sample& p : keep) insert(s, p.step, p.timeS, p.value);
+  w = Window{};
+}
+
 int64_t WriterDb::writePoints(int64_t runId, const std::vector<PointInput>& points) {
   RunState* run = live(runId);
   if (!run || run->finishing) return static_cast<int64_t>(points.size());
   SeriesState* last = nullptr;
   const PointInput* lastPoint = nullptr;
-  Statement& insert = *m_insertPoint;
   for (const PointInput& p : points) {
     // Consecutive points of one series are common; skip the hash lookup for them.
     SeriesState* s = last;
@@ -208,18 +251,30 @@ int64_t WriterDb::writePoints(int64_t runId, const std::vector<PointInput>& poin
         lastPoint->name != p.name) {
       s = &seriesFor(runId, *run, p);
     }
-    insert.bind(1, s->id).bind(2, s->nextSeq).bind(3, p.step).bind(4, p.timeS).bind(5, p.value);
-    insert.run();
-    s->levels.add(s->nextSeq, p.step, p.timeS, p.value);
-    ++s->nextSeq;
-    if (!s->touched) {
-      s->touched = true;
-      m_touched.push_back(s);
-    }
     last = s;
     lastPoint = &p;
+    Window& w = s->window;
+    const int64_t width = windowWidth(s->nextSeq);
+    if (width == 1 && w.count == 0) {
+      insert(*s, p.step, p.timeS, p.value);
+      continue;
+    }
+    const Sample sample{p.step, p.timeS, p.value};
+    ++w.count;
+    w.last = sample;
+    if (std::isnan(p.value)) {
+      if (!w.nan) w.nan = sample;
+    } else {
+      if (!w.min || p.value < w.min->value) w.min = sample;
+      if (!w.max || p.value > w.max->value) w.max = sample;
+    }
+    if (w.count >= width) emitWindow(*s, false);
   }
   return 0;
+}
+
+void WriterDb::closeWindows(RunState& run) {
+  for (auto& [key, s] : run.series) emitWindow(*s, true);
 }
 
 bool WriterDb::writeEvent(int64_t runId, const EventInput& e) {
@@ -244,6 +299,7 @@ bool WriterDb::writeCheckpoint(int64_t runId, const std::string& path, int64_t s
 bool WriterDb::finishRun(int64_t runId, const RunFinish& f) {
   RunState* run = live(runId);
   if (!run || run->finishing) return false;
+  closeWindows(*run);
   const TimestampMs now = nowMs();
   Statement update(*m_db,
                    "UPDATE runs SET status = ?2, finished_at_ms = ?3, heartbeat_at_ms = ?3, "

@@ -55,11 +55,23 @@ class WriterDb {
   bool hasLiveRuns() const { return !m_runs.empty(); }
 
  private:
+  /// A window of the recording policy being filled: its extreme points so far.
+  struct Sample {
+    int64_t step = 0;
+    double timeS = 0;
+    double value = 0;
+  };
+  struct Window {
+    int64_t count = 0;
+    std::optional<Sample> min, max, nan;
+    Sample last;
+  };
   struct SeriesState {
     int64_t id = 0;
     int64_t nextSeq = 0;
     SeriesLevels levels;
     bool touched = false;
+    Window window;
   };
   struct KeyView {
     std::string_view name;
@@ -88,9 +100,17 @@ class WriterDb {
 
   RunState* live(int64_t runId);
   SeriesState& seriesFor(int64_t runId, RunState& run, const PointInput& point);
+  void insert(SeriesState& s, int64_t step, double timeS, double value);
+  /// Points per window for a series that has stored `rows` rows (0: store every point).
+  int64_t windowWidth(int64_t rows) const;
+  /// Stores what a window kept, in the order the points came (`final`: its last point too).
+  void emitWindow(SeriesState& s, bool final);
+  /// The run ends: every open window is stored, with its last point.
+  void closeWindows(RunState& run);
   void insertRunChildren(int64_t runId, const NewRun& run);
 
   std::string m_path;
+  WriterOptions m_options;
   std::unique_ptr<Database> m_db;
   std::map<int64_t, RunState> m_runs;
   std::vector<SeriesState*> m_touched;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "stagewise/storage/options.h"
 #include "stagewise/storage/records.h"
 
 namespace stagewise::storage::testing {
@@ -53,6 +54,14 @@ inline bool rawExec(const std::string& path, const std::string& sql) {
   if (!ok && db) qWarning("sqlite: %s", sqlite3_errmsg(db));
   sqlite3_close(db);
   return ok;
+}
+
+/// A store that keeps every point (no recording policy): for tests of lossless writing and of
+/// reads over long raw series.
+inline StoreOptions keepEveryPoint() {
+  StoreOptions o;
+  o.writer.rawPointsPerSeries = 0;
+  return o;
 }
 
 inline NewRun sampleRun(const std::string& name = "sample") {

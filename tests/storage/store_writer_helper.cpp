@@ -29,7 +29,9 @@ int main(int argc, char** argv) {
   const int intervalMs = std::stoi(argv[5]);
   const int seriesCount = std::stoi(argv[6]);
   try {
-    RunStore store(db);
+    StoreOptions options;
+    options.writer.rawPointsPerSeries = 0;  // every point: the tests count them
+    RunStore store(db, options);
     RunWriter& writer = store.writer();
     NewRun run;
     run.name = name;

@@ -64,7 +64,7 @@ class TestDecimation : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    m_store = std::make_unique<RunStore>(m_dir.filePath("d.db").toStdString());
+    m_store = std::make_unique<RunStore>(m_dir.filePath("d.db").toStdString(), keepEveryPoint());
     m_big = writeSeries("big", 1000000, [](int64_t i) {
       if (i == 123457) return 100.0;
       if (i == 876543) return -100.0;

@@ -94,6 +94,8 @@ class TestMigrations : public QObject {
       QCOMPARE(reader.layers(1)[0].outShape, std::vector<int64_t>{512});
       QCOMPARE(reader.events(2).back().kind, std::string("failed"));
       QVERIFY(reader.checkpoints(1).empty());
+      QCOMPARE(reader.checkpoints(2).size(), size_t(fromVersion >= 3 ? 1 : 0));
+      QVERIFY(reader.listStudies().empty());  // v4: the study tables exist, empty
 
       const auto points = reader.loadSeries(1, {"loss", 0, -1});
       QCOMPARE(points.size(), size_t(5000));
@@ -106,7 +108,7 @@ class TestMigrations : public QObject {
       for (const auto& b : plot.buckets) top = std::max(top, b.max);
       QCOMPARE(top, 50.0);
     }
-    QCOMPARE(rawInt(path, "PRAGMA user_version"), 3LL);
+    QCOMPARE(rawInt(path, "PRAGMA user_version"), 4LL);
     QCOMPARE(QString::fromStdString(rawQuery(path, "PRAGMA integrity_check")), QString("ok"));
     for (int series : {1, 2, 3}) {
       const std::string mismatch = levelMismatch(path, series);
@@ -137,10 +139,18 @@ class TestMigrations : public QObject {
     QCOMPARE(rawInt(path, "SELECT count(*) FROM series_levels"), levelRows);
   }
 
+  void fromVersion3() {
+    const std::string path = storeFromFixture("store_v3.sql");
+    QVERIFY(!path.empty());
+    QCOMPARE(rawInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'studies'"), 0LL);
+    checkMigrated(path, 3);
+    QCOMPARE(rawInt(path, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'stud%'"), 4LL);
+  }
+
   void migratedSchemaEqualsNewSchema() {
     const std::string fresh = m_dir.filePath("fresh.db").toStdString();
     { RunStore store(fresh); }
-    for (const char* fixture : {"store_v1.sql", "store_v2.sql"}) {
+    for (const char* fixture : {"store_v1.sql", "store_v2.sql", "store_v3.sql"}) {
       const std::string path = storeFromFixture(fixture);
       { RunStore store(path); }
       QCOMPARE(QString::fromStdString(schemaText(path)), QString::fromStdString(schemaText(fresh)));
@@ -152,7 +162,7 @@ class TestMigrations : public QObject {
     { RunStore store(path); }
     const long long rows = rawInt(path, "SELECT count(*) FROM series_levels");
     RunStore again(path);
-    QCOMPARE(again.schemaVersionFound(), 3);
+    QCOMPARE(again.schemaVersionFound(), 4);
     QCOMPARE(rawInt(path, "SELECT count(*) FROM series_levels"), rows);
   }
 

@@ -4,6 +4,8 @@
 #include <QElapsedTimer>
 #include <QTest>
 #include <atomic>
+#include <cmath>
+#include <map>
 #include <thread>
 
 #include "stagewise/storage/run_reader.h"
@@ -40,6 +42,78 @@ class TestRunWriter : public QObject {
   std::string freshPath() { return m_dir.filePath(QString("w%1.db").arg(++m_count)).toStdString(); }
 
  private Q_SLOTS:
+  void longSeriesKeepFewRowsAndEverySpike() {
+    // The recording policy: a 10^6-step series keeps < 100,000 rows, its first 10,000 points as
+    // they came, every spike, NaN and its last point; the smallest and largest value of any
+    // stretch of steps are kept within the widest window of the policy (128 points here).
+    const std::string path = freshPath();
+    RunStore store(path);
+    RunWriter& w = store.writer();
+    const int64_t id = w.createRun(sampleRun("long"));
+    const int64_t n = 1'000'000;
+    std::vector<double> raw(n);
+    uint64_t rng = 12345;
+    auto next = [&] { return (rng = rng * 6364136223846793005ULL + 1442695040888963407ULL) >> 11; };
+    std::vector<int64_t> spikes, nans;
+    for (int64_t i = 0; i < n; ++i) {
+      raw[i] = 1.0 + 0.001 * static_cast<double>(next() % 1000);
+      // Spikes up and down, more than a window apart; a few NaNs.
+      if (i % 4999 == 17) raw[i] = 100.0 + static_cast<double>(i), spikes.push_back(i);
+      if (i % 7001 == 33) raw[i] = -100.0 - static_cast<double>(i), spikes.push_back(i);
+      if (i % 190001 == 1234) raw[i] = std::nan(""), nans.push_back(i);
+    }
+    raw[n - 1] = 1.0005;  // the last value, an ordinary one
+    for (int64_t start = 0; start < n; start += 50'000) {
+      std::vector<PointInput> batch;
+      for (int64_t i = start; i < std::min(n, start + 50'000); ++i)
+        batch.push_back({"loss", 0, -1, i, i * 0.001, raw[i]});
+      w.appendPoints(id, std::move(batch));
+    }
+    w.finishRun(id, RunFinish{});
+    w.flush();
+    RunReader reader(store);
+    const auto stored = reader.loadSeries(id, {"loss", 0, -1});
+    qInfo("10^6 points kept as %zu rows", stored.size());
+    QVERIFY2(stored.size() < 100'000, qPrintable(QString::number(stored.size())));
+    QVERIFY(stored.size() > 50'000);
+    QCOMPARE(reader.findSeries(id, {"loss", 0, -1})->pointCount, int64_t(stored.size()));
+    for (int64_t i = 0; i < 10'000; ++i) {
+      QCOMPARE(stored[i].step, i);
+      if (!std::isnan(raw[i])) QCOMPARE(stored[i].value, raw[i]);
+    }
+    std::map<int64_t, double> byStep;
+    for (size_t i = 1; i < stored.size(); ++i) QVERIFY(stored[i].step > stored[i - 1].step);
+    for (const auto& p : stored) byStep[p.step] = p.value;
+    QVERIFY(spikes.size() > 100);
+    for (int64_t i : spikes)
+      QVERIFY2(byStep.count(i) && byStep[i] == raw[i], qPrintable(QString::number(i)));
+    QVERIFY(!nans.empty());
+    for (int64_t i : nans)
+      QVERIFY2(byStep.count(i) && std::isnan(byStep[i]), qPrintable(QString::number(i)));
+    QCOMPARE(stored.back().step, n - 1);
+    QCOMPARE(stored.back().value, 1.0005);
+    // Any stretch [a, b]: the rows within 128 steps of it hold a value <= its minimum and one
+    // >= its maximum (a window never spans more than 128 points here).
+    for (int trial = 0; trial < 2000; ++trial) {
+      const int64_t a = static_cast<int64_t>(next() % n);
+      const int64_t b = std::min(n - 1, a + static_cast<int64_t>(next() % 20000));
+      double lo = INFINITY, hi = -INFINITY;
+      for (int64_t i = a; i <= b; ++i)
+        if (!std::isnan(raw[i])) lo = std::min(lo, raw[i]), hi = std::max(hi, raw[i]);
+      double slo = INFINITY, shi = -INFINITY;
+      for (auto it = byStep.lower_bound(a - 128); it != byStep.end() && it->first <= b + 128; ++it)
+        if (!std::isnan(it->second))
+          slo = std::min(slo, it->second), shi = std::max(shi, it->second);
+      QVERIFY(slo <= lo);
+      QVERIFY(shi >= hi);
+    }
+    // Summary levels of the stored rows are exact: the plot's tallest column is the top spike.
+    const auto plot = reader.loadDecimated(id, {"loss", 0, -1}, 500);
+    double top = 0;
+    for (const auto& bucket : plot.buckets) top = std::max(top, bucket.max);
+    QCOMPARE(top, 100.0 + static_cast<double>(n - 1 - (n - 1 - 17) % 4999));
+  }
+
   void commitsWithinTheDelayWithoutFlush() {
     RunStore store(freshPath());
     const int64_t id = store.writer().createRun(sampleRun());
@@ -71,7 +145,7 @@ class TestRunWriter : public QObject {
   }
 
   void manyProducersLoseNothing() {
-    RunStore store(freshPath());
+    RunStore store(freshPath(), keepEveryPoint());
     RunWriter& w = store.writer();
     const int64_t id = w.createRun(sampleRun());
     constexpr int kThreads = 6;
@@ -214,7 +288,7 @@ class TestRunWriter : public QObject {
   }
 
   void readersDoNotBlockTheWriter() {
-    RunStore store(freshPath());
+    RunStore store(freshPath(), keepEveryPoint());
     RunWriter& w = store.writer();
     const int64_t a = w.createRun(sampleRun("a"));
     const int64_t b = w.createRun(sampleRun("b"));

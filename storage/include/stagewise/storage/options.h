@@ -27,6 +27,13 @@ struct WriterOptions {
   /// every retryInterval for this long, so the run is recorded once the lock goes, before its
   /// creation fails (the caller then trains unrecorded and says so).
   std::chrono::milliseconds createRetry{60000};
+  /// The recording policy for long series (docs/storage.md): a series keeps its first
+  /// `rawPointsPerSeries` points as they came; after that every window of W points keeps its
+  /// smallest and largest point (a NaN point too), with W = 4, then doubling every
+  /// `rowsPerPhase` stored rows, so rows grow with the log of the points (a 10^6-step series
+  /// keeps < 100,000) and the min and max over any whole windows stay exact. 0: keep every point.
+  int64_t rawPointsPerSeries = 10000;
+  int64_t rowsPerPhase = 10000;
 };
 
 struct StoreOptions {

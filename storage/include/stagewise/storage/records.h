@@ -121,6 +121,60 @@ struct RunRecord {
   std::string summaryJson;
 };
 
+/// Life cycle of a study (a sweep of runs): `Interrupted`, its process died before it wrote a
+/// final status; `Stopped`, the user stopped it; both can be resumed.
+enum class StudyStatus { Running, Stopped, Interrupted, Completed };
+std::string toString(StudyStatus status);
+std::optional<StudyStatus> studyStatusFromString(std::string_view text);
+
+/// One varied key of a study and its values, a JSON array (`[0.001,0.0003]`).
+struct StudyKeyRecord {
+  std::string key;
+  std::string valuesJson;
+};
+
+/// Everything a study starts with (RunStore::createStudy).
+struct NewStudy {
+  std::string name;
+  std::string baseSpecJson;  ///< the base experiment with the study's --set applied
+  std::vector<StudyKeyRecord> keys;
+  int seeds = 1;
+  int sample = 0;  ///< > 0: that many grid points drawn at random
+  int64_t sampleSeed = 1;
+  std::optional<double> target;  ///< the accuracy for time-to-target; empty: the default
+  int runsTotal = 0;             ///< grid points x seeds (or sample x seeds)
+};
+
+/// A study as listed and shown.
+struct StudyRecord {
+  int64_t id = 0;
+  std::string name;
+  TimestampMs createdAtMs = 0;
+  std::optional<TimestampMs> finishedAtMs;
+  StudyStatus status = StudyStatus::Running;
+  std::string baseSpecJson;
+  std::vector<StudyKeyRecord> keys;
+  int seeds = 1;
+  int sample = 0;
+  int64_t sampleSeed = 1;
+  std::optional<double> target;
+  int runsTotal = 0;
+  int runsCompleted = 0;  ///< points with a completed run that is not replaced
+  WriterInfo writer;
+};
+
+/// A run's place in a study: which point of its order it makes (a run shared by points whose
+/// resolved specs are equal is linked once per point). `replaced`: a stopped or interrupted run
+/// that was run again from the start; it stays in the store, linked, and no longer counts.
+struct StudyRunRecord {
+  int point = 0;
+  int64_t runId = 0;
+  int64_t seed = 1;
+  std::string valuesJson;  ///< the point's values, a JSON array in key order
+  bool replaced = false;
+  RunStatus runStatus = RunStatus::Running;
+};
+
 /// Identifies a series within a run: per-stage series carry the stage, run series stage -1,
 /// per-layer series a layer >= 0 (docs/metrics.md).
 struct SeriesKey {

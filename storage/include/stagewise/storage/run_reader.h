@@ -2,6 +2,7 @@
 // Reading the run store: listing runs, their details and their series.
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,7 @@ struct RunFilter {
   std::optional<TimestampMs> createdFrom;  ///< inclusive
   std::optional<TimestampMs> createdTo;    ///< exclusive
   std::vector<std::string> tags;           ///< carries every one of these tags (exact)
+  std::optional<int64_t> study;            ///< linked to this study (replaced runs included)
 };
 
 /// Sort order of listRuns. Runs with no value in the column (e.g. no test accuracy yet) come
@@ -88,6 +90,20 @@ class RunReader {
   /// The dotted spec keys whose values differ between the runs, in key order. Throws StoreError
   /// for an unknown run id.
   std::vector<SpecDifference> diffSpecs(const std::vector<int64_t>& runIds);
+
+  // ---- studies
+  /// Every study, newest first, with its keys and counts (baseSpecJson left empty).
+  std::vector<StudyRecord> listStudies();
+  /// One study with everything, or nullopt.
+  std::optional<StudyRecord> study(int64_t studyId);
+  /// The study's runs by point, then run id (replaced ones included, flagged).
+  std::vector<StudyRunRecord> studyRuns(int64_t studyId);
+  /// One series of every run linked to the study, by run id, in one read (a study's
+  /// evaluations for time-to-target).
+  std::map<int64_t, std::vector<SeriesPoint>> studySeries(int64_t studyId, const SeriesKey& key);
+  /// A number from the summary JSON of every run linked to the study (`jsonPath` as SQLite's
+  /// json_extract takes it, e.g. "$.train_flops"); runs without it are left out.
+  std::map<int64_t, double> studySummaryNumbers(int64_t studyId, const std::string& jsonPath);
 
   // ---- series
   /// The run's series ordered by name, stage, layer.

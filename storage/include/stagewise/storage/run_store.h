@@ -56,6 +56,25 @@ class RunStore {
   /// Refuses (StoreError) an unknown id or a run that is still being recorded.
   void deleteRuns(const std::vector<int64_t>& runIds);
 
+  // Studies. A study being run holds a lock like a run's (`<db>.study-<id>.lock`); opening the
+  // store and recoverStaleRuns() mark a `running` study whose process is gone `interrupted`.
+  /// Creates a `running` study written by this process. Throws StoreError.
+  int64_t createStudy(const NewStudy& study);
+  /// Takes a study that is not running back to `running` in this process (a completed one too,
+  /// to run again what failed). Refuses (StoreError) an unknown id or a study that another
+  /// process is still running.
+  void resumeStudy(int64_t studyId);
+  /// Links a run to a point of the study (idempotent).
+  void linkStudyRun(int64_t studyId, const StudyRunRecord& link);
+  /// Marks the run's links in the study replaced (it is run again from the start).
+  void markStudyRunReplaced(int64_t studyId, int64_t runId);
+  /// The study's final status (stopped or completed) or the target it was shown with; releases
+  /// its lock when final.
+  void finishStudy(int64_t studyId, StudyStatus status);
+  void setStudyTarget(int64_t studyId, std::optional<double> target);
+  /// Deletes studies with their links (not their runs), all or none; refuses a live one.
+  void deleteStudies(const std::vector<int64_t>& studyIds);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
