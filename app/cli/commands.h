@@ -12,8 +12,11 @@ int inspectCommand(const std::vector<std::string>& args);
 int launchCommand(const std::vector<std::string>& args);
 /// `runs resume ID`: continues a stored run from its newest checkpoint (needs the store).
 int runsResumeCommand(const std::vector<std::string>& args);
+/// `study run|resume|list|show|export` (needs the store).
+int studyCommand(const std::vector<std::string>& args);
 
 /// Reads --config FILE and applies every --set override. Throws SpecError / UsageError.
-engine::ExperimentSpec specFromArgs(const std::string& configPath, const std::vector<std::string>& sets);
+engine::ExperimentSpec specFromArgs(const std::string& configPath,
+                                    const std::vector<std::string>& sets);
 
 }  // namespace stagewise::cli

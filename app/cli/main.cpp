@@ -29,6 +29,8 @@ commands:
            print the layer table, each stage's cost share and the predicted speed-up
   runs     list|show|export|tag|note|delete ... (the run store; 'runs --help')
   runs resume ID [--db PATH] [--set key=value]...  continue a stored run from its newest checkpoint
+  study    run|resume|list|show|export ... sweep settings over seeds, one run at a time, and
+           group the runs: mean ± std, time-to-target, the front ('study --help')
   --version  the version of stagewise-cli, LibTorch and the BLAS it uses
 
   --set overrides any key of the experiment, its value read as JSON where it parses:
@@ -61,7 +63,8 @@ int main(int argc, char** argv) {
   const std::string command = args[0];
   // Commands that train, or report what training will use: idle OpenMP workers spin briefly.
   if (command == "train" || command == "launch" || command == "inspect" ||
-      (command == "runs" && args.size() > 1 && args[1] == "resume"))
+      (command == "runs" && args.size() > 1 && args[1] == "resume") ||
+      (command == "study" && args.size() > 1 && (args[1] == "run" || args[1] == "resume")))
     stagewise::engine::ensureOmpWaitDefault(argv);
   args.erase(args.begin());
   try {
@@ -73,9 +76,10 @@ int main(int argc, char** argv) {
       return stagewise::cli::runsResumeCommand(
           std::vector<std::string>(args.begin() + 1, args.end()));
     if (command == "runs") return stagewise::cli::runsCommand(args, std::cout, std::cerr);
+    if (command == "study") return stagewise::cli::studyCommand(args);
 #endif
     std::cerr << "error: unknown command '" << command
-              << "'; use train, launch, inspect or runs (see --help)\n";
+              << "'; use train, launch, inspect, runs or study (see --help)\n";
     return 2;
   } catch (const stagewise::cli::UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";

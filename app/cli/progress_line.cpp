@@ -28,7 +28,9 @@ void ProgressPrinter::onEvent(const engine::RunEvent& e) {
     return;
   std::lock_guard lock(m_mutex);
   if (m_lineOpen) m_out << "\n", m_lineOpen = false;
-  const char* tag = e.kind == EventKind::Failed ? "failed" : e.kind == EventKind::Warning ? "warning" : "info";
+  const char* tag = e.kind == EventKind::Failed    ? "failed"
+                    : e.kind == EventKind::Warning ? "warning"
+                                                   : "info";
   m_out << "[" << tag << "] " << e.message << std::endl;
 }
 
@@ -47,19 +49,23 @@ void ProgressPrinter::tick(const engine::Progress& p) {
   std::lock_guard lock(m_mutex);
   const double frac = static_cast<double>(p.step) / static_cast<double>(p.totalSteps);
   char line[256];
-  std::snprintf(line, sizeof line, "step %lld/%lld %5.1f%% | %7.0f samples/s | loss %.4f%s | %s elapsed, ETA %s",
+  std::snprintf(line, sizeof line,
+                "step %lld/%lld %5.1f%% | %7.0f samples/s | loss %.4f%s | %s elapsed, ETA %s",
                 static_cast<long long>(p.step), static_cast<long long>(p.totalSteps), 100 * frac,
                 p.samplesPerSec, m_lastLoss,
-                m_testAccuracy >= 0 ? (" | test acc " + std::to_string(m_testAccuracy).substr(0, 6)).c_str() : "",
+                m_testAccuracy >= 0
+                    ? (" | test acc " + std::to_string(m_testAccuracy).substr(0, 6)).c_str()
+                    : "",
                 formatDuration(p.elapsedS).c_str(), formatDuration(p.etaS).c_str());
+  const std::string context = m_context ? m_context(p) : std::string();
   if (m_terminal) {
-    m_out << "\r\033[K" << line << std::flush;
+    m_out << "\r\033[K" << context << line << std::flush;
     m_lineOpen = true;
   } else {
     const int decile = static_cast<int>(frac * 10);
     if (decile != m_lastDecile) {
       m_lastDecile = decile;
-      m_out << line << std::endl;
+      m_out << context << line << std::endl;
     }
   }
 }

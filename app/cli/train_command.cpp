@@ -14,6 +14,7 @@
 #include "stagewise/engine/engine.h"
 #include "stagewise/engine/observer_fanout.h"
 #include "summary_json.h"
+#include "train_run.h"
 #ifdef STAGEWISE_HAVE_STORE
 #include "stagewise/recorder/recorder.h"
 #include "stagewise/storage/paths.h"
@@ -29,6 +30,77 @@ extern "C" void onSignal(int sig) {
   g_signal.store(sig);
 }
 }  // namespace
+
+void installStopSignals() {
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+}
+
+int stopSignal() {
+  return g_signal.load();
+}
+
+TrainOutcome trainInProcess(const engine::ExperimentSpec& spec, const engine::RunOptions& options,
+                            storage::RunStore* store, std::optional<int64_t> resumeRunId,
+                            ProgressPrinter& printer,
+                            const std::function<void(int64_t)>& onRecorded) {
+  engine::ObserverFanout fanout;
+  fanout.add(&printer);
+  TrainOutcome outcome;
+#ifdef STAGEWISE_HAVE_STORE
+  std::unique_ptr<recorder::Recorder> rec;
+  if (store) {
+    recorder::RecorderOptions recOptions;
+    recOptions.resumeRunId = resumeRunId;
+    // Disk full, store locked, points lost: said while the run goes on (from the writer thread).
+    recOptions.onStoreNotice = [](const storage::WriterNotice& n) {
+      std::cerr << "\n[" << (n.kind == storage::WriterNotice::Kind::Recovered ? "info" : "warning")
+                << "] " << n.message << std::endl;
+    };
+    rec = std::make_unique<recorder::Recorder>(*store, recOptions);
+    fanout.add(rec.get());
+  }
+#else
+  (void)store;
+  (void)resumeRunId;
+#endif
+  auto run = engine::createRun(spec, &fanout, options);
+  installStopSignals();
+  run->start();
+  bool stopAsked = false;
+  bool announced = false;
+  auto announce = [&] {
+#ifdef STAGEWISE_HAVE_STORE
+    if (!announced && rec && onRecorded)
+      if (const auto id = rec->runId()) {
+        announced = true;
+        onRecorded(*id);
+      }
+#endif
+  };
+  while (!run->waitFor(std::chrono::milliseconds(200))) {
+    announce();
+    if (g_signal.load() && !stopAsked) {
+      stopAsked = true;
+      printer.done();
+      std::cerr << "[info] stopping (signal " << g_signal.load()
+                << "); the run is kept as 'stopped'\n";
+      run->requestStop();
+    }
+    printer.tick(run->progress());
+  }
+  outcome.summary = run->wait();
+  printer.tick(run->progress());
+  printer.done();
+  announce();
+#ifdef STAGEWISE_HAVE_STORE
+  if (rec) {
+    outcome.runId = rec->runId();
+    outcome.storeError = rec->error();
+  }
+#endif
+  return outcome;
+}
 
 engine::ExperimentSpec specFromArgs(const std::string& given,
                                     const std::vector<std::string>& sets) {
@@ -154,54 +226,24 @@ int trainCommand(const std::vector<std::string>& argv) {
 
   const bool json = args.flag("--json");
   ProgressPrinter printer(std::cerr, isatty(STDERR_FILENO) != 0, args.flag("--quiet"));
-  engine::ObserverFanout fanout;
-  fanout.add(&printer);
-
-  std::optional<int64_t> runId;
+  std::optional<int64_t> resumeRunId;
 #ifdef STAGEWISE_HAVE_STORE
   std::unique_ptr<storage::RunStore> store;
-  std::unique_ptr<recorder::Recorder> rec;
   if (record) {
     store = std::make_unique<storage::RunStore>(storage::resolveDbPath(args.value("--db")));
-    recorder::RecorderOptions recOptions;
-    if (checkpoint) recOptions.resumeRunId = runOwning(*store, *checkpoint);
-    // Disk full, store locked, points lost: said while the run goes on (from the writer thread).
-    recOptions.onStoreNotice = [](const storage::WriterNotice& n) {
-      std::cerr << "\n[" << (n.kind == storage::WriterNotice::Kind::Recovered ? "info" : "warning")
-                << "] " << n.message << std::endl;
-    };
-    rec = std::make_unique<recorder::Recorder>(*store, recOptions);
-    fanout.add(rec.get());
+    if (checkpoint) resumeRunId = runOwning(*store, *checkpoint);
   }
+  storage::RunStore* storePtr = store.get();
 #else
   (void)record;
+  storage::RunStore* storePtr = nullptr;
   if (args.value("--db")) std::cerr << "[warning] this build has no run store; --db is ignored\n";
 #endif
-
-  auto run = engine::createRun(spec, &fanout, options);
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
-  run->start();
-  bool stopAsked = false;
-  while (!run->waitFor(std::chrono::milliseconds(200))) {
-    if (g_signal.load() && !stopAsked) {
-      stopAsked = true;
-      std::cerr << "\n[info] stopping (signal " << g_signal.load()
-                << "); the run is kept as 'stopped'\n";
-      run->requestStop();
-    }
-    printer.tick(run->progress());
-  }
-  engine::RunSummary summary = run->wait();
-  printer.tick(run->progress());
-  printer.done();
-#ifdef STAGEWISE_HAVE_STORE
-  if (rec) {
-    runId = rec->runId();
-    if (!rec->error().empty())
-      std::cerr << "[warning] not everything was recorded: " << rec->error() << "\n";
-  }
-#endif
+  const TrainOutcome outcome = trainInProcess(spec, options, storePtr, resumeRunId, printer);
+  const engine::RunSummary& summary = outcome.summary;
+  const std::optional<int64_t> runId = outcome.runId;
+  if (!outcome.storeError.empty())
+    std::cerr << "[warning] not everything was recorded: " << outcome.storeError << "\n";
   if (json) {
     std::cout << summaryJson(summary, runId).dump() << std::endl;
   } else {

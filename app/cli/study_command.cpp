@@ -1,0 +1,561 @@
+// stagewise-cli study run|resume|list|show|export: a setting swept over seeds, run one run at a
+// time in this process (the runs `train` would make), kept in the run store and grouped.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "presets.h"
+#include "stagewise/engine/checkpoint.h"
+#include "stagewise/engine/dataset.h"
+#include "stagewise/engine/engine.h"
+#include "stagewise/engine/partition.h"
+#include "stagewise/storage/paths.h"
+#include "stagewise/storage/run_reader.h"
+#include "stagewise/storage/run_store.h"
+#include "stagewise/study/results.h"
+#include "train_run.h"
+
+namespace stagewise::cli {
+
+namespace {
+
+using nlohmann::ordered_json;
+using study::GridPoint;
+using study::PointWork;
+using study::StudyPlan;
+
+const char* kStudyUsage = R"(usage: stagewise-cli study <command> [options]
+
+  run     --config FILE --vary KEY=JSON_LIST [--vary ...] [--seeds N] [--sample N]
+          [--set k=v]... [--name NAME] [--target ACC] [--db PATH] [--json] [--quiet]
+          sweep the keys over their values (a Cartesian grid, or N points drawn from it) and
+          seeds 1..N, one run at a time; Ctrl+C stops the current run (kept) and the study
+  resume  ID [--db PATH] [--json] [--quiet]
+          continue a stopped or killed study: completed runs are kept, a stopped run continues
+          from its newest checkpoint, any other runs again (the old record stays, replaced)
+  list    [--db PATH] [--json]
+  show    ID [--db PATH] [--json] [--target ACC]
+          one row per group (equal in every key but the seed): n, mean ± std of test accuracy,
+          samples/s and wall time, time-to-target, and whether it is on the front
+  export  ID [--db PATH] [--format csv|json] [--out FILE]   one row per run
+
+  The experiment's "study" object ({"vary": {"train.lr": [0.001, 0.0003]}, "seeds": 3, ...})
+  gives the same settings as the options; the options win.
+  exit codes: 0 every run completed, 1 a run failed, 2 bad input, 130 stopped
+)";
+
+int64_t parseId(const Args& args, const char* what) {
+  if (args.positional().size() != 1)
+    throw UsageError(std::string("study ") + what + " needs one study id (see 'study list')");
+  const std::string& text = args.positional()[0];
+  try {
+    size_t used = 0;
+    const long long id = std::stoll(text, &used);
+    if (used == text.size() && id > 0) return id;
+  } catch (const std::exception&) {
+  }
+  throw UsageError("a study id is a positive number, got '" + text + "'");
+}
+
+double parseTarget(const std::string& text) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && v > 0 && v <= 1) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError("--target is a test accuracy in (0, 1], got '" + text + "'");
+}
+
+int parseCount(const std::string& flag, const std::string& text, int least) {
+  try {
+    size_t used = 0;
+    const int v = std::stoi(text, &used);
+    if (used == text.size() && v >= least) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(flag + " needs a whole number of at least " + std::to_string(least) + ", got '" +
+                   text + "'");
+}
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("cannot open experiment file '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The settings of an experiment's "study" object.
+struct StudyObject {
+  std::vector<study::VariedKey> keys;
+  std::optional<int> seeds, sample;
+  std::optional<int64_t> sampleSeed;
+  std::optional<std::string> name;
+  std::optional<double> target;
+};
+
+StudyObject readStudyObject(const ordered_json& s, const std::string& file) {
+  StudyObject out;
+  auto bad = [&](const std::string& key, const std::string& what) {
+    return UsageError(file + ": study." + key + ": " + what);
+  };
+  for (const auto& [key, value] : s.items()) {
+    if (key == "vary") {
+      if (!value.is_object())
+        throw bad("vary", "expected an object of key: [values], like {\"train.lr\": [0.001]}");
+      for (const auto& [k, list] : value.items()) {
+        if (!list.is_array() || list.empty())
+          throw bad("vary." + k, "expected a non-empty list of values");
+        study::VariedKey v;
+        v.key = k;
+        for (const auto& x : list) v.values.push_back(x.dump());
+        out.keys.push_back(std::move(v));
+      }
+    } else if (key == "seeds" || key == "sample") {
+      if (!value.is_number_integer() || value.get<int64_t>() < (key == "seeds" ? 1 : 0))
+        throw bad(key, key == "seeds" ? "expected a whole number >= 1" : "expected a whole number");
+      (key == "seeds" ? out.seeds : out.sample) = value.get<int>();
+    } else if (key == "sample_seed") {
+      if (!value.is_number_integer()) throw bad(key, "expected a whole number");
+      out.sampleSeed = value.get<int64_t>();
+    } else if (key == "name") {
+      if (!value.is_string()) throw bad(key, "expected a string");
+      out.name = value.get<std::string>();
+    } else if (key == "target") {
+      if (!value.is_number() || !(value.get<double>() > 0 && value.get<double>() <= 1))
+        throw bad(key, "expected a test accuracy in (0, 1]");
+      out.target = value.get<double>();
+    } else {
+      throw bad(key, "unknown key (use vary, seeds, sample, sample_seed, name, target)");
+    }
+  }
+  return out;
+}
+
+/// One point resolved: its spec, checked as `train` would check it.
+struct ResolvedPoint {
+  engine::ExperimentSpec spec;
+  std::string identity;
+};
+
+ResolvedPoint resolvePoint(const std::string& base, const StudyPlan& plan, const GridPoint& point,
+                           std::map<std::string, engine::InputShape>& shapes) {
+  const std::string where = "grid point " + std::to_string(point.index + 1) + " (" +
+                            study::describePoint(plan, point) + ")";
+  try {
+    ResolvedPoint r;
+    r.spec = engine::parseSpec(engine::applyOverrides(base, study::pointSets(plan, point)));
+    const std::string datasetKey = r.spec.dataset.kind + "\n" + r.spec.dataset.path;
+    auto it = shapes.find(datasetKey);
+    if (it == shapes.end())
+      it = shapes.emplace(datasetKey, engine::probeInputShape(r.spec.dataset)).first;
+    const engine::ModelPlan plan = engine::planModel(r.spec.model, it->second);
+    auto problems = engine::validateSpec(r.spec, static_cast<int>(plan.layers.size()),
+                                         engine::engineInfo().devices);
+    if (problems.empty()) problems = engine::validatePartition(r.spec, plan);
+    if (!problems.empty())
+      throw UsageError(where + ": " + problems.front().field + ": " + problems.front().message);
+    r.identity = study::specIdentity(engine::specToJson(r.spec));
+    return r;
+  } catch (const engine::SpecError& e) {
+    throw UsageError(where + ": " + e.what());
+  } catch (const engine::DatasetError& e) {
+    throw UsageError(where + ": " + e.what());
+  }
+}
+
+/// Runs a study's pending points in order, one at a time.
+class StudyRunner {
+ public:
+  StudyRunner(storage::RunStore& store, const storage::StudyRecord& record, StudyPlan plan,
+              bool quiet, bool json)
+      : m_store(store), m_study(record), m_plan(std::move(plan)), m_quiet(quiet), m_json(json) {}
+
+  int execute(const std::vector<PointWork>& work) {
+    std::map<std::string, engine::InputShape> shapes;
+    std::vector<ResolvedPoint> resolved;
+    for (const auto& w : work)
+      resolved.push_back(resolvePoint(m_study.baseSpecJson, m_plan, w.point, shapes));
+    // Points whose resolved specs are equal share one run (backprop ignores the cuts, say).
+    std::map<std::string, int64_t> completedBy;
+    for (size_t i = 0; i < work.size(); ++i)
+      if (work[i].kind == PointWork::Kind::Done) completedBy[resolved[i].identity] = work[i].runId;
+    size_t toRun = 0;
+    for (const auto& w : work) toRun += w.kind != PointWork::Kind::Done;
+
+    const auto studyStart = std::chrono::steady_clock::now();
+    size_t finished = 0;
+    std::vector<std::string> failures;
+    installStopSignals();
+    for (size_t i = 0; i < work.size(); ++i) {
+      const PointWork& w = work[i];
+      const GridPoint& point = w.point;
+      const std::string what = study::describePoint(m_plan, point);
+      auto link = [&](int64_t runId) {
+        storage::StudyRunRecord l;
+        l.point = point.index;
+        l.runId = runId;
+        l.seed = point.seed;
+        l.valuesJson = valuesJson(point);
+        m_store.linkStudyRun(m_study.id, l);
+      };
+      if (w.kind == PointWork::Kind::Done) continue;
+      if (auto shared = completedBy.find(resolved[i].identity); shared != completedBy.end()) {
+        link(shared->second);
+        ++finished;
+        if (!m_quiet)
+          std::cerr << "[info] run " << point.index + 1 << " of " << work.size() << " (" << what
+                    << ") is the same run as run " << shared->second << ": shared\n";
+        continue;
+      }
+
+      engine::ExperimentSpec spec = resolved[i].spec;
+      engine::RunOptions options;
+      std::optional<int64_t> resumeRunId;
+      if (w.kind == PointWork::Kind::Continue) {
+        try {
+          const engine::CheckpointInfo info = engine::readCheckpointInfo(w.checkpointPath);
+          spec = engine::parseSpec(info.specJson);
+          options.resumeFrom = info.path;
+          resumeRunId = w.runId;
+        } catch (const std::exception& e) {
+          std::cerr << "[warning] run " << w.runId << " cannot continue from " << w.checkpointPath
+                    << " (" << e.what() << "); running it again\n";
+          m_store.markStudyRunReplaced(m_study.id, w.runId);
+        }
+      } else {
+        for (int64_t old : w.replaces) m_store.markStudyRunReplaced(m_study.id, old);
+      }
+      if (!resumeRunId) {
+        spec.name = m_study.name + " · " + what;
+        // Runs of one study never share a checkpoint folder.
+        if (!spec.checkpoint.dir.empty())
+          spec.checkpoint.dir +=
+              "/study-" + std::to_string(m_study.id) + "-run-" + std::to_string(point.index + 1);
+      }
+
+      ProgressPrinter printer(std::cerr, isatty(STDERR_FILENO) != 0, m_quiet);
+      const size_t ordinal = finished;
+      printer.setContext([&, ordinal](const engine::Progress& p) {
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - studyStart).count();
+        const double part =
+            p.totalSteps > 0 ? static_cast<double>(p.step) / static_cast<double>(p.totalSteps) : 0;
+        const double fraction = (static_cast<double>(ordinal) + part) / static_cast<double>(toRun);
+        const double eta = fraction > 0.002 ? elapsed * (1 - fraction) / fraction : -1;
+        return "[run " + std::to_string(point.index + 1) + " of " + std::to_string(work.size()) +
+               ", study ETA " + formatDuration(eta) + "] ";
+      });
+      if (!m_quiet)
+        std::cerr << "[info] run " << point.index + 1 << " of " << work.size() << ": " << what
+                  << (resumeRunId ? " (continuing run " + std::to_string(*resumeRunId) + ")" : "")
+                  << "\n";
+      TrainOutcome outcome;
+      try {
+        outcome = trainInProcess(spec, options, &m_store, resumeRunId, printer, link);
+      } catch (const std::exception& e) {
+        // A run that cannot start (its checkpoint does not fit, say) fails; the study goes on.
+        failures.push_back(what + ": " + e.what());
+        std::cerr << "[failed] " << what << ": " << e.what() << "\n";
+        ++finished;
+        continue;
+      }
+      ++finished;
+      if (!outcome.storeError.empty())
+        std::cerr << "[warning] not everything was recorded: " << outcome.storeError << "\n";
+      const auto status = outcome.summary.status;
+      if (status == engine::RunStatus::Completed && outcome.runId)
+        completedBy[resolved[i].identity] = *outcome.runId;
+      if (status == engine::RunStatus::Failed)
+        failures.push_back(what + ": " + outcome.summary.error);
+      if (stopSignal()) {
+        m_store.finishStudy(m_study.id, storage::StudyStatus::Stopped);
+        std::cerr << "[info] study " << m_study.id << " stopped; continue it with: stagewise-cli "
+                  << "study resume " << m_study.id << " --db " << m_store.path() << "\n";
+        report();
+        return 130;
+      }
+    }
+    m_store.finishStudy(m_study.id, storage::StudyStatus::Completed);
+    for (const auto& f : failures) std::cerr << "[failed] " << f << "\n";
+    report();
+    return failures.empty() ? 0 : 1;
+  }
+
+ private:
+  std::string valuesJson(const GridPoint& point) const {
+    std::string out = "[";
+    for (size_t i = 0; i < point.values.size(); ++i) out += (i ? "," : "") + point.values[i];
+    return out + "]";
+  }
+
+  void report() const {
+    storage::RunReader reader(m_store);
+    const study::StudyResults results = study::loadStudyResults(reader, m_study.id);
+    if (m_json)
+      std::cout << study::showJson(results) << std::endl;
+    else
+      std::cout << study::showTable(results);
+  }
+
+  storage::RunStore& m_store;
+  storage::StudyRecord m_study;
+  StudyPlan m_plan;
+  bool m_quiet, m_json;
+};
+
+int studyRun(const std::vector<std::string>& argv) {
+  Args args(argv,
+            {"--config", "--seeds", "--sample", "--sample-seed", "--name", "--target", "--db"},
+            {"--vary", "--set"}, {"--json", "--quiet", "--help"});
+  if (args.flag("--help")) {
+    std::cout << kStudyUsage;
+    return 0;
+  }
+  if (!args.positional().empty())
+    throw UsageError("unexpected argument '" + args.positional()[0] + "'");
+  const std::string path = resolveConfig(args.required("--config"));
+  const std::string text = readText(path);
+  ordered_json doc = ordered_json::parse(text, nullptr, false);
+  StudyObject fromFile;
+  if (doc.is_object() && doc.contains("study")) {
+    if (!doc["study"].is_object()) throw UsageError(path + ": study: expected an object");
+    fromFile = readStudyObject(doc["study"], path);
+    doc.erase("study");
+  }
+  // The base: the file without its study, with --set applied (the runs add each point's keys).
+  std::string base = doc.is_discarded() ? text : doc.dump(2);
+  try {
+    const auto sets = args.values("--set");
+    if (!sets.empty()) base = engine::applyOverrides(base, sets);
+    engine::parseSpec(base);
+  } catch (const engine::SpecError& e) {
+    throw engine::SpecError(e.field(), e.message(), path);
+  }
+
+  StudyPlan plan;
+  plan.keys = fromFile.keys;
+  try {
+    for (const std::string& v : args.values("--vary")) {
+      study::VariedKey key = study::parseVary(v);
+      bool replaced = false;
+      for (auto& k : plan.keys)
+        if (k.key == key.key && !replaced) k = key, replaced = true;
+      if (!replaced) plan.keys.push_back(std::move(key));
+    }
+  } catch (const study::StudyError& e) {
+    throw UsageError(e.what());
+  }
+  plan.seeds = fromFile.seeds.value_or(1);
+  if (auto s = args.value("--seeds")) plan.seeds = parseCount("--seeds", *s, 1);
+  plan.sample = fromFile.sample.value_or(0);
+  if (auto s = args.value("--sample")) plan.sample = parseCount("--sample", *s, 1);
+  plan.sampleSeed = static_cast<uint64_t>(fromFile.sampleSeed.value_or(1));
+  if (auto s = args.value("--sample-seed"))
+    plan.sampleSeed = static_cast<uint64_t>(parseCount("--sample-seed", *s, 0));
+  std::optional<double> target = fromFile.target;
+  if (auto t = args.value("--target")) target = parseTarget(*t);
+  if (plan.keys.empty() && plan.seeds == 1)
+    throw UsageError("a study varies something: give --vary KEY=JSON_LIST or --seeds N (N > 1)");
+
+  std::vector<GridPoint> points;
+  try {
+    points = study::expandGrid(plan);
+  } catch (const study::StudyError& e) {
+    throw UsageError(e.what());
+  }
+  // Every point is checked before anything runs or is stored.
+  std::map<std::string, engine::InputShape> shapes;
+  for (const auto& p : points) resolvePoint(base, plan, p, shapes);
+
+  std::string name = args.value("--name").value_or(fromFile.name.value_or(""));
+  if (name.empty()) {
+    const engine::ExperimentSpec spec = engine::parseSpec(base);
+    name = (spec.name.empty() ? std::string("experiment") : spec.name) + " study";
+  }
+  storage::RunStore store(storage::resolveDbPath(args.value("--db")));
+  storage::NewStudy ns;
+  ns.name = name;
+  ns.baseSpecJson = base;
+  for (const auto& k : plan.keys) {
+    std::string list = "[";
+    for (size_t i = 0; i < k.values.size(); ++i) list += (i ? "," : "") + k.values[i];
+    ns.keys.push_back({k.key, list + "]"});
+  }
+  ns.seeds = plan.seeds;
+  ns.sample = plan.sample;
+  ns.sampleSeed = static_cast<int64_t>(plan.sampleSeed);
+  ns.target = target;
+  ns.runsTotal = static_cast<int>(points.size());
+  const int64_t id = store.createStudy(ns);
+  std::cerr << "[info] study " << id << " '" << name << "': " << points.size() << " runs into "
+            << store.path() << "\n";
+  storage::RunReader reader(store);
+  const auto record = reader.study(id);
+  std::vector<PointWork> work;
+  for (const auto& p : points) {
+    PointWork w;
+    w.point = p;
+    work.push_back(std::move(w));
+  }
+  StudyRunner runner(store, *record, plan, args.flag("--quiet"), args.flag("--json"));
+  return runner.execute(work);
+}
+
+int studyResume(const std::vector<std::string>& argv) {
+  Args args(argv, {"--db"}, {}, {"--json", "--quiet", "--help"});
+  if (args.flag("--help")) {
+    std::cout << kStudyUsage;
+    return 0;
+  }
+  const int64_t id = parseId(args, "resume");
+  storage::RunStore store(storage::resolveDbPath(args.value("--db")));
+  storage::RunReader reader(store);
+  auto record = reader.study(id);
+  if (!record)
+    throw UsageError("there is no study " + std::to_string(id) + " in " + store.path() +
+                     " (see 'study list')");
+  std::vector<PointWork> work;
+  StudyPlan plan;
+  try {
+    plan = study::planOf(*record);
+    work = study::pendingWork(reader, *record);
+  } catch (const study::StudyError& e) {
+    throw UsageError(e.what());
+  }
+  size_t left = 0;
+  for (const auto& w : work) left += w.kind != PointWork::Kind::Done;
+  if (left == 0) {
+    std::cerr << "[info] study " << id << " has every run completed: nothing to resume\n";
+    if (record->status != storage::StudyStatus::Completed) {
+      store.resumeStudy(id);
+      store.finishStudy(id, storage::StudyStatus::Completed);
+    }
+    const study::StudyResults results = study::loadStudyResults(reader, id);
+    std::cout << (args.flag("--json") ? study::showJson(results) + "\n"
+                                      : study::showTable(results));
+    return 0;
+  }
+  store.resumeStudy(id);
+  std::cerr << "[info] study " << id << " '" << record->name << "': " << left << " of "
+            << work.size() << " runs left\n";
+  StudyRunner runner(store, *reader.study(id), plan, args.flag("--quiet"), args.flag("--json"));
+  return runner.execute(work);
+}
+
+int studyList(const std::vector<std::string>& argv) {
+  Args args(argv, {"--db"}, {}, {"--json", "--help"});
+  if (args.flag("--help")) {
+    std::cout << kStudyUsage;
+    return 0;
+  }
+  const std::string db = storage::resolveDbPath(args.value("--db"));
+  std::vector<storage::StudyRecord> studies;
+  if (std::ifstream(db).good()) {
+    storage::RunStore store(db);
+    studies = storage::RunReader(store).listStudies();
+  }
+  if (args.flag("--json")) {
+    std::cout << study::listJson(studies) << "\n";
+    return 0;
+  }
+  if (studies.empty()) {
+    std::cout << "No studies in " << db << "\n";
+    return 0;
+  }
+  std::printf("%5s  %-28s  %-11s  %-9s  %s\n", "id", "name", "status", "completed", "keys");
+  for (const auto& s : studies) {
+    std::string keys;
+    for (const auto& k : s.keys) keys += (keys.empty() ? "" : ", ") + k.key;
+    if (s.seeds > 1) keys += (keys.empty() ? "" : ", ") + std::to_string(s.seeds) + " seeds";
+    const std::string done = std::to_string(s.runsCompleted) + "/" + std::to_string(s.runsTotal);
+    std::printf("%5lld  %-28s  %-11s  %-9s  %s\n", static_cast<long long>(s.id),
+                s.name.substr(0, 28).c_str(), storage::toString(s.status).c_str(), done.c_str(),
+                keys.c_str());
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+study::StudyResults resultsFor(const Args& args, const char* what,
+                               std::optional<double> target = std::nullopt) {
+  const int64_t id = parseId(args, what);
+  storage::RunStore store(storage::resolveDbPath(args.value("--db")));
+  storage::RunReader reader(store);
+  try {
+    return study::loadStudyResults(reader, id, target);
+  } catch (const study::StudyError& e) {
+    throw UsageError(std::string(e.what()) + " " + store.path() + " (see 'study list')");
+  }
+}
+
+int studyShow(const std::vector<std::string>& argv) {
+  Args args(argv, {"--db", "--target"}, {}, {"--json", "--help"});
+  if (args.flag("--help")) {
+    std::cout << kStudyUsage;
+    return 0;
+  }
+  std::optional<double> target;
+  if (auto t = args.value("--target")) target = parseTarget(*t);
+  const study::StudyResults results = resultsFor(args, "show", target);
+  std::cout << (args.flag("--json") ? study::showJson(results) + "\n" : study::showTable(results));
+  return 0;
+}
+
+int studyExport(const std::vector<std::string>& argv) {
+  Args args(argv, {"--db", "--format", "--out", "--target"}, {}, {"--help"});
+  if (args.flag("--help")) {
+    std::cout << kStudyUsage;
+    return 0;
+  }
+  const std::string format = args.value("--format").value_or("csv");
+  if (format != "csv" && format != "json")
+    throw UsageError("--format is csv or json, got '" + format + "'");
+  std::optional<double> target;
+  if (auto t = args.value("--target")) target = parseTarget(*t);
+  const std::string rows = study::exportRows(resultsFor(args, "export", target), format);
+  if (auto out = args.value("--out")) {
+    const std::string tmp = *out + ".part";
+    {
+      std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+      file << rows;
+      if (!file.flush()) throw UsageError("cannot write '" + *out + "'");
+    }
+    if (std::rename(tmp.c_str(), out->c_str()) != 0)
+      throw UsageError("cannot write '" + *out + "'");
+    std::cerr << "wrote " << *out << "\n";
+  } else {
+    std::cout << rows;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int studyCommand(const std::vector<std::string>& argv) {
+  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
+    std::cout << kStudyUsage;
+    return argv.empty() ? 2 : 0;
+  }
+  const std::vector<std::string> rest(argv.begin() + 1, argv.end());
+  const std::string& sub = argv[0];
+  if (sub == "run") return studyRun(rest);
+  if (sub == "resume") return studyResume(rest);
+  if (sub == "list") return studyList(rest);
+  if (sub == "show") return studyShow(rest);
+  if (sub == "export") return studyExport(rest);
+  throw UsageError("unknown study command '" + sub + "'; use run, resume, list, show or export");
+}
+
+}  // namespace stagewise::cli

@@ -1,0 +1,385 @@
+#include "stagewise/study/results.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "stagewise/storage/run_reader.h"
+
+namespace stagewise::study {
+
+using nlohmann::json;
+using storage::RunStatus;
+
+StudyPlan planOf(const storage::StudyRecord& study) {
+  StudyPlan plan;
+  for (const auto& k : study.keys) {
+    VariedKey v;
+    v.key = k.key;
+    const json list = json::parse(k.valuesJson, nullptr, false);
+    if (list.is_discarded() || !list.is_array())
+      throw StudyError("study " + std::to_string(study.id) + ": the stored values of " + k.key +
+                       " are not a JSON list");
+    for (const auto& x : list) v.values.push_back(x.dump());
+    plan.keys.push_back(std::move(v));
+  }
+  plan.seeds = study.seeds;
+  plan.sample = study.sample;
+  plan.sampleSeed = static_cast<uint64_t>(study.sampleSeed);
+  return plan;
+}
+
+std::vector<PointWork> pendingWork(storage::RunReader& reader, const storage::StudyRecord& study) {
+  const StudyPlan plan = planOf(study);
+  std::map<int, std::vector<storage::StudyRunRecord>> byPoint;
+  for (const auto& link : reader.studyRuns(study.id)) byPoint[link.point].push_back(link);
+  std::vector<PointWork> out;
+  for (const GridPoint& point : expandGrid(plan)) {
+    PointWork w;
+    w.point = point;
+    const auto& links = byPoint[point.index];
+    for (const auto& l : links)
+      if (!l.replaced && l.runStatus == RunStatus::Completed) {
+        w.kind = PointWork::Kind::Done;
+        w.runId = l.runId;
+      }
+    if (w.kind != PointWork::Kind::Done) {
+      // The newest record that is not replaced continues when it has a checkpoint.
+      for (auto it = links.rbegin(); it != links.rend(); ++it) {
+        if (it->replaced) continue;
+        if (it->runStatus == RunStatus::Stopped || it->runStatus == RunStatus::Interrupted) {
+          int64_t best = -1;
+          for (const auto& c : reader.checkpoints(it->runId))
+            if (c.step > best) best = c.step, w.checkpointPath = c.path;
+          if (!w.checkpointPath.empty()) {
+            w.kind = PointWork::Kind::Continue;
+            w.runId = it->runId;
+          }
+        }
+        break;
+      }
+      if (w.kind == PointWork::Kind::Run)
+        for (const auto& l : links)
+          if (!l.replaced) w.replaces.push_back(l.runId);
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::string specIdentity(const std::string& canonicalSpecJson) {
+  json doc = json::parse(canonicalSpecJson, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return canonicalSpecJson;
+  for (const char* k : {"name", "checkpoint", "debug"}) doc.erase(k);
+  // What the mode does not read: backprop trains the whole model as one stage with the first
+  // stage's settings (no cut, no aux heads, no probe); local mode has no pipeline schedule and
+  // the pipeline no local overlap.
+  const std::string mode = doc.value("mode", std::string("local"));
+  if (mode == "backprop") {
+    for (const char* k : {"partition", "local", "pipeline", "probe"}) doc.erase(k);
+    if (doc.contains("stages") && doc["stages"].is_array() && doc["stages"].size() > 1)
+      doc["stages"].erase(doc["stages"].begin() + 1, doc["stages"].end());
+  } else if (mode == "local") {
+    doc.erase("pipeline");
+  } else if (mode == "pipeline") {
+    doc.erase("local");
+  }
+  return doc.dump();
+}
+
+double defaultTarget(const std::vector<std::vector<EvalPoint>>& evalsPerRun) {
+  double target = std::nan("");
+  for (const auto& evals : evalsPerRun) {
+    double best = std::nan("");
+    for (const auto& e : evals)
+      if (std::isfinite(e.accuracy) && !(best >= e.accuracy)) best = e.accuracy;
+    if (std::isfinite(best) && !(target <= best)) target = best;
+  }
+  return target;
+}
+
+StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
+                              std::optional<double> target) {
+  StudyResults res;
+  auto study = reader.study(studyId);
+  if (!study) throw StudyError("there is no study " + std::to_string(studyId) + " in the store");
+  res.study = *study;
+  for (const auto& k : study->keys) res.keys.push_back(k.key);
+
+  storage::RunFilter filter;
+  filter.study = studyId;
+  std::map<int64_t, storage::RunRecord> runs;
+  for (auto& r : reader.listRuns(filter)) runs.emplace(r.id, std::move(r));
+  std::map<int64_t, std::pair<double, std::vector<EvalPoint>>> perRun;  // flops, evaluations
+  const auto flops = reader.studySummaryNumbers(studyId, "$.train_flops");
+  const auto series = reader.studySeries(studyId, {"test_accuracy", -1, -1});
+  for (const auto& [id, run] : runs) {
+    std::vector<EvalPoint> evals;
+    const int64_t steps = run.steps.value_or(0);
+    if (auto it = series.find(id); it != series.end())
+      for (const auto& p : it->second) {
+        // A periodic evaluation's step is the index of the step it follows; the final one's is
+        // the step count.
+        const int64_t done = std::min<int64_t>(p.step + 1, std::max<int64_t>(steps, p.step));
+        evals.push_back({p.timeS, static_cast<double>(done) * run.batchSize, p.value});
+      }
+    const auto f = flops.find(id);
+    perRun[id] = {f == flops.end() ? 0.0 : f->second, std::move(evals)};
+  }
+
+  for (const auto& link : reader.studyRuns(studyId)) {
+    auto it = runs.find(link.runId);
+    if (it == runs.end()) continue;
+    StudyRunRow row;
+    row.link = link;
+    row.run = it->second;
+    const json values = json::parse(link.valuesJson, nullptr, false);
+    if (values.is_array())
+      for (const auto& v : values) row.values.push_back(v.dump());
+    row.trainFlops = perRun[link.runId].first;
+    row.evals = perRun[link.runId].second;
+    res.rows.push_back(std::move(row));
+  }
+
+  // The target: given, else stored with the study, else the default over completed runs.
+  std::vector<std::vector<EvalPoint>> completedEvals;
+  for (const auto& row : res.rows)
+    if (!row.link.replaced && row.run.status == RunStatus::Completed)
+      completedEvals.push_back(row.evals);
+  if (target) {
+    res.target = *target;
+  } else if (study->target) {
+    res.target = *study->target;
+  } else {
+    res.target = defaultTarget(completedEvals);
+    res.targetIsDefault = true;
+  }
+
+  std::set<int> seenPoint;
+  for (size_t i = 0; i < res.rows.size(); ++i) {
+    StudyRunRow& row = res.rows[i];
+    if (std::isfinite(res.target)) row.hit = timeToTarget(row.evals, res.target);
+    if (row.link.replaced || row.run.status != RunStatus::Completed) continue;
+    if (!seenPoint.insert(row.link.point).second) continue;  // one outcome per point
+    RunOutcome o;
+    o.values = row.values;
+    o.seed = row.link.seed;
+    o.mode = row.run.mode;
+    o.testAccuracy = row.run.testAccuracy.value_or(std::nan(""));
+    o.samplesPerSec = row.run.samplesPerSec.value_or(std::nan(""));
+    o.wallS = row.run.wallSeconds.value_or(std::nan(""));
+    o.trainFlops = row.trainFlops;
+    if (row.hit) o.targetTimeS = row.hit->timeS, o.targetSamples = row.hit->samples;
+    res.outcomes.push_back(std::move(o));
+    res.outcomeRows.push_back(i);
+  }
+  res.groups = groupRuns(res.outcomes);
+  return res;
+}
+
+namespace {
+
+json num(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+json statJson(const Stat& s) {
+  return {{"mean", s.n > 0 ? num(s.mean) : json(nullptr)},
+          {"std", s.n > 1 ? num(s.std) : json(nullptr)}};
+}
+
+json keyValues(const std::vector<std::string>& keys, const std::vector<std::string>& values) {
+  json out = json::object();
+  for (size_t i = 0; i < keys.size() && i < values.size(); ++i)
+    out[keys[i]] = json::parse(values[i], nullptr, false);
+  return out;
+}
+
+std::string fmt(const char* format, double a, double b = 0) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, a, b);
+  return buf;
+}
+
+/// A value as people read it: a JSON string without its quotes, anything else as JSON.
+std::string display(const std::string& jsonText) {
+  const json v = json::parse(jsonText, nullptr, false);
+  return v.is_string() ? v.get<std::string>() : jsonText;
+}
+
+bool hasKey(const std::vector<std::string>& keys, const char* key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+std::string meanStd(const Stat& s, const char* format) {
+  if (s.n == 0 || !std::isfinite(s.mean)) return "-";
+  std::string out = fmt(format, s.mean);
+  if (s.n > 1) out += " ± " + fmt(format, s.std);
+  return out;
+}
+
+}  // namespace
+
+std::string showJson(const StudyResults& r) {
+  json groups = json::array();
+  for (const auto& g : r.groups) {
+    json runs = json::array();
+    for (size_t i : g.runs) runs.push_back(r.rows[r.outcomeRows[i]].run.id);
+    json ttt = g.targetTimeS ? statJson(*g.targetTimeS) : json(nullptr);
+    if (g.targetTimeS) ttt["reached"] = g.reached;
+    groups.push_back({{"keys", keyValues(r.keys, g.values)},
+                      {"mode", g.mode},
+                      {"n", g.accuracy.n},
+                      {"runs", runs},
+                      {"test_accuracy", statJson(g.accuracy)},
+                      {"samples_per_sec", statJson(g.samplesPerSec)},
+                      {"wall_seconds", statJson(g.wallS)},
+                      {"train_flops", statJson(g.trainFlops)},
+                      {"time_to_target_s", ttt},
+                      {"reached", g.reached},
+                      {"on_front", g.onFront}});
+  }
+  const json out = {{"study_id", r.study.id},
+                    {"name", r.study.name},
+                    {"status", storage::toString(r.study.status)},
+                    {"target", num(r.target)},
+                    {"target_default", r.targetIsDefault},
+                    {"keys", r.keys},
+                    {"runs_total", r.study.runsTotal},
+                    {"runs_completed", r.study.runsCompleted},
+                    {"groups", groups}};
+  return out.dump();
+}
+
+std::string listJson(const std::vector<storage::StudyRecord>& studies) {
+  json out = json::array();
+  for (const auto& s : studies) {
+    json keys = json::array();
+    for (const auto& k : s.keys) keys.push_back(k.key);
+    out.push_back({{"id", s.id},
+                   {"name", s.name},
+                   {"status", storage::toString(s.status)},
+                   {"created_at_ms", s.createdAtMs},
+                   {"keys", keys},
+                   {"seeds", s.seeds},
+                   {"runs_total", s.runsTotal},
+                   {"runs_completed", s.runsCompleted}});
+  }
+  return out.dump();
+}
+
+std::string showTable(const StudyResults& r) {
+  const bool modeVaried = hasKey(r.keys, "mode");
+  std::vector<std::string> header = r.keys;
+  if (!modeVaried) header.emplace_back("mode");
+  for (const char* h : {"n", "test acc", "samples/s", "wall s", "to target s", "front"})
+    header.emplace_back(h);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& g : r.groups) {
+    std::vector<std::string> row;
+    for (const auto& v : g.values) row.push_back(display(v));
+    if (!modeVaried) row.push_back(g.mode);
+    row.push_back(std::to_string(g.accuracy.n));
+    row.push_back(meanStd(g.accuracy, "%.4f"));
+    row.push_back(meanStd(g.samplesPerSec, "%.0f"));
+    row.push_back(meanStd(g.wallS, "%.4g"));
+    row.push_back(g.targetTimeS
+                      ? meanStd(*g.targetTimeS, "%.4g") + " (" + std::to_string(g.reached) + "/" +
+                            std::to_string(g.accuracy.n) + ")"
+                      : "not reached");
+    row.push_back(g.onFront ? "*" : "");
+    rows.push_back(std::move(row));
+  }
+  std::vector<size_t> width(header.size(), 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
+  };
+  measure(header);
+  for (const auto& row : rows) measure(row);
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out;
+    for (size_t i = 0; i < row.size(); ++i)
+      out += row[i] + std::string(i + 1 < row.size() ? width[i] - row[i].size() + 2 : 0, ' ');
+    return out + "\n";
+  };
+  std::string out = "study " + std::to_string(r.study.id) + " '" + r.study.name + "' (" +
+                    storage::toString(r.study.status) +
+                    "): " + std::to_string(r.study.runsCompleted) + " of " +
+                    std::to_string(r.study.runsTotal) + " runs completed\n";
+  out += "target accuracy " + (std::isfinite(r.target) ? fmt("%.4f", r.target) : "-") +
+         (r.targetIsDefault ? " (default: the lowest best accuracy of the completed runs)" : "") +
+         "\n";
+  out += line(header);
+  for (const auto& row : rows) out += line(row);
+  if (!rows.empty())
+    out += "mean ± sample std over seeds; * on the front (wall time vs accuracy)\n";
+  return out;
+}
+
+namespace {
+
+std::string csvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csvNumber(double v) {
+  if (!std::isfinite(v)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string exportRows(const StudyResults& r, const std::string& format) {
+  if (format == "json") {
+    json out = json::array();
+    for (const auto& row : r.rows) {
+      out.push_back({{"run_id", row.run.id},
+                     {"study_id", r.study.id},
+                     {"point", row.link.point},
+                     {"seed", row.link.seed},
+                     {"keys", keyValues(r.keys, row.values)},
+                     {"status", storage::toString(row.run.status)},
+                     {"replaced", row.link.replaced},
+                     {"mode", row.run.mode},
+                     {"test_accuracy", num(row.run.testAccuracy.value_or(std::nan("")))},
+                     {"samples_per_sec", num(row.run.samplesPerSec.value_or(std::nan("")))},
+                     {"wall_seconds", num(row.run.wallSeconds.value_or(std::nan("")))},
+                     {"train_flops", num(row.trainFlops)},
+                     {"time_to_target_s", row.hit ? num(row.hit->timeS) : json(nullptr)},
+                     {"samples_to_target", row.hit ? num(row.hit->samples) : json(nullptr)}});
+    }
+    return out.dump(2) + "\n";
+  }
+  // The study's keys are columns (a varied mode is the mode column).
+  const bool modeVaried = hasKey(r.keys, "mode");
+  std::string out = "run_id,study_id,point,seed";
+  for (const auto& k : r.keys) out += "," + csvField(k);
+  out += std::string(",status,replaced") + (modeVaried ? "" : ",mode") +
+         ",test_accuracy,samples_per_sec,wall_seconds,train_flops,time_to_target_s,"
+         "samples_to_target\n";
+  for (const auto& row : r.rows) {
+    out += std::to_string(row.run.id) + "," + std::to_string(r.study.id) + "," +
+           std::to_string(row.link.point) + "," + std::to_string(row.link.seed);
+    for (size_t i = 0; i < r.keys.size(); ++i)
+      out += "," + csvField(i < row.values.size() ? display(row.values[i]) : "");
+    out += "," + storage::toString(row.run.status) + "," + (row.link.replaced ? "1" : "0") +
+           (modeVaried ? "" : "," + row.run.mode) + "," +
+           csvNumber(row.run.testAccuracy.value_or(std::nan(""))) + "," +
+           csvNumber(row.run.samplesPerSec.value_or(std::nan(""))) + "," +
+           csvNumber(row.run.wallSeconds.value_or(std::nan(""))) + "," + csvNumber(row.trainFlops) +
+           "," + (row.hit ? csvNumber(row.hit->timeS) : "") + "," +
+           (row.hit ? csvNumber(row.hit->samples) : "") + "\n";
+  }
+  return out;
+}
+
+}  // namespace stagewise::study

@@ -1,0 +1,175 @@
+// A stored study read back: what each point still needs, which specs share a run, the default
+// target, and the grouped outcomes with time-to-target from the stored evaluations.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "../storage/store_test_util.h"
+#include "stagewise/storage/run_reader.h"
+#include "stagewise/storage/run_store.h"
+#include "stagewise/storage/run_writer.h"
+#include "stagewise/study/results.h"
+
+using namespace stagewise;
+using namespace stagewise::study;
+using storage::RunStatus;
+
+namespace {
+
+storage::NewStudy twoByTwo() {
+  storage::NewStudy s;
+  s.name = "grid";
+  s.baseSpecJson = "{}";
+  s.keys = {{"train.lr", "[0.001,0.003]"}};
+  s.seeds = 2;
+  s.runsTotal = 4;
+  return s;
+}
+
+/// A finished run with test-accuracy evaluations (step, t, accuracy) and a summary.
+int64_t storedRun(storage::RunStore& store, RunStatus status,
+                  const std::vector<std::tuple<int64_t, double, double>>& evals, double flops,
+                  double wall,
+                  const std::vector<std::pair<std::string, int64_t>>& checkpoints = {}) {
+  auto& w = store.writer();
+  auto run = storage::testing::sampleRun();
+  const int64_t id = w.createRun(run);
+  std::vector<storage::PointInput> points;
+  for (const auto& [step, t, acc] : evals)
+    points.push_back({"test_accuracy", -1, -1, step, t, acc});
+  w.appendPoints(id, std::move(points));
+  for (const auto& [path, step] : checkpoints) w.addCheckpoint(id, path, step);
+  storage::RunFinish f;
+  f.status = status;
+  f.steps = evals.empty() ? 0 : std::get<0>(evals.back()) + 1;
+  f.testAccuracy = evals.empty() ? 0 : std::get<2>(evals.back());
+  f.wallSeconds = wall;
+  f.samplesPerSec = 1000;
+  f.summaryJson = nlohmann::json{{"train_flops", flops}}.dump();
+  w.finishRun(id, f);
+  w.flush();
+  return id;
+}
+
+storage::StudyRunRecord link(int point, int64_t run, int64_t seed, const char* values) {
+  storage::StudyRunRecord l;
+  l.point = point;
+  l.runId = run;
+  l.seed = seed;
+  l.valuesJson = values;
+  return l;
+}
+
+}  // namespace
+
+class TestStudyResults : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void identityIgnoresWhatTheModeDoesNotRead() {
+    const std::string a =
+        R"({"name":"a","mode":"backprop","partition":{"cuts":[2]},"stages":[{"threads":1},{}],"train":{"lr":0.1},"checkpoint":{"interval":5}})";
+    const std::string b =
+        R"({"name":"b","mode":"backprop","partition":{"cuts":[4]},"stages":[{"threads":1},{},{}],"train":{"lr":0.1}})";
+    QCOMPARE(specIdentity(a), specIdentity(b));
+    const std::string c = R"({"mode":"backprop","stages":[{"threads":2}],"train":{"lr":0.1}})";
+    QVERIFY(specIdentity(a) != specIdentity(c));  // the first stage's settings count
+    const std::string d = R"({"mode":"local","partition":{"cuts":[2]},"train":{"lr":0.1}})";
+    const std::string e = R"({"mode":"local","partition":{"cuts":[4]},"train":{"lr":0.1}})";
+    QVERIFY(specIdentity(d) != specIdentity(e));  // local mode trains the cut
+    const std::string f =
+        R"({"mode":"local","partition":{"cuts":[2]},"pipeline":{"micro_batches":8},"train":{"lr":0.1}})";
+    QCOMPARE(specIdentity(d), specIdentity(f));
+  }
+
+  void defaultTargetIsTheLowestBestAccuracy() {
+    QCOMPARE(defaultTarget({{{0, 0, 0.5}, {1, 0, 0.9}, {2, 0, 0.8}}, {{0, 0, 0.7}}}), 0.7);
+    QVERIFY(std::isnan(defaultTarget({})));
+  }
+
+  void pendingWorkKeepsCompletedContinuesAndReplaces() {
+    QTemporaryDir dir;
+    storage::RunStore store(dir.filePath("s.db").toStdString());
+    const int64_t id = store.createStudy(twoByTwo());
+    const int64_t done = storedRun(store, RunStatus::Completed, {{10, 1, 0.9}}, 1, 1);
+    const int64_t stopped = storedRun(store, RunStatus::Stopped, {{5, 1, 0.5}}, 1, 1,
+                                      {{"/ck/step-2", 2}, {"/ck/step-4", 4}});
+    const int64_t killed = storedRun(store, RunStatus::Interrupted, {}, 0, 0);
+    store.linkStudyRun(id, link(0, done, 1, "[0.001]"));
+    store.linkStudyRun(id, link(1, stopped, 2, "[0.001]"));
+    store.linkStudyRun(id, link(2, killed, 1, "[0.003]"));
+    storage::RunReader reader(store);
+    const auto work = pendingWork(reader, *reader.study(id));
+    QCOMPARE(work.size(), size_t(4));
+    QVERIFY(work[0].kind == PointWork::Kind::Done);
+    QCOMPARE(work[0].runId, done);
+    QVERIFY(work[1].kind == PointWork::Kind::Continue);
+    QCOMPARE(work[1].runId, stopped);
+    QCOMPARE(work[1].checkpointPath, std::string("/ck/step-4"));  // the newest
+    QVERIFY(work[2].kind == PointWork::Kind::Run);
+    QCOMPARE(work[2].replaces, std::vector<int64_t>{killed});
+    QVERIFY(work[3].kind == PointWork::Kind::Run);
+    QVERIFY(work[3].replaces.empty());
+    QCOMPARE(work[3].point.seed, int64_t(2));
+    QCOMPARE(work[3].point.values, std::vector<std::string>{"0.003"});
+  }
+
+  void resultsGroupWithTimeToTarget() {
+    QTemporaryDir dir;
+    storage::RunStore store(dir.filePath("s.db").toStdString());
+    const int64_t id = store.createStudy(twoByTwo());
+    // lr 0.001: two seeds; lr 0.003: one completed, one stopped (left out of the group).
+    const int64_t a =
+        storedRun(store, RunStatus::Completed, {{9, 1.0, 0.5}, {19, 2.0, 0.9}}, 100, 2);
+    const int64_t b =
+        storedRun(store, RunStatus::Completed, {{9, 1.5, 0.7}, {19, 3.0, 0.8}}, 300, 3);
+    const int64_t c =
+        storedRun(store, RunStatus::Completed, {{9, 0.5, 0.6}, {19, 1.0, 0.65}}, 50, 1);
+    const int64_t d = storedRun(store, RunStatus::Stopped, {{9, 0.5, 0.99}}, 50, 1);
+    store.linkStudyRun(id, link(0, a, 1, "[0.001]"));
+    store.linkStudyRun(id, link(1, b, 2, "[0.001]"));
+    store.linkStudyRun(id, link(2, c, 1, "[0.003]"));
+    store.linkStudyRun(id, link(3, d, 2, "[0.003]"));
+    storage::RunReader reader(store);
+
+    StudyResults r = loadStudyResults(reader, id, 0.7);
+    QCOMPARE(r.rows.size(), size_t(4));
+    QCOMPARE(r.outcomes.size(), size_t(3));
+    QCOMPARE(r.groups.size(), size_t(2));
+    const Group& g = r.groups[0];
+    QCOMPARE(g.values, std::vector<std::string>{"0.001"});
+    QCOMPARE(g.accuracy.n, 2);
+    QCOMPARE(g.accuracy.mean, 0.85);
+    QVERIFY(std::abs(g.accuracy.std - std::sqrt(0.005)) < 1e-12);
+    QCOMPARE(g.trainFlops.mean, 200.0);
+    // run a: 0.5 at 1 s -> 0.9 at 2 s reaches 0.7 halfway (1.5 s); run b is at 0.7 at 1.5 s
+    QCOMPARE(g.reached, 2);
+    QCOMPARE(g.targetTimeS->mean, 1.5);
+    QCOMPARE(r.rows[0].hit->samples, 15.0 * 32);  // halfway between 10 and 20 steps of 32
+    // lr 0.003 never reaches 0.7: not reached, not zero
+    QCOMPARE(r.groups[1].reached, 0);
+    QVERIFY(!r.groups[1].targetTimeS.has_value());
+    // the front: 0.003 is faster (1 s) but worse; 0.001 better: both on it
+    QVERIFY(r.groups[0].onFront && r.groups[1].onFront);
+
+    const auto shown = nlohmann::json::parse(showJson(r));
+    QCOMPARE(shown["target"].get<double>(), 0.7);
+    QCOMPARE(shown["groups"][0]["n"].get<int>(), 2);
+    QVERIFY(shown["groups"][1]["time_to_target_s"].is_null());
+    QVERIFY(shown["groups"][1]["test_accuracy"]["std"].is_null());  // n = 1
+    QCOMPARE(shown["groups"][0]["runs"], nlohmann::json::array({a, b}));
+
+    // The default target: the lowest best accuracy of the completed runs (0.65), which all reach.
+    StudyResults def = loadStudyResults(reader, id);
+    QVERIFY(def.targetIsDefault);
+    QCOMPARE(def.target, 0.65);
+    for (const auto& gr : def.groups) QCOMPARE(gr.reached, gr.accuracy.n);
+
+    const std::string csv = exportRows(r, "csv");
+    QCOMPARE(std::count(csv.begin(), csv.end(), '\n'), 5L);
+    QVERIFY(csv.find("run_id,study_id,point,seed,train.lr,status,replaced,mode,") == 0);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestStudyResults)
+#include "test_study_results.moc"
