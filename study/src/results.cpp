@@ -73,7 +73,7 @@ std::vector<PointWork> pendingWork(storage::RunReader& reader, const storage::St
 std::string specIdentity(const std::string& canonicalSpecJson) {
   json doc = json::parse(canonicalSpecJson, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return canonicalSpecJson;
-  for (const char* k : {"name", "checkpoint", "debug"}) doc.erase(k);
+  for (const char* k : {"name", "checkpoint"}) doc.erase(k);
   // What the mode does not read: backprop trains the whole model as one stage with the first
   // stage's settings (no cut, no aux heads, no probe); local mode has no pipeline schedule and
   // the pipeline no local overlap.

@@ -304,6 +304,22 @@ class TestStudyCli : public QObject {
     QCOMPARE(rawInt(path, "SELECT count(*) FROM runs"), runs);
   }
 
+  void aFailedRunIsReportedAndTheStudyGoesOn() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("runs.db");
+    Result r = runCli({"study", "run", "--config", writeFile(dir, "spec.json", kSmall), "--vary",
+                       "debug.fail_at_step=[10,-1]", "--set", "debug.stage=1", "--db", db, "--json",
+                       "--quiet"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("[failed] debug.fail_at_step=10"), qPrintable(r.err.right(1500)));
+    const QJsonObject show = r.lastJson();
+    QCOMPARE(show["status"].toString(), QString("completed"));
+    QCOMPARE(show["runs_completed"].toInt(), 1);
+    const auto points = rowsByPoint(exportJson(db, 1));
+    QCOMPARE(points.at(0)[0]["status"].toString(), QString("failed"));
+    QCOMPARE(points.at(1)[0]["status"].toString(), QString("completed"));
+  }
+
   void sigtermStopsTheStudy() {
     QTemporaryDir dir;
     const QString db = dir.filePath("runs.db");

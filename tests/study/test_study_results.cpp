@@ -80,6 +80,9 @@ class TestStudyResults : public QObject {
     const std::string f =
         R"({"mode":"local","partition":{"cuts":[2]},"pipeline":{"micro_batches":8},"train":{"lr":0.1}})";
     QCOMPARE(specIdentity(d), specIdentity(f));
+    const std::string g =
+        R"({"mode":"local","partition":{"cuts":[2]},"train":{"lr":0.1},"debug":{"fail_at_step":5}})";
+    QVERIFY(specIdentity(d) != specIdentity(g));  // a fault hook changes the run
   }
 
   void defaultTargetIsTheLowestBestAccuracy() {

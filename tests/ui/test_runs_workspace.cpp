@@ -453,6 +453,44 @@ class TestRunsWorkspace : public QObject {
     QVERIFY(reader.run(a).has_value());
   }
 
+  void studyFilterShowsAStudysRunsAsTheyCome() {
+    test::TempStore t;
+    addRun(*t.store, runSpec("not in the study", {2}), 0.7);
+    RunsWorkspace ws(t.store);
+    ws.setPollInterval(100);
+    waitLoaded(ws, 1);
+    // A study another process runs: its own store object on the same file.
+    storage::RunStore other(t.path());
+    storage::NewStudy ns;
+    ns.name = "lr sweep";
+    ns.baseSpecJson = "{}";
+    ns.keys = {{"train.lr", "[0.001,0.003]"}};
+    ns.runsTotal = 2;
+    const int64_t study = other.createStudy(ns);
+    const int64_t first = addRun(other, runSpec("lr sweep · train.lr=0.001", {2}), 0.8);
+    storage::StudyRunRecord link;
+    link.point = 0, link.runId = first, link.seed = 1, link.valuesJson = "[0.001]";
+    other.linkStudyRun(study, link);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.studyCombo()->count(), 2, 5000);
+    QVERIFY2(ws.studyCombo()->itemText(1).contains(QStringLiteral("lr sweep")) &&
+                 ws.studyCombo()->itemText(1).contains(QStringLiteral("1 of 2")),
+             qPrintable(ws.studyCombo()->itemText(1)));
+    ws.studyCombo()->setCurrentIndex(1);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 1, 5000);
+    waitLoaded(ws, 1);
+    QCOMPARE(ws.model()->runId(0), first);
+    // Its second run lands: the filtered table fills in.
+    const int64_t second = addRun(other, runSpec("lr sweep · train.lr=0.003", {2}), 0.85);
+    link.point = 1, link.runId = second, link.valuesJson = "[0.003]";
+    other.linkStudyRun(study, link);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 2, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.studyCombo()->currentText().contains(QStringLiteral("2 of 2")),
+                             5000);
+    ws.studyCombo()->setCurrentIndex(0);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 3, 5000);
+    other.finishStudy(study, storage::StudyStatus::Completed);
+  }
+
   void runsWrittenElsewhereAppear() {
     test::TempStore t;
     addRun(*t.store, runSpec("first", {2}), 0.8);

@@ -12,6 +12,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -35,13 +36,20 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_mode = new QComboBox(this);
   m_mode->addItem(tr("Any mode"), QString());
   m_mode->addItem(QStringLiteral("local"), QStringLiteral("local"));
+  m_mode->addItem(QStringLiteral("pipeline"), QStringLiteral("pipeline"));
   m_mode->addItem(QStringLiteral("backprop"), QStringLiteral("backprop"));
+  m_study = new QComboBox(this);
+  m_study->addItem(tr("Any study"), QVariant::fromValue<qlonglong>(-1));
+  m_study->setToolTip(
+      tr("Only the runs of one study (stagewise-cli study run), replaced runs included"));
+  m_study->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   m_count = new QLabel(this);
   auto* refresh = new QPushButton(tr("Refresh"), this);
   auto* filterBar = new QHBoxLayout;
   filterBar->addWidget(m_search, 1);
   filterBar->addWidget(m_status);
   filterBar->addWidget(m_mode);
+  filterBar->addWidget(m_study);
   filterBar->addWidget(m_count);
   filterBar->addWidget(refresh);
 
@@ -111,6 +119,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   connect(&m_filterDelay, &QTimer::timeout, this, &RunsWorkspace::applyFilter);
   connect(m_status, &QComboBox::currentIndexChanged, this, &RunsWorkspace::applyFilter);
   connect(m_mode, &QComboBox::currentIndexChanged, this, &RunsWorkspace::applyFilter);
+  connect(m_study, &QComboBox::currentIndexChanged, this, &RunsWorkspace::applyFilter);
   connect(refresh, &QPushButton::clicked, m_model, &RunTableModel::reload);
   connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &RunsWorkspace::selectionChanged);
@@ -137,6 +146,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   connect(&m_poll, &QTimer::timeout, this, &RunsWorkspace::poll);
   m_poll.start();
   takeBaseline();
+  loadStudies();
   showSelected();
 }
 
@@ -155,7 +165,41 @@ void RunsWorkspace::applyFilter() {
   if (const QString s = m_status->currentData().toString(); !s.isEmpty())
     if (auto status = storage::runStatusFromString(s.toStdString())) filter.statuses = {*status};
   filter.mode = m_mode->currentData().toString().toStdString();
+  if (const qlonglong study = m_study->currentData().toLongLong(); study > 0) filter.study = study;
   m_model->setFilter(filter);
+}
+
+void RunsWorkspace::loadStudies() {
+  using Studies = std::vector<storage::StudyRecord>;
+  m_executor->post<Studies>(
+      this, [](storage::RunReader& reader, storage::RunStore&) { return reader.listStudies(); },
+      [this](Studies studies) {
+        std::map<int64_t, QString> labels;
+        for (const auto& s : studies)
+          labels[s.id] = tr("#%1 %2 — %3, %4 of %5 runs")
+                             .arg(s.id)
+                             .arg(QString::fromStdString(s.name))
+                             .arg(QString::fromStdString(storage::toString(s.status)))
+                             .arg(s.runsCompleted)
+                             .arg(s.runsTotal);
+        if (labels == m_studyLabels) return;
+        const qlonglong chosen = m_study->currentData().toLongLong();
+        const bool chosenChanged =
+            chosen > 0 && (!m_studyLabels.count(chosen) || !labels.count(chosen) ||
+                           m_studyLabels[chosen] != labels[chosen]);
+        m_studyLabels = labels;
+        QSignalBlocker block(m_study);
+        while (m_study->count() > 1) m_study->removeItem(1);
+        for (auto it = labels.rbegin(); it != labels.rend(); ++it)  // newest first
+          m_study->addItem(it->second, QVariant::fromValue<qlonglong>(it->first));
+        const int index = m_study->findData(QVariant::fromValue<qlonglong>(chosen));
+        m_study->setCurrentIndex(index >= 0 ? index : 0);
+        if (index < 0 && chosen > 0) {
+          applyFilter();  // the chosen study was deleted
+        } else if (chosenChanged) {
+          m_model->reload();  // its runs moved on (a study in another process)
+        }
+      });
 }
 
 std::vector<int64_t> RunsWorkspace::tableSelection() const {
@@ -443,6 +487,7 @@ void RunsWorkspace::poll() {
           updateResumeButton(ids.size() == 1 ? ids.front() : -1);
         }
       });
+  loadStudies();
 }
 
 }  // namespace stagewise::ui

@@ -35,6 +35,8 @@ class RunsWorkspace : public QWidget {
   QLineEdit* searchEdit() const { return m_search; }
   QComboBox* statusCombo() const { return m_status; }
   QComboBox* modeCombo() const { return m_mode; }
+  /// "Any study", then every study in the store (item data: its id), refreshed as it changes.
+  QComboBox* studyCombo() const { return m_study; }
   QPushButton* openButton() const { return m_open; }
   QPushButton* deleteButton() const { return m_delete; }
   QPushButton* exportButton() const { return m_export; }
@@ -84,6 +86,8 @@ class RunsWorkspace : public QWidget {
   /// Saves edited tags and notes of the run they belong to (before the panels move on).
   void saveMetaIfEdited();
   void takeBaseline();
+  /// Re-reads the studies for the study filter; reloads the table when the chosen one changed.
+  void loadStudies();
   void updateResumeButton(int64_t id);
 
   std::unique_ptr<StoreExecutor> m_executor;
@@ -93,6 +97,7 @@ class RunsWorkspace : public QWidget {
   QLineEdit* m_search;
   QComboBox* m_status;
   QComboBox* m_mode;
+  QComboBox* m_study;
   QLabel* m_count;
   QPushButton* m_open;
   QPushButton* m_delete;
@@ -111,6 +116,7 @@ class RunsWorkspace : public QWidget {
   int64_t m_metaRun = -1;                       ///< the run the tags and notes editors hold
   bool m_metaDirty = false;
   std::tuple<int64_t, int64_t, int64_t> m_signature{-1, -1, -1};
+  std::map<int64_t, QString> m_studyLabels;  ///< what the study filter lists, by id
 };
 
 }  // namespace stagewise::ui

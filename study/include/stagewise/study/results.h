@@ -35,7 +35,9 @@ struct PointWork {
 std::vector<PointWork> pendingWork(storage::RunReader& reader, const storage::StudyRecord& study);
 
 /// The identity of a resolved spec for sharing runs between points: its canonical JSON without
-/// `name`, `checkpoint` and `debug` (which do not change what is trained).
+/// `name` and `checkpoint` (which do not change what is trained) and without what its mode does
+/// not read (backprop: the cut, the aux heads, the probe; local: the pipeline schedule; pipeline:
+/// the local overlap). `debug` stays: a fault hook changes the run.
 std::string specIdentity(const std::string& canonicalSpecJson);
 
 /// One run of a study with what it gave back.
