@@ -90,6 +90,13 @@ std::string specIdentity(const std::string& canonicalSpecJson) {
   return doc.dump();
 }
 
+std::string groupIdentity(const std::string& specJson) {
+  json doc = json::parse(specIdentity(specJson), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return specJson;
+  if (doc.contains("train") && doc["train"].is_object()) doc["train"].erase("seed");
+  return doc.dump();
+}
+
 double defaultTarget(const std::vector<std::vector<EvalPoint>>& evalsPerRun) {
   double target = std::nan("");
   for (const auto& evals : evalsPerRun) {

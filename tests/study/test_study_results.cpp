@@ -85,6 +85,15 @@ class TestStudyResults : public QObject {
     QVERIFY(specIdentity(d) != specIdentity(g));  // a fault hook changes the run
   }
 
+  void groupsAreEqualButForTheSeed() {
+    const std::string a = R"({"name":"a","train":{"lr":0.1,"seed":1}})";
+    const std::string b = R"({"name":"b","train":{"lr":0.1,"seed":2}})";
+    const std::string c = R"({"name":"c","train":{"lr":0.2,"seed":1}})";
+    QCOMPARE(groupIdentity(a), groupIdentity(b));
+    QVERIFY(groupIdentity(a) != groupIdentity(c));
+    QVERIFY(specIdentity(a) != specIdentity(b));  // the seed makes another run
+  }
+
   void defaultTargetIsTheLowestBestAccuracy() {
     QCOMPARE(defaultTarget({{{0, 0, 0.5}, {1, 0, 0.9}, {2, 0, 0.8}}, {{0, 0, 0.7}}}), 0.7);
     QVERIFY(std::isnan(defaultTarget({})));

@@ -340,6 +340,64 @@ class TestRunsWorkspace : public QObject {
     QVERIFY(overlay->xAxis->range().upper < 10);  // seconds, not steps
   }
 
+  void groupsSeedsIntoAMeanWithABand() {
+    test::TempStore t;
+    auto spec = [](const char* name, double lr, int seed) {
+      auto s = runSpec(name, {2});
+      s.train.lr = lr;
+      s.train.seed = seed;
+      return s;
+    };
+    // Two settings of train.lr, two seeds each; the loss is 2 exp(-step / 40) + 1 - accuracy.
+    const int64_t a1 = addRun(*t.store, spec("lr1 s1", 0.001, 1), 0.80);
+    const int64_t a2 = addRun(*t.store, spec("lr1 s2", 0.001, 2), 0.84);
+    const int64_t b1 = addRun(*t.store, spec("lr3 s1", 0.003, 1), 0.70);
+    const int64_t b2 = addRun(*t.store, spec("lr3 s2", 0.003, 2), 0.76);
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    waitLoaded(ws, 4);
+    ComparePanel* panel = ws.comparePanel();
+    panel->groupCombo()->setCurrentIndex(1);  // mean ± std
+    selectRows(ws, {a1, a2, b1, b2});
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->runs().size() == 4, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->bands().size(), size_t(2), 5000);
+    for (const auto& band : panel->bands()) {
+      const bool first = band.runs == std::vector<int64_t>{a1, a2};
+      QVERIFY2(first || band.runs == (std::vector<int64_t>{b1, b2}), qPrintable(band.label));
+      QVERIFY2(band.label.contains(first ? QStringLiteral("train.lr=0.001")
+                                         : QStringLiteral("train.lr=0.003")) &&
+                   band.label.contains(QStringLiteral("n=2")),
+               qPrintable(band.label));
+      // mean - lo = the sample std of the two runs' values, |a - b| / sqrt(2), at every x
+      const double sd = (first ? 0.04 : 0.06) / std::sqrt(2.0);
+      const double offset = 1 - (first ? 0.82 : 0.73);
+      int checked = 0;
+      for (size_t k = 0; k < band.x.size(); ++k) {
+        if (!std::isfinite(band.mean[k])) continue;
+        QVERIFY(std::abs((band.mean[k] - band.lo[k]) - sd) < 1e-9);
+        QVERIFY(std::abs((band.hi[k] - band.mean[k]) - sd) < 1e-9);
+        // the mean is the runs' common curve plus the mean offset, at the grid's step
+        const double step = std::floor(band.x[k] + 1e-9);
+        QVERIFY2(std::abs(band.mean[k] - (2.0 * std::exp(-step / 40.0) + offset)) < 1e-9,
+                 qPrintable(QString("x %1: %2").arg(band.x[k]).arg(band.mean[k])));
+        ++checked;
+      }
+      QVERIFY(checked > 50);
+    }
+    // Two bands: a line and its filled band each, one legend entry per group.
+    QCOMPARE(panel->overlayPlot()->graphCount(), 6);
+    QCOMPARE(panel->overlayPlot()->legend->itemCount(), 2);
+    panel->groupCombo()->setCurrentIndex(2);  // min-max
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && !panel->bands().empty(), 5000);
+    const auto& b = panel->bands().front();
+    for (size_t k = 0; k < b.x.size(); ++k)
+      if (std::isfinite(b.mean[k])) QVERIFY(std::abs((b.hi[k] - b.lo[k]) - 0.04) < 1e-9);
+    panel->groupCombo()->setCurrentIndex(0);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->bands().empty(), 5000);
+    QCOMPARE(panel->overlayPlot()->graphCount(), 4);
+  }
+
   void sparseOverlaysArePointsWithMargins() {
     // Test accuracy at 4 evaluations: drawn as its 4 points, marked and joined, not a staircase
     // held across the grid; the axes leave room around the values; one run of one point shows.

@@ -19,6 +19,7 @@
 #include "common/theme.h"
 #include "live/plot_export.h"
 #include "stagewise/engine/metrics.h"
+#include "stagewise/study/results.h"
 
 namespace stagewise::ui {
 
@@ -78,6 +79,13 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   m_align = new QComboBox(this);
   m_align->addItem(tr("aligned by step"));
   m_align->addItem(tr("aligned by wall time"));
+  m_group = new QComboBox(this);
+  m_group->addItem(tr("each run"));
+  m_group->addItem(tr("groups: mean ± std"));
+  m_group->addItem(tr("groups: mean, min–max"));
+  m_group->setToolTip(
+      tr("Group the runs that are equal in every setting except the seed (a study's seeds): "
+         "each group's mean with a band, on a common grid"));
   m_summaryMetric = new QComboBox(this);
   for (const char* s : {"Test accuracy", "Samples/s", "Wall time (s)", "Pipeline efficiency"})
     m_summaryMetric->addItem(tr(s));
@@ -105,6 +113,7 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   auto* controls = new QHBoxLayout;
   controls->addWidget(m_metric);
   controls->addWidget(m_align);
+  controls->addWidget(m_group);
   controls->addWidget(m_enlarge);
   controls->addStretch();
   controls->addWidget(new QLabel(tr("Bars:"), this));
@@ -127,6 +136,7 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
 
   connect(m_metric, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
   connect(m_align, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
+  connect(m_group, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
   connect(m_summaryMetric, &QComboBox::currentIndexChanged, this, &ComparePanel::drawSummary);
   for (auto* p : {m_overlay, m_summary}) stylePlot(p);
 }
@@ -219,6 +229,11 @@ void ComparePanel::reload() {
           refs.push_back({id, {metric.series, stage, metric.layer}});
           data.runs.push_back(std::move(*run));
         }
+        std::map<std::string, int> groups;
+        for (const auto& r : data.runs) {
+          const auto key = study::groupIdentity(r.specJson);
+          data.groupOf.push_back(groups.emplace(key, int(groups.size())).first->second);
+        }
         for (int k = 1; k < cosineStages; ++k)
           data.extra.push_back(
               {tr("Gradient cosine · stage %1").arg(k + 1), engine::series::kGradCosine, k, -1});
@@ -256,7 +271,16 @@ void ComparePanel::show(const Data& data) {
   const auto extend = [&](double x, double y) {
     xLo = std::min(xLo, x), xHi = std::max(xHi, x), yLo = std::min(yLo, y), yHi = std::max(yHi, y);
   };
-  for (size_t i = 0; i < a.values.size() && i < m_runs.size(); ++i) {
+  m_bands.clear();
+  if (m_group->currentIndex() > 0) {
+    drawBands(data);
+    for (const auto& b : m_bands)
+      for (size_t k = 0; k < b.x.size(); ++k)
+        if (std::isfinite(b.lo[k]) && std::isfinite(b.hi[k]))
+          extend(b.x[k], b.lo[k]), extend(b.x[k], b.hi[k]);
+  }
+  for (size_t i = 0; i < a.values.size() && i < m_runs.size() && m_group->currentIndex() == 0;
+       ++i) {
     auto* g = m_overlay->addGraph();
     g->setName(runLabel(m_runs[i]));
     g->setPen(QPen(stageColor(int(i)), 1.8));
@@ -307,6 +331,79 @@ void ComparePanel::show(const Data& data) {
   m_diff->resizeColumnsToContents();
   for (int c = 1; c < m_diff->columnCount(); ++c)
     if (auto* header = m_diff->horizontalHeaderItem(c)) header->setToolTip(header->text());
+}
+
+void ComparePanel::drawBands(const Data& data) {
+  const auto& a = data.aligned;
+  const bool minMax = m_group->currentIndex() == 2;
+  int groups = 0;
+  for (int g : data.groupOf) groups = std::max(groups, g + 1);
+  // A group's label: the values of the keys that differ between the selected runs (the seed
+  // and the name aside), from its first run.
+  const auto label = [&](size_t first) {
+    QStringList parts;
+    for (const auto& d : data.diffs) {
+      if (d.key == "train.seed" || d.key == "name" || d.key.rfind("checkpoint.", 0) == 0) continue;
+      if (first < d.values.size())
+        parts << QStringLiteral("%1=%2").arg(
+            QString::fromStdString(d.key),
+            d.values[first] ? QString::fromStdString(*d.values[first]) : tr("(absent)"));
+    }
+    return parts.join(QStringLiteral(", "));
+  };
+  for (int g = 0; g < groups; ++g) {
+    Band band;
+    std::vector<size_t> members;
+    for (size_t i = 0; i < data.groupOf.size() && i < a.values.size(); ++i)
+      if (data.groupOf[i] == g) members.push_back(i), band.runs.push_back(m_runs[i].id);
+    if (members.empty()) continue;
+    const QString keys = label(members.front());
+    band.label = (keys.isEmpty() ? runLabel(m_runs[members.front()]) : keys) +
+                 QStringLiteral(" (n=%1)").arg(members.size());
+    for (size_t k = 0; k < a.x.size(); ++k) {
+      std::vector<double> v;
+      for (size_t i : members)
+        if (k < a.values[i].size() && std::isfinite(a.values[i][k])) v.push_back(a.values[i][k]);
+      band.x.push_back(a.x[k]);
+      if (v.empty()) {
+        band.mean.push_back(NAN), band.lo.push_back(NAN), band.hi.push_back(NAN);
+        continue;
+      }
+      const auto s = study::stat(v);
+      band.mean.push_back(s.mean);
+      if (minMax) {
+        band.lo.push_back(*std::min_element(v.begin(), v.end()));
+        band.hi.push_back(*std::max_element(v.begin(), v.end()));
+      } else {
+        band.lo.push_back(s.mean - s.std), band.hi.push_back(s.mean + s.std);
+      }
+    }
+    const QColor color = stageColor(g);
+    QVector<QCPGraphData> mean, lo, hi;
+    for (size_t k = 0; k < band.x.size(); ++k)
+      if (std::isfinite(band.mean[k])) {
+        mean << QCPGraphData(band.x[k], band.mean[k]);
+        lo << QCPGraphData(band.x[k], band.lo[k]);
+        hi << QCPGraphData(band.x[k], band.hi[k]);
+      }
+    auto* upper = m_overlay->addGraph();
+    upper->setPen(Qt::NoPen);
+    upper->removeFromLegend();
+    upper->data()->set(hi, true);
+    auto* lower = m_overlay->addGraph();
+    lower->setPen(Qt::NoPen);
+    QColor fill = color;
+    fill.setAlpha(60);
+    lower->setBrush(fill);
+    lower->setChannelFillGraph(upper);
+    lower->removeFromLegend();
+    lower->data()->set(lo, true);
+    auto* line = m_overlay->addGraph();
+    line->setName(band.label);
+    line->setPen(QPen(color, 2.0));
+    line->data()->set(mean, true);
+    m_bands.push_back(std::move(band));
+  }
 }
 
 void ComparePanel::changeEvent(QEvent* event) {

@@ -27,6 +27,17 @@ class ComparePanel : public QWidget {
   QTableWidget* diffTable() const { return m_diff; }
   QComboBox* metricCombo() const { return m_metric; }
   QComboBox* alignCombo() const { return m_align; }
+  /// Each run, or groups (runs equal in every key but the seed) as a mean with a band of ±1
+  /// sample std or min–max, on the common grid of the overlay.
+  QComboBox* groupCombo() const { return m_group; }
+  /// One group as drawn: its runs, a label from the keys that tell it apart, and per grid x
+  /// the mean and the band's edges (NaN where no run of the group has a value).
+  struct Band {
+    QString label;
+    std::vector<int64_t> runs;
+    std::vector<double> x, mean, lo, hi;
+  };
+  const std::vector<Band>& bands() const { return m_bands; }
   /// True when the data for the current selection and choices has arrived.
   bool isLoaded() const { return m_loadedTicket == m_ticket; }
   /// Selects the overlay metric showing `series` of `stage` (-1 run-level, -2 each run's last
@@ -59,7 +70,9 @@ class ComparePanel : public QWidget {
     std::vector<storage::SpecDifference> diffs;
     storage::AlignedSeries aligned;
     std::vector<Metric> extra;  ///< per-stage and per-layer series the selected runs have
+    std::vector<int> groupOf;   ///< per run: its group (runs equal but for the seed)
   };
+  void drawBands(const Data& data);
   void show(const Data& data);
   void drawSummary();
   void setMetricList(const std::vector<Metric>& extra);
@@ -72,6 +85,8 @@ class ComparePanel : public QWidget {
   quint64 m_loadedTicket = 0;
   QComboBox* m_metric;
   QComboBox* m_align;
+  QComboBox* m_group;
+  std::vector<Band> m_bands;
   QComboBox* m_summaryMetric;
   QCustomPlot* m_overlay;
   QCustomPlot* m_summary;

@@ -40,6 +40,10 @@ std::vector<PointWork> pendingWork(storage::RunReader& reader, const storage::St
 /// the local overlap). `debug` stays: a fault hook changes the run.
 std::string specIdentity(const std::string& canonicalSpecJson);
 
+/// What runs equal in every key except the seed share: specIdentity without `train.seed` (the
+/// workbench's grouped overlay groups any selection of stored runs by it).
+std::string groupIdentity(const std::string& specJson);
+
 /// One run of a study with what it gave back.
 struct StudyRunRow {
   storage::StudyRunRecord link;
