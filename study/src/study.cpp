@@ -96,8 +96,12 @@ std::vector<std::string> pointSets(const StudyPlan& plan, const GridPoint& point
 
 std::string describePoint(const StudyPlan& plan, const GridPoint& point) {
   std::string s;
-  for (size_t i = 0; i < plan.keys.size() && i < point.values.size(); ++i)
-    s += (s.empty() ? "" : ", ") + plan.keys[i].key + "=" + point.values[i];
+  for (size_t i = 0; i < plan.keys.size() && i < point.values.size(); ++i) {
+    // A string reads without its JSON quotes (mode=local); anything else as JSON.
+    const json v = json::parse(point.values[i], nullptr, false);
+    s += (s.empty() ? "" : ", ") + plan.keys[i].key + "=" +
+         (v.is_string() ? v.get<std::string>() : point.values[i]);
+  }
   if (!variesSeed(plan))
     s += (s.empty() ? "" : ", ") + std::string("seed ") + std::to_string(point.seed);
   return s;

@@ -51,6 +51,9 @@ class TestStudy : public QObject {
              (std::vector<std::string>{"partition.cuts=[4]", "train.lr=0.0003", "train.seed=2"}));
     QCOMPARE(describePoint(plan, runs[4]),
              std::string("partition.cuts=[4], train.lr=0.0003, seed 2"));
+    StudyPlan modes;
+    modes.keys = {parseVary(R"(mode=["local","backprop"])")};
+    QCOMPARE(describePoint(modes, expandGrid(modes)[1]), std::string("mode=backprop, seed 1"));
     // A varied seed replaces --seeds.
     StudyPlan seeded;
     seeded.keys = {parseVary("train.seed=[5,6]")};

@@ -398,6 +398,59 @@ class TestRunsWorkspace : public QObject {
     QCOMPARE(panel->overlayPlot()->graphCount(), 4);
   }
 
+  void frontViewJoinsTheGroupsNoneBeats() {
+    test::TempStore t;
+    auto spec = [](const char* name, double lr, int seed) {
+      auto s = runSpec(name, {2});
+      s.train.lr = lr;
+      s.train.seed = seed;
+      return s;
+    };
+    // Wall time = steps / 100 s. lr 0.001: 2 s, accuracy 0.82 ± 0.028; lr 0.003: 1 s, 0.73;
+    // backprop: 3 s, 0.78, beaten on both by lr 0.001.
+    std::vector<int64_t> ids = {addRun(*t.store, spec("a1", 0.001, 1), 0.80),
+                                addRun(*t.store, spec("a2", 0.001, 2), 0.84),
+                                addRun(*t.store, spec("b1", 0.003, 1), 0.70, 100),
+                                addRun(*t.store, spec("b2", 0.003, 2), 0.76, 100)};
+    auto bp = spec("bp", 0.001, 1);
+    bp.mode = engine::Mode::Backprop;
+    ids.push_back(addRun(*t.store, bp, 0.78, 300, "backprop"));
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    waitLoaded(ws, 5);
+    ComparePanel* panel = ws.comparePanel();
+    selectRows(ws, ids);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->runs().size() == 5, 5000);
+    panel->summaryCombo()->setCurrentIndex(4);  // front: wall time vs accuracy
+    const auto& front = panel->frontPoints();
+    QCOMPARE(front.size(), size_t(3));
+    std::map<QString, const ComparePanel::FrontPoint*> byMode;
+    for (const auto& p : front) {
+      if (p.mode == QStringLiteral("backprop"))
+        byMode["bp"] = &p;
+      else
+        byMode[p.x < 1.5 ? QStringLiteral("fast") : QStringLiteral("slow")] = &p;
+    }
+    QCOMPARE(byMode.size(), size_t(3));
+    QCOMPARE(byMode["slow"]->x, 2.0);
+    QVERIFY(std::abs(byMode["slow"]->y - 0.82) < 1e-12);
+    QVERIFY(std::abs(byMode["slow"]->yStd - 0.04 / std::sqrt(2.0)) < 1e-12);
+    QCOMPARE(byMode["slow"]->runs.size(), size_t(2));
+    QVERIFY(byMode["slow"]->onFront);
+    QVERIFY(byMode["fast"]->onFront);
+    QVERIFY(!byMode["bp"]->onFront);
+    QVERIFY2(byMode["fast"]->label.contains(QStringLiteral("train.lr=0.003")),
+             qPrintable(byMode["fast"]->label));
+    // 3 groups and the front's line are graphs of the bottom plot
+    QCOMPARE(panel->summaryPlot()->graphCount(), 4);
+    panel->summaryCombo()->setCurrentIndex(6);  // training FLOPs: these runs have none recorded
+    QVERIFY(panel->frontPoints().empty());
+    panel->summaryCombo()->setCurrentIndex(0);  // bars again
+    QVERIFY(panel->frontPoints().empty());
+    QCOMPARE(panel->summaryPlot()->plottableCount(), 5);
+  }
+
   void sparseOverlaysArePointsWithMargins() {
     // Test accuracy at 4 evaluations: drawn as its 4 points, marked and joined, not a staircase
     // held across the grid; the axes leave room around the values; one run of one point shows.
@@ -535,8 +588,12 @@ class TestRunsWorkspace : public QObject {
              qPrintable(ws.studyCombo()->itemText(1)));
     ws.studyCombo()->setCurrentIndex(1);
     QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 1, 5000);
-    waitLoaded(ws, 1);
-    QCOMPARE(ws.model()->runId(0), first);
+    // Asking for the row's data loads its page (again, if a refresh dropped the first request).
+    const auto rowIs = [&](int64_t id) {
+      ws.model()->data(ws.model()->index(0, 0), Qt::DisplayRole);
+      return ws.model()->runId(0) == id;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(rowIs(first), 10000);
     // Its second run lands: the filtered table fills in.
     const int64_t second = addRun(other, runSpec("lr sweep · train.lr=0.003", {2}), 0.85);
     link.point = 1, link.runId = second, link.valuesJson = "[0.003]";

@@ -4,6 +4,8 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QMenu>
 #include <QSplitter>
@@ -87,8 +89,14 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
       tr("Group the runs that are equal in every setting except the seed (a study's seeds): "
          "each group's mean with a band, on a common grid"));
   m_summaryMetric = new QComboBox(this);
-  for (const char* s : {"Test accuracy", "Samples/s", "Wall time (s)", "Pipeline efficiency"})
+  for (const char* s : {"Test accuracy", "Samples/s", "Wall time (s)", "Pipeline efficiency",
+                        "Front: wall time vs accuracy", "Front: samples vs accuracy",
+                        "Front: training FLOPs vs accuracy"})
     m_summaryMetric->addItem(tr(s));
+  m_summaryMetric->setToolTip(
+      tr("A bar per run, or the front: each group of runs (equal but for the seed) at its mean "
+         "cost and final test accuracy with ±1 std error bars; the groups no other beats on "
+         "both are joined. Local ○, pipeline △, backprop □."));
   m_hint =
       new QLabel(tr("Select runs in the table to compare them (Ctrl+click for several)."), this);
   m_hint->setWordWrap(true);
@@ -262,6 +270,8 @@ void ComparePanel::reload() {
 
 void ComparePanel::show(const Data& data) {
   m_runs = data.runs;
+  m_groupOf = data.groupOf;
+  m_diffs = data.diffs;
   setMetricList(data.extra);
   m_hint->setVisible(m_runs.empty());
   stylePlot(m_overlay);
@@ -333,31 +343,31 @@ void ComparePanel::show(const Data& data) {
     if (auto* header = m_diff->horizontalHeaderItem(c)) header->setToolTip(header->text());
 }
 
+QString ComparePanel::groupLabel(size_t first) const {
+  QStringList parts;
+  for (const auto& d : m_diffs) {
+    if (d.key == "train.seed" || d.key == "name" || d.key.rfind("checkpoint.", 0) == 0) continue;
+    if (first >= d.values.size()) continue;
+    QString value = d.values[first] ? QString::fromStdString(*d.values[first]) : tr("(absent)");
+    if (value.size() >= 2 && value.startsWith(QLatin1Char('"')) && value.endsWith(QLatin1Char('"')))
+      value = value.mid(1, value.size() - 2);  // a string reads without its JSON quotes
+    parts << QStringLiteral("%1=%2").arg(QString::fromStdString(d.key), value);
+  }
+  return parts.join(QStringLiteral(", "));
+}
+
 void ComparePanel::drawBands(const Data& data) {
   const auto& a = data.aligned;
   const bool minMax = m_group->currentIndex() == 2;
   int groups = 0;
   for (int g : data.groupOf) groups = std::max(groups, g + 1);
-  // A group's label: the values of the keys that differ between the selected runs (the seed
-  // and the name aside), from its first run.
-  const auto label = [&](size_t first) {
-    QStringList parts;
-    for (const auto& d : data.diffs) {
-      if (d.key == "train.seed" || d.key == "name" || d.key.rfind("checkpoint.", 0) == 0) continue;
-      if (first < d.values.size())
-        parts << QStringLiteral("%1=%2").arg(
-            QString::fromStdString(d.key),
-            d.values[first] ? QString::fromStdString(*d.values[first]) : tr("(absent)"));
-    }
-    return parts.join(QStringLiteral(", "));
-  };
   for (int g = 0; g < groups; ++g) {
     Band band;
     std::vector<size_t> members;
     for (size_t i = 0; i < data.groupOf.size() && i < a.values.size(); ++i)
       if (data.groupOf[i] == g) members.push_back(i), band.runs.push_back(m_runs[i].id);
     if (members.empty()) continue;
-    const QString keys = label(members.front());
+    const QString keys = groupLabel(members.front());
     band.label = (keys.isEmpty() ? runLabel(m_runs[members.front()]) : keys) +
                  QStringLiteral(" (n=%1)").arg(members.size());
     for (size_t k = 0; k < a.x.size(); ++k) {
@@ -421,9 +431,111 @@ void ComparePanel::setOverlayEnlarged(bool on) {
   m_enlarge->setChecked(on);
 }
 
+void ComparePanel::drawFront() {
+  m_front.clear();
+  const int kind = m_summaryMetric->currentIndex() - 4;  // 0 wall time, 1 samples, 2 FLOPs
+  int groups = 0;
+  for (int g : m_groupOf) groups = std::max(groups, g + 1);
+  std::vector<std::pair<double, double>> means;
+  for (int g = 0; g < groups; ++g) {
+    FrontPoint p;
+    std::vector<double> xs, ys;
+    size_t first = m_runs.size();
+    for (size_t i = 0; i < m_runs.size() && i < m_groupOf.size(); ++i) {
+      if (m_groupOf[i] != g) continue;
+      const auto& r = m_runs[i];
+      double x = NAN;
+      if (kind == 0) x = r.wallSeconds.value_or(NAN);
+      if (kind == 1) x = double(r.steps.value_or(0)) * r.batchSize;
+      if (kind == 2)
+        x = QJsonDocument::fromJson(QByteArray::fromStdString(r.summaryJson))
+                .object()
+                .value(QStringLiteral("train_flops"))
+                .toDouble(NAN);
+      const double y = r.testAccuracy.value_or(NAN);
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      first = std::min(first, i);
+      xs.push_back(x), ys.push_back(y), p.runs.push_back(r.id);
+      const QString mode = QString::fromStdString(r.mode);
+      p.mode = p.mode.isEmpty() || p.mode == mode ? mode : QStringLiteral("mixed");
+    }
+    if (xs.empty()) continue;
+    p.group = g;
+    const auto sx = study::stat(xs), sy = study::stat(ys);
+    p.x = sx.mean, p.xStd = sx.std, p.y = sy.mean, p.yStd = sy.std;
+    const QString keys = groupLabel(first);
+    p.label = (keys.isEmpty() ? runLabel(m_runs[first]) : keys) +
+              QStringLiteral(" (n=%1)").arg(xs.size());
+    means.emplace_back(p.x, p.y);
+    m_front.push_back(std::move(p));
+  }
+  const auto flags = study::paretoFront(means);
+  for (size_t i = 0; i < m_front.size(); ++i) m_front[i].onFront = flags[i];
+
+  QSharedPointer<QCPAxisTicker> ticker(new QCPAxisTicker);
+  m_summary->xAxis->setTicker(ticker);
+  double xLo = INFINITY, xHi = -INFINITY, yLo = INFINITY, yHi = -INFINITY;
+  for (size_t i = 0; i < m_front.size(); ++i) {
+    const auto& p = m_front[i];
+    auto* g = m_summary->addGraph();
+    g->setName(p.label);
+    g->setLineStyle(QCPGraph::lsNone);
+    const auto shape = p.mode == QStringLiteral("backprop")   ? QCPScatterStyle::ssSquare
+                       : p.mode == QStringLiteral("pipeline") ? QCPScatterStyle::ssTriangle
+                                                              : QCPScatterStyle::ssCircle;
+    const QColor color = stageColor(p.group);
+    g->setScatterStyle(QCPScatterStyle(shape, color, p.onFront ? color : Qt::transparent, 9));
+    g->addData(p.x, p.y);
+    auto* yErr = new QCPErrorBars(m_summary->xAxis, m_summary->yAxis);
+    yErr->setDataPlottable(g);
+    yErr->setData(QVector<double>{p.yStd});
+    yErr->setPen(QPen(color));
+    yErr->removeFromLegend();
+    auto* xErr = new QCPErrorBars(m_summary->xAxis, m_summary->yAxis);
+    xErr->setErrorType(QCPErrorBars::etKeyError);
+    xErr->setDataPlottable(g);
+    xErr->setData(QVector<double>{p.xStd});
+    xErr->setPen(QPen(color));
+    xErr->removeFromLegend();
+    xLo = std::min(xLo, p.x - p.xStd), xHi = std::max(xHi, p.x + p.xStd);
+    yLo = std::min(yLo, p.y - p.yStd), yHi = std::max(yHi, p.y + p.yStd);
+  }
+  // The front: its groups joined in order of cost.
+  std::vector<const FrontPoint*> onFront;
+  for (const auto& p : m_front)
+    if (p.onFront) onFront.push_back(&p);
+  std::sort(onFront.begin(), onFront.end(),
+            [](const FrontPoint* a, const FrontPoint* b) { return a->x < b->x; });
+  if (onFront.size() > 1) {
+    auto* line = m_summary->addGraph();
+    line->setName(tr("front"));
+    line->setPen(QPen(palette().color(QPalette::WindowText), 1.2, Qt::DashLine));
+    for (const auto* p : onFront) line->addData(p->x, p->y);
+  }
+  // No legend in this small plot: each group has the colour of its band in the grouped overlay,
+  // whose legend names it.
+  if (xLo <= xHi) {
+    const double xPad = xHi > xLo ? (xHi - xLo) * 0.1 : std::max(1e-9, std::abs(xHi) * 0.1);
+    const double yPad = yHi > yLo ? (yHi - yLo) * 0.15 : 0.02;
+    m_summary->xAxis->setRange(xLo - xPad, xHi + xPad);
+    m_summary->yAxis->setRange(yLo - yPad, yHi + yPad);
+  }
+  m_summary->xAxis->setLabel(kind == 0   ? tr("mean wall time (s)")
+                             : kind == 1 ? tr("samples")
+                                         : tr("training FLOPs"));
+  m_summary->yAxis->setLabel(tr("mean final test accuracy"));
+  m_summary->replot();
+}
+
 void ComparePanel::drawSummary() {
   stylePlot(m_summary);
   m_summary->clearPlottables();
+  m_summary->legend->setVisible(false);
+  if (m_summaryMetric->currentIndex() >= 4) {
+    drawFront();
+    return;
+  }
+  m_front.clear();
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   double top = 0;
   for (size_t i = 0; i < m_runs.size(); ++i) {

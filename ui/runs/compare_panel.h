@@ -38,6 +38,20 @@ class ComparePanel : public QWidget {
     std::vector<double> x, mean, lo, hi;
   };
   const std::vector<Band>& bands() const { return m_bands; }
+  /// The bottom plot: a bar per run (test accuracy, samples/s, wall time, pipeline efficiency)
+  /// or the front of the groups (cost against final test accuracy).
+  QComboBox* summaryCombo() const { return m_summaryMetric; }
+  /// One group on the front view: its mean cost and accuracy with their sample std, its mode
+  /// (marked apart), and whether no other group is cheaper and at least as accurate.
+  struct FrontPoint {
+    QString label;
+    QString mode;
+    int group = 0;  ///< its index among the groups (its colour, as in the grouped overlay)
+    std::vector<int64_t> runs;
+    double x = 0, xStd = 0, y = 0, yStd = 0;
+    bool onFront = false;
+  };
+  const std::vector<FrontPoint>& frontPoints() const { return m_front; }
   /// True when the data for the current selection and choices has arrived.
   bool isLoaded() const { return m_loadedTicket == m_ticket; }
   /// Selects the overlay metric showing `series` of `stage` (-1 run-level, -2 each run's last
@@ -73,6 +87,9 @@ class ComparePanel : public QWidget {
     std::vector<int> groupOf;   ///< per run: its group (runs equal but for the seed)
   };
   void drawBands(const Data& data);
+  void drawFront();
+  /// A group's label: the values of the keys that tell the selected runs apart (seed aside).
+  QString groupLabel(size_t firstRun) const;
   void show(const Data& data);
   void drawSummary();
   void setMetricList(const std::vector<Metric>& extra);
@@ -87,6 +104,9 @@ class ComparePanel : public QWidget {
   QComboBox* m_align;
   QComboBox* m_group;
   std::vector<Band> m_bands;
+  std::vector<FrontPoint> m_front;
+  std::vector<int> m_groupOf;
+  std::vector<storage::SpecDifference> m_diffs;
   QComboBox* m_summaryMetric;
   QCustomPlot* m_overlay;
   QCustomPlot* m_summary;

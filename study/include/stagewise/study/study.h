@@ -52,7 +52,8 @@ std::vector<GridPoint> expandGrid(const StudyPlan& plan);
 /// `key=value` assignments that apply a point to the base spec (train.seed last, unless varied).
 std::vector<std::string> pointSets(const StudyPlan& plan, const GridPoint& point);
 
-/// "partition.cuts=[4], train.lr=0.001, seed 2": how a point is named in messages.
+/// "partition.cuts=[4], train.lr=0.001, mode=local, seed 2": how a point is named in messages
+/// and run names (strings without their JSON quotes).
 std::string describePoint(const StudyPlan& plan, const GridPoint& point);
 
 /// What a finished run gives back to its study.
