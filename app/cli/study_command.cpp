@@ -88,6 +88,14 @@ int parseCount(const std::string& flag, const std::string& text, int least) {
                    text + "'");
 }
 
+/// The store of a command that reads studies: refused, not created, when the file is missing.
+std::unique_ptr<storage::RunStore> existingStore(const Args& args) {
+  const std::string db = storage::resolveDbPath(args.value("--db"));
+  if (!std::ifstream(db).good())
+    throw UsageError("there is no run store at " + db + " (give --db PATH, or run a study first)");
+  return std::make_unique<storage::RunStore>(db);
+}
+
 std::string readText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError("cannot open experiment file '" + path + "'");
@@ -420,7 +428,8 @@ int studyResume(const std::vector<std::string>& argv) {
     return 0;
   }
   const int64_t id = parseId(args, "resume");
-  storage::RunStore store(storage::resolveDbPath(args.value("--db")));
+  const auto owned = existingStore(args);
+  storage::RunStore& store = *owned;
   storage::RunReader reader(store);
   auto record = reader.study(id);
   if (!record)
@@ -491,12 +500,12 @@ int studyList(const std::vector<std::string>& argv) {
 study::StudyResults resultsFor(const Args& args, const char* what,
                                std::optional<double> target = std::nullopt) {
   const int64_t id = parseId(args, what);
-  storage::RunStore store(storage::resolveDbPath(args.value("--db")));
-  storage::RunReader reader(store);
+  const auto store = existingStore(args);
+  storage::RunReader reader(*store);
   try {
     return study::loadStudyResults(reader, id, target);
   } catch (const study::StudyError& e) {
-    throw UsageError(std::string(e.what()) + " " + store.path() + " (see 'study list')");
+    throw UsageError(std::string(e.what()) + " " + store->path() + " (see 'study list')");
   }
 }
 

@@ -393,15 +393,6 @@ void RunStore::finishStudy(int64_t studyId, StudyStatus status) {
   }
 }
 
-void RunStore::setStudyTarget(int64_t studyId, std::optional<double> target) {
-  std::lock_guard lock(m_impl->adminMutex);
-  m_impl->requireStudy(studyId);
-  Statement(*m_impl->admin, "UPDATE studies SET target = ?2 WHERE id = ?1")
-      .bind(1, studyId)
-      .bind(2, target)
-      .run();
-}
-
 void RunStore::deleteStudies(const std::vector<int64_t>& studyIds) {
   std::lock_guard lock(m_impl->adminMutex);
   for (int64_t id : studyIds) {

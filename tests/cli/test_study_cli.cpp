@@ -215,6 +215,16 @@ class TestStudyCli : public QObject {
       QCOMPARE(r.err.trimmed().count('\n'), 0);
       QVERIFY2(!QFile::exists(db), qPrintable(c.args.join(' ')));
     }
+    // Reading a store that is not there says so and creates nothing.
+    for (const char* sub : {"show", "export", "resume"}) {
+      Result none = runCli({"study", sub, "7", "--db", db});
+      QCOMPARE(none.code, 2);
+      QVERIFY2(none.err.contains("there is no run store at"), qPrintable(none.err));
+      QVERIFY(!QFile::exists(db));
+    }
+    QVERIFY(runCli({"study", "run", "--config", spec, "--db", db, "--vary", "train.lr=[0.001]",
+                    "--quiet"})
+                .code == 0);
     Result none = runCli({"study", "show", "7", "--db", db});
     QCOMPARE(none.code, 2);
     QVERIFY(none.err.contains("no study 7"));

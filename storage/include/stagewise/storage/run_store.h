@@ -68,10 +68,8 @@ class RunStore {
   void linkStudyRun(int64_t studyId, const StudyRunRecord& link);
   /// Marks the run's links in the study replaced (it is run again from the start).
   void markStudyRunReplaced(int64_t studyId, int64_t runId);
-  /// The study's final status (stopped or completed) or the target it was shown with; releases
-  /// its lock when final.
+  /// The study's final status (stopped or completed); releases its lock.
   void finishStudy(int64_t studyId, StudyStatus status);
-  void setStudyTarget(int64_t studyId, std::optional<double> target);
   /// Deletes studies with their links (not their runs), all or none; refuses a live one.
   void deleteStudies(const std::vector<int64_t>& studyIds);
 

@@ -1,0 +1,196 @@
+// The Runs workspace with studies: the study filter filling in while another process runs a
+// study, runs grouped by every setting but the seed into a mean with a band, and the front view.
+#include <qcustomplot.h>
+#include <QComboBox>
+#include <QTableView>
+#include <QtTest>
+#include <cmath>
+#include <map>
+
+#include "run_store_fixture.h"
+#include "runs/compare_panel.h"
+#include "runs/run_table_model.h"
+#include "runs/runs_workspace.h"
+
+using namespace stagewise;
+using namespace stagewise::ui;
+using test::addRun;
+using test::runSpec;
+
+namespace {
+
+engine::ExperimentSpec spec(const char* name, double lr, int seed) {
+  auto s = runSpec(name, {2});
+  s.train.lr = lr;
+  s.train.seed = seed;
+  return s;
+}
+
+void selectRows(RunsWorkspace& ws, const std::vector<int64_t>& ids) {
+  auto* selection = ws.table()->selectionModel();
+  selection->clearSelection();
+  for (int64_t id : ids) {
+    const int row = ws.model()->rowOf(id);
+    QVERIFY2(row >= 0, "run not loaded in the table");
+    selection->select(ws.model()->index(row, 0),
+                      QItemSelectionModel::Select | QItemSelectionModel::Rows);
+  }
+}
+
+void waitLoaded(RunsWorkspace& ws, int rows) {
+  QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), rows, 5000);
+  for (int r = 0; r < rows; ++r) ws.model()->data(ws.model()->index(r, 0), Qt::DisplayRole);
+  QTRY_VERIFY_WITH_TIMEOUT(ws.model()->isSettled() && ws.model()->runId(rows - 1) >= 0, 5000);
+}
+
+}  // namespace
+
+class TestRunsStudies : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void studyFilterShowsAStudysRunsAsTheyCome() {
+    test::TempStore t;
+    addRun(*t.store, runSpec("not in the study", {2}), 0.7);
+    RunsWorkspace ws(t.store);
+    ws.setPollInterval(100);
+    waitLoaded(ws, 1);
+    // A study another process runs: its own store object on the same file.
+    storage::RunStore other(t.path());
+    storage::NewStudy ns;
+    ns.name = "lr sweep";
+    ns.baseSpecJson = "{}";
+    ns.keys = {{"train.lr", "[0.001,0.003]"}};
+    ns.runsTotal = 2;
+    const int64_t study = other.createStudy(ns);
+    const int64_t first = addRun(other, runSpec("lr sweep · train.lr=0.001", {2}), 0.8);
+    storage::StudyRunRecord link;
+    link.point = 0, link.runId = first, link.seed = 1, link.valuesJson = "[0.001]";
+    other.linkStudyRun(study, link);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.studyCombo()->count(), 2, 5000);
+    QVERIFY2(ws.studyCombo()->itemText(1).contains(QStringLiteral("lr sweep")) &&
+                 ws.studyCombo()->itemText(1).contains(QStringLiteral("1 of 2")),
+             qPrintable(ws.studyCombo()->itemText(1)));
+    ws.studyCombo()->setCurrentIndex(1);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 1, 5000);
+    // Asking for the row's data loads its page (again, if a refresh dropped the first request).
+    const auto rowIs = [&](int64_t id) {
+      ws.model()->data(ws.model()->index(0, 0), Qt::DisplayRole);
+      return ws.model()->runId(0) == id;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(rowIs(first), 10000);
+    // Its second run lands: the filtered table fills in.
+    const int64_t second = addRun(other, runSpec("lr sweep · train.lr=0.003", {2}), 0.85);
+    link.point = 1, link.runId = second, link.valuesJson = "[0.003]";
+    other.linkStudyRun(study, link);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 2, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.studyCombo()->currentText().contains(QStringLiteral("2 of 2")),
+                             5000);
+    ws.studyCombo()->setCurrentIndex(0);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 3, 5000);
+    other.finishStudy(study, storage::StudyStatus::Completed);
+  }
+
+  void groupsSeedsIntoAMeanWithABand() {
+    test::TempStore t;
+    // Two settings of train.lr, two seeds each; the loss is 2 exp(-step / 40) + 1 - accuracy.
+    const int64_t a1 = addRun(*t.store, spec("lr1 s1", 0.001, 1), 0.80);
+    const int64_t a2 = addRun(*t.store, spec("lr1 s2", 0.001, 2), 0.84);
+    const int64_t b1 = addRun(*t.store, spec("lr3 s1", 0.003, 1), 0.70);
+    const int64_t b2 = addRun(*t.store, spec("lr3 s2", 0.003, 2), 0.76);
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    waitLoaded(ws, 4);
+    ComparePanel* panel = ws.comparePanel();
+    panel->groupCombo()->setCurrentIndex(1);  // mean ± std
+    selectRows(ws, {a1, a2, b1, b2});
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->runs().size() == 4, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->bands().size(), size_t(2), 5000);
+    for (const auto& band : panel->bands()) {
+      const bool first = band.runs == std::vector<int64_t>{a1, a2};
+      QVERIFY2(first || band.runs == (std::vector<int64_t>{b1, b2}), qPrintable(band.label));
+      QVERIFY2(band.label.contains(first ? QStringLiteral("train.lr=0.001")
+                                         : QStringLiteral("train.lr=0.003")) &&
+                   band.label.contains(QStringLiteral("n=2")),
+               qPrintable(band.label));
+      // mean - lo = the sample std of the two runs' values, |a - b| / sqrt(2), at every x
+      const double sd = (first ? 0.04 : 0.06) / std::sqrt(2.0);
+      const double offset = 1 - (first ? 0.82 : 0.73);
+      int checked = 0;
+      for (size_t k = 0; k < band.x.size(); ++k) {
+        if (!std::isfinite(band.mean[k])) continue;
+        QVERIFY(std::abs((band.mean[k] - band.lo[k]) - sd) < 1e-9);
+        QVERIFY(std::abs((band.hi[k] - band.mean[k]) - sd) < 1e-9);
+        // the mean is the runs' common curve plus the mean offset, at the grid's step
+        const double step = std::floor(band.x[k] + 1e-9);
+        QVERIFY2(std::abs(band.mean[k] - (2.0 * std::exp(-step / 40.0) + offset)) < 1e-9,
+                 qPrintable(QString("x %1: %2").arg(band.x[k]).arg(band.mean[k])));
+        ++checked;
+      }
+      QVERIFY(checked > 50);
+    }
+    // Two bands: a line and its filled band each, one legend entry per group.
+    QCOMPARE(panel->overlayPlot()->graphCount(), 6);
+    QCOMPARE(panel->overlayPlot()->legend->itemCount(), 2);
+    panel->groupCombo()->setCurrentIndex(2);  // min-max
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && !panel->bands().empty(), 5000);
+    const auto& b = panel->bands().front();
+    for (size_t k = 0; k < b.x.size(); ++k)
+      if (std::isfinite(b.mean[k])) QVERIFY(std::abs((b.hi[k] - b.lo[k]) - 0.04) < 1e-9);
+    panel->groupCombo()->setCurrentIndex(0);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->bands().empty(), 5000);
+    QCOMPARE(panel->overlayPlot()->graphCount(), 4);
+  }
+
+  void frontViewJoinsTheGroupsNoneBeats() {
+    test::TempStore t;
+    // Wall time = steps / 100 s. lr 0.001: 2 s, accuracy 0.82 ± 0.028; lr 0.003: 1 s, 0.73;
+    // backprop: 3 s, 0.78, beaten on both by lr 0.001.
+    std::vector<int64_t> ids = {addRun(*t.store, spec("a1", 0.001, 1), 0.80),
+                                addRun(*t.store, spec("a2", 0.001, 2), 0.84),
+                                addRun(*t.store, spec("b1", 0.003, 1), 0.70, 100),
+                                addRun(*t.store, spec("b2", 0.003, 2), 0.76, 100)};
+    auto bp = spec("bp", 0.001, 1);
+    bp.mode = engine::Mode::Backprop;
+    ids.push_back(addRun(*t.store, bp, 0.78, 300, "backprop"));
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    waitLoaded(ws, 5);
+    ComparePanel* panel = ws.comparePanel();
+    selectRows(ws, ids);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->runs().size() == 5, 5000);
+    panel->summaryCombo()->setCurrentIndex(4);  // front: wall time vs accuracy
+    const auto& front = panel->frontPoints();
+    QCOMPARE(front.size(), size_t(3));
+    std::map<QString, const ComparePanel::FrontPoint*> byMode;
+    for (const auto& p : front) {
+      if (p.mode == QStringLiteral("backprop"))
+        byMode["bp"] = &p;
+      else
+        byMode[p.x < 1.5 ? QStringLiteral("fast") : QStringLiteral("slow")] = &p;
+    }
+    QCOMPARE(byMode.size(), size_t(3));
+    QCOMPARE(byMode["slow"]->x, 2.0);
+    QVERIFY(std::abs(byMode["slow"]->y - 0.82) < 1e-12);
+    QVERIFY(std::abs(byMode["slow"]->yStd - 0.04 / std::sqrt(2.0)) < 1e-12);
+    QCOMPARE(byMode["slow"]->runs.size(), size_t(2));
+    QVERIFY(byMode["slow"]->onFront);
+    QVERIFY(byMode["fast"]->onFront);
+    QVERIFY(!byMode["bp"]->onFront);
+    QVERIFY2(byMode["fast"]->label.contains(QStringLiteral("train.lr=0.003")),
+             qPrintable(byMode["fast"]->label));
+    // 3 groups and the front's line are graphs of the bottom plot
+    QCOMPARE(panel->summaryPlot()->graphCount(), 4);
+    panel->summaryCombo()->setCurrentIndex(6);  // training FLOPs: these runs have none recorded
+    QVERIFY(panel->frontPoints().empty());
+    panel->summaryCombo()->setCurrentIndex(0);  // bars again
+    QVERIFY(panel->frontPoints().empty());
+    QCOMPARE(panel->summaryPlot()->plottableCount(), 5);
+  }
+};
+
+QTEST_MAIN(TestRunsStudies)
+#include "test_runs_studies.moc"
