@@ -29,6 +29,7 @@
 #include "designer/design_document.h"
 #include "designer/design_workspace.h"
 #include "designer/estimate_panel.h"
+#include "live/study_queue.h"
 #include "live/train_workspace.h"
 #include "runs/resume_target.h"
 #include "runs/runs_workspace.h"
@@ -49,6 +50,7 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   if (m_services.profileMethods)
     m_design->estimatePanel()->setMethodProfiler(m_services.profileMethods);
   m_train = new TrainWorkspace(m_controller, m_doc, this);
+  m_train->setStore(m_store);
   m_tabs = new QTabWidget(this);
   m_tabs->setDocumentMode(true);
   m_tabs->addTab(m_design, tr("Design"));
@@ -94,6 +96,7 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
 
   buildMenus();
   connect(m_design, &DesignWorkspace::runRequested, this, &MainWindow::startRun);
+  connect(m_design, &DesignWorkspace::studyRequested, this, &MainWindow::startStudy);
   connect(m_design, &DesignWorkspace::message, this,
           [this](const QString& m) { statusBar()->showMessage(m, 5000); });
   connect(m_train, &TrainWorkspace::message, this,
@@ -168,6 +171,9 @@ void MainWindow::buildMenus() {
   m_runAction = run->addAction(tr("&Run"), QKeySequence(tr("Ctrl+R")), this, &MainWindow::startRun);
   m_pauseAction = run->addAction(tr("&Pause / resume"), QKeySequence(tr("Ctrl+P")), m_train,
                                  &TrainWorkspace::togglePause);
+  m_studyAction = run->addAction(tr("Run s&tudy"), QKeySequence(tr("Ctrl+Shift+R")), this,
+                                 &MainWindow::startStudy);
+  m_studyAction->setToolTip(tr("Queue the study designed in Design → Study"));
   m_stopAction = run->addAction(tr("&Stop"), m_train, &TrainWorkspace::stopRun);
   // The menu shows the first: Esc, the one people press.
   m_stopAction->setShortcuts({QKeySequence(Qt::Key_Escape), QKeySequence(tr("Ctrl+."))});
@@ -218,6 +224,11 @@ void MainWindow::startRun() {
   }
   showWorkspace(kTrain);
   m_train->startRun();
+}
+
+void MainWindow::startStudy() {
+  showWorkspace(kTrain);
+  if (m_train->startStudy() && m_runs) m_runs->poll();
 }
 
 void MainWindow::resumeFromCheckpoint(const QString& chosen) {
@@ -386,6 +397,7 @@ void MainWindow::updateRunActions() {
   m_pauseAction->setEnabled(!idle);
   m_resumeAction->setEnabled(idle && m_controller->canResume());
   m_stopAction->setEnabled(!idle);
+  m_studyAction->setEnabled(idle && !m_train->studyQueue()->isRunning());
 }
 
 MainWindow::QuitAnswer MainWindow::askStopAndQuit(bool designModified) {
@@ -446,6 +458,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     // points: quitting at once would leave the joining to the destructor, after the window is
     // gone, with nothing to say why the process is still there.
     m_quitWhenStopped = true;
+    m_train->studyQueue()->stopStudy();  // no next run: the study stays resumable
     m_controller->stop();
     centralWidget()->setEnabled(false);
     menuBar()->setEnabled(false);

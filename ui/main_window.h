@@ -48,6 +48,8 @@ class MainWindow : public QMainWindow {
 
  public Q_SLOTS:
   void startRun();
+  /// Queues the study designed in Design (Run → Run study).
+  void startStudy();
   /// Continues a run from a checkpoint folder (asks for it when `path` is empty).
   void resumeFromCheckpoint(const QString& path = {});
   void about();
@@ -103,6 +105,7 @@ class MainWindow : public QMainWindow {
   QAction* m_runAction = nullptr;
   QAction* m_pauseAction = nullptr;
   QAction* m_stopAction = nullptr;
+  QAction* m_studyAction = nullptr;
   QAction* m_resumeAction = nullptr;
   QMenu* m_recentMenu = nullptr;
   QLabel* m_engineLabel;

@@ -16,12 +16,11 @@
 #include "commands.h"
 #include "presets.h"
 #include "stagewise/engine/checkpoint.h"
-#include "stagewise/engine/dataset.h"
 #include "stagewise/engine/engine.h"
-#include "stagewise/engine/partition.h"
 #include "stagewise/storage/paths.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
+#include "stagewise/study/points.h"
 #include "stagewise/study/results.h"
 #include "train_run.h"
 
@@ -104,82 +103,13 @@ std::string readText(const std::string& path) {
   return text.str();
 }
 
-/// The settings of an experiment's "study" object.
-struct StudyObject {
-  std::vector<study::VariedKey> keys;
-  std::optional<int> seeds, sample;
-  std::optional<int64_t> sampleSeed;
-  std::optional<std::string> name;
-  std::optional<double> target;
-};
-
-StudyObject readStudyObject(const ordered_json& s, const std::string& file) {
-  StudyObject out;
-  auto bad = [&](const std::string& key, const std::string& what) {
-    return UsageError(file + ": study." + key + ": " + what);
-  };
-  for (const auto& [key, value] : s.items()) {
-    if (key == "vary") {
-      if (!value.is_object())
-        throw bad("vary", "expected an object of key: [values], like {\"train.lr\": [0.001]}");
-      for (const auto& [k, list] : value.items()) {
-        if (!list.is_array() || list.empty())
-          throw bad("vary." + k, "expected a non-empty list of values");
-        study::VariedKey v;
-        v.key = k;
-        for (const auto& x : list) v.values.push_back(x.dump());
-        out.keys.push_back(std::move(v));
-      }
-    } else if (key == "seeds" || key == "sample") {
-      if (!value.is_number_integer() || value.get<int64_t>() < (key == "seeds" ? 1 : 0))
-        throw bad(key, key == "seeds" ? "expected a whole number >= 1" : "expected a whole number");
-      (key == "seeds" ? out.seeds : out.sample) = value.get<int>();
-    } else if (key == "sample_seed") {
-      if (!value.is_number_integer()) throw bad(key, "expected a whole number");
-      out.sampleSeed = value.get<int64_t>();
-    } else if (key == "name") {
-      if (!value.is_string()) throw bad(key, "expected a string");
-      out.name = value.get<std::string>();
-    } else if (key == "target") {
-      if (!value.is_number() || !(value.get<double>() > 0 && value.get<double>() <= 1))
-        throw bad(key, "expected a test accuracy in (0, 1]");
-      out.target = value.get<double>();
-    } else {
-      throw bad(key, "unknown key (use vary, seeds, sample, sample_seed, name, target)");
-    }
-  }
-  return out;
-}
-
-/// One point resolved: its spec, checked as `train` would check it.
-struct ResolvedPoint {
-  engine::ExperimentSpec spec;
-  std::string identity;
-};
-
-ResolvedPoint resolvePoint(const std::string& base, const StudyPlan& plan, const GridPoint& point,
-                           std::map<std::string, engine::InputShape>& shapes) {
-  const std::string where = "grid point " + std::to_string(point.index + 1) + " (" +
-                            study::describePoint(plan, point) + ")";
+/// A point resolved as `train` would check it; a bad point is bad input.
+study::ResolvedPoint resolvePoint(const std::string& base, const StudyPlan& plan,
+                                  const GridPoint& point, study::ShapeCache& shapes) {
   try {
-    ResolvedPoint r;
-    r.spec = engine::parseSpec(engine::applyOverrides(base, study::pointSets(plan, point)));
-    const std::string datasetKey = r.spec.dataset.kind + "\n" + r.spec.dataset.path;
-    auto it = shapes.find(datasetKey);
-    if (it == shapes.end())
-      it = shapes.emplace(datasetKey, engine::probeInputShape(r.spec.dataset)).first;
-    const engine::ModelPlan plan = engine::planModel(r.spec.model, it->second);
-    auto problems = engine::validateSpec(r.spec, static_cast<int>(plan.layers.size()),
-                                         engine::engineInfo().devices);
-    if (problems.empty()) problems = engine::validatePartition(r.spec, plan);
-    if (!problems.empty())
-      throw UsageError(where + ": " + problems.front().field + ": " + problems.front().message);
-    r.identity = study::specIdentity(engine::specToJson(r.spec));
-    return r;
-  } catch (const engine::SpecError& e) {
-    throw UsageError(where + ": " + e.what());
-  } catch (const engine::DatasetError& e) {
-    throw UsageError(where + ": " + e.what());
+    return study::resolvePoint(base, plan, point, engine::engineInfo().devices, shapes);
+  } catch (const study::StudyError& e) {
+    throw UsageError(e.what());
   }
 }
 
@@ -191,8 +121,8 @@ class StudyRunner {
       : m_store(store), m_study(record), m_plan(std::move(plan)), m_quiet(quiet), m_json(json) {}
 
   int execute(const std::vector<PointWork>& work) {
-    std::map<std::string, engine::InputShape> shapes;
-    std::vector<ResolvedPoint> resolved;
+    study::ShapeCache shapes;
+    std::vector<study::ResolvedPoint> resolved;
     for (const auto& w : work)
       resolved.push_back(resolvePoint(m_study.baseSpecJson, m_plan, w.point, shapes));
     // Points whose resolved specs are equal share one run (backprop ignores the cuts, say).
@@ -215,7 +145,7 @@ class StudyRunner {
         l.point = point.index;
         l.runId = runId;
         l.seed = point.seed;
-        l.valuesJson = valuesJson(point);
+        l.valuesJson = study::pointValuesJson(point);
         m_store.linkStudyRun(m_study.id, l);
       };
       if (w.kind == PointWork::Kind::Done) continue;
@@ -245,13 +175,7 @@ class StudyRunner {
       } else {
         for (int64_t old : w.replaces) m_store.markStudyRunReplaced(m_study.id, old);
       }
-      if (!resumeRunId) {
-        spec.name = m_study.name + " · " + what;
-        // Runs of one study never share a checkpoint folder.
-        if (!spec.checkpoint.dir.empty())
-          spec.checkpoint.dir +=
-              "/study-" + std::to_string(m_study.id) + "-run-" + std::to_string(point.index + 1);
-      }
+      if (!resumeRunId) study::nameStudyRun(spec, m_study.name, m_study.id, m_plan, point);
 
       ProgressPrinter printer(std::cerr, isatty(STDERR_FILENO) != 0, m_quiet);
       const size_t ordinal = finished;
@@ -302,12 +226,6 @@ class StudyRunner {
   }
 
  private:
-  std::string valuesJson(const GridPoint& point) const {
-    std::string out = "[";
-    for (size_t i = 0; i < point.values.size(); ++i) out += (i ? "," : "") + point.values[i];
-    return out + "]";
-  }
-
   void report() const {
     storage::RunReader reader(m_store);
     const study::StudyResults results = study::loadStudyResults(reader, m_study.id);
@@ -336,10 +254,13 @@ int studyRun(const std::vector<std::string>& argv) {
   const std::string path = resolveConfig(args.required("--config"));
   const std::string text = readText(path);
   ordered_json doc = ordered_json::parse(text, nullptr, false);
-  StudyObject fromFile;
+  study::StudyObject fromFile;
   if (doc.is_object() && doc.contains("study")) {
-    if (!doc["study"].is_object()) throw UsageError(path + ": study: expected an object");
-    fromFile = readStudyObject(doc["study"], path);
+    try {
+      fromFile = study::parseStudyObject(doc["study"].dump());
+    } catch (const study::StudyError& e) {
+      throw UsageError(path + ": " + e.what());
+    }
     doc.erase("study");
   }
   // The base: the file without its study, with --set applied (the runs add each point's keys).
@@ -384,7 +305,7 @@ int studyRun(const std::vector<std::string>& argv) {
     throw UsageError(e.what());
   }
   // Every point is checked before anything runs or is stored.
-  std::map<std::string, engine::InputShape> shapes;
+  study::ShapeCache shapes;
   for (const auto& p : points) resolvePoint(base, plan, p, shapes);
 
   std::string name = args.value("--name").value_or(fromFile.name.value_or(""));
@@ -393,19 +314,7 @@ int studyRun(const std::vector<std::string>& argv) {
     name = (spec.name.empty() ? std::string("experiment") : spec.name) + " study";
   }
   storage::RunStore store(storage::resolveDbPath(args.value("--db")));
-  storage::NewStudy ns;
-  ns.name = name;
-  ns.baseSpecJson = base;
-  for (const auto& k : plan.keys) {
-    std::string list = "[";
-    for (size_t i = 0; i < k.values.size(); ++i) list += (i ? "," : "") + k.values[i];
-    ns.keys.push_back({k.key, list + "]"});
-  }
-  ns.seeds = plan.seeds;
-  ns.sample = plan.sample;
-  ns.sampleSeed = static_cast<int64_t>(plan.sampleSeed);
-  ns.target = target;
-  ns.runsTotal = static_cast<int>(points.size());
+  const storage::NewStudy ns = study::newStudyRecord(name, base, plan, target, points.size());
   const int64_t id = store.createStudy(ns);
   std::cerr << "[info] study " << id << " '" << name << "': " << points.size() << " runs into "
             << store.path() << "\n";

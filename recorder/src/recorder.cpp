@@ -81,6 +81,7 @@ void Recorder::onStart(const engine::RunInfo& info) {
     if (m_options.resumeRunId) {
       writer.resumeRun(*m_options.resumeRunId);
       m_runId = *m_options.resumeRunId;
+      if (m_options.onRecordCreated) m_options.onRecordCreated(*m_options.resumeRunId);
       return;
     }
     storage::NewRun run;
@@ -128,6 +129,7 @@ bool Recorder::resolve(std::chrono::milliseconds wait) {
     const int64_t id = m_pending->get();
     m_pending.reset();
     m_runId = id;
+    if (m_options.onRecordCreated) m_options.onRecordCreated(id);
     if (!m_heldPoints.empty()) m_store.writer().appendPoints(id, std::move(m_heldPoints));
     m_heldPoints = {};
     for (const auto& [e, step] : std::exchange(m_heldEvents, {})) record(id, e, step);

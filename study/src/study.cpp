@@ -28,6 +28,95 @@ VariedKey parseVary(const std::string& argument) {
   return v;
 }
 
+StudyObject parseStudyObject(const std::string& text) {
+  // ordered_json keeps the text's order of the "vary" keys (json would sort them).
+  const nlohmann::ordered_json ordered =
+      nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (ordered.is_discarded() || !ordered.is_object()) throw StudyError("study: expected an object");
+  StudyObject out;
+  auto bad = [](const std::string& key, const std::string& what) {
+    return StudyError("study." + key + ": " + what);
+  };
+  for (const auto& [key, value] : ordered.items()) {
+    if (key == "vary") {
+      if (!value.is_object())
+        throw bad("vary", "expected an object of key: [values], like {\"train.lr\": [0.001]}");
+      for (const auto& [k, list] : value.items()) {
+        if (k.empty()) throw bad("vary", "a key is empty");
+        if (!list.is_array() || list.empty())
+          throw bad("vary." + k, "expected a non-empty list of values");
+        VariedKey v;
+        v.key = k;
+        for (const auto& x : list) v.values.push_back(x.dump());
+        out.keys.push_back(std::move(v));
+      }
+    } else if (key == "seeds" || key == "sample") {
+      if (!value.is_number_integer() || value.get<int64_t>() < (key == "seeds" ? 1 : 0) ||
+          value.get<int64_t>() > 1000000)
+        throw bad(key, key == "seeds" ? "expected a whole number >= 1" : "expected a whole number");
+      (key == "seeds" ? out.seeds : out.sample) = value.get<int>();
+    } else if (key == "sample_seed") {
+      if (!value.is_number_integer()) throw bad(key, "expected a whole number");
+      out.sampleSeed = value.get<int64_t>();
+    } else if (key == "name") {
+      if (!value.is_string()) throw bad(key, "expected a string");
+      out.name = value.get<std::string>();
+    } else if (key == "target") {
+      if (!value.is_number() || !(value.get<double>() > 0 && value.get<double>() <= 1))
+        throw bad(key, "expected a test accuracy in (0, 1]");
+      out.target = value.get<double>();
+    } else {
+      throw bad(key, "unknown key (use vary, seeds, sample, sample_seed, name, target)");
+    }
+  }
+  return out;
+}
+
+std::string studyObjectJson(const StudyObject& study, int indent) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  nlohmann::ordered_json vary = nlohmann::ordered_json::object();
+  for (const auto& k : study.keys) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& v : k.values) list.push_back(nlohmann::ordered_json::parse(v));
+    vary[k.key] = std::move(list);
+  }
+  out["vary"] = std::move(vary);
+  if (study.seeds) out["seeds"] = *study.seeds;
+  if (study.sample) out["sample"] = *study.sample;
+  if (study.sampleSeed) out["sample_seed"] = *study.sampleSeed;
+  if (study.name) out["name"] = *study.name;
+  if (study.target) out["target"] = *study.target;
+  return out.dump(indent);
+}
+
+std::string withStudyObject(const std::string& experimentJson, const StudyObject& study) {
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(experimentJson);
+  doc["study"] = nlohmann::ordered_json::parse(studyObjectJson(study));
+  return doc.dump(2);
+}
+
+std::optional<StudyObject> studyObjectOf(const std::string& experimentJson) {
+  const nlohmann::ordered_json doc =
+      nlohmann::ordered_json::parse(experimentJson, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("study")) return std::nullopt;
+  return parseStudyObject(doc["study"].dump());
+}
+
+std::optional<std::string> valueAt(const std::string& specJson, const std::string& key) {
+  const json doc = json::parse(specJson, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || key.empty()) return std::nullopt;
+  const json* at = &doc;
+  size_t begin = 0;
+  while (begin <= key.size()) {
+    const size_t dot = std::min(key.find('.', begin), key.size());
+    const std::string part = key.substr(begin, dot - begin);
+    if (!at->is_object() || !at->contains(part)) return std::nullopt;
+    at = &(*at)[part];
+    begin = dot + 1;
+  }
+  return at->dump();
+}
+
 namespace {
 
 bool variesSeed(const StudyPlan& plan) {

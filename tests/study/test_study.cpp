@@ -34,6 +34,71 @@ class TestStudy : public QObject {
     QVERIFY(message("train.lr=[1,").find("not a JSON list") != std::string::npos);
   }
 
+  void studyObjectRoundTripsInOrder() {
+    const std::string text =
+        R"({"vary": {"train.lr": [0.001, 0.0003], "mode": ["local", "backprop"]},
+            "seeds": 3, "sample": 2, "sample_seed": 7, "name": "lr x mode", "target": 0.85})";
+    const StudyObject s = parseStudyObject(text);
+    QCOMPARE(s.keys.size(), size_t(2));
+    QCOMPARE(s.keys[0].key, std::string("train.lr"));  // the text's order, not sorted
+    QCOMPARE(s.keys[1].values[1], std::string(R"("backprop")"));
+    QCOMPARE(*s.seeds, 3);
+    QCOMPARE(*s.sample, 2);
+    QCOMPARE(*s.sampleSeed, int64_t(7));
+    QCOMPARE(*s.name, std::string("lr x mode"));
+    QCOMPARE(*s.target, 0.85);
+    QVERIFY(!s.empty());
+    const StudyObject back = parseStudyObject(studyObjectJson(s));
+    QCOMPARE(studyObjectJson(back), studyObjectJson(s));
+    QCOMPARE(back.keys[0].key, std::string("train.lr"));
+    QVERIFY(parseStudyObject(R"({"seeds": 1})").empty());
+    QVERIFY(!parseStudyObject(R"({"seeds": 2})").empty());
+    // Unset fields stay out of the JSON.
+    QCOMPARE(studyObjectJson(parseStudyObject(R"({"vary": {"train.lr": [1]}})")),
+             std::string(R"({"vary":{"train.lr":[1]}})"));
+    // Of an experiment file: none, or its object.
+    QVERIFY(!studyObjectOf(R"({"name": "x"})"));
+    QVERIFY(!studyObjectOf("not json"));
+    QCOMPARE(*studyObjectOf(R"({"name": "x", "study": {"seeds": 4}})")->seeds, 4);
+    const std::string with = withStudyObject(R"({"name": "x", "study": {"seeds": 9}})", s);
+    QCOMPARE(studyObjectJson(*studyObjectOf(with)), studyObjectJson(s));
+    QVERIFY(with.find("\n  \"study\": {") != std::string::npos);
+    QVERIFY(with.find("\"name\": \"x\"") != std::string::npos);
+  }
+
+  void studyObjectErrorsNameTheKey() {
+    auto message = [](const std::string& text) {
+      try {
+        parseStudyObject(text);
+      } catch (const StudyError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    QCOMPARE(message("[1]"), std::string("study: expected an object"));
+    QVERIFY(message(R"({"vary": [1]})").find("study.vary: expected an object") == 0);
+    QVERIFY(message(R"({"vary": {"train.lr": []}})").find("study.vary.train.lr: expected a") == 0);
+    QVERIFY(message(R"({"vary": {"train.lr": 0.1}})").find("study.vary.train.lr") == 0);
+    QVERIFY(message(R"({"seeds": 0})").find("study.seeds: expected a whole number >= 1") == 0);
+    QVERIFY(message(R"({"seeds": 1.5})").find("study.seeds") == 0);
+    QVERIFY(message(R"({"target": 1.5})").find("study.target: expected a test accuracy") == 0);
+    QVERIFY(message(R"({"name": 3})").find("study.name: expected a string") == 0);
+    QVERIFY(message(R"({"seed": 3})").find("study.seed: unknown key") == 0);
+    QVERIFY_THROWS_EXCEPTION(StudyError, studyObjectOf(R"({"study": {"seeds": -1}})"));
+  }
+
+  void valueAtReadsDottedKeys() {
+    const std::string spec = R"({"mode": "local", "train": {"lr": 0.001, "seed": 7},
+                                 "partition": {"cuts": [2, 4]}})";
+    QCOMPARE(*valueAt(spec, "train.lr"), std::string("0.001"));
+    QCOMPARE(*valueAt(spec, "mode"), std::string(R"("local")"));
+    QCOMPARE(*valueAt(spec, "partition.cuts"), std::string("[2,4]"));
+    QVERIFY(!valueAt(spec, "train.nope"));
+    QVERIFY(!valueAt(spec, "train.lr.x"));
+    QVERIFY(!valueAt(spec, ""));
+    QVERIFY(!valueAt("not json", "mode"));
+  }
+
   void expandsTheGridInOrder() {
     StudyPlan plan;
     plan.keys = {parseVary("partition.cuts=[[4],[2,4,6]]"), parseVary("train.lr=[0.001,0.0003]")};

@@ -9,6 +9,7 @@
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 #include "stagewise/storage/run_writer.h"
+#include "stagewise/study/points.h"
 #include "stagewise/study/results.h"
 
 using namespace stagewise;
@@ -66,6 +67,62 @@ storage::StudyRunRecord link(int point, int64_t run, int64_t seed, const char* v
 class TestStudyResults : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  void resolvesPointsAndNamesTheBadOne() {
+    const std::string base =
+        R"({"name": "base", "dataset": {"kind": "synthetic"}, "model": {"hidden": [16, 16, 16]},
+            "partition": {"cuts": [1, 2]}, "checkpoint": {"dir": "/tmp/ck"}})";
+    StudyPlan plan;
+    plan.keys = {parseVary("partition.cuts=[[2],[9]]"), parseVary("train.lr=[0.01]")};
+    plan.seeds = 2;
+    const auto points = expandGrid(plan);
+    ShapeCache shapes;
+    const ResolvedPoint first = resolvePoint(base, plan, points[1], {"cpu"}, shapes);
+    QCOMPARE(first.spec.partition.cuts, std::vector<int>{2});
+    QCOMPARE(first.spec.train.lr, 0.01);
+    QCOMPARE(first.spec.train.seed, uint64_t(2));
+    QCOMPARE(shapes.size(), size_t(1));  // the dataset probed once
+    try {
+      resolvePoint(base, plan, points[2], {"cpu"}, shapes);
+      QFAIL("a cut past the model's last layer resolved");
+    } catch (const StudyError& e) {
+      const std::string what = e.what();
+      QVERIFY2(what.find("grid point 3 (partition.cuts=[9], train.lr=0.01, seed 1)") == 0,
+               what.c_str());
+      QVERIFY2(what.find("partition.cuts") != std::string::npos, what.c_str());
+    }
+    // A value the spec refuses is named with its point and field.
+    plan.keys = {parseVary(R"(mode=["local","pipelined"])")};
+    try {
+      resolvePoint(base, plan, expandGrid(plan)[2], {"cpu"}, shapes);
+      QFAIL("mode pipelined resolved");
+    } catch (const StudyError& e) {
+      const std::string what = e.what();
+      QVERIFY2(what.find("grid point 3 (mode=pipelined, seed 1): ") == 0, what.c_str());
+      QVERIFY2(what.find("mode") != std::string::npos, what.c_str());
+    }
+
+    engine::ExperimentSpec spec = first.spec;
+    StudyPlan named;
+    named.keys = {parseVary("partition.cuts=[[2],[9]]"), parseVary("train.lr=[0.01]")};
+    named.seeds = 2;
+    nameStudyRun(spec, "cuts", 12, named, points[1]);
+    QCOMPARE(spec.name, std::string("cuts · partition.cuts=[2], train.lr=0.01, seed 2"));
+    QCOMPARE(spec.checkpoint.dir, std::string("/tmp/ck/study-12-run-2"));
+    QCOMPARE(pointValuesJson(points[1]), std::string("[[2],0.01]"));
+
+    const storage::NewStudy record = newStudyRecord("cuts", base, named, 0.8, points.size());
+    QCOMPARE(record.keys.size(), size_t(2));
+    QCOMPARE(record.keys[0].valuesJson, std::string("[[2],[9]]"));
+    QCOMPARE(record.seeds, 2);
+    QCOMPARE(record.runsTotal, 4);
+    QCOMPARE(*record.target, 0.8);
+    StudyObject object;
+    object.keys = named.keys;
+    object.seeds = 2;
+    QCOMPARE(planOf(object).seeds, 2);
+    QCOMPARE(expandGrid(planOf(object)).size(), size_t(4));
+  }
+
   void identityIgnoresWhatTheModeDoesNotRead() {
     const std::string a =
         R"({"name":"a","mode":"backprop","partition":{"cuts":[2]},"stages":[{"threads":1},{}],"train":{"lr":0.1},"checkpoint":{"interval":5}})";

@@ -34,7 +34,8 @@ int EngineController::phaseProcesses(int phase) const {
 }
 
 bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan,
-                             const ResumePoint& resume, int processes) {
+                             const ResumePoint& resume, int processes,
+                             std::function<void(int64_t)> onRecorded) {
   if (isBusy() || !m_services.createRun || processes < 1 || plan.empty()) return false;
   if (!resume.checkpoint.empty() && (!m_services.resumeRun || plan.size() != 1)) return false;
   if (processes > 1 && (!m_services.createDistributedRun || !resume.checkpoint.empty()))
@@ -51,7 +52,9 @@ bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan,
   m_progress = {};
   setState(State::Starting);
   m_worker = std::thread(
-      [this, spec, modes = m_modes, resume, processes] { work(spec, modes, resume, processes); });
+      [this, spec, modes = m_modes, resume, processes, onRecorded = std::move(onRecorded)] {
+        work(spec, modes, resume, processes, onRecorded);
+      });
   m_drain.start();
   return true;
 }
@@ -69,7 +72,8 @@ std::unique_ptr<engine::Run> EngineController::createPhaseRun(const engine::Expe
 }
 
 void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes,
-                            ResumePoint resume, int processes) {
+                            ResumePoint resume, int processes,
+                            std::function<void(int64_t)> onRecorded) {
   // The runs of one plan of several modes share a tag: one comparison in Runs.
   const std::string planTag =
       "compare-" +
@@ -96,6 +100,7 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
         request.continueRunId = phase == 0 ? resume.continueRunId : std::nullopt;
         request.onNotice = std::move(onNotice);
         if (modes.size() > 1) request.tags = {planTag};
+        request.onRecorded = onRecorded;
         recorder = m_services.createRecorder(std::move(request));
       } catch (const std::exception& e) {
         m_feed.event(int(phase), {engine::EventKind::Warning, 0, -1,

@@ -7,6 +7,7 @@
 #include <QObject>
 #include <QTimer>
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -42,8 +43,10 @@ class EngineController : public QObject {
   /// `resume` the plan must be one mode (the checkpoint's), and the services must resume.
   /// `processes` > 1 spreads the local and pipeline phases' stages over that many local processes
   /// (the services must run distributed; not with a checkpoint).
+  /// `onRecorded` is told each phase's store record id as soon as it exists (on an engine
+  /// thread).
   bool start(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume = {},
-             int processes = 1);
+             int processes = 1, std::function<void(int64_t)> onRecorded = {});
   /// Whether the engine can continue runs from checkpoints.
   bool canResume() const { return bool(m_services.resumeRun); }
   /// Whether the engine can spread a local run over several processes.
@@ -84,7 +87,7 @@ class EngineController : public QObject {
                                               engine::RunObserver* observer, int phase,
                                               const ResumePoint& resume, int processes);
   void work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes, ResumePoint resume,
-            int processes);
+            int processes, std::function<void(int64_t)> onRecorded);
 
   EngineServices m_services;
   RunFeed m_feed;

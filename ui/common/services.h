@@ -52,6 +52,8 @@ struct RecordRequest {
   /// Tags for the new record: the runs of one plan of several modes share one, so Runs shows
   /// them as one comparison.
   std::vector<std::string> tags;
+  /// Told the record's id once it exists (on an engine thread; must return quickly).
+  std::function<void(int64_t)> onRecorded;
 };
 
 /// Creates an extra observer for one run (the recorder writing it into the store), or null.

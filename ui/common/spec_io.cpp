@@ -25,23 +25,43 @@ QList<Preset> builtinPresets() {
 }
 
 engine::ExperimentSpec readSpecFile(const QString& path) {
+  study::StudyObject ignored;
+  return readExperimentFile(path, ignored);
+}
+
+engine::ExperimentSpec readExperimentFile(const QString& path, study::StudyObject& study) {
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly))
     throw engine::SpecError("", "cannot open experiment file: " + file.errorString().toStdString(),
                             path.toStdString());
   const QByteArray bytes = file.readAll();
+  const std::string text(bytes.constData(), static_cast<size_t>(bytes.size()));
+  engine::ExperimentSpec spec;
   try {
-    return engine::parseSpec(
-        std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
+    spec = engine::parseSpec(text);
   } catch (const engine::SpecError& e) {
     throw engine::SpecError(e.field(), e.message(), path.toStdString());
   }
+  try {
+    study = study::studyObjectOf(text).value_or(study::StudyObject{});
+  } catch (const study::StudyError& e) {
+    // "study.seeds: expected ..." -> field study.seeds, message "expected ...".
+    const std::string what = e.what();
+    const size_t colon = what.find(": ");
+    throw engine::SpecError(what.substr(0, colon),
+                            colon == std::string::npos ? what : what.substr(colon + 2),
+                            path.toStdString());
+  }
+  return spec;
 }
 
-QString writeSpecFile(const QString& path, const engine::ExperimentSpec& spec) {
+QString writeSpecFile(const QString& path, const engine::ExperimentSpec& spec,
+                      const study::StudyObject& study) {
   QSaveFile file(path);
   if (!file.open(QIODevice::WriteOnly)) return file.errorString();
-  const std::string json = engine::specToJson(spec) + "\n";
+  std::string json = engine::specToJson(spec);
+  if (!study.empty()) json = study::withStudyObject(json, study);
+  json += "\n";
   if (file.write(json.data(), static_cast<qint64>(json.size())) != static_cast<qint64>(json.size()))
     return file.errorString();
   if (!file.commit()) return file.errorString();

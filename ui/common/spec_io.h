@@ -5,6 +5,7 @@
 #include <QStringList>
 
 #include "stagewise/engine/spec.h"
+#include "stagewise/study/study.h"
 
 namespace stagewise::ui {
 
@@ -21,8 +22,13 @@ QList<Preset> builtinPresets();
 
 /// Reads a spec from a file or resource path. Throws engine::SpecError naming the file.
 engine::ExperimentSpec readSpecFile(const QString& path);
-/// Writes the spec as canonical JSON. Returns an empty string, or what went wrong.
-QString writeSpecFile(const QString& path, const engine::ExperimentSpec& spec);
+/// Reads a spec and its "study" object (empty when it has none). Throws engine::SpecError
+/// naming the file (a bad study object: the field "study...").
+engine::ExperimentSpec readExperimentFile(const QString& path, study::StudyObject& study);
+/// Writes the spec as canonical JSON, with its study (unless it is empty) as the "study"
+/// object. Returns an empty string, or what went wrong.
+QString writeSpecFile(const QString& path, const engine::ExperimentSpec& spec,
+                      const study::StudyObject& study = {});
 
 /// The default experiment: the default preset, or an equivalent built-in spec if the preset is
 /// missing from this build.

@@ -34,6 +34,20 @@ class SpecEditCommand : public QUndoCommand {
   int m_mergeId;
 };
 
+class StudyEditCommand : public QUndoCommand {
+ public:
+  StudyEditCommand(DesignDocument* doc, study::StudyObject before, study::StudyObject after,
+                   const QString& text)
+      : QUndoCommand(text), m_doc(doc), m_before(std::move(before)), m_after(std::move(after)) {}
+  void undo() override { m_doc->setStudyDirect(m_before); }
+  void redo() override { m_doc->setStudyDirect(m_after); }
+
+ private:
+  DesignDocument* m_doc;
+  study::StudyObject m_before;
+  study::StudyObject m_after;
+};
+
 // "stages[2].device" -> 2, "partition.cuts[1]" -> cut 1.
 void locate(DesignProblem& p) {
   static const std::regex stageRe(R"(^stages\[(\d+)\])");
@@ -50,9 +64,11 @@ DesignDocument::DesignDocument(EngineDescription engine, QObject* parent)
   recompute();
 }
 
-void DesignDocument::load(const engine::ExperimentSpec& spec, const QString& filePath) {
+void DesignDocument::load(const engine::ExperimentSpec& spec, const QString& filePath,
+                          const study::StudyObject& study) {
   m_undo.clear();
   m_spec = spec;
+  m_study = study;
   recompute();
   // The canvas edits explicit cuts: resolve balance=flops once, on load.
   if (m_spec.partition.balance == "flops" && !m_plan.layers.empty()) {
@@ -63,7 +79,23 @@ void DesignDocument::load(const engine::ExperimentSpec& spec, const QString& fil
   setFilePath(filePath);
   Q_EMIT selectedStageChanged(m_selectedStage);
   Q_EMIT changed();
+  Q_EMIT studyChanged();
   Q_EMIT loaded();
+}
+
+std::string DesignDocument::studyName() const {
+  if (m_study.name && !m_study.name->empty()) return *m_study.name;
+  return (m_spec.name.empty() ? std::string("experiment") : m_spec.name) + " study";
+}
+
+void DesignDocument::editStudy(const study::StudyObject& next, const QString& text) {
+  if (study::studyObjectJson(next) == study::studyObjectJson(m_study)) return;
+  m_undo.push(new StudyEditCommand(this, m_study, next, text));
+}
+
+void DesignDocument::setStudyDirect(const study::StudyObject& study) {
+  m_study = study;
+  Q_EMIT studyChanged();
 }
 
 void DesignDocument::edit(const engine::ExperimentSpec& next, const QString& text, int mergeId) {

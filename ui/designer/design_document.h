@@ -11,6 +11,7 @@
 #include "stagewise/engine/model_plan.h"
 #include "stagewise/engine/partition.h"
 #include "stagewise/engine/spec.h"
+#include "stagewise/study/study.h"
 
 namespace stagewise::ui {
 
@@ -32,12 +33,22 @@ class DesignDocument : public QObject {
   QUndoStack* undoStack() { return &m_undo; }
 
   /// Replaces the whole document (open, new, preset); clears undo history.
-  void load(const engine::ExperimentSpec& spec, const QString& filePath = {});
+  void load(const engine::ExperimentSpec& spec, const QString& filePath = {},
+            const study::StudyObject& study = {});
   /// Applies an edit through the undo stack. Edits with the same non-negative `mergeId` in a
   /// row merge into one undo step (a spin box being stepped).
   void edit(const engine::ExperimentSpec& next, const QString& text, int mergeId = -1);
   /// Sets the spec without recording it (used by undo commands).
   void setSpecDirect(const engine::ExperimentSpec& spec);
+
+  /// The study designed with the experiment (saved as its "study" object; empty: none).
+  const study::StudyObject& study() const { return m_study; }
+  /// The study's name: the one set, else the experiment's name + " study".
+  std::string studyName() const;
+  /// Changes the study through the undo stack.
+  void editStudy(const study::StudyObject& next, const QString& text);
+  /// Sets the study without recording it (used by undo commands).
+  void setStudyDirect(const study::StudyObject& study);
 
   QString filePath() const { return m_filePath; }
   void setFilePath(const QString& path);
@@ -70,6 +81,8 @@ class DesignDocument : public QObject {
 
  Q_SIGNALS:
   void changed();
+  /// The study changed (an edit, undo, or a load).
+  void studyChanged();
   /// A whole new experiment was loaded (open, new, preset).
   void loaded();
   void selectedStageChanged(int stage);
@@ -81,6 +94,7 @@ class DesignDocument : public QObject {
 
   EngineDescription m_engine;
   engine::ExperimentSpec m_spec;
+  study::StudyObject m_study;
   QUndoStack m_undo;
   QString m_filePath;
   engine::ModelPlan m_plan;

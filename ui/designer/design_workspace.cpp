@@ -21,6 +21,7 @@
 #include "designer/network_scene.h"
 #include "designer/network_view.h"
 #include "designer/stage_inspector.h"
+#include "designer/study_panel.h"
 
 namespace stagewise::ui {
 
@@ -74,11 +75,23 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   (new QVBoxLayout(inspectorBox))->addWidget(m_inspector);
   auto* estimateBox = new QGroupBox(tr("Estimate"), this);
   (new QVBoxLayout(estimateBox))->addWidget(m_estimate);
+  m_study = new StudyPanel(doc, this);
+  m_study->setRateSource([this] { return m_estimate->methodEstimate(); });
+  connect(m_estimate, &EstimatePanel::methodEstimateChanged, m_study, &StudyPanel::refresh);
+  connect(m_model, &ModelPanel::varyRequested, m_study, &StudyPanel::vary);
+  connect(m_study, &StudyPanel::runStudyRequested, this, &DesignWorkspace::studyRequested);
+  connect(m_study, &StudyPanel::message, this, &DesignWorkspace::message);
+  auto* studyBox = new QGroupBox(tr("Study"), this);
+  studyBox->setToolTip(
+      tr("Sweep settings over values and seeds; the runs queue in Train and "
+         "are grouped in Runs."));
+  (new QVBoxLayout(studyBox))->addWidget(m_study);
   auto* rightPanel = new QWidget(this);
   auto* rightLayout = new QVBoxLayout(rightPanel);
   rightLayout->setContentsMargins(0, 0, 0, 0);
   rightLayout->addWidget(inspectorBox);
   rightLayout->addWidget(estimateBox, 1);
+  rightLayout->addWidget(studyBox);
   // Scrolls rather than forcing the window taller than the screen: the estimate's boundary
   // table grows with the stage count, and at 1366x768 it was drawn over the chart.
   auto* right = new QScrollArea(this);
@@ -155,9 +168,10 @@ bool DesignWorkspace::maybeDiscard() {
 bool DesignWorkspace::openFile(const QString& path) {
   if (!maybeDiscard()) return false;
   try {
-    const auto spec = readSpecFile(path);
+    study::StudyObject study;
+    const auto spec = readExperimentFile(path, study);
     // Presets live in the resources: saving one must ask for a real file.
-    m_doc->load(spec, path.startsWith(QLatin1Char(':')) ? QString() : path);
+    m_doc->load(spec, path.startsWith(QLatin1Char(':')) ? QString() : path, study);
     Q_EMIT message(tr("Opened %1").arg(path));
     return true;
   } catch (const engine::SpecError& e) {
@@ -180,7 +194,7 @@ void DesignWorkspace::newExperiment() {
 
 bool DesignWorkspace::save() {
   if (m_doc->filePath().isEmpty()) return saveAs();
-  const QString error = writeSpecFile(m_doc->filePath(), m_doc->spec());
+  const QString error = writeSpecFile(m_doc->filePath(), m_doc->spec(), m_doc->study());
   if (!error.isEmpty()) {
     QMessageBox::warning(this, tr("Cannot save experiment"),
                          tr("%1: %2").arg(m_doc->filePath(), error));

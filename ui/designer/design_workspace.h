@@ -17,6 +17,7 @@ class ModelPanel;
 class NetworkScene;
 class NetworkView;
 class StageInspector;
+class StudyPanel;
 
 /// The suffix of experiment files the workbench saves (registered as their MIME type's glob).
 inline constexpr const char* kExperimentSuffix = ".stagewise.json";
@@ -31,6 +32,7 @@ class DesignWorkspace : public QWidget {
   NetworkView* view() const { return m_view; }
   StageInspector* inspector() const { return m_inspector; }
   EstimatePanel* estimatePanel() const { return m_estimate; }
+  StudyPanel* studyPanel() const { return m_study; }
   ModelPanel* modelPanel() const { return m_model; }
   QPushButton* runButton() const { return m_run; }
   QListWidget* problemList() const { return m_problems; }
@@ -49,6 +51,8 @@ class DesignWorkspace : public QWidget {
 
  Q_SIGNALS:
   void runRequested();
+  /// The study panel's Run study was pressed.
+  void studyRequested();
   /// Something worth a line in the status bar.
   void message(const QString& text);
 
@@ -59,6 +63,7 @@ class DesignWorkspace : public QWidget {
   NetworkView* m_view;
   StageInspector* m_inspector;
   EstimatePanel* m_estimate;
+  StudyPanel* m_study;
   QListWidget* m_problems;
   QLabel* m_summary;
   QPushButton* m_run;

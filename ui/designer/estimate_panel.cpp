@@ -263,6 +263,7 @@ std::optional<engine::MethodEstimate> EstimatePanel::methodEstimate() const {
 
 void EstimatePanel::refreshMethods() {
   const auto e = methodEstimate();
+  Q_EMIT methodEstimateChanged();
   if (!e) {
     m_methods->setText(!m_methodProfiler ? tr("— (needs the LibTorch engine)")
                        : m_methodProfile ? tr("— (the design changed:\nmeasure again)")

@@ -64,6 +64,10 @@ class EstimatePanel : public QWidget {
   /// Re-cuts into the chosen number of stages with the chosen strategy (one undo step).
   void autoBalance();
 
+ Q_SIGNALS:
+  /// methodEstimate() may have changed (a measurement finished, or the design changed).
+  void methodEstimateChanged();
+
  protected:
   void changeEvent(QEvent* event) override;
 

@@ -17,6 +17,7 @@
 #include "common/spec_io.h"
 #include "designer/model_family_form.h"
 #include "designer/training_form.h"
+#include "designer/vary_action.h"
 
 namespace stagewise::ui {
 
@@ -132,6 +133,14 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
           [](auto& s, int v) { s.dataset.syntheticTrain = v; });
   intEdit(m_syntheticTest, kSyntheticTest, tr("Synthetic test samples"),
           [](auto& s, int v) { s.dataset.syntheticTest = v; });
+  connect(m_training, &TrainingForm::varyRequested, this, &ModelPanel::varyRequested);
+  const auto vary = [this](const QString& key) { Q_EMIT varyRequested(key); };
+  for (auto [editor, key] : {std::pair<QWidget*, const char*>{m_dataset, "dataset.kind"},
+                             {m_limit, "dataset.limit_train"},
+                             {m_family->kindCombo(), "model.kind"},
+                             {m_family->widthsEdit(), "model.hidden"},
+                             {m_family->channelsEdit(), "model.channels"}})
+    offerVary(editor, QString::fromLatin1(key), vary);
   connect(doc, &DesignDocument::changed, this, &ModelPanel::refresh);
   refresh();
 }

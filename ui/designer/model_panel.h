@@ -38,6 +38,8 @@ class ModelPanel : public QWidget {
  Q_SIGNALS:
   /// The user picked a preset (resource or file path).
   void presetChosen(const QString& path);
+  /// "Vary … in a study…" was chosen on the field of `key` (here or in the training form).
+  void varyRequested(const QString& key);
 
  private:
   enum Field {

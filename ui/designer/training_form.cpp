@@ -2,6 +2,7 @@
 
 #include "common/invalid_outline.h"
 #include "common/u64_spin_box.h"
+#include "designer/vary_action.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -215,7 +216,11 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   connect(m_augment, &QCheckBox::toggled, this, [this](bool on) {
     edit("dataset.augment", tr("Augment images"), [on](Spec& s) { s.dataset.augment = on; });
   });
-  for (auto& [key, editor] : m_editors) m_tips[key] = editor->toolTip();
+  for (auto& [key, editor] : m_editors) {
+    m_tips[key] = editor->toolTip();
+    offerVary(editor, QString::fromStdString(key),
+              [this](const QString& k) { Q_EMIT varyRequested(k); });
+  }
 
   auto* train = new QGroupBox(tr("Training"), this);
   auto* tf = new QFormLayout(train);

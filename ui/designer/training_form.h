@@ -36,6 +36,10 @@ class TrainingForm : public QWidget {
  public Q_SLOTS:
   void refresh();
 
+ Q_SIGNALS:
+  /// "Vary … in a study…" was chosen on the editor of `key`.
+  void varyRequested(const QString& key);
+
  private:
   void edit(const std::string& key, const QString& text,
             const std::function<void(engine::ExperimentSpec&)>& change);

@@ -16,6 +16,7 @@
 #include "designer/design_document.h"
 #include "live/event_log.h"
 #include "live/live_dashboard.h"
+#include "live/study_queue.h"
 
 namespace stagewise::ui {
 
@@ -129,9 +130,28 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
 
   m_dashboard = new LiveDashboard(&m_data, this);
   m_log = new EventLog(this);
+  m_queue = new StudyQueue(
+      [this](const engine::ExperimentSpec& spec, const QString& note,
+             std::function<void(int64_t)> onRecorded) {
+        return begin(spec, {spec.mode}, {}, note, 1, std::move(onRecorded));
+      },
+      this);
+  m_queue->setDevices(doc->engineDescription().devices);
+  m_queue->hide();
+  connect(m_queue, &StudyQueue::stopRunRequested, this, &TrainWorkspace::stopRun);
+  connect(m_queue, &StudyQueue::message, this, [this](const QString& text) {
+    m_log->addNote(text);
+    Q_EMIT message(text);
+  });
+  connect(m_queue, &StudyQueue::studyFinished, this, &TrainWorkspace::updateControls);
+  auto* bottom = new QSplitter(Qt::Horizontal, this);
+  bottom->addWidget(m_log);
+  bottom->addWidget(m_queue);
+  bottom->setStretchFactor(0, 1);
+  bottom->setStretchFactor(1, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(m_dashboard);
-  split->addWidget(m_log);
+  split->addWidget(bottom);
   split->setStretchFactor(0, 5);
   split->setStretchFactor(1, 1);
   split->setSizes({700, 140});
@@ -163,6 +183,11 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
     setLivePace(nullptr);
     updateControls();
     Q_EMIT runFinished();
+    // The study's next run starts after this one is handled everywhere.
+    if (m_queue->isRunning())
+      m_queue->runEnded(m_summaries.empty()
+                            ? std::nullopt
+                            : std::optional<engine::RunSummary>(m_summaries.back()));
   });
   connect(doc, &DesignDocument::changed, this, &TrainWorkspace::updateControls);
   connect(doc, &DesignDocument::loaded, this, [this] {
@@ -172,8 +197,27 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   updateControls();
 }
 
+void TrainWorkspace::setStore(std::shared_ptr<storage::RunStore> store) {
+  m_queue->setStore(std::move(store));
+}
+
+bool TrainWorkspace::startStudy() {
+  if (m_controller->isBusy() || m_queue->isRunning()) return false;
+  const QString problem =
+      m_doc->study().empty()
+          ? tr("The experiment has no study: vary a setting in Design → Study.")
+          : m_queue->start(engine::specToJson(m_doc->spec()), m_doc->study(), m_doc->studyName());
+  if (!problem.isEmpty()) {
+    showFailure(tr("Cannot run the study: %1").arg(problem));
+    return false;
+  }
+  m_queue->show();
+  updateControls();
+  return true;
+}
+
 bool TrainWorkspace::startRun() {
-  if (m_controller->isBusy()) return false;
+  if (m_controller->isBusy() || m_queue->isRunning()) return false;
   if (!m_doc->canRun()) {
     showFailure(tr("Cannot run: %1").arg(m_doc->blockReason()));
     return false;
@@ -252,8 +296,9 @@ bool TrainWorkspace::resumeRun(const engine::ExperimentSpec& spec, const ResumeP
 }
 
 bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,
-                           const ResumePoint& resume, const QString& note, int processes) {
-  if (!m_controller->start(spec, plan, resume, processes)) return false;
+                           const ResumePoint& resume, const QString& note, int processes,
+                           std::function<void(int64_t)> onRecorded) {
+  if (!m_controller->start(spec, plan, resume, processes, std::move(onRecorded))) return false;
   m_data.clear();
   m_summaries.clear();
   m_banner->hide();
@@ -343,6 +388,7 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
 }
 
 void TrainWorkspace::onProgress(const engine::Progress& p, int phase, int phases) {
+  m_queue->runProgress(p);
   const double within = p.totalSteps > 0 ? double(p.step) / double(p.totalSteps) : 0.0;
   m_progress->setValue(int(std::lround(1000.0 * (phase + within) / std::max(1, phases))));
   QString eta = tr("%1 / %2 steps").arg(p.step).arg(p.totalSteps);
@@ -359,14 +405,16 @@ void TrainWorkspace::showFailure(const QString& text) {
 void TrainWorkspace::updateControls() {
   const State state = m_controller->state();
   const bool idle = state == State::Idle;
-  m_run->setEnabled(idle && m_doc->canRun());
+  const bool studying = m_queue->isRunning();
+  m_run->setEnabled(idle && !studying && m_doc->canRun());
   m_run->setToolTip(!m_doc->canRun() ? tr("Cannot run:\n%1").arg(m_doc->blockReason())
+                    : studying       ? tr("A study is running (its queue is below)")
                     : idle           ? tr("Train the designed experiment (Ctrl+R)")
                                      : tr("A run is in progress"));
   m_pause->setEnabled(state == State::Running || state == State::Paused);
   m_pause->setText(state == State::Paused ? tr("Resume") : tr("Pause"));
   m_stop->setEnabled(!idle && state != State::Stopping);
-  m_mode->setEnabled(idle);
+  m_mode->setEnabled(idle && !studying);
   updateProcesses();
   static const char* const kNames[] = {"Idle", "Starting…", "Running", "Paused", "Stopping…"};
   QString status = tr(kNames[int(state)]);

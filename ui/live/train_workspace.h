@@ -4,6 +4,7 @@
 // and ETA, the live dashboard and the event log. A failed stage is named in a banner.
 
 #include <QWidget>
+#include <memory>
 
 #include "bridge/engine_controller.h"
 #include "live/live_data.h"
@@ -13,12 +14,18 @@ class QLabel;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QSplitter;
+
+namespace stagewise::storage {
+class RunStore;
+}
 
 namespace stagewise::ui {
 
 class DesignDocument;
 class EventLog;
 class LiveDashboard;
+class StudyQueue;
 
 class TrainWorkspace : public QWidget {
   Q_OBJECT
@@ -43,6 +50,10 @@ class TrainWorkspace : public QWidget {
   int runProcesses() const;
   QProgressBar* progressBar() const { return m_progress; }
   QLabel* failureBanner() const { return m_banner; }
+  /// The study queue (shown once a study has been run).
+  StudyQueue* studyQueue() const { return m_queue; }
+  /// Where studies are recorded (none: a study cannot run).
+  void setStore(std::shared_ptr<storage::RunStore> store);
   /// Summaries of the phases of the last plan, in order.
   const std::vector<engine::RunSummary>& summaries() const { return m_summaries; }
 
@@ -53,6 +64,9 @@ class TrainWorkspace : public QWidget {
   /// the stored run `resume.continueRunId` when given). False if busy or the engine cannot.
   bool resumeRun(const engine::ExperimentSpec& spec, const ResumePoint& resume,
                  const QString& title);
+  /// Queues the designed study (Design → Study) and starts its first run. False (with the
+  /// reason in the banner) when it cannot.
+  bool startStudy();
   void togglePause();
   void stopRun();
   void updateControls();
@@ -64,7 +78,7 @@ class TrainWorkspace : public QWidget {
 
  private:
   bool begin(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume,
-             const QString& note, int processes);
+             const QString& note, int processes, std::function<void(int64_t)> onRecorded = {});
   void onBatch(const PhaseBatch& batch);
   void setLivePace(const engine::RunInfo* phase);
   void onProgress(const engine::Progress& progress, int phase, int phases);
@@ -90,6 +104,7 @@ class TrainWorkspace : public QWidget {
   QLabel* m_eta;
   QLabel* m_status;
   QLabel* m_banner;
+  StudyQueue* m_queue;
   std::vector<engine::RunSummary> m_summaries;
 };
 

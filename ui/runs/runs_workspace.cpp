@@ -14,12 +14,14 @@
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <fstream>
 
 #include "runs/compare_panel.h"
 #include "runs/run_table_model.h"
+#include "runs/study_groups.h"
 #include "stagewise/storage/export.h"
 
 namespace stagewise::ui {
@@ -41,7 +43,8 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_study = new QComboBox(this);
   m_study->addItem(tr("Any study"), QVariant::fromValue<qlonglong>(-1));
   m_study->setToolTip(
-      tr("Only the runs of one study (stagewise-cli study run), replaced runs included"));
+      tr("Only the runs of one study (Design → Study, or stagewise-cli study run), replaced "
+         "runs included; its groups are in the Groups tab"));
   m_study->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   m_count = new QLabel(this);
   auto* refresh = new QPushButton(tr("Refresh"), this);
@@ -73,6 +76,13 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_table->setWordWrap(false);
 
   m_compare = new ComparePanel(m_executor.get(), this);
+  m_groups = new StudyGroupTable(m_executor.get(), this);
+  m_listTabs = new QTabWidget(this);
+  m_listTabs->setDocumentMode(true);
+  m_listTabs->addTab(m_table, tr("Runs"));
+  m_listTabs->addTab(m_groups, tr("Groups"));
+  m_listTabs->setTabToolTip(1, tr("The chosen study's runs grouped: mean ± std, time-to-target "
+                                  "and the front (choose a study in the filter)"));
 
   m_tags = new QLineEdit(this);
   m_tags->setPlaceholderText(tr("comma-separated, e.g. baseline, 4-stage"));
@@ -105,7 +115,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   bottom->addWidget(details);
   bottom->setStretchFactor(0, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(m_table);
+  split->addWidget(m_listTabs);
   split->addWidget(bottom);
   split->setSizes({300, 520});
   auto* layout = new QVBoxLayout(this);
@@ -157,6 +167,7 @@ RunsWorkspace::~RunsWorkspace() {
   delete m_table;
   delete m_model;
   delete m_compare;
+  delete m_groups;
 }
 
 void RunsWorkspace::applyFilter() {
@@ -165,8 +176,10 @@ void RunsWorkspace::applyFilter() {
   if (const QString s = m_status->currentData().toString(); !s.isEmpty())
     if (auto status = storage::runStatusFromString(s.toStdString())) filter.statuses = {*status};
   filter.mode = m_mode->currentData().toString().toStdString();
-  if (const qlonglong study = m_study->currentData().toLongLong(); study > 0) filter.study = study;
+  const qlonglong study = m_study->currentData().toLongLong();
+  if (study > 0) filter.study = study;
   m_model->setFilter(filter);
+  m_groups->setStudy(study);
 }
 
 void RunsWorkspace::loadStudies() {
@@ -198,6 +211,7 @@ void RunsWorkspace::loadStudies() {
           applyFilter();  // the chosen study was deleted
         } else if (chosenChanged) {
           m_model->reload();  // its runs moved on (a study in another process)
+          m_groups->reload();
         }
       });
 }

@@ -17,11 +17,13 @@ class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
 class QTableView;
+class QTabWidget;
 
 namespace stagewise::ui {
 
 class ComparePanel;
 class RunTableModel;
+class StudyGroupTable;
 
 class RunsWorkspace : public QWidget {
   Q_OBJECT
@@ -32,6 +34,9 @@ class RunsWorkspace : public QWidget {
   RunTableModel* model() const { return m_model; }
   QTableView* table() const { return m_table; }
   ComparePanel* comparePanel() const { return m_compare; }
+  /// The chosen study's grouped table (the Groups tab beside the run list).
+  StudyGroupTable* groupTable() const { return m_groups; }
+  QTabWidget* listTabs() const { return m_listTabs; }
   QLineEdit* searchEdit() const { return m_search; }
   QComboBox* statusCombo() const { return m_status; }
   QComboBox* modeCombo() const { return m_mode; }
@@ -94,6 +99,8 @@ class RunsWorkspace : public QWidget {
   RunTableModel* m_model;
   QTableView* m_table;
   ComparePanel* m_compare;
+  StudyGroupTable* m_groups;
+  QTabWidget* m_listTabs;
   QLineEdit* m_search;
   QComboBox* m_status;
   QComboBox* m_mode;

@@ -182,6 +182,23 @@ InputShape probeInputShape(const DatasetSpec& spec) {
   return shape;
 }
 
+int64_t probeTrainSamples(const DatasetSpec& spec) {
+  int64_t n = 0;
+  if (spec.kind == "synthetic") {
+    n = spec.syntheticTrain;
+  } else if (spec.kind == "cifar10") {
+    cifarFile(spec.path, "data_batch_1.bin");
+    n = 50000;
+  } else {
+    const std::string labelsPath = findIdxFile(folderFor(spec), "train-labels-idx1-ubyte");
+    const std::vector<uint8_t> head = readPrefix(labelsPath, 8);
+    if (head.size() < 8 || head[2] != 0x08 || head[3] != 1)
+      throw DatasetError(labelsPath + ": not an IDX label file of unsigned bytes");
+    n = (int64_t{head[4]} << 24) | (int64_t{head[5]} << 16) | (int64_t{head[6]} << 8) | head[7];
+  }
+  return spec.limitTrain > 0 ? std::min(n, spec.limitTrain) : n;
+}
+
 ByteDataset makeSyntheticDataset(const DatasetSpec& spec, uint64_t seed) {
   ByteDataset ds;
   ds.name = "synthetic";

@@ -119,7 +119,15 @@ class FakeRun final : public Run {
                       toString(m_spec.mode) + " run started: " + std::to_string(m_stages) +
                           " stage(s), " + std::to_string(m_script.steps) +
                           " steps, BLAS fake (fake engine)"});
-    std::mt19937_64 rng(m_script.seed);
+    // The spec's seed changes the numbers a little, as it would a real run's (seed 1: the
+    // script's own), so a study's seeds give a spread.
+    const uint64_t runSeed = m_spec.train.seed - 1;
+    std::mt19937_64 rng(m_script.seed + runSeed * 0x9E3779B97F4A7C15ull);
+    // The learning rate too (1e-3, the default: none), so a study's settings differ.
+    const double seedOffset =
+        0.004 * static_cast<double>(runSeed % 5) +
+        (m_spec.train.lr > 0 ? std::clamp(0.01 * std::log10(m_spec.train.lr / 1e-3), -0.05, 0.05)
+                             : 0.0);
     std::normal_distribution<double> noise(0.0, 0.02);
     RunSummary summary;
     summary.mode = m_spec.mode;
@@ -175,7 +183,8 @@ class FakeRun final : public Run {
                        m_spec.train.batchSize / std::max(1e-6, m_script.stepSeconds)});
       batch.push_back({series::kProgress, -1, -1, step, t, (step + 1.0) / m_script.steps});
       if (m_spec.eval.interval > 0 && step > 0 && step % m_spec.eval.interval == 0) {
-        summary.testAccuracy = std::clamp(0.9 - 0.8 * std::exp(-step / 80.0), 0.0, 1.0);
+        summary.testAccuracy =
+            std::clamp(0.9 - 0.8 * std::exp(-step / 80.0) + seedOffset, 0.0, 1.0);
         summary.testLoss = 2.3 * std::exp(-step / 80.0) + 0.3;
         batch.push_back({series::kTestAccuracy, -1, -1, step, t, summary.testAccuracy});
         batch.push_back({series::kTestLoss, -1, -1, step, t, summary.testLoss});
@@ -197,15 +206,7 @@ class FakeRun final : public Run {
       ss.blockedFraction = (1 - ss.computeFraction) * 0.3;
     }
     {  // the same count as the engine's, for the stages the fake pretends to train
-      std::vector<StagePlan> plans = m_partition.stages;
-      if (m_spec.mode == Mode::Backprop) {
-        plans.resize(1);
-        plans[0].firstLayer = 0, plans[0].lastLayer = static_cast<int>(m_plan.layers.size()) - 1;
-        plans[0].isLast = true;
-      }
-      if (m_spec.mode != Mode::Local)
-        for (auto& p : plans) p.auxFlops = 0;
-      for (double f : trainFlopsPerSample(plans, m_plan,
+      for (double f : trainFlopsPerSample(methodStages(m_spec, m_plan, m_partition), m_plan,
                                           m_spec.mode == Mode::Local ? m_spec.local.overlap : 0))
         summary.trainFlops += static_cast<double>(summary.steps) * m_spec.train.batchSize * f;
     }

@@ -69,6 +69,27 @@ std::vector<double> trainFlopsPerSample(const std::vector<StagePlan>& stages, co
   return out;
 }
 
+std::vector<StagePlan> methodStages(const ExperimentSpec& spec, const ModelPlan& plan,
+                                    const PartitionPlan& partition) {
+  std::vector<StagePlan> stages = partition.stages;
+  if (spec.mode == Mode::Backprop) {
+    stages.resize(1);
+    stages[0].firstLayer = 0, stages[0].lastLayer = static_cast<int>(plan.layers.size()) - 1;
+    stages[0].isLast = true;
+  }
+  if (spec.mode != Mode::Local)
+    for (auto& st : stages) st.auxFlops = 0;
+  return stages;
+}
+
+double runTrainFlopsPerSample(const ExperimentSpec& spec, const ModelPlan& plan) {
+  double total = 0;
+  for (double f : trainFlopsPerSample(methodStages(spec, plan, makePartition(spec, plan)), plan,
+                                      spec.mode == Mode::Local ? spec.local.overlap : 0))
+    total += f;
+  return total;
+}
+
 std::vector<int> balanceCuts(const std::vector<double>& cost, int stages) {
   const int n = static_cast<int>(cost.size());
   stages = std::clamp(stages, 1, std::max(1, n));

@@ -40,7 +40,8 @@ struct ByteSplit {
 
 /// Parses CIFAR-10 binary records (1 label byte + 3x32x32 pixels each), appending to `split`
 /// up to `limit` samples in all (0: no limit). `what` names the source in errors.
-void parseCifar(const uint8_t* bytes, size_t size, const std::string& what, int64_t limit, ByteSplit& split);
+void parseCifar(const uint8_t* bytes, size_t size, const std::string& what, int64_t limit,
+                ByteSplit& split);
 
 /// A whole dataset in memory, before conversion to tensors.
 struct ByteDataset {
@@ -61,6 +62,10 @@ ByteDataset loadByteDataset(const DatasetSpec& spec);
 
 /// Reads only what is needed for the input shape and class count (headers; labels for classes).
 InputShape probeInputShape(const DatasetSpec& spec);
+
+/// The training samples a run of the spec sees per epoch (the file's count, or
+/// `limit_train` when smaller), read from the labels' header. Throws DatasetError.
+int64_t probeTrainSamples(const DatasetSpec& spec);
 
 /// A deterministic synthetic dataset of Gaussian clusters as floats (features in [0,255]).
 ByteDataset makeSyntheticDataset(const DatasetSpec& spec, uint64_t seed);

@@ -55,6 +55,14 @@ PartitionPlan makePartition(const ExperimentSpec& spec, const ModelPlan& plan,
 std::vector<double> trainFlopsPerSample(const std::vector<StagePlan>& stages, const ModelPlan& plan,
                                         int overlap);
 
+/// The stages the spec's mode trains: backprop one stage of every layer with the classifier as
+/// its head; pipeline the cut's stages without aux heads; local the cut's stages.
+std::vector<StagePlan> methodStages(const ExperimentSpec& spec, const ModelPlan& plan,
+                                    const PartitionPlan& partition);
+/// Training FLOPs per sample of a run of the spec (trainFlopsPerSample over methodStages,
+/// summed): what `train_flops` counts for each sample trained. Throws SpecError on invalid cuts.
+double runTrainFlopsPerSample(const ExperimentSpec& spec, const ModelPlan& plan);
+
 /// What makes the spec's cut unrunnable on this model, beyond validateSpec: invalid cuts, and an
 /// overlap window wider than a stage (each Problem names the field to change; empty: runnable).
 std::vector<Problem> validatePartition(const ExperimentSpec& spec, const ModelPlan& plan);

@@ -29,6 +29,9 @@ struct RecorderOptions {
   /// another process: the data is held in memory and retried), when it can again, and when
   /// points are lost, so the user hears of it while the run goes on. Must return quickly.
   std::function<void(const storage::WriterNotice&)> onStoreNotice;
+  /// Told the run's record id once it exists (created, or reopened to continue), on the thread
+  /// of the engine's callbacks: a study links its run here, before the run ends.
+  std::function<void(int64_t)> onRecordCreated;
 };
 
 /// An engine observer that writes the run it watches to a RunStore: the record (spec, stages,

@@ -28,6 +28,32 @@ struct VariedKey {
 /// argument when the key is empty or the value is not a non-empty JSON list.
 VariedKey parseVary(const std::string& argument);
 
+/// An experiment's "study" object (docs/experiment-format.md): what the CLI reads from
+/// `--config` and the workbench saves with the experiment. Unset fields take their defaults.
+struct StudyObject {
+  std::vector<VariedKey> keys;  ///< "vary", in the object's order
+  std::optional<int> seeds, sample;
+  std::optional<int64_t> sampleSeed;
+  std::optional<std::string> name;
+  std::optional<double> target;
+  /// Nothing to run: no key varied and at most one seed.
+  bool empty() const { return keys.empty() && seeds.value_or(1) <= 1; }
+};
+/// Parses a study object (JSON text). Throws StudyError "study.KEY: what to fix".
+StudyObject parseStudyObject(const std::string& json);
+/// The object as JSON text (keys in the documented order; unset fields left out).
+std::string studyObjectJson(const StudyObject& study, int indent = -1);
+/// An experiment's JSON (an object) with `study` as its "study" object (replacing any), in the
+/// same layout (two-space indent).
+std::string withStudyObject(const std::string& experimentJson, const StudyObject& study);
+/// The "study" object of an experiment file's text, if it has one (throws StudyError when it
+/// is malformed; text that is not a JSON object has none).
+std::optional<StudyObject> studyObjectOf(const std::string& experimentJson);
+
+/// The value of a dotted key ("train.lr", "partition.cuts") in a spec's JSON, as JSON text;
+/// empty when the spec has no such key (a varied key's first value is often the spec's own).
+std::optional<std::string> valueAt(const std::string& specJson, const std::string& key);
+
 struct StudyPlan {
   std::vector<VariedKey> keys;
   int seeds = 1;   ///< seeds 1..N, unless train.seed is a varied key

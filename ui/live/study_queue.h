@@ -1,0 +1,110 @@
+#pragma once
+// A study run from the workbench: its runs one at a time, as `stagewise-cli study run` runs
+// them (the same resolved specs, names, sharing of identical runs and store links), shown as a
+// queue in Train: done, running and waiting runs with their settings, status and accuracy. The
+// Train workspace's Stop stops the current run and the study goes on; Skip leaves a waiting run
+// out (or stops the running one and goes on); Stop study stops the run and the study. A study
+// left unfinished (stopped, skipped, the window closed) continues with
+// `stagewise-cli study resume ID`.
+
+#include <QElapsedTimer>
+#include <QWidget>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "stagewise/engine/metrics.h"
+#include "stagewise/engine/run.h"
+#include "stagewise/study/points.h"
+
+class QLabel;
+class QPushButton;
+class QTreeWidget;
+
+namespace stagewise::storage {
+class RunStore;
+}
+
+namespace stagewise::ui {
+
+class StudyQueue : public QWidget {
+  Q_OBJECT
+ public:
+  /// Starts one run of the study (its spec, a note for the log, and where its record id goes);
+  /// false when it cannot start.
+  using RunStarter = std::function<bool(const engine::ExperimentSpec& spec, const QString& note,
+                                        std::function<void(int64_t)> onRecorded)>;
+
+  StudyQueue(RunStarter starter, QWidget* parent = nullptr);
+
+  void setStore(std::shared_ptr<storage::RunStore> store) { m_store = std::move(store); }
+  void setDevices(std::vector<std::string> devices) { m_devices = std::move(devices); }
+
+  /// Resolves every point of the study (each checked as `train` checks a spec), records the
+  /// study in the store and starts its first run. Returns empty, or why it cannot start
+  /// (nothing is stored then).
+  QString start(const std::string& baseSpecJson, const study::StudyObject& study,
+                const std::string& name);
+  /// A run of the study is going on, or about to start.
+  bool isRunning() const { return m_studyId != 0; }
+  int64_t studyId() const { return m_lastStudyId; }
+
+  enum class EntryState { Waiting, Running, Completed, Stopped, Failed, Skipped, Shared };
+  struct Entry {
+    study::GridPoint point;
+    study::ResolvedPoint resolved;
+    EntryState state = EntryState::Waiting;
+    int64_t runId = 0;
+    double testAccuracy = 0;
+    double wallSeconds = 0;
+  };
+  const std::vector<Entry>& entries() const { return m_entries; }
+  QTreeWidget* view() const { return m_view; }
+  QPushButton* skipButton() const { return m_skip; }
+  QPushButton* stopStudyButton() const { return m_stopStudy; }
+  QLabel* headerLabel() const { return m_header; }
+
+  /// The current run ended with `summary` (or could not start: none); the next one starts.
+  void runEnded(const std::optional<engine::RunSummary>& summary);
+  /// Progress of the current run, for the study's ETA.
+  void runProgress(const engine::Progress& progress);
+
+ public Q_SLOTS:
+  /// Leaves the selected waiting runs out; a selected running run is stopped and left out.
+  void skipSelected();
+  /// Stops the current run and the study (kept as stopped, to be resumed).
+  void stopStudy();
+
+ Q_SIGNALS:
+  /// Asks the Train workspace to stop the current run.
+  void stopRunRequested();
+  /// The study finished (completed, or stopped): Runs may show it.
+  void studyFinished(int64_t studyId);
+  void message(const QString& text);
+
+ private:
+  void runNext();
+  void finish(bool stopped);
+  void showEntries();
+  void updateHeader();
+
+  RunStarter m_starter;
+  std::shared_ptr<storage::RunStore> m_store;
+  std::vector<std::string> m_devices = {"cpu"};
+  int64_t m_studyId = 0;
+  int64_t m_lastStudyId = 0;
+  std::string m_name;
+  study::StudyPlan m_plan;
+  std::vector<Entry> m_entries;
+  int m_current = -1;
+  bool m_skipCurrent = false;
+  bool m_stopping = false;
+  QElapsedTimer m_clock;
+  double m_currentFraction = 0;
+  QLabel* m_header;
+  QTreeWidget* m_view;
+  QPushButton* m_skip;
+  QPushButton* m_stopStudy;
+};
+
+}  // namespace stagewise::ui

@@ -1,0 +1,67 @@
+#pragma once
+// The grouped table of a study (Runs → Groups): one row per group of runs equal in the chosen
+// keys (by default every varied key, so the seeds are what a group pools), with n, mean ± sample
+// std of test accuracy, samples/s, wall time and training FLOPs, time-to-target (over the runs
+// that reached it, "k of n"), and whether the group is on the front; or one row per run. It is
+// `stagewise-cli study show` in the workbench, from the same code (stagewise_study_results).
+
+#include <QWidget>
+#include <optional>
+
+#include "runs/store_executor.h"
+#include "stagewise/study/results.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QTableWidget;
+class QToolButton;
+
+namespace stagewise::ui {
+
+class StudyGroupTable : public QWidget {
+  Q_OBJECT
+ public:
+  explicit StudyGroupTable(StoreExecutor* executor, QWidget* parent = nullptr);
+
+  /// Shows the study `id` (<= 0: none).
+  void setStudy(int64_t id);
+  int64_t study() const { return m_study; }
+
+  /// How rows are made: by the chosen keys (every key but the seed by default), or one per run.
+  QComboBox* groupByCombo() const { return m_groupBy; }
+  /// The keys to group by (checkable actions of the Keys menu).
+  QToolButton* keysButton() const { return m_keys; }
+  /// Checks exactly these keys (the others are pooled, like the seeds).
+  void setGroupKeys(const std::vector<std::string>& keys);
+  QDoubleSpinBox* targetSpin() const { return m_target; }
+  QTableWidget* table() const { return m_table; }
+  QLabel* note() const { return m_note; }
+  /// The groups as shown (empty before the study has loaded, and when rows are runs).
+  const std::vector<study::Group>& groups() const { return m_groups; }
+  bool isLoaded() const { return m_loadedTicket == m_ticket; }
+
+ public Q_SLOTS:
+  void reload();
+
+ Q_SIGNALS:
+  void loaded();
+
+ private:
+  void show();
+  std::vector<std::string> chosenKeys() const;
+
+  StoreExecutor* m_executor;
+  int64_t m_study = 0;
+  quint64 m_ticket = 0;
+  quint64 m_loadedTicket = 0;
+  std::optional<study::StudyResults> m_results;
+  std::vector<study::Group> m_groups;
+  QComboBox* m_groupBy;
+  QToolButton* m_keys;
+  QDoubleSpinBox* m_target;
+  QLabel* m_note;
+  QTableWidget* m_table;
+};
+
+}  // namespace stagewise::ui
