@@ -25,6 +25,8 @@
 #include "live/train_workspace.h"
 #include "stagewise/engine/engine.h"
 #ifdef STAGEWISE_HAVE_RECORDER
+#include <nlohmann/json.hpp>
+#include "live/study_queue.h"
 #include "stagewise/recorder/recorder.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
@@ -321,6 +323,47 @@ class TestRealEngineGui : public QObject {
       QCOMPARE(*r.testAccuracy, s.testAccuracy);
       QVERIFY(r.status == storage::RunStatus::Completed);
     }
+  }
+
+  void aStudyRunIsTheRunOfItsResolvedSpec() {
+    // A 2-run study (local and backprop) queued in Train on the real engine: each stored run
+    // ends with the weights a plain run of the point's resolved spec ends with, bit for bit.
+    QTemporaryDir dir;
+    auto store =
+        std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
+    Fixture f(tinySpec(60));
+    f.services.createRecorder =
+        [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.onRecordCreated = request.onRecorded;
+      return std::make_unique<recorder::Recorder>(*store, options);
+    };
+    EngineController controller(f.services);
+    TrainWorkspace ws(&controller, &f.doc);
+    ws.setStore(store);
+    study::StudyObject object;
+    object.keys = {study::parseVary(R"(mode=["local","backprop"])")};
+    f.doc.editStudy(object, QStringLiteral("vary mode"));
+    QVERIFY(ws.startStudy());
+    StudyQueue* queue = ws.studyQueue();
+    QTRY_VERIFY_WITH_TIMEOUT(!queue->isRunning(), 60000);
+    storage::RunReader reader(*store);
+    for (const auto& e : queue->entries()) {
+      QVERIFY(e.state == StudyQueue::EntryState::Completed);
+      std::optional<storage::RunRecord> run;
+      QTRY_VERIFY_WITH_TIMEOUT((run = reader.run(e.runId), run && run->steps), 10000);
+      const auto stored = nlohmann::json::parse(run->summaryJson).at("stages");
+      engine::RunObserver none;
+      auto plain = engine::createRun(e.resolved.spec, &none);
+      plain->start();
+      const engine::RunSummary summary = plain->wait();
+      QCOMPARE(stored.size(), summary.stages.size());
+      for (size_t k = 0; k < summary.stages.size(); ++k)
+        QCOMPARE(stored[k].at("param_checksum").get<double>(), summary.stages[k].paramChecksum);
+      QCOMPARE(run->mode, engine::toString(e.resolved.spec.mode));
+    }
+    QCOMPARE(reader.studyRuns(queue->studyId()).size(), size_t(2));
+    QVERIFY(reader.study(queue->studyId())->status == storage::StudyStatus::Completed);
   }
 #endif
 };

@@ -10,6 +10,7 @@
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStyle>
+#include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -73,25 +74,36 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   m_estimate = new EstimatePanel(doc, this);
   auto* inspectorBox = new QGroupBox(tr("Stage"), this);
   (new QVBoxLayout(inspectorBox))->addWidget(m_inspector);
-  auto* estimateBox = new QGroupBox(tr("Estimate"), this);
-  (new QVBoxLayout(estimateBox))->addWidget(m_estimate);
+  // The estimate and the study share the space below the stage: tabs.
   m_study = new StudyPanel(doc, this);
   m_study->setRateSource([this] { return m_estimate->methodEstimate(); });
+  m_sideTabs = new QTabWidget(this);
+  m_sideTabs->setDocumentMode(true);
+  auto* estimatePage = new QWidget(this);
+  (new QVBoxLayout(estimatePage))->addWidget(m_estimate);
+  auto* studyPage = new QWidget(this);
+  auto* studyLayout = new QVBoxLayout(studyPage);
+  studyLayout->addWidget(m_study);
+  studyLayout->addStretch(1);
+  m_sideTabs->addTab(estimatePage, tr("Estimate"));
+  m_sideTabs->addTab(studyPage, tr("Study"));
+  m_sideTabs->setTabToolTip(1, tr("Sweep settings over values and seeds; the runs queue in "
+                                  "Train and are grouped in Runs (right-click a field → Vary…)"));
   connect(m_estimate, &EstimatePanel::methodEstimateChanged, m_study, &StudyPanel::refresh);
-  connect(m_model, &ModelPanel::varyRequested, m_study, &StudyPanel::vary);
+  connect(m_model, &ModelPanel::varyRequested, this, [this, studyPage](const QString& key) {
+    m_sideTabs->setCurrentWidget(studyPage);
+    m_study->vary(key);
+  });
+  connect(m_study, &StudyPanel::runsChanged, this, [this](int runs) {
+    m_sideTabs->setTabText(1, runs > 0 ? tr("Study (%1 runs)").arg(runs) : tr("Study"));
+  });
   connect(m_study, &StudyPanel::runStudyRequested, this, &DesignWorkspace::studyRequested);
   connect(m_study, &StudyPanel::message, this, &DesignWorkspace::message);
-  auto* studyBox = new QGroupBox(tr("Study"), this);
-  studyBox->setToolTip(
-      tr("Sweep settings over values and seeds; the runs queue in Train and "
-         "are grouped in Runs."));
-  (new QVBoxLayout(studyBox))->addWidget(m_study);
   auto* rightPanel = new QWidget(this);
   auto* rightLayout = new QVBoxLayout(rightPanel);
   rightLayout->setContentsMargins(0, 0, 0, 0);
   rightLayout->addWidget(inspectorBox);
-  rightLayout->addWidget(estimateBox, 1);
-  rightLayout->addWidget(studyBox);
+  rightLayout->addWidget(m_sideTabs, 1);
   // Scrolls rather than forcing the window taller than the screen: the estimate's boundary
   // table grows with the stage count, and at 1366x768 it was drawn over the chart.
   auto* right = new QScrollArea(this);

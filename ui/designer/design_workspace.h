@@ -9,6 +9,7 @@
 class QLabel;
 class QListWidget;
 class QPushButton;
+class QTabWidget;
 
 namespace stagewise::ui {
 
@@ -33,6 +34,8 @@ class DesignWorkspace : public QWidget {
   StageInspector* inspector() const { return m_inspector; }
   EstimatePanel* estimatePanel() const { return m_estimate; }
   StudyPanel* studyPanel() const { return m_study; }
+  /// The Estimate and Study tabs below the stage inspector.
+  QTabWidget* sideTabs() const { return m_sideTabs; }
   ModelPanel* modelPanel() const { return m_model; }
   QPushButton* runButton() const { return m_run; }
   QListWidget* problemList() const { return m_problems; }
@@ -64,6 +67,7 @@ class DesignWorkspace : public QWidget {
   StageInspector* m_inspector;
   EstimatePanel* m_estimate;
   StudyPanel* m_study;
+  QTabWidget* m_sideTabs;
   QListWidget* m_problems;
   QLabel* m_summary;
   QPushButton* m_run;

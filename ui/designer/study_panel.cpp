@@ -79,6 +79,7 @@ StudyPanel::StudyPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   m_keyCombo->setEditable(true);
   for (const char* k : kSuggestedKeys) m_keyCombo->addItem(QString::fromLatin1(k));
   m_keyCombo->setCurrentText(QString());
+  m_keyCombo->lineEdit()->setPlaceholderText(tr("a setting, e.g. mode or train.lr"));
   m_keyCombo->setToolTip(
       tr("Any setting of the experiment format (docs/experiment-format.md), e.g. train.lr or "
          "mode. Right-click a field of the form and choose Vary… to add it from there."));
@@ -217,8 +218,10 @@ void StudyPanel::vary(const QString& key) {
 
 void StudyPanel::addCurrentCut() {
   std::string cut = "[";
-  for (size_t i = 0; i < m_doc->spec().partition.cuts.size(); ++i)
-    cut += (i ? "," : "") + std::to_string(m_doc->spec().partition.cuts[i]);
+  for (size_t i = 0; i < m_doc->spec().partition.cuts.size(); ++i) {
+    if (i) cut += ',';
+    cut += std::to_string(m_doc->spec().partition.cuts[i]);
+  }
   cut += "]";
   edit(
       [&](study::StudyObject& s) {
@@ -383,6 +386,7 @@ void StudyPanel::recompute() {
   const bool canRun = runCount() > 0 && m_problemText.isEmpty();
   m_run->setEnabled(canRun);
   m_addCut->setEnabled(!m_doc->partition().stages.empty());
+  Q_EMIT runsChanged(runCount());
 }
 
 }  // namespace stagewise::ui

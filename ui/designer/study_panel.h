@@ -69,6 +69,8 @@ class StudyPanel : public QWidget {
  Q_SIGNALS:
   /// Run study was pressed (the study can run).
   void runStudyRequested();
+  /// The run count changed (0: no study, or one that cannot run).
+  void runsChanged(int runs);
   void message(const QString& text);
 
  protected:

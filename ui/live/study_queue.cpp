@@ -50,6 +50,7 @@ StudyQueue::StudyQueue(RunStarter starter, QWidget* parent)
   m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
   m_view->setHeaderLabels(
       {tr("#"), tr("Settings"), tr("Status"), tr("Test acc."), tr("Time"), tr("Run")});
+  m_view->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_view->header()->setSectionResizeMode(1, QHeaderView::Stretch);
   m_view->header()->setStretchLastSection(false);
   m_view->setToolTip(
