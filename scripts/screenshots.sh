@@ -86,6 +86,19 @@ click 1 keyup ctrl; sleep 2" \
 # Runs: select three runs (click, ctrl+click) to compare them.
 ACTIONS="xdotool mousemove 300 110 click 1; sleep 0.3; xdotool keydown ctrl mousemove 300 132 \
 click 1 mousemove 300 154 click 1 keyup ctrl; sleep 2" take runs 4 --theme light --workspace runs
+# A study: the learning rate and the cut over three seeds in Design's Study tab; then queued in
+# Train (Run study), its second run training.
+python3 - "$preset" "$tmp/study.json" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+spec["study"] = {"vary": {"partition.cuts": [[2, 4, 6], [4]], "train.lr": [0.001, 0.0003]},
+                 "seeds": 3, "name": "cuts x lr"}
+json.dump(spec, open(sys.argv[2], "w"), indent=2)
+PY
+ACTIONS="sleep 3; xdotool mousemove 1170 367 click 1; sleep 1" \
+  take design-study 4 --theme light --spec "$tmp/study.json"
+ACTIONS="sleep 3; xdotool mousemove 1170 367 click 1; sleep 1; xdotool mousemove 1376 767 \
+click 1; sleep 12" take train-study 4 --theme light --spec "$tmp/study.json"
 # The real LibTorch engine, when this build has it and Fashion-MNIST is installed: local then
 # backprop on the same data, overlaid. The shot waits until the backprop run is in the store.
 if [ "$(basename "$app")" = stagewise ] && [ -d "${STAGEWISE_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}" ]; then

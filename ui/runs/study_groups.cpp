@@ -98,9 +98,9 @@ StudyGroupTable::StudyGroupTable(StoreExecutor* executor, QWidget* parent)
   layout->addLayout(bar);
   layout->addWidget(m_table, 1);
 
-  connect(m_groupBy, &QComboBox::currentIndexChanged, this, &StudyGroupTable::show);
+  connect(m_groupBy, &QComboBox::currentIndexChanged, this, &StudyGroupTable::fill);
   connect(m_target, &QDoubleSpinBox::valueChanged, this, &StudyGroupTable::reload);
-  show();
+  fill();
 }
 
 void StudyGroupTable::setStudy(int64_t id) {
@@ -116,7 +116,7 @@ void StudyGroupTable::reload() {
   if (m_study <= 0) {
     m_results.reset();
     m_loadedTicket = ticket;
-    show();
+    fill();
     return;
   }
   const int64_t id = m_study;
@@ -136,19 +136,19 @@ void StudyGroupTable::reload() {
             QAction* a = m_keys->menu()->addAction(QString::fromStdString(k));
             a->setCheckable(true);
             a->setChecked(true);
-            connect(a, &QAction::toggled, this, &StudyGroupTable::show);
+            connect(a, &QAction::toggled, this, &StudyGroupTable::fill);
           }
         }
         m_results = std::move(results);
         m_loadedTicket = ticket;
-        show();
+        fill();
         Q_EMIT loaded();
       },
       [this, ticket](const QString& message) {
         if (ticket != m_ticket) return;
         m_results.reset();
         m_loadedTicket = ticket;
-        show();
+        fill();
         m_note->setText(tr("The study could not be read: %1").arg(message));
       });
 }
@@ -158,7 +158,7 @@ void StudyGroupTable::setGroupKeys(const std::vector<std::string>& keys) {
     const QSignalBlocker block(a);
     a->setChecked(std::find(keys.begin(), keys.end(), a->text().toStdString()) != keys.end());
   }
-  show();
+  fill();
 }
 
 std::vector<std::string> StudyGroupTable::chosenKeys() const {
@@ -168,7 +168,7 @@ std::vector<std::string> StudyGroupTable::chosenKeys() const {
   return keys;
 }
 
-void StudyGroupTable::show() {
+void StudyGroupTable::fill() {
   m_table->setSortingEnabled(false);
   m_table->clear();
   m_groups.clear();

@@ -48,7 +48,7 @@ class StudyGroupTable : public QWidget {
   void loaded();
 
  private:
-  void show();
+  void fill();
   std::vector<std::string> chosenKeys() const;
 
   StoreExecutor* m_executor;
