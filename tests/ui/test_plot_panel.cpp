@@ -1,16 +1,23 @@
 // One live panel driven like a user would: hover read-out, legend toggles, zoom and follow,
-// smoothing, log scale and export to PNG, SVG and PDF.
+// smoothing, log scale and export to PNG, SVG, PDF and CSV; and the plot frame every plot
+// shares, with the compare overlay's smoothing, log scale and read-out.
 
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QMouseEvent>
 #include <QSlider>
+#include <QToolButton>
 #include <QtTest>
 #include <cmath>
 
+#include "common/plot_frame.h"
 #include "live/live_dashboard.h"
 #include "live/live_data.h"
 #include "live/plot_panel.h"
+#include "live/timeline_panel.h"
+#include "live/utilization_panel.h"
+#include "run_store_fixture.h"
+#include "runs/compare_panel.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -31,6 +38,21 @@ class TestPlotPanel : public QObject {
         points.push_back({engine::series::kLoss, k, -1, step, step * 0.01,
                           (k + 1) * std::exp(-step / 300.0) + 0.1 * (step % 2)});
     data.addPoints(0, points);
+  }
+
+  // Sent straight to the plot: QTest's synthetic moves depend on where an earlier test left
+  // the cursor.
+  static void moveTo(QCustomPlot* plot, QPoint p) {
+    QMouseEvent event(QEvent::MouseMove, QPointF(p), plot->mapToGlobal(QPointF(p)), Qt::NoButton,
+                      Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(plot, &event);
+  }
+
+  static std::vector<double> values(const QCPGraph* graph) {
+    std::vector<double> v;
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+      v.push_back(it->value);
+    return v;
   }
 
  private Q_SLOTS:
@@ -133,11 +155,7 @@ class TestPlotPanel : public QObject {
     const QPoint at(int(plot->xAxis->coordToPixel(150)), int(plot->yAxis->coordToPixel(0.5)));
     // Sent straight to the plot: QTest's synthetic moves depend on where an earlier test left
     // the cursor.
-    const auto move = [plot](QPoint p) {
-      QMouseEvent event(QEvent::MouseMove, QPointF(p), plot->mapToGlobal(QPointF(p)), Qt::NoButton,
-                        Qt::NoButton, Qt::NoModifier);
-      QApplication::sendEvent(plot, &event);
-    };
+    const auto move = [plot](QPoint p) { moveTo(plot, p); };
     move(at);
     QTRY_VERIFY(!panel.readout().isEmpty());
     const int step = panel.readout().section(QLatin1Char('\n'), 0, 0).mid(5).toInt();
@@ -231,7 +249,7 @@ class TestPlotPanel : public QObject {
     QVERIFY(loss->plot()->yAxis->range().lower > 0);
   }
 
-  void exportsPngSvgAndPdf() {
+  void exportsPngSvgPdfAndCsv() {
     LiveData data;
     PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
     panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
@@ -249,7 +267,130 @@ class TestPlotPanel : public QObject {
       if (QLatin1String(suffix) == QLatin1String("pdf")) QVERIFY(head.startsWith("%PDF"));
       if (QLatin1String(suffix) == QLatin1String("svg")) QVERIFY(head.contains("<?xml"));
     }
+    // CSV: the drawn points of each graph, one row each, headed by the axes' labels.
+    const QString csv = dir.filePath(QStringLiteral("loss.csv"));
+    QCOMPARE(panel.exportTo(csv), QString());
+    QFile file(csv);
+    QVERIFY(file.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QStringList lines =
+        QString::fromUtf8(file.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.value(0), QStringLiteral("series,step,nats"));
+    QCOMPARE(lines.size(), 1 + panel.shownPoints(0) + panel.shownPoints(1));
+    QVERIFY2(lines.value(1).startsWith(QStringLiteral("S1,0,")), qPrintable(lines.value(1)));
     QVERIFY(!panel.exportTo(dir.filePath(QStringLiteral("loss.bmpx"))).isEmpty());
+  }
+
+  void everyPlotIsInAPlotFrame() {
+    // The live panels and both compare plots sit in the one frame: its title, menu and styling.
+    LiveData data;
+    LiveDashboard dashboard(&data);
+    QList<QWidget*> panels;
+    for (auto* p : dashboard.linePanels()) panels << p;
+    panels << dashboard.utilizationPanel() << dashboard.timelinePanel();
+    QList<QCustomPlot*> plots;
+    for (auto* p : dashboard.linePanels()) plots << p->plot();
+    plots << dashboard.utilizationPanel()->plot() << dashboard.timelinePanel()->plot();
+    for (int i = 0; i < panels.size(); ++i) {
+      const auto frames = panels[i]->findChildren<PlotFrame*>();
+      QCOMPARE(frames.size(), 1);
+      QCOMPARE(frames.front()->plot(), plots[i]);
+      QVERIFY(!frames.front()->title().isEmpty());
+    }
+    QCOMPARE(dashboard.lossPanel()->frame()->title(), dashboard.lossPanel()->title());
+    test::TempStore t;
+    StoreExecutor executor(t.store);
+    ComparePanel compare(&executor);
+    const auto frames = compare.findChildren<PlotFrame*>();
+    QCOMPARE(frames.size(), 2);
+    QCOMPARE(compare.overlayFrame()->plot(), compare.overlayPlot());
+    QCOMPARE(compare.summaryFrame()->plot(), compare.summaryPlot());
+    // The overlay has the live panels' controls, the summary bars do not.
+    QVERIFY(compare.overlayFrame()->smoothingSlider() && compare.overlayFrame()->logYButton());
+    QVERIFY(!compare.summaryFrame()->smoothingSlider() && !compare.summaryFrame()->logYButton());
+  }
+
+  void compareOverlaySmoothsLogsAndReadsOut() {
+    test::TempStore t;
+    const int64_t a = test::addRun(*t.store, test::runSpec("two-stage", {2}), 0.80);
+    const int64_t b = test::addRun(*t.store, test::runSpec("three-stage", {1, 3}), 0.90);
+    StoreExecutor executor(t.store);
+    ComparePanel compare(&executor);
+    compare.resize(1000, 700);
+    compare.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&compare));
+    compare.setRuns({a, b});
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCustomPlot* overlay = compare.overlayPlot();
+    PlotFrame* frame = compare.overlayFrame();
+    QCOMPARE(overlay->graphCount(), 2);
+    QCOMPARE(frame->smoothing(), 0.0);
+    const std::vector<double> raw = values(overlay->graph(0));
+    QVERIFY(raw.size() > 50);
+
+    // Smoothing redraws the loaded runs (no reload) as the debiased EMA of each run's values.
+    frame->smoothingSlider()->setValue(90);
+    QCOMPARE(frame->smoothing(), 0.9);
+    QVERIFY(compare.isLoaded());
+    QCOMPARE(overlay->graphCount(), 2);
+    const std::vector<double> smooth = values(overlay->graph(0));
+    QCOMPARE(smooth.size(), raw.size());
+    QCOMPARE(smooth, PlotFrame::smoothed(raw, 0.9));
+    double moved = 0;
+    for (size_t k = 0; k < raw.size(); ++k) moved = std::max(moved, std::abs(smooth[k] - raw[k]));
+    QVERIFY2(moved > 0.05, qPrintable(QString::number(moved)));  // the decay lags behind
+    QCOMPARE(smooth.front(), raw.front());                       // debiased: no pull to zero
+    // A reload (another alignment and back) keeps the smoothing.
+    compare.alignCombo()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    compare.alignCombo()->setCurrentIndex(0);
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCOMPARE(values(overlay->graph(0)), smooth);
+    frame->setSmoothing(0);
+    QCOMPARE(values(overlay->graph(0)), raw);
+
+    // Log scale from the title row's button: a log axis and ticker, a positive range around
+    // the data.
+    QVERIFY(overlay->yAxis->scaleType() == QCPAxis::stLinear);
+    QTest::mouseClick(frame->logYButton(), Qt::LeftButton);
+    QVERIFY(frame->logY());
+    QCOMPARE(overlay->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    QVERIFY(!overlay->yAxis->ticker().dynamicCast<QCPAxisTickerLog>().isNull());
+    const auto [lo, hi] = std::minmax_element(raw.begin(), raw.end());
+    QVERIFY(overlay->yAxis->range().lower > 0 && overlay->yAxis->range().lower < *lo);
+    QVERIFY(overlay->yAxis->range().upper > *hi);
+    QCOMPARE(frame->logYButton()->text(), QStringLiteral("log y"));  // still fits the row
+    QTest::mouseClick(frame->logYButton(), Qt::LeftButton);
+    QCOMPARE(overlay->yAxis->scaleType(), QCPAxis::stLinear);
+
+    // The title row's controls sit above the axis rect, never over the data.
+    overlay->replot();
+    QToolButton* button = frame->logYButton();
+    const int below = button->mapTo(frame, QPoint(0, button->height())).y();
+    const int top = overlay->mapTo(frame, overlay->axisRect()->topLeft()).y();
+    QVERIFY2(below <= top + 1, qPrintable(QStringLiteral("%1 > %2").arg(below).arg(top)));
+
+    // Hover: the step under the mouse and each run's value there, as drawn.
+    const QPoint at(int(overlay->xAxis->coordToPixel(60)), int(overlay->yAxis->coordToPixel(1)));
+    moveTo(overlay, at);
+    QTRY_VERIFY(frame->readout().startsWith(QStringLiteral("step ")));
+    const QString readout = frame->readout();
+    const int step = readout.section(QLatin1Char('\n'), 0, 0).mid(5).toInt();
+    QVERIFY2(std::abs(step - 60) <= 2, qPrintable(readout));
+    for (int g = 0; g < 2; ++g) {
+      const QCPGraph* graph = overlay->graph(g);
+      const double x = overlay->xAxis->pixelToCoord(at.x());
+      auto it = graph->data()->findBegin(x, false);
+      if (it == graph->data()->constEnd() ||
+          (it != graph->data()->constBegin() && x - (it - 1)->key < it->key - x))
+        --it;
+      const QString line = QStringLiteral("%1: %2").arg(graph->name()).arg(it->value, 0, 'g', 4);
+      QVERIFY2(readout.contains(line), qPrintable(readout + QStringLiteral(" lacks ") + line));
+      // the fixture's loss, 2 exp(-step / 40) + 1 - accuracy, near that step
+      QVERIFY(std::abs(it->value - (2 * std::exp(-step / 40.0) + (g == 0 ? 0.2 : 0.1))) < 0.06);
+    }
+    // Off the axis rect the read-out goes.
+    moveTo(overlay, QPoint(2, 2));
+    QTRY_VERIFY(frame->readout().isEmpty());
   }
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// Saving a QCustomPlot as PNG, SVG or PDF, chosen by the file's suffix.
+// Saving a QCustomPlot as PNG, SVG or PDF, or its data as CSV, chosen by the file's suffix.
 
 #include <QString>
 
@@ -8,10 +8,11 @@ class QWidget;
 
 namespace stagewise::ui {
 
-/// Writes `plot` to `path`; returns an empty string, or what went wrong.
+/// Writes `plot` to `path`; returns an empty string, or what went wrong. A .csv holds one row
+/// per drawn point of each graph and bar set: series, x, y (the axes' labels head the columns).
 QString exportPlot(QCustomPlot* plot, const QString& path, int width = 0, int height = 0,
                    const QString& title = {});
-/// Asks for a file name (PNG/SVG/PDF) and exports; reports failure in a message box.
+/// Asks for a file name (PNG/SVG/PDF/CSV) and exports; reports failure in a message box.
 void exportPlotWithDialog(QCustomPlot* plot, const QString& title, QWidget* parent);
 
 }  // namespace stagewise::ui

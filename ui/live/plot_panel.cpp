@@ -1,27 +1,23 @@
 #include "live/plot_panel.h"
 
 #include <qcustomplot.h>
-#include <QMenu>
+#include <QAction>
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "common/plot_frame.h"
 #include "common/theme.h"
-#include "live/plot_export.h"
 
 namespace stagewise::ui {
 
 PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data, QWidget* parent)
-    : QWidget(parent), m_data(data), m_title(title) {
-  m_plot = new QCustomPlot(this);
+    : QWidget(parent), m_data(data) {
+  m_frame = new PlotFrame(title, PlotFrame::LogScaleMenu | PlotFrame::HoverReadout, this);
+  m_plot = m_frame->plot();
   m_plot->setMinimumSize(220, 150);
-  m_plot->plotLayout()->insertRow(0);
-  auto* heading = new QCPTextElement(m_plot, title, QFont(font().family(), -1, QFont::Bold));
-  m_plot->plotLayout()->addElement(0, 0, heading);
   m_plot->yAxis->setLabel(yLabel);
-  m_plot->xAxis->setLabel(tr("step"));
+  m_frame->setTimeAxis(false);
   m_plot->legend->setVisible(true);
-  m_plot->legend->setFont(QFont(font().family(), 8));
-  m_plot->legend->setIconSize(14, 8);
   m_plot->legend->setRowSpacing(-3);
   // The legend sits in its own column right of the axis rect: with many stages an inset legend
   // covered a third of the data. The column is as narrow as its entries.
@@ -38,28 +34,37 @@ PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data
   m_plot->legend->setLayer(QStringLiteral("legend"));
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);
   m_plot->setNoAntialiasingOnDrag(true);
-  m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
   // A hint in the status bar, not a tooltip that pops up over the data on every hover.
   m_plot->setStatusTip(
       tr("Drag to pan, wheel to zoom, double-click to follow the newest data "
          "again. Click a legend entry to hide its graph. Right-click to export."));
-
-  m_hoverLine = new QCPItemStraightLine(m_plot);
-  m_hoverLine->setVisible(false);
-  m_hoverText = new QCPItemText(m_plot);
-  m_hoverText->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
-  m_hoverText->position->setType(QCPItemPosition::ptAxisRectRatio);
-  m_hoverText->position->setCoords(0.01, 0.01);
-  m_hoverText->setPadding(QMargins(4, 2, 4, 2));
-  m_hoverText->setVisible(false);
-  m_hoverText->setClipToAxisRect(true);
+  auto* hint = new QAction(tr("Drag to pan · wheel to zoom · click a legend entry to hide"), this);
+  hint->setEnabled(false);
+  auto* gap = new QAction(this);
+  gap->setSeparator(true);
+  auto* follow = new QAction(tr("Follow newest data"), this);
+  connect(follow, &QAction::triggered, this, &PlotPanel::resetView);
+  m_frame->addActions({hint, gap, follow});
+  // The read-out gives the value at the step from the series, not a decimated bucket's edge.
+  m_frame->setHoverLookup(
+      [this](const QCPGraph* graph, double x) -> std::optional<PlotFrame::HoverPoint> {
+        for (const auto& b : m_bound) {
+          if (b.graph != graph) continue;
+          const SeriesBuffer* s = m_data->series(b.key);
+          const int64_t i = s ? s->nearest(x, m_axis) : -1;
+          if (i < 0) return std::nullopt;
+          return PlotFrame::HoverPoint{s->x(size_t(i), m_axis), s->y(size_t(i))};
+        }
+        return std::nullopt;
+      });
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(m_plot);
+  layout->addWidget(m_frame);
 
   connect(m_data, &LiveData::seriesAdded, this, &PlotPanel::onSeriesAdded);
   connect(m_data, &LiveData::cleared, this, &PlotPanel::onCleared);
+  connect(m_frame, &PlotFrame::logYChanged, this, [this] { refresh(true); });
   connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
     if (m_settingRange) return;
     // The user zoomed or panned: stop following, and re-decimate for the new range.
@@ -67,8 +72,6 @@ PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data
     refresh(true);
   });
   connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetView(); });
-  connect(m_plot, &QCustomPlot::mouseMove, this, &PlotPanel::updateHover);
-  connect(m_plot, &QCustomPlot::customContextMenuRequested, this, &PlotPanel::showMenu);
   connect(m_plot, &QCustomPlot::legendClick, this,
           [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
             auto* pli = qobject_cast<QCPPlottableLegendItem*>(item);
@@ -81,11 +84,17 @@ PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data
             pli->setSelected(false);
             refresh(true);
           });
-  applyStyle();
 }
 
-void PlotPanel::applyStyle() {
-  stylePlot(m_plot);
+QString PlotPanel::title() const {
+  return m_frame->title();
+}
+
+bool PlotPanel::logY() const {
+  return m_frame->logY();
+}
+
+void PlotPanel::recolorForeground() {
   // Graphs drawn in the text colour follow the theme (black on a dark background otherwise).
   for (auto& b : m_bound) {
     const SeriesRule& rule = m_rules[size_t(b.rule)];
@@ -97,13 +106,6 @@ void PlotPanel::applyStyle() {
     pen.setColor(b.pen.color());
     b.graph->setPen(pen);
   }
-  const QPalette pal = palette();
-  QColor bg = pal.color(QPalette::ToolTipBase);
-  bg.setAlpha(220);
-  m_hoverText->setBrush(bg);
-  m_hoverText->setColor(pal.color(QPalette::ToolTipText));
-  m_hoverText->setPen(QPen(pal.color(QPalette::Mid)));
-  m_hoverLine->setPen(QPen(pal.color(QPalette::Mid), 1, Qt::DashLine));
 }
 
 void PlotPanel::addRule(const SeriesRule& rule) {
@@ -118,51 +120,24 @@ void PlotPanel::setRules(const std::vector<SeriesRule>& rules) {
   m_rules.clear();
   for (const auto& rule : rules) addRule(rule);
   m_follow = true;
-  m_hoverText->setVisible(false);
-  m_hoverLine->setVisible(false);
+  m_frame->hideHover();
   refresh(true);
 }
 
 void PlotPanel::setCornerWidget(QWidget* widget) {
-  m_corner = widget;
-  widget->setParent(this);
-  // The title row grows to the control's height so it never covers the axis rect.
-  auto* heading = qobject_cast<QCPTextElement*>(m_plot->plotLayout()->element(0, 0));
-  if (heading) {
-    const int text = QFontMetrics(heading->font()).height();
-    const int extra = std::max(0, widget->sizeHint().height() + 4 - text);
-    heading->setMargins(QMargins(0, extra / 2, 0, extra - extra / 2));
-  }
-  widget->show();
-  widget->raise();
-  placeCornerWidget();
-}
-
-void PlotPanel::placeCornerWidget() {
-  if (!m_corner) return;
-  const QSize size = m_corner->sizeHint();
-  m_corner->setGeometry(4, 2, size.width(), size.height());
-}
-
-void PlotPanel::resizeEvent(QResizeEvent* event) {
-  QWidget::resizeEvent(event);
-  placeCornerWidget();
+  m_frame->setCornerWidget(widget);
 }
 
 void PlotPanel::setXAxis(XAxisKind axis) {
   if (axis == m_axis) return;
   m_axis = axis;
-  m_plot->xAxis->setLabel(axis == XAxisKind::Step ? tr("step") : tr("time (s)"));
+  m_frame->setTimeAxis(axis == XAxisKind::Time);
   m_follow = true;
   refresh(true);
 }
 
 void PlotPanel::setLogY(bool on) {
-  m_logY = on;
-  m_plot->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-  m_plot->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
-                              : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-  refresh(true);
+  m_frame->setLogY(on);  // redraws through logYChanged
 }
 
 void PlotPanel::setFixedYRange(double lo, double hi) {
@@ -170,6 +145,7 @@ void PlotPanel::setFixedYRange(double lo, double hi) {
   m_yLo = lo;
   m_yHi = hi;
   m_plot->yAxis->setRange(lo, hi);
+  m_frame->logYAction()->setEnabled(false);
 }
 
 void PlotPanel::setLegendColumns(int columns) {
@@ -276,8 +252,7 @@ void PlotPanel::onCleared() {
   m_bound.clear();
   updateLegendVisibility();
   m_follow = true;
-  m_hoverText->setVisible(false);
-  m_hoverLine->setVisible(false);
+  m_frame->hideHover();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -301,7 +276,7 @@ QString PlotPanel::legendText(int index) const {
 }
 
 QString PlotPanel::readout() const {
-  return m_hoverText->visible() ? m_hoverText->text() : QString();
+  return m_frame->readout();
 }
 
 void PlotPanel::refresh(bool force) {
@@ -339,7 +314,7 @@ void PlotPanel::refresh(bool force) {
     for (size_t i = 0; i < m_scratch.size(); ++i) {
       data[qsizetype(i)] = QCPGraphData(m_scratch[i].x, m_scratch[i].y);
       const double y = m_scratch[i].y;
-      if (b.graph->visible() && std::isfinite(y) && (!m_logY || y > 0)) {
+      if (b.graph->visible() && m_frame->onYAxis(y)) {
         yLo = std::min(yLo, y);
         yHi = std::max(yHi, y);
       }
@@ -365,100 +340,28 @@ void PlotPanel::refresh(bool force) {
     if (m_fixedY) {
       m_plot->yAxis->setRange(m_yLo, m_yHi);
     } else if (yLo <= yHi) {
-      if (m_logY) {
-        m_plot->yAxis->setRange(yLo / 1.3, yHi * 1.3);
-      } else {
-        // A flat series still gets a readable axis around its value.
-        const double pad = std::max({1e-9, (yHi - yLo) * 0.06, std::abs(yHi) * 0.02});
-        m_plot->yAxis->setRange(yLo - pad, yHi + pad);
-      }
+      // A flat series still gets a readable axis around its value.
+      m_frame->setYRange(yLo, yHi, std::max({1e-9, (yHi - yLo) * 0.06, std::abs(yHi) * 0.02}));
     }
     m_settingRange = false;
   }
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void PlotPanel::updateHover(QMouseEvent* event) {
-  const QPointF pos = event->position();
-  if (!m_plot->axisRect()->rect().contains(pos.toPoint()) || m_bound.empty()) {
-    if (m_hoverText->visible()) {
-      m_hoverText->setVisible(false);
-      m_hoverLine->setVisible(false);
-      m_plot->replot(QCustomPlot::rpQueuedReplot);
-    }
-    return;
-  }
-  const double x = m_plot->xAxis->pixelToCoord(pos.x());
-  // The read-out is at the data point nearest the cursor over all shown series (a dense
-  // series snaps to the step under the mouse); each series reports its own nearest point, and
-  // says its step when that is elsewhere (a sparse series such as the test accuracy).
-  struct Hit {
-    const Bound* bound;
-    size_t index;
-    double x;
-  };
-  std::vector<Hit> hits;
-  double snapped = x, best = std::numeric_limits<double>::infinity();
-  for (const auto& b : m_bound) {
-    const SeriesBuffer* s = m_data->series(b.key);
-    if (!s || !b.graph->visible() || !m_plot->legend->hasItemWithPlottable(b.graph)) continue;
-    const int64_t i = s->nearest(x, m_axis);
-    if (i < 0) continue;
-    const double at = s->x(size_t(i), m_axis);
-    hits.push_back({&b, size_t(i), at});
-    if (std::abs(at - x) < best) best = std::abs(at - x), snapped = at;
-  }
-  const double pixel = std::abs(m_plot->xAxis->pixelToCoord(1) - m_plot->xAxis->pixelToCoord(0));
-  QStringList lines;
-  for (const Hit& h : hits) {
-    const SeriesBuffer* s = m_data->series(h.bound->key);
-    QString line =
-        QStringLiteral("%1: %2").arg(h.bound->graph->name()).arg(s->y(h.index), 0, 'g', 4);
-    if (std::abs(h.x - snapped) > 2 * pixel)
-      line += m_axis == XAxisKind::Step ? tr(" (step %1)").arg(qint64(std::llround(h.x)))
-                                        : tr(" (at %1 s)").arg(h.x, 0, 'f', 2);
-    lines << line;
-  }
-  const QString where = m_axis == XAxisKind::Step ? tr("step %1").arg(qint64(std::llround(snapped)))
-                                                  : tr("%1 s").arg(snapped, 0, 'f', 2);
-  m_hoverText->setText(where + QLatin1Char('\n') + lines.join(QLatin1Char('\n')));
-  m_hoverText->setVisible(true);
-  m_hoverLine->point1->setCoords(snapped, 0);
-  m_hoverLine->point2->setCoords(snapped, 1);
-  m_hoverLine->setVisible(true);
-  m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-void PlotPanel::showMenu(const QPoint& pos) {
-  QMenu menu(this);
-  QAction* hint = menu.addAction(tr("Drag to pan · wheel to zoom · click a legend entry to hide"));
-  hint->setEnabled(false);
-  menu.addSeparator();
-  menu.addAction(tr("Follow newest data"), this, &PlotPanel::resetView);
-  QAction* log = menu.addAction(tr("Logarithmic y axis"), this, [this](bool on) { setLogY(on); });
-  log->setCheckable(true);
-  log->setChecked(m_logY);
-  log->setEnabled(!m_fixedY);
-  menu.addSeparator();
-  menu.addAction(tr("Export…"), this, &PlotPanel::exportWithDialog);
-  menu.exec(m_plot->mapToGlobal(pos));
-}
-
 void PlotPanel::exportWithDialog() {
-  exportPlotWithDialog(m_plot, m_title, this);
+  refresh(true);
+  m_frame->exportWithDialog();
 }
 
 QString PlotPanel::exportTo(const QString& path, int width, int height) {
   refresh(true);
-  m_hoverText->setVisible(false);
-  m_hoverLine->setVisible(false);
-  return exportPlot(m_plot, path, width, height, m_title);
+  return m_frame->exportTo(path, width, height);
 }
 
 void PlotPanel::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
   if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
-    applyStyle();
+    recolorForeground();  // the frame restyles the axes, legend and read-out itself
     m_plot->replot(QCustomPlot::rpQueuedReplot);
   }
 }

@@ -1,8 +1,8 @@
 #pragma once
 // A live line chart over LiveData series. It picks series by rule (name, per stage or per run),
 // draws each decimated to the pixels it has, follows the newest data until the user zooms or
-// pans (double-click follows again), reads values out under the mouse, toggles graphs from the
-// legend and exports to PNG, SVG or PDF.
+// pans (double-click follows again) and toggles graphs from the legend; its PlotFrame reads
+// values out under the mouse, switches the log scale and exports to PNG, SVG, PDF or CSV.
 
 #include <QPen>
 #include <QWidget>
@@ -11,12 +11,11 @@
 #include "live/live_data.h"
 
 class QCPGraph;
-class QCPItemStraightLine;
-class QCPItemText;
 class QCustomPlot;
-class QMouseEvent;
 
 namespace stagewise::ui {
+
+class PlotFrame;
 
 /// Which series a panel shows and how.
 struct SeriesRule {
@@ -44,7 +43,7 @@ class PlotPanel : public QWidget {
   void setXAxis(XAxisKind axis);
   XAxisKind xAxisKind() const { return m_axis; }
   void setLogY(bool on);
-  bool logY() const { return m_logY; }
+  bool logY() const;
   /// Keeps the y axis at [lo, hi] (accuracy, cosine) instead of fitting the data.
   void setFixedYRange(double lo, double hi);
   /// Puts the legend under the plot with this many entries per row (many series: a wide legend
@@ -52,7 +51,8 @@ class PlotPanel : public QWidget {
   void setLegendColumns(int columns);
 
   QCustomPlot* plot() const { return m_plot; }
-  QString title() const { return m_title; }
+  PlotFrame* frame() const { return m_frame; }
+  QString title() const;
   int graphCount() const { return int(m_bound.size()); }
   /// Points currently handed to QCustomPlot for graph `index` (after decimation).
   int shownPoints(int index) const;
@@ -74,7 +74,6 @@ class PlotPanel : public QWidget {
 
  protected:
   void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
 
  private:
   struct Bound {
@@ -86,25 +85,18 @@ class PlotPanel : public QWidget {
   };
   void onSeriesAdded(const LiveKey& key);
   void onCleared();
-  void updateHover(QMouseEvent* event);
-  void showMenu(const QPoint& pos);
-  void applyStyle();
+  void recolorForeground();
   void sortLegend();
   void updateLegendVisibility();
-  void placeCornerWidget();
   QColor ruleColor(const SeriesRule& rule, int stage) const;
 
   LiveData* m_data;
-  QString m_title;
+  PlotFrame* m_frame;
   QCustomPlot* m_plot;
-  QWidget* m_corner = nullptr;
-  QCPItemText* m_hoverText;
-  QCPItemStraightLine* m_hoverLine;
   std::vector<SeriesRule> m_rules;
   std::vector<Bound> m_bound;
   std::vector<PlotPoint> m_scratch;
   XAxisKind m_axis = XAxisKind::Step;
-  bool m_logY = false;
   bool m_fixedY = false;
   double m_yLo = 0, m_yHi = 1;
   bool m_follow = true;

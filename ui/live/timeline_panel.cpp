@@ -1,40 +1,28 @@
 #include "live/timeline_panel.h"
 
 #include <qcustomplot.h>
-#include <QMenu>
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "common/plot_frame.h"
 #include "common/theme.h"
-#include "live/plot_export.h"
 
 namespace stagewise::ui {
 
 TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent), m_data(data) {
-  m_plot = new QCustomPlot(this);
+  m_frame = new PlotFrame(tr("Timeline (compute spans)"), PlotFrame::NoFeatures, this);
+  m_plot = m_frame->plot();
   m_plot->setMinimumSize(220, 150);
-  m_plot->plotLayout()->insertRow(0);
-  m_title = new QCPTextElement(m_plot, tr("Timeline (compute spans)"),
-                               QFont(font().family(), -1, QFont::Bold));
-  m_plot->plotLayout()->addElement(0, 0, m_title);
-  m_plot->xAxis->setLabel(tr("time (s)"));
+  m_frame->setTimeAxis(true);
   m_plot->setStatusTip(tr("Each bar is one step's compute on that stage; gaps are waiting or "
                           "blocked time. Pipeline runs show each micro-batch's forward pass "
                           "light and its backward pass dark. Shows the last %1 s. Right-click "
                           "to export.")
                            .arg(m_window));
-  m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
-  connect(m_plot, &QCustomPlot::customContextMenuRequested, this, [this](const QPoint& pos) {
-    QMenu menu(this);
-    menu.addAction(tr("Export…"), this,
-                   [this] { exportPlotWithDialog(m_plot, tr("Timeline"), this); });
-    menu.exec(m_plot->mapToGlobal(pos));
-  });
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(m_plot);
+  layout->addWidget(m_frame);
   connect(m_data, &LiveData::cleared, this, [this] { refresh(true); });
-  stylePlot(m_plot);
 }
 
 int TimelinePanel::drawnSpans(int stage) const {
@@ -93,20 +81,12 @@ void TimelinePanel::refresh(bool force) {
     ticker->addTick(row, info->mode == engine::Mode::Backprop ? tr("model") : tr("S%1").arg(k + 1));
   }
   const bool pipeline = info && info->mode == engine::Mode::Pipeline;
-  m_title->setText(pipeline ? tr("Timeline (forward light, backward dark)")
-                            : tr("Timeline (compute spans)"));
+  m_frame->setTitle(pipeline ? tr("Timeline (forward light, backward dark)")
+                             : tr("Timeline (compute spans)"));
   m_plot->yAxis->setTicker(ticker);
   m_plot->yAxis->setRange(0.4, stages + 0.6);
   m_plot->xAxis->setRange(begin, std::max(begin + 1e-3, end));
   m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-void TimelinePanel::changeEvent(QEvent* event) {
-  QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
-    stylePlot(m_plot);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
-  }
 }
 
 void TimelinePanel::resizeEvent(QResizeEvent* event) {

@@ -8,9 +8,10 @@
 #include "live/live_data.h"
 
 class QCustomPlot;
-class QCPTextElement;
 
 namespace stagewise::ui {
+
+class PlotFrame;
 
 class TimelinePanel : public QWidget {
   Q_OBJECT
@@ -34,13 +35,12 @@ class TimelinePanel : public QWidget {
   void refresh(bool force = false);
 
  protected:
-  void changeEvent(QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
 
  private:
   LiveData* m_data;
+  PlotFrame* m_frame;
   QCustomPlot* m_plot;
-  QCPTextElement* m_title;
   int m_phase = -1;
   double m_window = 2.0;
   std::vector<std::array<int, 3>> m_drawn;  // per stage, per SpanKind

@@ -1,12 +1,10 @@
 #include "live/utilization_panel.h"
 
 #include <qcustomplot.h>
-#include <QMenu>
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "common/theme.h"
-#include "live/plot_export.h"
+#include "common/plot_frame.h"
 
 namespace stagewise::ui {
 
@@ -17,17 +15,12 @@ const char* const kSeries[3] = {engine::series::kComputeFraction, engine::series
 
 UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
     : QWidget(parent), m_data(data) {
-  m_plot = new QCustomPlot(this);
+  m_frame = new PlotFrame(tr("Utilization per stage"), PlotFrame::NoFeatures, this);
+  m_plot = m_frame->plot();
   m_plot->setMinimumSize(220, 150);
-  m_plot->plotLayout()->insertRow(0);
-  m_plot->plotLayout()->addElement(0, 0,
-                                   new QCPTextElement(m_plot, tr("Utilization per stage"),
-                                                      QFont(font().family(), -1, QFont::Bold)));
   m_plot->yAxis->setLabel(tr("share of last 1 s"));
   m_plot->yAxis->setRange(0, 1.05);
   m_plot->legend->setVisible(true);
-  m_plot->legend->setFont(QFont(font().family(), 8));
-  m_plot->legend->setIconSize(14, 8);
   // A one-line legend in its own row under the title, never over the bars.
   m_plot->plotLayout()->insertRow(1);
   m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
@@ -53,18 +46,10 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
     m_bars[i]->setWidth(0.6);
     if (i > 0) m_bars[i]->moveAbove(m_bars[i - 1]);
   }
-  m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
-  connect(m_plot, &QCustomPlot::customContextMenuRequested, this, [this](const QPoint& pos) {
-    QMenu menu(this);
-    menu.addAction(tr("Export…"), this,
-                   [this] { exportPlotWithDialog(m_plot, tr("Utilization per stage"), this); });
-    menu.exec(m_plot->mapToGlobal(pos));
-  });
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(m_plot);
+  layout->addWidget(m_frame);
   connect(m_data, &LiveData::cleared, this, [this] { refresh(true); });
-  stylePlot(m_plot);
 }
 
 double UtilizationPanel::barValue(int kind, int stage) const {
@@ -103,14 +88,6 @@ void UtilizationPanel::refresh(bool force) {
   m_plot->xAxis->setRange(0.4, std::max(1, stages) + 0.6);
   m_plot->yAxis->setRange(0, 1.05);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-void UtilizationPanel::changeEvent(QEvent* event) {
-  QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
-    stylePlot(m_plot);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
-  }
 }
 
 }  // namespace stagewise::ui

@@ -12,6 +12,8 @@ class QCustomPlot;
 
 namespace stagewise::ui {
 
+class PlotFrame;
+
 class UtilizationPanel : public QWidget {
   Q_OBJECT
  public:
@@ -30,11 +32,9 @@ class UtilizationPanel : public QWidget {
  public Q_SLOTS:
   void refresh(bool force = false);
 
- protected:
-  void changeEvent(QEvent* event) override;
-
  private:
   LiveData* m_data;
+  PlotFrame* m_frame;
   QCustomPlot* m_plot;
   int m_phase = -1;
   QCPBars* m_bars[3];

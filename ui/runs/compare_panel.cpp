@@ -7,7 +7,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
-#include <QMenu>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QToolButton>
@@ -18,8 +17,8 @@
 #include <map>
 #include <optional>
 
+#include "common/plot_frame.h"
 #include "common/theme.h"
-#include "live/plot_export.h"
 #include "stagewise/engine/metrics.h"
 #include "stagewise/study/results.h"
 
@@ -47,23 +46,6 @@ constexpr FixedMetric kMetrics[] = {
     {"Samples/s", engine::series::kSamplesPerSec, -1},
     {"Gradient cosine · stage 1", engine::series::kGradCosine, 0},
 };
-
-QCustomPlot* makePlot(QWidget* parent, const QString& title) {
-  auto* plot = new QCustomPlot(parent);
-  plot->setMinimumHeight(160);
-  plot->plotLayout()->insertRow(0);
-  plot->plotLayout()->addElement(
-      0, 0, new QCPTextElement(plot, title, QFont(parent->font().family(), -1, QFont::Bold)));
-  plot->setContextMenuPolicy(Qt::CustomContextMenu);
-  QObject::connect(plot, &QCustomPlot::customContextMenuRequested, parent,
-                   [plot, parent, title](const QPoint& pos) {
-                     QMenu menu(parent);
-                     menu.addAction(QObject::tr("Export…"), parent,
-                                    [=] { exportPlotWithDialog(plot, title, parent); });
-                     menu.exec(plot->mapToGlobal(pos));
-                   });
-  return plot;
-}
 
 QString runLabel(const storage::RunRecord& r) {
   return QStringLiteral("#%1 %2").arg(r.id).arg(QString::fromStdString(r.name));
@@ -101,17 +83,25 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
       new QLabel(tr("Select runs in the table to compare them (Ctrl+click for several)."), this);
   m_hint->setWordWrap(true);
 
-  m_overlay = makePlot(this, tr("Overlay"));
+  m_overlayFrame = new PlotFrame(
+      tr("Overlay"),
+      PlotFrame::SmoothingControl | PlotFrame::LogScaleToggle | PlotFrame::HoverReadout, this);
+  m_overlay = m_overlayFrame->plot();
   m_overlay->setMinimumHeight(220);
   m_overlay->legend->setVisible(true);
-  m_overlay->legend->setFont(QFont(font().family(), 8));
   m_overlay->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-  m_overlay->setStatusTip(tr("Drag to pan, wheel to zoom, right-click to export."));
+  m_overlay->setStatusTip(
+      tr("Drag to pan, wheel to zoom; the values under the mouse are read out. Right-click "
+         "for a logarithmic y axis or to export."));
   m_enlarge = new QToolButton(this);
   m_enlarge->setText(tr("Enlarge"));
   m_enlarge->setCheckable(true);
   m_enlarge->setToolTip(tr("Give the overlay the whole panel (hides the bars and the spec diff)"));
-  m_summary = makePlot(this, tr("Summary"));
+  m_summaryFrame = new PlotFrame(tr("Summary"), PlotFrame::NoFeatures, this);
+  m_summary = m_summaryFrame->plot();
+  // No legend here (see drawFront): a legend item per bar made clearing 1,000 bars quadratic.
+  m_summary->setAutoAddPlottableToLegend(false);
+  m_summary->setMinimumHeight(160);
   m_diff = new QTableWidget(this);
   m_diff->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_diff->verticalHeader()->hide();
@@ -127,11 +117,11 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   controls->addWidget(new QLabel(tr("Bars:"), this));
   controls->addWidget(m_summaryMetric);
   m_bottom = new QSplitter(Qt::Horizontal, this);
-  m_bottom->addWidget(m_summary);
+  m_bottom->addWidget(m_summaryFrame);
   m_bottom->addWidget(m_diff);
   m_bottom->setSizes({300, 400});
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(m_overlay);
+  split->addWidget(m_overlayFrame);
   split->addWidget(m_bottom);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
@@ -146,7 +136,9 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   connect(m_align, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
   connect(m_group, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
   connect(m_summaryMetric, &QComboBox::currentIndexChanged, this, &ComparePanel::drawSummary);
-  for (auto* p : {m_overlay, m_summary}) stylePlot(p);
+  // Smoothing and the scale redraw what is loaded; neither asks the store again.
+  connect(m_overlayFrame, &PlotFrame::smoothingChanged, this, &ComparePanel::drawOverlay);
+  connect(m_overlayFrame, &PlotFrame::logYChanged, this, &ComparePanel::drawOverlay);
 }
 
 void ComparePanel::setMetricList(const std::vector<Metric>& extra) {
@@ -261,66 +253,21 @@ void ComparePanel::reload() {
       },
       [this, ticket](Data data) {
         if (ticket != m_ticket) return;
-        show(data);
+        showLoaded(data);
         m_loadedTicket = ticket;
         Q_EMIT loaded();
       },
       [this](const QString& message) { Q_EMIT failed(message); });
 }
 
-void ComparePanel::show(const Data& data) {
+void ComparePanel::showLoaded(const Data& data) {
   m_runs = data.runs;
   m_groupOf = data.groupOf;
   m_diffs = data.diffs;
+  m_aligned = data.aligned;
   setMetricList(data.extra);
   m_hint->setVisible(m_runs.empty());
-  stylePlot(m_overlay);
-  m_overlay->clearGraphs();
-  const auto& a = data.aligned;
-  double xLo = std::numeric_limits<double>::infinity(), xHi = -xLo, yLo = xLo, yHi = -xLo;
-  const auto extend = [&](double x, double y) {
-    xLo = std::min(xLo, x), xHi = std::max(xHi, x), yLo = std::min(yLo, y), yHi = std::max(yHi, y);
-  };
-  m_bands.clear();
-  if (m_group->currentIndex() > 0) {
-    drawBands(data);
-    for (const auto& b : m_bands)
-      for (size_t k = 0; k < b.x.size(); ++k)
-        if (std::isfinite(b.lo[k]) && std::isfinite(b.hi[k]))
-          extend(b.x[k], b.lo[k]), extend(b.x[k], b.hi[k]);
-  }
-  for (size_t i = 0; i < a.values.size() && i < m_runs.size() && m_group->currentIndex() == 0;
-       ++i) {
-    auto* g = m_overlay->addGraph();
-    g->setName(runLabel(m_runs[i]));
-    g->setPen(QPen(stageColor(int(i)), 1.8));
-    QVector<QCPGraphData> points;
-    const bool sparse = i < a.points.size() && !a.points[i].empty();
-    if (sparse) {
-      // A few evaluations: the points themselves joined by lines, each marked, not a staircase
-      // held across the grid.
-      for (const auto& [x, y] : a.points[i])
-        if (std::isfinite(y)) points << QCPGraphData(x, y);
-      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
-    } else {
-      for (size_t k = 0; k < a.x.size() && k < a.values[i].size(); ++k)
-        if (std::isfinite(a.values[i][k])) points << QCPGraphData(a.x[k], a.values[i][k]);
-    }
-    for (const auto& p : points) extend(p.key, p.value);
-    g->data()->set(points, true);
-  }
-  m_overlay->xAxis->setLabel(a.axis == storage::XAxis::Time ? tr("time (s)") : tr("step"));
-  m_overlay->yAxis->setLabel(m_metric->currentText());
-  // Margins around the data: no value on an axis, and a one-point run fully visible.
-  if (xLo <= xHi) {
-    const double xPad = xHi > xLo ? (xHi - xLo) * 0.03 : std::max(1.0, std::abs(xHi) * 0.05);
-    const double yPad = yHi > yLo ? (yHi - yLo) * 0.08 : std::max(1e-3, std::abs(yHi) * 0.05);
-    m_overlay->xAxis->setRange(xLo - xPad, xHi + xPad);
-    m_overlay->yAxis->setRange(yLo - yPad, yHi + yPad);
-  } else {
-    m_overlay->rescaleAxes();
-  }
-  m_overlay->replot();
+  drawOverlay();
   drawSummary();
 
   m_diff->clear();
@@ -343,6 +290,64 @@ void ComparePanel::show(const Data& data) {
     if (auto* header = m_diff->horizontalHeaderItem(c)) header->setToolTip(header->text());
 }
 
+void ComparePanel::drawOverlay() {
+  m_overlay->clearGraphs();
+  m_overlayFrame->hideHover();
+  // Each run is smoothed on its own (on the grid, or its own sparse points), before grouping.
+  storage::AlignedSeries a = m_aligned;
+  const double weight = m_overlayFrame->smoothing();
+  for (auto& v : a.values) v = PlotFrame::smoothed(v, weight);
+  for (auto& run : a.points) {
+    std::vector<double> y;
+    for (const auto& p : run) y.push_back(p.second);
+    y = PlotFrame::smoothed(y, weight);
+    for (size_t k = 0; k < run.size(); ++k) run[k].second = y[k];
+  }
+  double xLo = std::numeric_limits<double>::infinity(), xHi = -xLo, yLo = xLo, yHi = -xLo;
+  const auto extend = [&](double x, double y) {
+    if (!m_overlayFrame->onYAxis(y)) return;
+    xLo = std::min(xLo, x), xHi = std::max(xHi, x), yLo = std::min(yLo, y), yHi = std::max(yHi, y);
+  };
+  m_bands.clear();
+  if (m_group->currentIndex() > 0) {
+    drawBands(a);
+    for (const auto& b : m_bands)
+      for (size_t k = 0; k < b.x.size(); ++k) extend(b.x[k], b.lo[k]), extend(b.x[k], b.hi[k]);
+  }
+  for (size_t i = 0; i < a.values.size() && i < m_runs.size() && m_group->currentIndex() == 0;
+       ++i) {
+    auto* g = m_overlay->addGraph();
+    g->setName(runLabel(m_runs[i]));
+    g->setPen(QPen(stageColor(int(i)), 1.8));
+    QVector<QCPGraphData> points;
+    const bool sparse = i < a.points.size() && !a.points[i].empty();
+    if (sparse) {
+      // A few evaluations: the points themselves joined by lines, each marked, not a staircase
+      // held across the grid.
+      for (const auto& [x, y] : a.points[i])
+        if (std::isfinite(y)) points << QCPGraphData(x, y);
+      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
+    } else {
+      for (size_t k = 0; k < a.x.size() && k < a.values[i].size(); ++k)
+        if (std::isfinite(a.values[i][k])) points << QCPGraphData(a.x[k], a.values[i][k]);
+    }
+    for (const auto& p : points) extend(p.key, p.value);
+    g->data()->set(points, true);
+  }
+  m_overlayFrame->setTimeAxis(a.axis == storage::XAxis::Time);
+  m_overlay->yAxis->setLabel(m_metric->currentText());
+  // Margins around the data: no value on an axis, and a one-point run fully visible.
+  if (xLo <= xHi) {
+    const double xPad = xHi > xLo ? (xHi - xLo) * 0.03 : std::max(1.0, std::abs(xHi) * 0.05);
+    const double yPad = yHi > yLo ? (yHi - yLo) * 0.08 : std::max(1e-3, std::abs(yHi) * 0.05);
+    m_overlay->xAxis->setRange(xLo - xPad, xHi + xPad);
+    m_overlayFrame->setYRange(yLo, yHi, yPad);
+  } else {
+    m_overlay->rescaleAxes();
+  }
+  m_overlay->replot();
+}
+
 QString ComparePanel::groupLabel(size_t first) const {
   QStringList parts;
   for (const auto& d : m_diffs) {
@@ -356,16 +361,15 @@ QString ComparePanel::groupLabel(size_t first) const {
   return parts.join(QStringLiteral(", "));
 }
 
-void ComparePanel::drawBands(const Data& data) {
-  const auto& a = data.aligned;
+void ComparePanel::drawBands(const storage::AlignedSeries& a) {
   const bool minMax = m_group->currentIndex() == 2;
   int groups = 0;
-  for (int g : data.groupOf) groups = std::max(groups, g + 1);
+  for (int g : m_groupOf) groups = std::max(groups, g + 1);
   for (int g = 0; g < groups; ++g) {
     Band band;
     std::vector<size_t> members;
-    for (size_t i = 0; i < data.groupOf.size() && i < a.values.size(); ++i)
-      if (data.groupOf[i] == g) members.push_back(i), band.runs.push_back(m_runs[i].id);
+    for (size_t i = 0; i < m_groupOf.size() && i < a.values.size(); ++i)
+      if (m_groupOf[i] == g) members.push_back(i), band.runs.push_back(m_runs[i].id);
     if (members.empty()) continue;
     const QString keys = groupLabel(members.front());
     band.label = (keys.isEmpty() ? runLabel(m_runs[members.front()]) : keys) +
@@ -397,10 +401,12 @@ void ComparePanel::drawBands(const Data& data) {
         hi << QCPGraphData(band.x[k], band.hi[k]);
       }
     auto* upper = m_overlay->addGraph();
+    upper->setName(band.label + tr(" (upper)"));  // named for the CSV export
     upper->setPen(Qt::NoPen);
     upper->removeFromLegend();
     upper->data()->set(hi, true);
     auto* lower = m_overlay->addGraph();
+    lower->setName(band.label + tr(" (lower)"));
     lower->setPen(Qt::NoPen);
     QColor fill = color;
     fill.setAlpha(60);
@@ -413,16 +419,6 @@ void ComparePanel::drawBands(const Data& data) {
     line->setPen(QPen(color, 2.0));
     line->data()->set(mean, true);
     m_bands.push_back(std::move(band));
-  }
-}
-
-void ComparePanel::changeEvent(QEvent* event) {
-  QWidget::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
-    for (auto* p : {m_overlay, m_summary}) {
-      stylePlot(p);
-      p->replot(QCustomPlot::rpQueuedReplot);
-    }
   }
 }
 
@@ -528,7 +524,6 @@ void ComparePanel::drawFront() {
 }
 
 void ComparePanel::drawSummary() {
-  stylePlot(m_summary);
   m_summary->clearPlottables();
   m_summary->legend->setVisible(false);
   if (m_summaryMetric->currentIndex() >= 4) {

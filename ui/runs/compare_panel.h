@@ -1,6 +1,7 @@
 #pragma once
-// Comparing selected runs: one metric overlaid, aligned by step or wall time; summary bars;
-// and the spec keys whose values differ.
+// Comparing selected runs: one metric overlaid, aligned by step or wall time, with smoothing, a
+// log scale and a hover read-out as on the live plots; summary bars; and the spec keys whose
+// values differ.
 
 #include <QWidget>
 
@@ -15,6 +16,8 @@ class QToolButton;
 
 namespace stagewise::ui {
 
+class PlotFrame;
+
 class ComparePanel : public QWidget {
   Q_OBJECT
  public:
@@ -24,6 +27,10 @@ class ComparePanel : public QWidget {
   const std::vector<int64_t>& runs() const { return m_ids; }
   QCustomPlot* overlayPlot() const { return m_overlay; }
   QCustomPlot* summaryPlot() const { return m_summary; }
+  /// The overlay's frame: its smoothing (applied to each run's values before any grouping),
+  /// log scale and read-out.
+  PlotFrame* overlayFrame() const { return m_overlayFrame; }
+  PlotFrame* summaryFrame() const { return m_summaryFrame; }
   QTableWidget* diffTable() const { return m_diff; }
   QComboBox* metricCombo() const { return m_metric; }
   QComboBox* alignCombo() const { return m_align; }
@@ -31,7 +38,8 @@ class ComparePanel : public QWidget {
   /// sample std or min–max, on the common grid of the overlay.
   QComboBox* groupCombo() const { return m_group; }
   /// One group as drawn: its runs, a label from the keys that tell it apart, and per grid x
-  /// the mean and the band's edges (NaN where no run of the group has a value).
+  /// the mean and the band's edges (NaN where no run of the group has a value), of the runs'
+  /// values as smoothed by the overlay's smoothing control.
   struct Band {
     QString label;
     std::vector<int64_t> runs;
@@ -68,9 +76,6 @@ class ComparePanel : public QWidget {
   void loaded();
   void failed(const QString& message);
 
- protected:
-  void changeEvent(QEvent* event) override;
-
  private:
   /// One entry of the overlay metric list.
   struct Metric {
@@ -86,11 +91,13 @@ class ComparePanel : public QWidget {
     std::vector<Metric> extra;  ///< per-stage and per-layer series the selected runs have
     std::vector<int> groupOf;   ///< per run: its group (runs equal but for the seed)
   };
-  void drawBands(const Data& data);
+  /// Draws the overlay from the data last loaded, with the frame's smoothing and scale.
+  void drawOverlay();
+  void drawBands(const storage::AlignedSeries& aligned);
   void drawFront();
   /// A group's label: the values of the keys that tell the selected runs apart (seed aside).
   QString groupLabel(size_t firstRun) const;
-  void show(const Data& data);
+  void showLoaded(const Data& data);
   void drawSummary();
   void setMetricList(const std::vector<Metric>& extra);
 
@@ -106,8 +113,11 @@ class ComparePanel : public QWidget {
   std::vector<Band> m_bands;
   std::vector<FrontPoint> m_front;
   std::vector<int> m_groupOf;
+  storage::AlignedSeries m_aligned;  // as loaded; drawOverlay() smooths a copy
   std::vector<storage::SpecDifference> m_diffs;
   QComboBox* m_summaryMetric;
+  PlotFrame* m_overlayFrame;
+  PlotFrame* m_summaryFrame;
   QCustomPlot* m_overlay;
   QCustomPlot* m_summary;
   QTableWidget* m_diff;

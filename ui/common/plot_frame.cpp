@@ -1,0 +1,292 @@
+#include "common/plot_frame.h"
+
+#include <qcustomplot.h>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenu>
+#include <QSlider>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <cmath>
+#include <limits>
+
+#include "common/theme.h"
+#include "live/plot_export.h"
+
+namespace stagewise::ui {
+
+PlotFrame::PlotFrame(const QString& title, Features features, QWidget* parent)
+    : QWidget(parent), m_features(features), m_title(title) {
+  m_plot = new QCustomPlot(this);
+  m_plot->plotLayout()->insertRow(0);
+  m_heading = new QCPTextElement(m_plot, title, QFont(font().family(), -1, QFont::Bold));
+  m_plot->plotLayout()->addElement(0, 0, m_heading);
+  m_plot->legend->setFont(QFont(font().family(), 8));
+  m_plot->legend->setIconSize(14, 8);
+  m_plot->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(m_plot, &QCustomPlot::customContextMenuRequested, this, &PlotFrame::showMenu);
+
+  m_logAction = new QAction(tr("Logarithmic y axis"), this);
+  m_logAction->setIconText(tr("log y"));  // what the title-row button shows
+  m_logAction->setCheckable(true);
+  m_logAction->setToolTip(tr("Logarithmic y axis (values at or below zero are not drawn)"));
+  connect(m_logAction, &QAction::toggled, this, &PlotFrame::setLogY);
+
+  if (m_features.testFlag(HoverReadout)) {
+    m_hoverLine = new QCPItemStraightLine(m_plot);
+    m_hoverLine->setVisible(false);
+    m_hoverText = new QCPItemText(m_plot);
+    m_hoverText->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_hoverText->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_hoverText->position->setCoords(0.01, 0.01);
+    m_hoverText->setPadding(QMargins(4, 2, 4, 2));
+    m_hoverText->setVisible(false);
+    m_hoverText->setClipToAxisRect(true);
+    connect(m_plot, &QCustomPlot::mouseMove, this, &PlotFrame::updateHover);
+  }
+  buildControls();
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_plot);
+  restyle();
+}
+
+void PlotFrame::buildControls() {
+  const bool smoothing = m_features.testFlag(SmoothingControl);
+  const bool log = m_features.testFlag(LogScaleToggle);
+  if (!smoothing && !log) return;
+  m_controls = new QWidget(this);
+  auto* row = new QHBoxLayout(m_controls);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->setSpacing(4);
+  if (smoothing) {
+    m_smoothingSlider = new QSlider(Qt::Horizontal, m_controls);
+    m_smoothingSlider->setRange(0, 99);
+    m_smoothingSlider->setFixedWidth(110);
+    m_smoothingSlider->setToolTip(
+        tr("Smoothing: exponential moving average weight, debiased so the first points are "
+           "not pulled towards zero."));
+    m_smoothingValue = new QLabel(QStringLiteral("0.00"), m_controls);
+    m_smoothingValue->setMinimumWidth(
+        m_smoothingValue->fontMetrics().horizontalAdvance(QStringLiteral("0.000")));
+    row->addWidget(new QLabel(tr("Smoothing"), m_controls));
+    row->addWidget(m_smoothingSlider);
+    row->addWidget(m_smoothingValue);
+    connect(m_smoothingSlider, &QSlider::valueChanged, this,
+            [this](int v) { setSmoothing(v / 100.0); });
+  }
+  if (log) {
+    m_logButton = new QToolButton(m_controls);
+    m_logButton->setDefaultAction(m_logAction);
+    m_logButton->setAutoRaise(true);
+    row->addWidget(m_logButton);
+  }
+  m_controls->show();
+  placeTitleRow();
+}
+
+void PlotFrame::setTitle(const QString& title) {
+  m_title = title;
+  m_heading->setText(title);
+}
+
+void PlotFrame::setCornerWidget(QWidget* widget) {
+  m_corner = widget;
+  widget->setParent(this);
+  widget->show();
+  placeTitleRow();
+}
+
+void PlotFrame::placeTitleRow() {
+  // The controls float over the plot's title row, which grows to their height so they never
+  // cover the axis rect; exports draw the plot alone, title included, without them.
+  int tallest = 0;
+  for (QWidget* w : {m_corner, m_controls})
+    if (w) tallest = std::max(tallest, w->sizeHint().height());
+  const int text = QFontMetrics(m_heading->font()).height();
+  const int extra = tallest > 0 ? std::max(0, tallest + 4 - text) : 0;
+  m_heading->setMargins(QMargins(0, extra / 2, 0, extra - extra / 2));
+  if (m_corner) {
+    const QSize size = m_corner->sizeHint();
+    m_corner->setGeometry(4, 2, size.width(), size.height());
+    m_corner->raise();
+  }
+  if (m_controls) {
+    const QSize size = m_controls->sizeHint();
+    m_controls->setGeometry(width() - size.width() - 4, 2, size.width(), size.height());
+    m_controls->raise();
+  }
+}
+
+void PlotFrame::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  placeTitleRow();
+}
+
+void PlotFrame::setTimeAxis(bool seconds) {
+  m_timeAxis = seconds;
+  m_plot->xAxis->setLabel(seconds ? tr("time (s)") : tr("step"));
+}
+
+void PlotFrame::setSmoothing(double weight) {
+  weight = std::clamp(weight, 0.0, 0.99);
+  if (m_smoothingSlider) {
+    const QSignalBlocker block(m_smoothingSlider);
+    m_smoothingSlider->setValue(int(std::lround(weight * 100)));
+    m_smoothingValue->setText(QString::number(weight, 'f', 2));
+  }
+  if (weight == m_smoothing) return;
+  m_smoothing = weight;
+  Q_EMIT smoothingChanged(weight);
+}
+
+std::vector<double> PlotFrame::smoothed(const std::vector<double>& values, double weight) {
+  if (weight <= 0) return values;
+  std::vector<double> out;
+  out.reserve(values.size());
+  double ema = 0, norm = 0;  // norm = 1 - weight^n: dividing by it removes the pull to zero
+  for (double v : values) {
+    if (std::isfinite(v)) {
+      ema = weight * ema + (1 - weight) * v;
+      norm = weight * norm + (1 - weight);
+    }
+    out.push_back(std::isfinite(v) ? ema / norm : v);
+  }
+  return out;
+}
+
+void PlotFrame::setLogY(bool on) {
+  m_logY = on;
+  {
+    const QSignalBlocker block(m_logAction);
+    m_logAction->setChecked(on);
+  }
+  m_plot->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  m_plot->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
+                              : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  Q_EMIT logYChanged(on);
+}
+
+bool PlotFrame::onYAxis(double y) const {
+  return std::isfinite(y) && (!m_logY || y > 0);
+}
+
+void PlotFrame::setYRange(double lo, double hi, double pad) {
+  if (m_logY)
+    m_plot->yAxis->setRange(lo / 1.3, hi * 1.3);
+  else
+    m_plot->yAxis->setRange(lo - pad, hi + pad);
+}
+
+void PlotFrame::showMenu(const QPoint& pos) {
+  QMenu menu(this);
+  // The owner's entries (QWidget::addAction on the frame) come first.
+  const QList<QAction*> own = actions();
+  menu.addActions(own);
+  if (m_features.testFlag(LogScaleMenu)) {
+    if (!own.isEmpty()) menu.addSeparator();
+    menu.addAction(m_logAction);
+  }
+  if (!menu.isEmpty()) menu.addSeparator();
+  menu.addAction(tr("Export…"), this, &PlotFrame::exportWithDialog);
+  menu.exec(m_plot->mapToGlobal(pos));
+}
+
+void PlotFrame::exportWithDialog() {
+  hideHover();
+  exportPlotWithDialog(m_plot, m_title, this);
+}
+
+QString PlotFrame::exportTo(const QString& path, int width, int height) {
+  hideHover();
+  return exportPlot(m_plot, path, width, height, m_title);
+}
+
+QString PlotFrame::readout() const {
+  return m_hoverText && m_hoverText->visible() ? m_hoverText->text() : QString();
+}
+
+void PlotFrame::hideHover() {
+  if (!m_hoverText || !m_hoverText->visible()) return;
+  m_hoverText->setVisible(false);
+  m_hoverLine->setVisible(false);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotFrame::updateHover(QMouseEvent* event) {
+  // The graphs listed in the legend, in its order: what the legend hides is not read out.
+  std::vector<const QCPGraph*> graphs;
+  for (int i = 0; i < m_plot->legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_plot->legend->item(i)))
+      if (auto* graph = qobject_cast<QCPGraph*>(item->plottable()); graph && graph->visible())
+        graphs.push_back(graph);
+  const QPointF pos = event->position();
+  if (!m_plot->axisRect()->rect().contains(pos.toPoint()) || graphs.empty()) {
+    hideHover();
+    return;
+  }
+  const double x = m_plot->xAxis->pixelToCoord(pos.x());
+  const auto nearestDrawn = [](const QCPGraph* graph, double at) -> std::optional<HoverPoint> {
+    const auto data = graph->data();
+    if (data->isEmpty()) return std::nullopt;
+    auto it = data->findBegin(at, false);
+    if (it == data->constEnd() || (it != data->constBegin() && at - (it - 1)->key < it->key - at))
+      --it;
+    if (!std::isfinite(it->value)) return std::nullopt;
+    return HoverPoint{it->key, it->value};
+  };
+  // The read-out is at the data point nearest the cursor over all listed graphs (a dense
+  // series snaps to the step under the mouse); each graph reports its own nearest point, and
+  // says where it is when that is elsewhere (a sparse series such as the test accuracy).
+  std::vector<std::pair<const QCPGraph*, HoverPoint>> hits;
+  double snapped = x, best = std::numeric_limits<double>::infinity();
+  for (const QCPGraph* graph : graphs) {
+    const auto hit = m_lookup ? m_lookup(graph, x) : nearestDrawn(graph, x);
+    if (!hit) continue;
+    hits.emplace_back(graph, *hit);
+    if (std::abs(hit->x - x) < best) {
+      best = std::abs(hit->x - x);
+      snapped = hit->x;
+    }
+  }
+  const double pixel = std::abs(m_plot->xAxis->pixelToCoord(1) - m_plot->xAxis->pixelToCoord(0));
+  QStringList lines;
+  for (const auto& [graph, hit] : hits) {
+    QString line = QStringLiteral("%1: %2").arg(graph->name()).arg(hit.y, 0, 'g', 4);
+    if (std::abs(hit.x - snapped) > 2 * pixel)
+      line += m_timeAxis ? tr(" (at %1 s)").arg(hit.x, 0, 'f', 2)
+                         : tr(" (step %1)").arg(qint64(std::llround(hit.x)));
+    lines << line;
+  }
+  const QString where = m_timeAxis ? tr("%1 s").arg(snapped, 0, 'f', 2)
+                                   : tr("step %1").arg(qint64(std::llround(snapped)));
+  m_hoverText->setText(where + QLatin1Char('\n') + lines.join(QLatin1Char('\n')));
+  m_hoverText->setVisible(true);
+  m_hoverLine->point1->setCoords(snapped, 0);
+  m_hoverLine->point2->setCoords(snapped, 1);
+  m_hoverLine->setVisible(true);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotFrame::restyle() {
+  stylePlot(m_plot);
+  if (m_hoverText) {
+    const QPalette pal = palette();
+    QColor bg = pal.color(QPalette::ToolTipBase);
+    bg.setAlpha(220);
+    m_hoverText->setBrush(bg);
+    m_hoverText->setColor(pal.color(QPalette::ToolTipText));
+    m_hoverText->setPen(QPen(pal.color(QPalette::Mid)));
+    m_hoverLine->setPen(QPen(pal.color(QPalette::Mid), 1, Qt::DashLine));
+  }
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotFrame::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange)
+    restyle();
+}
+
+}  // namespace stagewise::ui

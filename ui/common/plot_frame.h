@@ -1,0 +1,133 @@
+#pragma once
+// The frame every plot of the workbench sits in: the QCustomPlot with its title row, the
+// right-click menu with export (PNG, SVG, PDF, CSV), the theme's styling kept up with palette
+// changes, and on request a smoothing control, a log-scale toggle and a hover read-out.
+
+#include <QFlags>
+#include <QWidget>
+#include <functional>
+#include <optional>
+#include <vector>
+
+class QAction;
+class QCPGraph;
+class QCPItemStraightLine;
+class QCPItemText;
+class QCPTextElement;
+class QCustomPlot;
+class QLabel;
+class QMouseEvent;
+class QSlider;
+class QToolButton;
+
+namespace stagewise::ui {
+
+/// A QCustomPlot in a titled frame with export, theme styling and optional shared controls.
+/// Owners draw into plot(); what the controls mean for their data (smoothing, the y range on a
+/// log axis) is theirs to apply, through the signals and the helpers here.
+class PlotFrame : public QWidget {
+  Q_OBJECT
+ public:
+  enum Feature {
+    NoFeatures = 0,
+    SmoothingControl = 0x1,  ///< a smoothing slider in the title row (see smoothed())
+    LogScaleMenu = 0x2,      ///< "Logarithmic y axis" in the right-click menu
+    LogScaleToggle = 0x6,    ///< that, and a "log y" button in the title row
+    HoverReadout = 0x8,      ///< a line and the values of the listed graphs under the mouse
+  };
+  Q_DECLARE_FLAGS(Features, Feature)
+
+  explicit PlotFrame(const QString& title, Features features = NoFeatures,
+                     QWidget* parent = nullptr);
+
+  QCustomPlot* plot() const { return m_plot; }
+  Features features() const { return m_features; }
+  QString title() const { return m_title; }
+  /// The heading drawn in the plot's title row (also the default export name).
+  void setTitle(const QString& title);
+  /// A small control in the title row's left corner (a view switch); the row grows to fit it.
+  void setCornerWidget(QWidget* widget);
+
+  /// x read as time in seconds (`true`) or as steps: the axis label and the read-out follow.
+  /// Until it is called the x axis has no label (bars, categories) and the read-out says steps.
+  void setTimeAxis(bool seconds);
+  bool timeAxis() const { return m_timeAxis; }
+
+  /// Debiased EMA weight in [0, 1) chosen with the smoothing control (0 without one).
+  double smoothing() const { return m_smoothing; }
+  void setSmoothing(double weight);
+  QSlider* smoothingSlider() const { return m_smoothingSlider; }
+
+  bool logY() const { return m_logY; }
+  /// Sets the y axis logarithmic (with a log ticker) or linear, and emits logYChanged.
+  void setLogY(bool on);
+  /// The checkable action behind the menu entry and the title-row button (disable it for a
+  /// fixed range such as an accuracy).
+  QAction* logYAction() const { return m_logAction; }
+  QToolButton* logYButton() const { return m_logButton; }
+  /// Whether `y` can be placed on the y axis as it is now (finite; positive on a log axis).
+  bool onYAxis(double y) const;
+  /// Sets the y range around the data's [lo, hi]: `pad` either side on a linear axis, a factor
+  /// of 1.3 on a log one.
+  void setYRange(double lo, double hi, double pad);
+
+  /// Where a graph's point nearest to `x` is, for the read-out; std::nullopt: none.
+  struct HoverPoint {
+    double x = 0;
+    double y = 0;
+  };
+  using HoverLookup = std::function<std::optional<HoverPoint>(const QCPGraph*, double x)>;
+  /// Replaces the default lookup (the nearest point of the graph's drawn data): a panel that
+  /// draws decimated data reads the value at the step from its own series.
+  void setHoverLookup(HoverLookup lookup) { m_lookup = std::move(lookup); }
+  /// The last hover read-out (empty when the mouse is not over the plot).
+  QString readout() const;
+  void hideHover();
+
+  /// Writes the plot as .png, .svg, .pdf or .csv by the file's suffix. Empty string on success.
+  QString exportTo(const QString& path, int width = 0, int height = 0);
+
+  /// The debiased exponential moving average the smoothing control stands for (as the live
+  /// series smooth): NaN stays NaN and does not move the average.
+  static std::vector<double> smoothed(const std::vector<double>& values, double weight);
+
+ public Q_SLOTS:
+  void exportWithDialog();
+  /// Axis, grid, legend, title and read-out colours from the current palette, then a replot.
+  void restyle();
+
+ Q_SIGNALS:
+  void smoothingChanged(double weight);
+  void logYChanged(bool on);
+
+ protected:
+  void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  void buildControls();
+  void placeTitleRow();
+  void showMenu(const QPoint& pos);
+  void updateHover(QMouseEvent* event);
+
+  Features m_features;
+  QString m_title;
+  QCustomPlot* m_plot;
+  QCPTextElement* m_heading;
+  QWidget* m_corner = nullptr;
+  QWidget* m_controls = nullptr;  // the title row's right side: smoothing, log y
+  QSlider* m_smoothingSlider = nullptr;
+  QLabel* m_smoothingValue = nullptr;
+  QToolButton* m_logButton = nullptr;
+  QAction* m_logAction;
+  QCPItemText* m_hoverText = nullptr;
+  QCPItemStraightLine* m_hoverLine = nullptr;
+  HoverLookup m_lookup;
+  double m_smoothing = 0;
+  bool m_logY = false;
+  bool m_timeAxis = false;
+};
+
+}  // namespace stagewise::ui
+
+Q_DECLARE_OPERATORS_FOR_FLAGS(stagewise::ui::PlotFrame::Features)
