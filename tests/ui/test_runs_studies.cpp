@@ -2,7 +2,9 @@
 // study, runs grouped by every setting but the seed into a mean with a band, and the front view.
 #include <qcustomplot.h>
 #include <QComboBox>
+#include <QMenu>
 #include <QTableView>
+#include <QToolButton>
 #include <QtTest>
 #include <cmath>
 #include <map>
@@ -134,6 +136,24 @@ class TestRunsStudies : public QObject {
     // Two bands: a line and its filled band each, one legend entry per group.
     QCOMPARE(panel->overlayPlot()->graphCount(), 6);
     QCOMPARE(panel->overlayPlot()->legend->itemCount(), 2);
+    // Group by chosen keys: pooling train.lr makes one group of the four runs.
+    QVERIFY(panel->groupKeysButton()->isEnabled());
+    QCOMPARE(panel->groupKeysButton()->menu()->actions().size(), 1);  // train.lr (seed aside)
+    panel->setGroupKeys({});
+    QCOMPARE(panel->bands().size(), size_t(1));
+    QCOMPARE(panel->bands()[0].runs.size(), size_t(4));
+    QVERIFY2(panel->bands()[0].label.contains(QStringLiteral("n=4")) &&
+                 !panel->bands()[0].label.contains(QStringLiteral("train.lr")),
+             qPrintable(panel->bands()[0].label));
+    for (size_t k = 0; k < panel->bands()[0].x.size(); ++k) {
+      const auto& b = panel->bands()[0];
+      if (!std::isfinite(b.mean[k])) continue;
+      // the four offsets' mean is 1 - 0.775: the pooled mean sits between the two groups'
+      const double step = std::floor(b.x[k] + 1e-9);
+      QVERIFY(std::abs(b.mean[k] - (2.0 * std::exp(-step / 40.0) + 0.225)) < 1e-9);
+    }
+    panel->groupKeysButton()->menu()->actions()[0]->setChecked(true);  // back to per lr
+    QCOMPARE(panel->bands().size(), size_t(2));
     panel->groupCombo()->setCurrentIndex(2);  // min-max
     QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && !panel->bands().empty(), 5000);
     const auto& b = panel->bands().front();

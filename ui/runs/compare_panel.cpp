@@ -7,6 +7,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QMenu>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QToolButton>
@@ -68,8 +70,16 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   m_group->addItem(tr("groups: mean ± std"));
   m_group->addItem(tr("groups: mean, min–max"));
   m_group->setToolTip(
-      tr("Group the runs that are equal in every setting except the seed (a study's seeds): "
-         "each group's mean with a band, on a common grid"));
+      tr("Group the runs that are equal in every setting except the seed (a study's seeds), "
+         "or in the settings chosen in \"by keys\": each group's mean with a band, on a "
+         "common grid"));
+  m_groupKeys = new QToolButton(this);
+  m_groupKeys->setText(tr("by keys"));
+  m_groupKeys->setPopupMode(QToolButton::InstantPopup);
+  m_groupKeys->setMenu(new QMenu(m_groupKeys));
+  m_groupKeys->setToolTip(
+      tr("The settings a group is made of (of those that differ between the selected runs); "
+         "unchecked ones are pooled, like the seeds"));
   m_summaryMetric = new QComboBox(this);
   for (const char* s : {"Test accuracy", "Samples/s", "Wall time (s)", "Pipeline efficiency",
                         "Front: wall time vs accuracy", "Front: samples vs accuracy",
@@ -112,6 +122,7 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   controls->addWidget(m_metric);
   controls->addWidget(m_align);
   controls->addWidget(m_group);
+  controls->addWidget(m_groupKeys);
   controls->addWidget(m_enlarge);
   controls->addStretch();
   controls->addWidget(new QLabel(tr("Bars:"), this));
@@ -262,8 +273,27 @@ void ComparePanel::reload() {
 
 void ComparePanel::showLoaded(const Data& data) {
   m_runs = data.runs;
-  m_groupOf = data.groupOf;
+  m_identityGroupOf = data.groupOf;
   m_diffs = data.diffs;
+  // Group by: the differing keys, checked unless the user pooled them.
+  m_groupKeys->menu()->clear();
+  for (const auto& d : m_diffs) {
+    if (!groupable(d.key)) continue;
+    QAction* a = m_groupKeys->menu()->addAction(QString::fromStdString(d.key));
+    a->setCheckable(true);
+    a->setChecked(!m_pooled.count(d.key));
+    connect(a, &QAction::toggled, this, [this, key = d.key](bool on) {
+      if (on)
+        m_pooled.erase(key);
+      else
+        m_pooled.insert(key);
+      regroup();
+      drawOverlay();
+      drawSummary();
+    });
+  }
+  m_groupKeys->setEnabled(m_group->currentIndex() > 0 && !m_groupKeys->menu()->isEmpty());
+  regroup();
   m_aligned = data.aligned;
   setMetricList(data.extra);
   m_hint->setVisible(m_runs.empty());
@@ -348,10 +378,46 @@ void ComparePanel::drawOverlay() {
   m_overlay->replot();
 }
 
+bool ComparePanel::groupable(const std::string& key) const {
+  return key != "train.seed" && key != "name" && key.rfind("checkpoint.", 0) != 0;
+}
+
+void ComparePanel::regroup() {
+  bool pooling = false;
+  for (const auto& d : m_diffs) pooling |= groupable(d.key) && m_pooled.count(d.key);
+  if (!pooling) {  // every setting but the seed
+    m_groupOf = m_identityGroupOf;
+    return;
+  }
+  std::map<std::vector<std::optional<std::string>>, int> groups;
+  m_groupOf.clear();
+  for (size_t i = 0; i < m_runs.size(); ++i) {
+    std::vector<std::optional<std::string>> key;
+    for (const auto& d : m_diffs)
+      if (groupable(d.key) && !m_pooled.count(d.key) && i < d.values.size())
+        key.push_back(d.values[i]);
+    m_groupOf.push_back(groups.emplace(key, int(groups.size())).first->second);
+  }
+}
+
+void ComparePanel::setGroupKeys(const std::vector<std::string>& keys) {
+  m_pooled.clear();
+  for (const auto& d : m_diffs)
+    if (groupable(d.key) && std::find(keys.begin(), keys.end(), d.key) == keys.end())
+      m_pooled.insert(d.key);
+  for (QAction* a : m_groupKeys->menu()->actions()) {
+    const QSignalBlocker block(a);
+    a->setChecked(!m_pooled.count(a->text().toStdString()));
+  }
+  regroup();
+  drawOverlay();
+  drawSummary();
+}
+
 QString ComparePanel::groupLabel(size_t first) const {
   QStringList parts;
   for (const auto& d : m_diffs) {
-    if (d.key == "train.seed" || d.key == "name" || d.key.rfind("checkpoint.", 0) == 0) continue;
+    if (!groupable(d.key) || m_pooled.count(d.key)) continue;
     if (first >= d.values.size()) continue;
     QString value = d.values[first] ? QString::fromStdString(*d.values[first]) : tr("(absent)");
     if (value.size() >= 2 && value.startsWith(QLatin1Char('"')) && value.endsWith(QLatin1Char('"')))

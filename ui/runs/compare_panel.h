@@ -4,6 +4,7 @@
 // values differ.
 
 #include <QWidget>
+#include <set>
 
 #include "runs/store_executor.h"
 
@@ -46,6 +47,12 @@ class ComparePanel : public QWidget {
     std::vector<double> x, mean, lo, hi;
   };
   const std::vector<Band>& bands() const { return m_bands; }
+  /// Group by: the keys that differ between the selected runs (the seed, the name and the
+  /// checkpoint aside), checkable. All checked: every setting but the seed; unchecked keys are
+  /// pooled like the seeds.
+  QToolButton* groupKeysButton() const { return m_groupKeys; }
+  /// Groups by exactly these keys (empty: every selected run in one group).
+  void setGroupKeys(const std::vector<std::string>& keys);
   /// The bottom plot: a bar per run (test accuracy, samples/s, wall time, pipeline efficiency)
   /// or the front of the groups (cost against final test accuracy).
   QComboBox* summaryCombo() const { return m_summaryMetric; }
@@ -113,6 +120,12 @@ class ComparePanel : public QWidget {
   std::vector<Band> m_bands;
   std::vector<FrontPoint> m_front;
   std::vector<int> m_groupOf;
+  std::vector<int> m_identityGroupOf;  ///< by every setting but the seed (groupIdentity)
+  std::set<std::string> m_pooled;      ///< keys unchecked in Group by
+  QToolButton* m_groupKeys;
+  /// Keys a group can be made of: the differing ones but the seed, the name, the checkpoint.
+  bool groupable(const std::string& key) const;
+  void regroup();
   storage::AlignedSeries m_aligned;  // as loaded; drawOverlay() smooths a copy
   std::vector<storage::SpecDifference> m_diffs;
   QComboBox* m_summaryMetric;
