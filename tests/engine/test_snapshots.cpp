@@ -1,9 +1,15 @@
 // The snapshot coordinator: a probe or evaluation that every stage offered is measured, even
 // when the run ends before the analysis thread has taken it; one that is lost is counted.
 #include <torch/torch.h>
+#include <QTemporaryDir>
 #include <QtTest>
 
+#include "idx_fixture.h"
+
+#include "model/torch_model.h"
+#include "probe/probe.h"
 #include "runtime/snapshot.h"
+#include "stagewise/engine/dataset.h"
 
 using namespace stagewise::engine;
 
@@ -13,12 +19,72 @@ std::vector<torch::Tensor> params(float v) {
 }
 }  // namespace
 
+/// A model cut at `cuts` as the probe sees it: stages of copies, aux heads but on the last.
+struct ProbeModel {
+  std::vector<StageModules> stages;
+  std::vector<bool> isLast;
+  torch::Tensor x, y;
+};
+
+ProbeModel probeModel(const std::string& json) {
+  ExperimentSpec spec = parseSpec(json);
+  const InputShape shape = probeInputShape(spec.dataset);
+  const ModelPlan plan = planModel(spec.model, shape);
+  auto layers = buildLayers(spec.model, plan, 3);
+  const PartitionPlan partition = makePartition(spec, plan);
+  ProbeModel m;
+  for (const auto& st : partition.stages) {
+    StageModules s;
+    for (int i = st.firstLayer; i <= st.lastLayer; ++i) s.layers.push_back(layers[size_t(i)]);
+    if (!st.isLast)
+      s.aux = buildAuxHead(st.settings, plan.layers[size_t(st.lastLayer)].outShape,
+                           shape.numClasses, 11 + uint64_t(st.index));
+    m.stages.push_back(s);
+    m.isLast.push_back(st.isLast);
+  }
+  std::vector<int64_t> dims = {48};
+  dims.insert(dims.end(), shape.dims.begin(), shape.dims.end());
+  torch::manual_seed(7);
+  m.x = torch::randn(dims);
+  m.y = torch::randint(shape.numClasses, {48}, torch::kInt64);
+  return m;
+}
+
 class TestSnapshots : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  void oneForwardPassGivesTheTwoPassCosines_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::newRow("mlp") << QString(R"({"dataset":{"kind":"synthetic","synthetic_features":20},
+        "model":{"hidden":[24,24,24,24,24]},"partition":{"cuts":[2,4]}})");
+    // Batch norm and residual blocks: the same values, the same order of operations.
+    static QTemporaryDir dir;
+    fixture::writeSet(dir.path(), 64, 12, 12, false);
+    QTest::newRow("cnn") << QString(R"({"dataset":{"kind":"idx","path":"%1"},
+        "model":{"kind":"cnn","channels":[4,8],"blocks":[1,1]},"partition":{"cuts":[1,2]}})")
+                                .arg(dir.path());
+  }
+  void oneForwardPassGivesTheTwoPassCosines() {
+    QFETCH(QString, spec);
+    ProbeModel m = probeModel(spec.toStdString());
+    const ProbeResult a = gradientCosine(m.stages, m.isLast, m.x, m.y);
+    const ProbeResult b = gradientCosineTwoPass(m.stages, m.isLast, m.x, m.y);
+    QCOMPARE(a.stage.size(), m.stages.size());
+    for (size_t k = 0; k < a.stage.size(); ++k) {
+      QVERIFY2(std::abs(a.stage[k] - b.stage[k]) < 1e-9,
+               qPrintable(QString("stage %1: %2 against %3").arg(k).arg(a.stage[k]).arg(b.stage[k])));
+      QCOMPARE(a.layer[k].size(), b.layer[k].size());
+      for (size_t l = 0; l < a.layer[k].size(); ++l) QVERIFY(std::abs(a.layer[k][l] - b.layer[k][l]) < 1e-9);
+    }
+    QCOMPARE(a.stage.back(), 1.0);
+    QVERIFY(a.stage.front() < 0.999);  // a real comparison, not two ones
+  }
+
   void completeSnapshotsSurviveANormalClose() {
     // Two stages, probe every 100 steps of 400, nothing taken yet when the stages end.
-    SnapshotCoordinator c(2, /*probeInterval=*/100, /*evalInterval=*/200, /*totalSteps=*/400);
+    MeasureBudget budget(/*budget=*/0, /*totalSteps=*/400, /*probeInterval=*/100,
+                         /*evalInterval=*/200, /*minPoints=*/10);
+    SnapshotCoordinator c(2, budget);
     for (int64_t step : {99, 199, 299}) {
       QVERIFY(c.wanted(step));
       // The last stage to offer finishes the step last: its time is the snapshot's.
@@ -39,7 +105,8 @@ class TestSnapshots : public QObject {
   }
 
   void aStopDiscardsAndCounts() {
-    SnapshotCoordinator c(2, 100, 0, 400);
+    MeasureBudget budget(0, 400, 100, 0, 10);
+    SnapshotCoordinator c(2, budget);
     c.offer(0, 99, params(1), params(2));
     c.offer(1, 99, params(3), {});
     c.offer(0, 199, params(1), params(2));  // stage 1 never gets there
@@ -49,7 +116,8 @@ class TestSnapshots : public QObject {
   }
 
   void anIncompleteSnapshotAtTheEndIsCounted() {
-    SnapshotCoordinator c(2, 100, 0, 400);
+    MeasureBudget budget(0, 400, 100, 0, 10);
+    SnapshotCoordinator c(2, budget);
     c.offer(0, 299, params(1), params(2));
     c.close(/*drop=*/false);
     QVERIFY(!c.next().has_value());
@@ -57,7 +125,8 @@ class TestSnapshots : public QObject {
   }
 
   void skipsWhenBehindAreCounted() {
-    SnapshotCoordinator c(1, 1, 0, 100);
+    MeasureBudget budget(0, 100, 1, 0, 10);
+    SnapshotCoordinator c(1, budget);
     for (int64_t step = 0; step < 6; ++step) c.offer(0, step, params(1), {});
     QCOMPARE(c.dropped(), int64_t{3});  // three wait, the rest are skipped and counted
     c.close(false);

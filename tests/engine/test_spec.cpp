@@ -119,6 +119,8 @@ class TestSpec : public QObject {
             .split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts);
     ExperimentSpec spec;
     spec.stages.resize(1);
+    spec.dataset.randomLabels = true;  // keys written only where not the default
+    spec.measure.budget = 0.1;
     const QJsonObject root =
         QJsonDocument::fromJson(QByteArray::fromStdString(specToJson(spec))).object();
     QStringList missing;
@@ -183,6 +185,41 @@ class TestSpec : public QObject {
     QCOMPARE(back.pipeline.microBatches, 4);
     QCOMPARE(back.pipeline.schedule, std::string("1f1b"));
     QVERIFY(validateSpec(r, 9, {"cpu"}).empty());
+  }
+
+  void measurementBudgetAndRandomLabels() {
+    // Defaults: a 5 % budget, real labels; neither written to the canonical JSON then, so
+    // specs stored before these keys existed read back the same.
+    const ExperimentSpec d = parseSpec("{}");
+    QCOMPARE(d.measure.budget, 0.05);
+    QVERIFY(!d.dataset.randomLabels);
+    QVERIFY(specToJson(d).find("measure") == std::string::npos);
+    QVERIFY(specToJson(d).find("random_labels") == std::string::npos);
+    const ExperimentSpec s =
+        parseSpec(R"({"measure":{"budget":0},"dataset":{"random_labels":true}})");
+    QCOMPARE(s.measure.budget, 0.0);
+    QVERIFY(s.dataset.randomLabels);
+    const ExperimentSpec back = parseSpec(specToJson(s));
+    QCOMPARE(back.measure.budget, 0.0);
+    QVERIFY(back.dataset.randomLabels);
+    for (const char* bad : {R"({"measure":{"budget":1}})", R"({"measure":{"budget":-0.1}})"}) {
+      const auto problems = validateSpec(parseSpec(bad), 9, {"cpu"});
+      QCOMPARE(problems.size(), size_t{1});
+      QCOMPARE(problems[0].field, std::string("measure.budget"));
+    }
+    try {
+      parseSpec(R"({"dataset":{"random_labels":"yes"}})");
+      QFAIL("a string was read as a boolean");
+    } catch (const SpecError& e) {
+      QCOMPARE(e.field(), std::string("dataset.random_labels"));
+    }
+    try {
+      parseSpec(R"({"measure":{"budjet":0.1}})");
+      QFAIL("an unknown key was accepted");
+    } catch (const SpecError& e) {
+      QCOMPARE(e.field(), std::string("measure.budjet"));
+      QVERIFY(std::string(e.what()).find("measure.budget") != std::string::npos);
+    }
   }
 
   void ranksSpreadStagesOrFollowTheSpec() {

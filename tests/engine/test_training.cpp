@@ -2,6 +2,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <set>
 
 #include "recording_observer.h"
 #include "stagewise/engine/dataset.h"
@@ -221,6 +222,53 @@ class TestTraining : public QObject {
       QCOMPARE(steps, (std::vector<int64_t>{99, 199, 299, 400}));
     else
       QVERIFY(steps.size() >= 2);  // a skip is allowed only when it is said
+  }
+
+  void measuringStaysWithinItsBudget() {
+    // A probe asked after every step: taken all, it would cost more than training itself.
+    RecordingObserver obs;
+    RunSummary s = train(small("train.max_steps=3000 probe.interval=1 probe.batch_size=64 "
+                               "eval.interval=0 measure.budget=0.05"),
+                         obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    // The engine's own accounting; the estimate of the next point is the last one's cost, so
+    // noise lets a point in now and then: 30 % over is a failure.
+    QVERIFY2(s.measureShare <= 0.05 * 1.3, std::to_string(s.measureShare).c_str());
+    QVERIFY2(s.measureShare >= 0.02, std::to_string(s.measureShare).c_str());  // and spent
+    QCOMPARE(s.measureBudget, 0.05);
+    QVERIFY(s.probePoints >= 9);
+    QVERIFY(s.thinnedPoints > 0);
+    // Every point asked for: measured, left out by the budget, or skipped while the analysis
+    // thread was behind (one probe each: no evaluations here).
+    QCOMPARE(s.probePoints + s.thinnedPoints + s.skippedPoints, int64_t{2999});
+    std::set<int64_t> probed;
+    for (const auto& p : obs.points)
+      if (p.name == series::kGradCosine && p.stage == 0 && p.layer == -1) probed.insert(p.step);
+    QCOMPARE(int64_t(probed.size()), s.probePoints + 1);  // and the one at the end
+    QVERIFY(!obs.series(series::kMeasureShare, -1).empty());
+
+    // No budget: every point asked for.
+    RecordingObserver all;
+    s = train(small("train.max_steps=200 probe.interval=10 probe.batch_size=64 eval.interval=50 "
+                    "measure.budget=0"),
+              all);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    QCOMPARE(s.probePoints, int64_t{19});
+    QCOMPARE(s.evalPoints, int64_t{3});
+    QCOMPARE(s.thinnedPoints, int64_t{0});
+    QVERIFY(s.measureShare > 0.05);  // what the budget saves
+  }
+
+  void randomLabelsAreSeededAndUnlearnable() {
+    RecordingObserver a, b, c;
+    const ExperimentSpec spec = small("mode=backprop dataset.random_labels=true");
+    const RunSummary x = train(spec, a), y = train(spec, b);
+    QVERIFY2(x.status == RunStatus::Completed, x.error.c_str());
+    QCOMPARE(x.stages[0].paramChecksum, y.stages[0].paramChecksum);  // the same labels
+    QVERIFY2(x.testAccuracy < 0.4, std::to_string(x.testAccuracy).c_str());  // 4 classes
+    const RunSummary real = train(small("mode=backprop"), c);
+    QVERIFY2(real.testAccuracy > 0.6, std::to_string(real.testAccuracy).c_str());
+    QVERIFY(x.stages[0].paramChecksum != real.stages[0].paramChecksum);
   }
 
   void failingStageEndsTheRunCleanly() {

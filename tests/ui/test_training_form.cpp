@@ -71,6 +71,8 @@ class TestTrainingForm : public QObject {
     };
     engine::ExperimentSpec full = baseSpec();
     full.checkpoint.dir = "/tmp/x";  // every optional group present
+    full.measure.budget = 0.1;
+    full.dataset.randomLabels = true;
     QStringList keys;
     leafKeys(QJsonDocument::fromJson(QByteArray::fromStdString(engine::specToJson(full))).object(),
              {}, keys);
@@ -117,6 +119,19 @@ class TestTrainingForm : public QObject {
     QCOMPARE(doc.spec().probe.batchSize, 128);
     spin("checkpoint.interval")->setValue(50);
     QCOMPARE(doc.spec().checkpoint.interval, int64_t(50));
+    // The budget is shown in percent and kept as a share; 0 is "no budget".
+    QCOMPARE(real("measure.budget")->value(), 5.0);
+    real("measure.budget")->setValue(10);
+    QCOMPARE(doc.spec().measure.budget, 0.1);
+    real("measure.budget")->setValue(0);
+    QCOMPARE(real("measure.budget")->text(), QStringLiteral("no budget"));
+    QCOMPARE(doc.spec().measure.budget, 0.0);
+    auto* randomLabels = qobject_cast<QCheckBox*>(form->editorFor("dataset.random_labels"));
+    QVERIFY(randomLabels);
+    randomLabels->setChecked(true);
+    QVERIFY(doc.spec().dataset.randomLabels);
+    doc.undoStack()->undo();
+    QVERIFY(!doc.spec().dataset.randomLabels);
 
     // Typed, as a user would: "never" is a probe interval of -1, "at the end" is 0.
     QSpinBox* probe = spin("probe.interval");

@@ -177,6 +177,14 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   m_probeBatch = intField("probe.batch_size", 1, 65536,
                           tr("Samples of the fixed probe batch the cosine is measured on."),
                           tr("Probe batch"), [](Spec& s, int v) { s.probe.batchSize = v; });
+  m_measureBudget = realField(
+      "measure.budget", 0, 99, 1, 1,
+      tr("The most probing and evaluating may take of the CPU time training takes. A probe or "
+         "evaluation the intervals ask for is measured only while the share stays within it, "
+         "but never fewer than 10 of each per run (0: no budget, every one)."),
+      tr("Measurement budget"), [](Spec& s, double v) { s.measure.budget = v / 100; });
+  m_measureBudget->setSuffix(tr(" %"));
+  m_measureBudget->setSpecialValueText(tr("no budget"));
 
   m_checkpointInterval =
       intField("checkpoint.interval", 0, 2147483647,
@@ -216,6 +224,15 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   connect(m_augment, &QCheckBox::toggled, this, [this](bool on) {
     edit("dataset.augment", tr("Augment images"), [on](Spec& s) { s.dataset.augment = on; });
   });
+  m_randomLabels = new QCheckBox(tr("Random labels"), this);
+  m_randomLabels->setToolTip(
+      tr("Every training label replaced by one drawn at random (seeded), the test set kept: "
+         "whether a method can memorise what it cannot learn (the paper's random-label test)."));
+  m_editors["dataset.random_labels"] = m_randomLabels;
+  connect(m_randomLabels, &QCheckBox::toggled, this, [this](bool on) {
+    edit("dataset.random_labels", tr("Random labels"),
+         [on](Spec& s) { s.dataset.randomLabels = on; });
+  });
   for (auto& [key, editor] : m_editors) {
     m_tips[key] = editor->toolTip();
     offerVary(editor, QString::fromStdString(key),
@@ -239,6 +256,7 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   tf->addRow(tr("Clip gradients"), m_clipNorm);
   tf->addRow(tr("Overlap layers"), m_overlap);
   tf->addRow(QString(), m_augment);
+  tf->addRow(QString(), m_randomLabels);
   auto* pipeline = new QGroupBox(tr("Pipelined backprop"), this);
   pipeline->setToolTip(tr("Used when the Train workspace runs the pipeline mode."));
   auto* pf = new QFormLayout(pipeline);
@@ -250,6 +268,7 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   ef->addRow(tr("Eval samples"), m_evalSamples);
   ef->addRow(tr("Probe every"), m_probeInterval);
   ef->addRow(tr("Probe batch"), m_probeBatch);
+  ef->addRow(tr("Budget"), m_measureBudget);
   auto* checkpoints = new QGroupBox(tr("Checkpoints"), this);
   auto* cf = new QFormLayout(checkpoints);
   auto* dirRow = new QHBoxLayout;
@@ -363,6 +382,7 @@ void TrainingForm::refresh() {
   m_overlap->setValue(shownInt(s.local.overlap, m_overlap));
   m_augment->setChecked(s.dataset.augment);
   m_augment->setEnabled(s.dataset.kind != "synthetic" || s.dataset.augment);
+  m_randomLabels->setChecked(s.dataset.randomLabels);
   m_pipelineSchedule->setCurrentIndex(
       m_pipelineSchedule->findData(QString::fromStdString(s.pipeline.schedule)));
   m_evalInterval->setValue(shownInt(s.eval.interval, m_evalInterval));
@@ -370,6 +390,7 @@ void TrainingForm::refresh() {
   m_probeInterval->setValue(shownInt(s.probe.interval, m_probeInterval));
   m_probeBatch->setValue(shownInt(s.probe.batchSize, m_probeBatch));
   m_probeBatch->setEnabled(s.probe.interval >= 0);
+  m_measureBudget->setValue(s.measure.budget * 100);
   m_checkpointInterval->setValue(shownInt(s.checkpoint.interval, m_checkpointInterval));
   m_checkpointDir->setText(QString::fromStdString(s.checkpoint.dir));
   m_atStop->setChecked(s.checkpoint.atStop);

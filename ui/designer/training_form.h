@@ -77,11 +77,13 @@ class TrainingForm : public QWidget {
   QSpinBox* m_microBatches;
   QSpinBox* m_overlap;
   QCheckBox* m_augment;
+  QCheckBox* m_randomLabels;
   QComboBox* m_pipelineSchedule;
   QSpinBox* m_evalInterval;
   QSpinBox* m_evalSamples;
   QSpinBox* m_probeInterval;
   QSpinBox* m_probeBatch;
+  QDoubleSpinBox* m_measureBudget;
   QSpinBox* m_checkpointInterval;
   QLineEdit* m_checkpointDir;
   QPushButton* m_browse;

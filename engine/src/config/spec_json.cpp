@@ -197,6 +197,13 @@ ExperimentSpec parseSpec(std::string_view text) {
         throw SpecError("dataset.augment", "expected true or false, found " + detail::typeName(v));
       spec.dataset.augment = v.get<bool>();
     }
+    if (r.has("random_labels")) {
+      const json& v = d->at("random_labels");
+      if (!v.is_boolean())
+        throw SpecError("dataset.random_labels",
+                        "expected true or false, found " + detail::typeName(v));
+      spec.dataset.randomLabels = v.get<bool>();
+    }
     r.finish();
   }
   if (auto* m = top.child("model")) {
@@ -286,6 +293,11 @@ ExperimentSpec parseSpec(std::string_view text) {
     ObjectReader r(*p, "probe");
     r.get("interval", spec.probe.interval);
     r.get("batch_size", spec.probe.batchSize);
+    r.finish();
+  }
+  if (auto* m = top.child("measure")) {
+    ObjectReader r(*m, "measure");
+    r.get("budget", spec.measure.budget);
     r.finish();
   }
   if (auto* c = top.child("checkpoint")) {
@@ -414,6 +426,9 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
         {"stage", spec.debug.stage}}},
   };
   if (spec.debug.failCheckpoint != -1) doc["debug"]["fail_checkpoint"] = spec.debug.failCheckpoint;
+  // Newer keys only where they differ from their defaults: older specs stay byte-identical.
+  if (spec.dataset.randomLabels) doc["dataset"]["random_labels"] = true;
+  if (spec.measure.budget != MeasureSpec{}.budget) doc["measure"] = {{"budget", spec.measure.budget}};
   const DistributedSpec defaults;
   if (spec.distributed.timeoutS != defaults.timeoutS ||
       spec.distributed.backend != defaults.backend)

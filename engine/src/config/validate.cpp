@@ -149,6 +149,9 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"probe.interval", "must be >= 0 (0: only at the end) or -1 (never)"});
   if (spec.probe.batchSize < 1 || spec.probe.batchSize > 65536)
     out.push_back({"probe.batch_size", "must be between 1 and 65536"});
+  if (!(spec.measure.budget >= 0 && spec.measure.budget < 1))
+    out.push_back({"measure.budget",
+                   "must be a share of training between 0 and 1 (0.05: 5 %; 0: no budget)"});
   if (!(spec.distributed.timeoutS >= 1 && spec.distributed.timeoutS <= 86400))
     out.push_back({"distributed.timeout_s", "must be between 1 and 86400 seconds"});
   if (spec.distributed.backend != "auto" && spec.distributed.backend != "gloo" &&

@@ -1,5 +1,7 @@
 #include "data/tensor_data.h"
 
+#include <random>
+
 namespace stagewise::engine {
 
 static torch::Tensor toTensor(const ByteSplit& split) {
@@ -21,6 +23,13 @@ TensorData loadTensorData(const DatasetSpec& spec, uint64_t seed) {
   data.trainX = toTensor(bytes.train);
   data.testX = toTensor(bytes.test);
   data.trainY = labels(bytes.train);
+  if (spec.randomLabels) {
+    // Drawn once per run from the seed alone, so every method of a seed sees the same labels.
+    std::mt19937_64 rng(seed ^ 0x5EED1ABE15ull);
+    std::uniform_int_distribution<int64_t> draw(0, bytes.numClasses - 1);
+    auto* y = data.trainY.data_ptr<int64_t>();
+    for (int64_t i = 0; i < data.trainY.size(0); ++i) y[i] = draw(rng);
+  }
   data.testY = labels(bytes.test);
   const float mean = data.trainX.mean().item<float>();
   const float std = std::max(1e-6f, data.trainX.std().item<float>());

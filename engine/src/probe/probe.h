@@ -20,6 +20,12 @@ struct ProbeResult {
 /// plus, on its last L layers, the next stage's loss's (both at the snapshot's weights).
 ProbeResult gradientCosine(std::vector<StageModules>& stages, const std::vector<bool>& isLast,
                            const torch::Tensor& x, const torch::Tensor& y, int overlap = 0);
+/// The same cosines computed the plain way: an end-to-end forward and backward for the true
+/// gradient, then every stage again on its detached input for the local one. gradientCosine does
+/// that with overlap and shares one forward pass without; the tests hold the two equal.
+ProbeResult gradientCosineTwoPass(std::vector<StageModules>& stages,
+                                  const std::vector<bool>& isLast, const torch::Tensor& x,
+                                  const torch::Tensor& y, int overlap = 0);
 
 struct EvalResult {
   double loss = 0;
@@ -28,7 +34,7 @@ struct EvalResult {
 
 /// Test loss and accuracy of the composed network (all stages' bodies, the final classifier).
 EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x,
-                    const torch::Tensor& y, int64_t chunk = 1000);
+                    const torch::Tensor& y, int64_t chunk = 256);
 
 /// Copies `params` into the modules' parameters (same order as bodyParams()/auxParams()).
 void loadParams(StageModules& modules, const std::vector<torch::Tensor>& body,

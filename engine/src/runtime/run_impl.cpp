@@ -13,6 +13,7 @@
 #include "optim/fused_adam.h"
 #include "probe/probe.h"
 #include "runtime/checkpoint_io.h"
+#include "runtime/measure_budget.h"
 #include "runtime/memory_meter.h"
 #include "runtime/method.h"
 #include "runtime/run_context.h"
@@ -66,13 +67,6 @@ void RunContext::stopAll() {
 }
 
 namespace {
-
-double processCpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
 
 /// Runs a scope with a fixed intra-op thread count on the calling thread, then restores it. The
 /// dataset's normalisation reduces over the whole set, and a parallel reduction's result depends
@@ -277,9 +271,10 @@ class TorchRun final : public Run {
     for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(0);
     m_ctx.startStep = 0;
     const bool probe = m_method->probes() && m_spec.probe.interval >= 0;
-    m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k),
-                                                        probe ? m_spec.probe.interval : 0,
-                                                        m_spec.eval.interval, m_ctx.totalSteps);
+    m_budget = std::make_unique<MeasureBudget>(m_spec.measure.budget, m_ctx.totalSteps,
+                                               probe ? m_spec.probe.interval : 0,
+                                               m_spec.eval.interval, MeasureSpec::kMinPoints);
+    m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k), *m_budget);
     if (probe || m_spec.eval.interval > 0) m_ctx.snapshots = m_snapshots.get();
     // a fixed, seeded probe batch from the training set
     std::mt19937_64 rng(seed ^ 0x9B0BEull);
@@ -290,6 +285,7 @@ class TorchRun final : public Run {
         torch::from_blob(idx.data(), {static_cast<int64_t>(idx.size())}, torch::kInt64).clone();
     m_probeX = m_data.trainX.index_select(0, index);
     m_probeY = m_data.trainY.index_select(0, index);
+    // Periodic evaluations on the first eval.max_samples; the final one on the whole set.
     m_testX = m_data.testX;
     m_testY = m_data.testY;
     if (m_spec.eval.maxSamples > 0 && m_spec.eval.maxSamples < m_testX.size(0)) {
@@ -339,14 +335,22 @@ class TorchRun final : public Run {
   }
 
   /// `t`: when the last stage finished `step` (the points' time, not when they were measured).
-  void measure(int64_t step, double t, bool probe, bool eval, RunSummary* summary) {
+  /// The final measurement (`summary` given) evaluates on the whole test set. Returns the CPU
+  /// seconds the probe and the evaluation took on this thread.
+  std::pair<double, double> measure(int64_t step, double t, bool probe, bool eval,
+                                    RunSummary* summary) {
     std::vector<MetricPoint> points;
+    double evalS = 0, probeS = 0;
     if (eval) {
-      EvalResult r = evaluate(m_shadow, m_testX, m_testY);
+      const double c0 = threadCpuSeconds();
+      EvalResult r = summary ? evaluate(m_shadow, m_data.testX, m_data.testY)
+                             : evaluate(m_shadow, m_testX, m_testY);
+      evalS = threadCpuSeconds() - c0;
       points.push_back({series::kTestAccuracy, -1, -1, step, t, r.accuracy});
       points.push_back({series::kTestLoss, -1, -1, step, t, r.loss});
       if (summary) summary->testAccuracy = r.accuracy, summary->testLoss = r.loss;
     }
+    const double p0 = threadCpuSeconds();
     if (probe) {
       ProbeResult r = gradientCosine(m_shadow, m_isLast, m_probeX, m_probeY,
                                      m_spec.mode == Mode::Local ? m_spec.local.overlap : 0);
@@ -358,17 +362,24 @@ class TorchRun final : public Run {
                             r.layer[k][l]});
         if (summary) summary->stages[k].gradCosine = r.stage[k];
       }
+      probeS = threadCpuSeconds() - p0;
     }
     m_reporter.add(points);
+    return {probeS, evalS};
   }
 
   void analyse() {
     try {
       setupComputeThread(1, {});
       while (auto snap = m_snapshots->next()) {
+        const double c0 = threadCpuSeconds();
         loadShadowFrom(*snap);
-        measure(snap->step, snap->timeS >= 0 ? snap->timeS : m_ctx.now(), snap->probe, snap->eval,
-                nullptr);
+        const double loadS = threadCpuSeconds() - c0;
+        auto [probeS, evalS] = measure(snap->step, snap->timeS >= 0 ? snap->timeS : m_ctx.now(),
+                                       snap->probe, snap->eval, nullptr);
+        // Loading the copies is part of what the point cost, whichever kind it was for.
+        (snap->eval ? evalS : probeS) += loadS;
+        m_budget->charge(snap->step, probeS, evalS);
       }
     } catch (const std::exception& e) {
       m_ctx.fail(-1, std::string("probe/evaluation: ") + e.what());
@@ -428,6 +439,7 @@ class TorchRun final : public Run {
       }
     }
     const double cpu0 = processCpuSeconds();
+    m_budget->setCpuOrigin(cpu0);
     std::vector<std::thread> threads;
     std::atomic<size_t> exited{0};
     if (owns(0))
@@ -470,9 +482,13 @@ class TorchRun final : public Run {
         points.push_back({series::kProgress, -1, -1, steps, t,
                           m_ctx.totalSteps > 0 ? double(steps) / m_ctx.totalSteps : 0});
       }
-      if (rank() == 0)
+      if (rank() == 0) {
         points.push_back({series::kCpuUtilization, -1, -1, steps, t,
                           (cpu - lastCpu) / std::max(1e-3, (t - lastT) * cores)});
+        if (m_ctx.snapshots)
+          points.push_back({series::kMeasureShare, -1, -1, steps, t,
+                            m_budget->share(m_budget->trainingCpuS())});
+      }
       m_reporter.add(points);
       lastCpu = cpu, lastT = t;
       if (exited.load() == threads.size()) break;
@@ -485,6 +501,32 @@ class TorchRun final : public Run {
     finish(cpu0);
   }
 
+  /// The measurement budget's account in the summary, and a warning when its kept points alone
+  /// cost more than the budget (which knobs make them cheaper).
+  void summariseMeasuring(RunSummary& s) {
+    if (!m_ctx.snapshots || rank() != 0) return;
+    const auto c = m_budget->counts();
+    s.measureBudget = m_spec.measure.budget;
+    s.measureShare = m_budget->share(m_budget->trainingCpuS());
+    s.probePoints = c.probes;
+    s.evalPoints = c.evals;
+    s.thinnedPoints = c.thinnedProbes + c.thinnedEvals;
+    s.skippedPoints = m_snapshots->dropped();
+    const double budget = m_spec.measure.budget;
+    if (budget > 0 && s.measureShare > budget * 1.25)
+      m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
+                        "measuring took " + percent(s.measureShare) + " of training, over its " +
+                            percent(budget) + " budget: the " +
+                            std::to_string(MeasureSpec::kMinPoints) +
+                            " probes and evaluations kept per run cost more here; lower "
+                            "probe.batch_size or eval.max_samples"});
+  }
+  static std::string percent(double share) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%", share * 100);
+    return buf;
+  }
+
   int rank() const { return m_topology->rank(); }
   bool owns(size_t stage) const { return m_topology->owns(stage); }
   bool ownsLast() const { return m_topology->ownsLast(); }
@@ -495,6 +537,7 @@ class TorchRun final : public Run {
         builder.build(processCpuSeconds() - cpu0, samplesPerSec(m_ctx.now()), m_ctx.userStop);
     if (m_spec.mode == Mode::Local && m_spec.local.overlap > 0)
       s.overlapLayers = m_spec.local.overlap, s.overlapDelay = m_spec.train.queueCapacity + 1;
+    summariseMeasuring(s);
     {
       std::vector<StagePlan> plans;
       for (const auto& st : m_stages) plans.push_back(st->plan);
@@ -565,6 +608,7 @@ class TorchRun final : public Run {
   std::vector<std::unique_ptr<StageRuntime>> m_stages;
   std::vector<StageModules> m_shadow;
   std::vector<bool> m_isLast;
+  std::unique_ptr<MeasureBudget> m_budget;  ///< before the coordinator, which refers to it
   std::unique_ptr<SnapshotCoordinator> m_snapshots;
   static constexpr double kDrainTimeoutS = 5.0;
   std::string m_checkpointDir;

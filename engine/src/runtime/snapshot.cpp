@@ -17,18 +17,11 @@ std::vector<torch::Tensor> copyOf(const std::vector<torch::Tensor>& params) {
 }
 }  // namespace
 
-SnapshotCoordinator::SnapshotCoordinator(int stages, int64_t probeInterval, int64_t evalInterval,
-                                         int64_t totalSteps)
-    : m_stages(stages),
-      m_probeInterval(probeInterval),
-      m_evalInterval(evalInterval),
-      m_totalSteps(totalSteps) {}
+SnapshotCoordinator::SnapshotCoordinator(int stages, MeasureBudget& budget)
+    : m_stages(stages), m_budget(budget) {}
 
 bool SnapshotCoordinator::wanted(int64_t step) const {
-  if (step + 1 >= m_totalSteps) return false;  // the end is measured after the threads join
-  const bool probe = m_probeInterval > 0 && (step + 1) % m_probeInterval == 0;
-  const bool eval = m_evalInterval > 0 && (step + 1) % m_evalInterval == 0;
-  return probe || eval;
+  return m_budget.candidates(step) != 0;  // never the last step: measured after the join
 }
 
 void SnapshotCoordinator::offer(int stage, int64_t step, const std::vector<torch::Tensor>& body,
@@ -43,16 +36,26 @@ void SnapshotCoordinator::offer(int stage, int64_t step, const std::vector<torch
     if (m_closed) return;
     auto it = m_partial.find(step);
     if (it == m_partial.end()) {
-      // The first stage to arrive decides for everyone: skip if the analysis thread is behind.
+      // The first stage to arrive decides for everyone: the budget says which points to take,
+      // and none is taken while the analysis thread is behind.
       Pending p;
-      p.skip = m_ready.size() >= kMaxPending;
-      if (p.skip) ++m_dropped;
+      p.kinds = m_budget.decide(step, m_budget.trainingCpuS());
+      if (p.kinds != 0 && m_ready.size() >= kMaxPending) {
+        m_budget.release(step);
+        p.kinds = 0;
+        ++m_dropped;
+      }
+      p.skip = p.kinds == 0;
       it = m_partial.emplace(step, std::move(p)).first;
     }
     skip = it->second.skip;
   }
   std::vector<torch::Tensor> bodyCopy, auxCopy;
-  if (!skip) bodyCopy = copyOf(body), auxCopy = copyOf(aux);
+  if (!skip) {
+    const double cpu0 = threadCpuSeconds();
+    bodyCopy = copyOf(body), auxCopy = copyOf(aux);
+    m_budget.chargeCopy(threadCpuSeconds() - cpu0);
+  }
   std::lock_guard lock(m_mutex);
   auto it = m_partial.find(step);
   if (it == m_partial.end()) return;  // closed meanwhile
@@ -61,8 +64,8 @@ void SnapshotCoordinator::offer(int stage, int64_t step, const std::vector<torch
     Snapshot& snap = p.snapshot;
     if (snap.body.empty()) {
       snap.step = step;
-      snap.probe = m_probeInterval > 0 && (step + 1) % m_probeInterval == 0;
-      snap.eval = m_evalInterval > 0 && (step + 1) % m_evalInterval == 0;
+      snap.probe = (p.kinds & MeasureBudget::kProbe) != 0;
+      snap.eval = (p.kinds & MeasureBudget::kEval) != 0;
       snap.body.resize(static_cast<size_t>(m_stages));
       snap.aux.resize(static_cast<size_t>(m_stages));
     }
@@ -91,11 +94,12 @@ void SnapshotCoordinator::close(bool drop) {
     std::lock_guard lock(m_mutex);
     if (drop) {
       m_discarded += static_cast<int64_t>(m_ready.size());
+      for (const auto& s : m_ready) m_budget.release(s.step);
       m_ready.clear();
     }
     // Snapshots some stage never completed (a stop between two stages' steps) cannot be taken.
     for (const auto& [step, pending] : m_partial)
-      if (!pending.skip) ++m_discarded;
+      if (!pending.skip) ++m_discarded, m_budget.release(step);
     m_partial.clear();
     m_closed = true;
   }

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <optional>
 
+#include "runtime/measure_budget.h"
+
 namespace stagewise::engine {
 
 struct Snapshot {
@@ -26,11 +28,14 @@ struct Snapshot {
 
 class SnapshotCoordinator {
  public:
-  SnapshotCoordinator(int stages, int64_t probeInterval, int64_t evalInterval, int64_t totalSteps);
+  /// `budget` (outliving the coordinator) decides which of the points its intervals ask for are
+  /// measured; the first stage to offer a step asks it.
+  SnapshotCoordinator(int stages, MeasureBudget& budget);
 
   /// True if stages should offer their parameters after finishing `step`.
   bool wanted(int64_t step) const;
   /// Called by stage `stage` after finishing `step` (only when wanted()), at run time `timeS`.
+  /// Copies the parameters unless the step is left out (budget, or the analysis thread behind).
   void offer(int stage, int64_t step, const std::vector<torch::Tensor>& body,
              const std::vector<torch::Tensor>& aux, double timeS = -1);
   /// Blocks until a complete snapshot is ready; empty once closed.
@@ -53,12 +58,13 @@ class SnapshotCoordinator {
  private:
   Forward m_forward;
   int m_stages;
-  int64_t m_probeInterval, m_evalInterval, m_totalSteps;
+  MeasureBudget& m_budget;
   mutable std::mutex m_mutex;
   std::condition_variable m_cv;
   struct Pending {
     int count = 0;
     bool skip = false;
+    int kinds = 0;  ///< MeasureBudget kinds decided for the step
     Snapshot snapshot;
   };
   std::map<int64_t, Pending> m_partial;

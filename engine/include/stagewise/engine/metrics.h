@@ -38,6 +38,7 @@ inline constexpr const char* kTestAccuracy = "test_accuracy";
 inline constexpr const char* kTestLoss = "test_loss";
 inline constexpr const char* kCpuUtilization = "cpu_utilization";  // process CPU / cores, 0..1
 inline constexpr const char* kProgress = "progress";               // 0..1
+inline constexpr const char* kMeasureShare = "measure_share";  // measuring CPU / all, 0..1
 }  // namespace series
 
 /// One value of one series. `step` is the stage's step (run series: the last stage's).
@@ -154,6 +155,15 @@ struct RunSummary {
   /// Training compute: FLOPs of the steps the stages trained, forward + backward (backward = 2x
   /// forward), aux heads and overlap windows included, by the plan (trainFlops in partition.h).
   double trainFlops = 0;
+  /// Probing and evaluating (docs/metrics.md, "The measurement budget"): the share of the run's
+  /// CPU time they took (NaN: nothing was measured during training), the budget they had, and
+  /// the points measured and left out.
+  double measureShare = kNoValue;
+  double measureBudget = kNoValue;
+  int64_t probePoints = 0;
+  int64_t evalPoints = 0;
+  int64_t thinnedPoints = 0;
+  int64_t skippedPoints = 0;  ///< snapshots skipped while the analysis thread was behind
   std::string blas;
   int threads = 0;  ///< total intra-op threads over all stages
   bool flushDenormal = true;

@@ -57,6 +57,9 @@ struct DatasetSpec {
   /// Image datasets: each training batch randomly cropped (after zero padding by H/8) and
   /// flipped left-right, seeded by (train.seed, step), so the same for every run of a seed.
   bool augment = false;
+  /// Every training label replaced by one drawn uniformly from the classes, seeded by
+  /// train.seed (the test set keeps its labels): can a method memorise what it cannot learn?
+  bool randomLabels = false;
 };
 
 struct ModelSpec {
@@ -114,12 +117,23 @@ struct PipelineSpec {
 
 struct EvalSpec {
   int64_t interval = 1000;  ///< steps between test evaluations (0: only at the end)
-  int64_t maxSamples = 0;   ///< evaluate on the first N test samples (0: all)
+  /// Periodic evaluations use the first N test samples (0: all); the final one, after training,
+  /// always uses the whole test set.
+  int64_t maxSamples = 0;
 };
 
 struct ProbeSpec {
   int64_t interval = 100;  ///< steps between gradient-cosine probes (0: only at the end, -1: never)
   int batchSize = 256;
+};
+
+/// How much probing and evaluating may cost (docs/metrics.md, "The measurement budget").
+struct MeasureSpec {
+  /// The most the probe and the periodic evaluations may take of the CPU time training takes,
+  /// as a share (0.05: 5 %); a point of their schedules is measured only while the share stays
+  /// within it, but never fewer than kMinPoints of each per run. 0: no budget, every point.
+  double budget = 0.05;
+  static constexpr int kMinPoints = 10;  ///< probes and evaluations kept whatever the budget
 };
 
 /// Consistent checkpoints: at every `interval` steps the loader pauses, the pipeline drains and
@@ -163,6 +177,7 @@ struct ExperimentSpec {
   PipelineSpec pipeline;
   EvalSpec eval;
   ProbeSpec probe;
+  MeasureSpec measure;
   CheckpointSpec checkpoint;
   DistributedSpec distributed;
   DebugSpec debug;
