@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Stagewise needs, only those missing (idempotent).
-# Usage: scripts/deps.sh [--gui] [--tools]
+# Usage: scripts/deps.sh [--gui] [--tools] [--bench]
 #   default: build + test dependencies (engine, CLI, store, workbench, tests)
 #   --tools: also Xvfb/ImageMagick/xdotool for screenshots
+#   --bench: also Debian's PyTorch for the plain-PyTorch peers in bench/peers/
 set -euo pipefail
 
 want=(
@@ -12,6 +13,7 @@ want=(
   nlohmann-json3-dev libsqlite3-dev sqlite3 zlib1g-dev
   qt6-base-dev qt6-base-dev-tools libqcustomplot-dev libgl-dev
   qt6-svg-dev
+  libplplot-dev               # the replication report's plots (PLplot's svg driver)
   desktop-file-utils libxml2-utils appstream  # checks of the desktop entry, MIME type, metainfo
   dpkg-dev                    # dpkg-shlibdeps: the Debian package's Depends (scripts/package.sh)
   dataset-fashion-mnist
@@ -21,7 +23,9 @@ for a in "$@"; do
   case "$a" in
     --tools) want+=(xvfb imagemagick xdotool x11-utils) ;;
     --gui) ;;
-    *) echo "deps.sh: unknown option '$a' (use --tools)" >&2; exit 2 ;;
+    # python3-torch uses the same libblas.so.3 alternative as LibTorch (set to OpenBLAS below).
+    --bench) want+=(python3 python3-torch) ;;
+    *) echo "deps.sh: unknown option '$a' (use --tools or --bench)" >&2; exit 2 ;;
   esac
 done
 
