@@ -31,9 +31,11 @@
 #include "designer/estimate_panel.h"
 #include "live/study_queue.h"
 #include "live/train_workspace.h"
+#include "runs/report_view.h"
 #include "runs/resume_target.h"
 #include "runs/runs_workspace.h"
 #include "stagewise/engine/checkpoint.h"
+#include "stagewise/report/report.h"
 #include "stagewise/storage/run_store.h"
 
 namespace stagewise::ui {
@@ -69,6 +71,7 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
             });
     connect(m_train, &TrainWorkspace::runFinished, m_runs, &RunsWorkspace::poll);
     connect(m_runs, &RunsWorkspace::resumeRequested, this, &MainWindow::startResume);
+    connect(m_runs, &RunsWorkspace::reportRequested, this, &MainWindow::askReport);
     m_runs->setResumeAvailable(m_controller->canResume());
   } else {
     auto* none = new QLabel(tr("No run store is open, so runs are not kept.\nStart with --db "
@@ -97,6 +100,19 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   buildMenus();
   connect(m_design, &DesignWorkspace::runRequested, this, &MainWindow::startRun);
   connect(m_design, &DesignWorkspace::studyRequested, this, &MainWindow::startStudy);
+  connect(m_train->studyQueue(), &StudyQueue::reportReady, this,
+          [this](std::shared_ptr<const report::ReportDoc> doc, const QString& error) {
+            if (!doc) {
+              QMessageBox::warning(this, tr("Replication report"),
+                                   tr("The findings could not be judged: %1").arg(error));
+              return;
+            }
+            if (m_reportView) m_reportView->close();
+            m_reportView = new ReportView(std::move(doc), this);
+            m_reportView->setAttribute(Qt::WA_DeleteOnClose);
+            m_reportView->show();
+            if (m_runs) m_runs->poll();
+          });
   connect(m_design, &DesignWorkspace::message, this,
           [this](const QString& m) { statusBar()->showMessage(m, 5000); });
   connect(m_train, &TrainWorkspace::message, this,
@@ -174,6 +190,9 @@ void MainWindow::buildMenus() {
   m_studyAction = run->addAction(tr("Run s&tudy"), QKeySequence(tr("Ctrl+Shift+R")), this,
                                  &MainWindow::startStudy);
   m_studyAction->setToolTip(tr("Queue the study designed in Design → Study"));
+  m_reportAction = run->addAction(tr("Replication &report…"), this, &MainWindow::askReport);
+  m_reportAction->setToolTip(
+      tr("Check each of the paper's findings against runs of the designed experiment, made here"));
   m_stopAction = run->addAction(tr("&Stop"), m_train, &TrainWorkspace::stopRun);
   // The menu shows the first: Esc, the one people press.
   m_stopAction->setShortcuts({QKeySequence(Qt::Key_Escape), QKeySequence(tr("Ctrl+."))});
@@ -229,6 +248,43 @@ void MainWindow::startRun() {
 void MainWindow::startStudy() {
   showWorkspace(kTrain);
   if (m_train->startStudy() && m_runs) m_runs->poll();
+}
+
+ReportView* MainWindow::reportView() const {
+  return m_reportView.data();
+}
+
+void MainWindow::askReport() {
+  QMessageBox box(QMessageBox::Question, tr("Replication report"),
+                  tr("Check each of the paper's findings (gradient similarity, communication, "
+                     "memory, throughput over stages, accuracy, overlapping updates, the "
+                     "compute/time front, random labels) against runs of “%1”, made on this "
+                     "machine, one study per finding. Runs already in the store with the same "
+                     "spec and seed are reused; throughput is measured anew.")
+                      .arg(QString::fromStdString(m_doc->spec().name)),
+                  QMessageBox::Cancel, this);
+  box.setInformativeText(tr("The quick report takes about 10 minutes on 2 cores (fewer steps, 2 "
+                            "seeds); the full one uses the experiment's own length and 3 seeds."));
+  QPushButton* quick = box.addButton(tr("Quick report"), QMessageBox::AcceptRole);
+  QPushButton* full = box.addButton(tr("Full report"), QMessageBox::AcceptRole);
+  box.setDefaultButton(quick);
+  box.exec();
+  if (box.clickedButton() == quick || box.clickedButton() == full)
+    startReport(box.clickedButton() == quick);
+}
+
+bool MainWindow::startReport(bool quick) {
+  if (!m_doc->canRun()) {
+    showWorkspace(kDesign);
+    statusBar()->showMessage(
+        tr("Cannot make the report: %1").arg(m_doc->blockReason().section(QLatin1Char('\n'), 0, 0)),
+        8000);
+    return false;
+  }
+  showWorkspace(kTrain);
+  if (!m_train->startReport(engine::specToJson(m_doc->spec()), quick).isEmpty()) return false;
+  if (m_runs) m_runs->poll();
+  return true;
 }
 
 void MainWindow::resumeFromCheckpoint(const QString& chosen) {
@@ -398,6 +454,7 @@ void MainWindow::updateRunActions() {
   m_resumeAction->setEnabled(idle && m_controller->canResume());
   m_stopAction->setEnabled(!idle);
   m_studyAction->setEnabled(idle && !m_train->studyQueue()->isRunning());
+  m_reportAction->setEnabled(idle && m_store && !m_train->studyQueue()->isRunning());
 }
 
 MainWindow::QuitAnswer MainWindow::askStopAndQuit(bool designModified) {

@@ -3,6 +3,7 @@
 // shortcuts, the status bar and the saved window state. It implements none of them.
 
 #include <QMainWindow>
+#include <QPointer>
 #include <memory>
 
 #include "common/services.h"
@@ -22,6 +23,7 @@ namespace stagewise::ui {
 class DesignDocument;
 class DesignWorkspace;
 class EngineController;
+class ReportView;
 class RunsWorkspace;
 class TrainWorkspace;
 struct ResumeTarget;
@@ -45,11 +47,18 @@ class MainWindow : public QMainWindow {
   EngineController* controller() const { return m_controller; }
   QAction* runAction() const { return m_runAction; }
   QAction* stopAction() const { return m_stopAction; }
+  /// The last replication report shown (null before one, or once closed).
+  ReportView* reportView() const;
 
  public Q_SLOTS:
   void startRun();
   /// Queues the study designed in Design (Run → Run study).
   void startStudy();
+  /// Runs → Replication report…: asks quick or full, then starts it.
+  void askReport();
+  /// Runs the replication report's suite for the designed experiment in the study queue; the
+  /// report opens when its findings are judged. False (with the reason shown) when it cannot.
+  bool startReport(bool quick);
   /// Continues a run from a checkpoint folder (asks for it when `path` is empty).
   void resumeFromCheckpoint(const QString& path = {});
   void about();
@@ -107,6 +116,8 @@ class MainWindow : public QMainWindow {
   QAction* m_stopAction = nullptr;
   QAction* m_studyAction = nullptr;
   QAction* m_resumeAction = nullptr;
+  QAction* m_reportAction = nullptr;
+  QPointer<ReportView> m_reportView;
   QMenu* m_recentMenu = nullptr;
   QLabel* m_engineLabel;
   bool m_quitWhenStopped = false;  // closing waits for the run to stop and be saved

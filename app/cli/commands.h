@@ -14,6 +14,8 @@ int launchCommand(const std::vector<std::string>& args);
 int runsResumeCommand(const std::vector<std::string>& args);
 /// `study run|resume|list|show|export` (needs the store).
 int studyCommand(const std::vector<std::string>& args);
+/// `report`: the paper's findings checked against runs made here (needs the store).
+int reportCommand(const std::vector<std::string>& args);
 
 /// Reads --config FILE and applies every --set override. Throws SpecError / UsageError.
 engine::ExperimentSpec specFromArgs(const std::string& configPath,

@@ -31,6 +31,9 @@ commands:
   runs resume ID [--db PATH] [--set key=value]...  continue a stored run from its newest checkpoint
   study    run|resume|list|show|export ... sweep settings over seeds, one run at a time, and
            group the runs: mean ± std, time-to-target, the front ('study --help')
+  report   [--config BASE] [--quick] [--out DIR] [--db PATH] [--set key=value]...
+           check each of the paper's findings against runs made here: DIR/report.html and
+           DIR/report.json ('report --help')
   --version  the version of stagewise-cli, LibTorch and the BLAS it uses
 
   --set overrides any key of the experiment, its value read as JSON where it parses:
@@ -64,7 +67,8 @@ int main(int argc, char** argv) {
   // Commands that train, or report what training will use: idle OpenMP workers spin briefly.
   if (command == "train" || command == "launch" || command == "inspect" ||
       (command == "runs" && args.size() > 1 && args[1] == "resume") ||
-      (command == "study" && args.size() > 1 && (args[1] == "run" || args[1] == "resume")))
+      (command == "study" && args.size() > 1 && (args[1] == "run" || args[1] == "resume")) ||
+      command == "report")
     stagewise::engine::ensureOmpWaitDefault(argv);
   args.erase(args.begin());
   try {
@@ -77,9 +81,10 @@ int main(int argc, char** argv) {
           std::vector<std::string>(args.begin() + 1, args.end()));
     if (command == "runs") return stagewise::cli::runsCommand(args, std::cout, std::cerr);
     if (command == "study") return stagewise::cli::studyCommand(args);
+    if (command == "report") return stagewise::cli::reportCommand(args);
 #endif
     std::cerr << "error: unknown command '" << command
-              << "'; use train, launch, inspect, runs or study (see --help)\n";
+              << "'; use train, launch, inspect, runs, study or report (see --help)\n";
     return 2;
   } catch (const stagewise::cli::UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -2,6 +2,7 @@
 
 #include <QFileInfo>
 
+#include <QDir>
 #include <QSettings>
 #include <algorithm>
 
@@ -36,6 +37,12 @@ QString AppSettings::lastSpecDir() {
 }
 void AppSettings::setLastSpecDir(const QString& dir) {
   QSettings().setValue(QStringLiteral("files/specDir"), dir);
+}
+QString AppSettings::lastReportDir() {
+  return QSettings().value(QStringLiteral("files/reportDir"), QDir::homePath()).toString();
+}
+void AppSettings::setLastReportDir(const QString& dir) {
+  QSettings().setValue(QStringLiteral("files/reportDir"), dir);
 }
 double AppSettings::smoothing() {
   return QSettings().value(QStringLiteral("train/smoothing"), 0.6).toDouble();

@@ -19,6 +19,9 @@ struct AppSettings {
   static void setWindow(const QByteArray& geometry, const QByteArray& state);
   static QString lastSpecDir();
   static void setLastSpecDir(const QString& dir);
+  /// Where the last replication report was saved (default: the home folder).
+  static QString lastReportDir();
+  static void setLastReportDir(const QString& dir);
   static double smoothing();
   static void setSmoothing(double weight);
   /// Processes a local run is spread over (Train workspace); 1: stages as threads here.

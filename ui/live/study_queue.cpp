@@ -1,5 +1,6 @@
 #include "live/study_queue.h"
 
+#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -10,7 +11,10 @@
 #include <cmath>
 #include <map>
 
+#include <thread>
+
 #include "common/format.h"
+#include "stagewise/report/session.h"
 #include "stagewise/storage/run_store.h"
 
 namespace stagewise::ui {
@@ -104,6 +108,7 @@ QString StudyQueue::start(const std::string& baseSpecJson, const study::StudyObj
     return tr("The study could not be stored: %1").arg(QString::fromStdString(e.what()));
   }
   m_lastStudyId = m_studyId;
+  m_reportEntries = false;
   m_name = name;
   m_plan = std::move(plan);
   m_entries = std::move(entries);
@@ -120,8 +125,93 @@ QString StudyQueue::start(const std::string& baseSpecJson, const study::StudyObj
   return {};
 }
 
+QString StudyQueue::startReport(std::shared_ptr<report::ReportSession> session,
+                                const report::MachineInfo& machine) {
+  if (isRunning()) return tr("A study is already running.");
+  std::vector<size_t> left;
+  try {
+    left = session->begin();
+  } catch (const std::exception& e) {
+    return tr("The report's studies could not be stored: %1").arg(QString::fromStdString(e.what()));
+  }
+  std::vector<Entry> entries;
+  for (size_t job : left) {
+    Entry e;
+    e.job = job;
+    e.label = session->jobs()[job].label;
+    e.point.index = int(entries.size());
+    e.resolved.spec = session->jobs()[job].spec;
+    e.resolved.identity = session->jobs()[job].identity;
+    entries.push_back(std::move(e));
+  }
+  m_report = std::move(session);
+  m_machine = std::make_shared<report::MachineInfo>(machine);
+  m_studyId = m_report->studyIds().empty() ? -1 : m_report->studyIds().front();
+  m_lastStudyId = m_studyId;
+  m_reportEntries = true;
+  m_name = tr("replication report").toStdString();
+  m_plan = {};
+  m_entries = std::move(entries);
+  m_current = -1;
+  m_skipCurrent = m_stopping = false;
+  m_currentFraction = 0;
+  m_clock.start();
+  showEntries();
+  Q_EMIT message(tr("Replication report: %1 studies, %2 runs to train, %3 reused from the store")
+                     .arg(m_report->suite().studies.size())
+                     .arg(m_entries.size())
+                     .arg(m_report->reused()));
+  runNext();
+  return {};
+}
+
+void StudyQueue::runNextOfReport(size_t i) {
+  Entry& e = m_entries[i];
+  engine::ExperimentSpec spec = e.resolved.spec;
+  spec.name = m_report->runName(e.job);
+  m_current = int(i);
+  m_skipCurrent = false;
+  m_currentFraction = 0;
+  e.state = EntryState::Running;
+  auto onRecorded = [session = m_report, job = e.job, self = QPointer<StudyQueue>(this),
+                     index = i](int64_t runId) {
+    try {
+      session->linkRun(job, runId);  // the store is thread-safe
+    } catch (const std::exception&) {
+      // the run goes on; the report leaves out what it cannot find
+    }
+    if (!self) return;
+    QMetaObject::invokeMethod(
+        self.data(),
+        [self, index, runId] {
+          if (self && index < self->m_entries.size()) {
+            self->m_entries[index].runId = runId;
+            self->showEntries();
+          }
+        },
+        Qt::QueuedConnection);
+  };
+  showEntries();
+  const QString note = tr("Replication report, run %1 of %2: %3")
+                           .arg(i + 1)
+                           .arg(m_entries.size())
+                           .arg(QString::fromStdString(e.label));
+  if (!m_starter(spec, note, onRecorded)) {
+    e.state = EntryState::Failed;
+    m_report->runEnded(e.job, false, "it could not start");
+    m_current = -1;
+    QMetaObject::invokeMethod(this, &StudyQueue::runNext, Qt::QueuedConnection);
+  }
+}
+
 void StudyQueue::runNext() {
   if (!isRunning()) return;
+  if (m_report) {
+    for (size_t i = 0; i < m_entries.size(); ++i)
+      if (m_entries[i].state == EntryState::Waiting) return runNextOfReport(i);
+    finish(false);
+    return;
+  }
   // Completed runs by identity: a point whose resolved spec equals one shares its run.
   std::map<std::string, int64_t> completed;
   for (const auto& e : m_entries)
@@ -203,6 +293,9 @@ void StudyQueue::runEnded(const std::optional<engine::RunSummary>& summary) {
                                                               : EntryState::Stopped;
     if (m_skipCurrent && e.state == EntryState::Stopped) e.state = EntryState::Skipped;
   }
+  if (m_report)
+    m_report->runEnded(e.job, e.state == EntryState::Completed,
+                       summary ? summary->error : std::string("it could not start"));
   m_current = -1;
   m_currentFraction = 0;
   showEntries();
@@ -245,8 +338,45 @@ void StudyQueue::stopStudy() {
   updateHeader();
 }
 
+void StudyQueue::finishReport(bool stopped) {
+  auto session = std::move(m_report);
+  auto machine = std::move(m_machine);
+  m_studyId = 0;
+  m_stopping = false;
+  updateHeader();
+  try {
+    session->finish(stopped);
+  } catch (const std::exception& e) {
+    Q_EMIT message(tr("The report's studies could not be closed: %1")
+                       .arg(QString::fromStdString(e.what())));
+  }
+  if (stopped) {
+    Q_EMIT message(tr("Replication report stopped; start it again: the completed runs are reused"));
+    return;
+  }
+  Q_EMIT message(tr("Replication report: judging the findings…"));
+  const double seconds = double(m_clock.elapsed()) / 1000.0;
+  // Reading the runs back and drawing the plots takes a moment: not on the UI thread.
+  std::thread([session, machine, seconds, self = QPointer<StudyQueue>(this)] {
+    std::shared_ptr<const report::ReportDoc> doc;
+    QString error;
+    try {
+      doc = std::make_shared<const report::ReportDoc>(session->build(*machine, seconds));
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(
+        QCoreApplication::instance(),
+        [self, doc, error] {
+          if (self) Q_EMIT self->reportReady(doc, error);
+        },
+        Qt::QueuedConnection);
+  }).detach();
+}
+
 void StudyQueue::finish(bool stopped) {
   if (!isRunning()) return;
+  if (m_report) return finishReport(stopped);
   bool complete = true;
   for (const auto& e : m_entries)
     complete &= e.state == EntryState::Completed || e.state == EntryState::Shared ||
@@ -278,7 +408,9 @@ void StudyQueue::showEntries() {
     for (const auto& e : m_entries) {
       auto* item = new QTreeWidgetItem(m_view);
       item->setText(0, QString::number(e.point.index + 1));
-      item->setText(1, QString::fromStdString(study::describePoint(m_plan, e.point)));
+      item->setText(1, QString::fromStdString(e.label.empty()
+                                                   ? study::describePoint(m_plan, e.point)
+                                                   : e.label));
       item->setToolTip(1, item->text(1));
     }
   }
@@ -312,11 +444,14 @@ void StudyQueue::updateHeader() {
     done += e.state != EntryState::Waiting && e.state != EntryState::Running;
     left += e.state == EntryState::Waiting || e.state == EntryState::Running;
   }
-  QString text = tr("Study %1 '%2': %3 of %4 done")
-                     .arg(m_lastStudyId)
-                     .arg(QString::fromStdString(m_name))
-                     .arg(done)
-                     .arg(m_entries.size());
+  QString text = m_reportEntries ? tr("Replication report: %1 of %2 runs done")
+                                       .arg(done)
+                                       .arg(m_entries.size())
+                                 : tr("Study %1 '%2': %3 of %4 done")
+                                       .arg(m_lastStudyId)
+                                       .arg(QString::fromStdString(m_name))
+                                       .arg(done)
+                                       .arg(m_entries.size());
   if (isRunning()) {
     // The runs so far (the current one by its progress) predict the rest.
     int ran = 0;

@@ -17,6 +17,12 @@
 #include "stagewise/engine/run.h"
 #include "stagewise/study/points.h"
 
+namespace stagewise::report {
+class ReportSession;
+struct ReportDoc;
+struct MachineInfo;
+}  // namespace stagewise::report
+
 class QLabel;
 class QPushButton;
 class QTreeWidget;
@@ -45,12 +51,19 @@ class StudyQueue : public QWidget {
   /// (nothing is stored then).
   QString start(const std::string& baseSpecJson, const study::StudyObject& study,
                 const std::string& name);
+  /// Runs a replication report's suite (its studies, one run at a time; stored runs of the same
+  /// spec and seed are reused) and, when every run has ended, judges the findings off the UI
+  /// thread and emits reportReady. Returns empty, or why it cannot start.
+  QString startReport(std::shared_ptr<report::ReportSession> session,
+                      const report::MachineInfo& machine);
   /// A run of the study is going on, or about to start.
   bool isRunning() const { return m_studyId != 0; }
   int64_t studyId() const { return m_lastStudyId; }
 
   enum class EntryState { Waiting, Running, Completed, Stopped, Failed, Skipped, Shared };
   struct Entry {
+    std::string label;  ///< what the queue shows (a report's run: "finding: settings")
+    size_t job = 0;     ///< a report's run: its job in the session
     study::GridPoint point;
     study::ResolvedPoint resolved;
     EntryState state = EntryState::Waiting;
@@ -80,15 +93,22 @@ class StudyQueue : public QWidget {
   void stopRunRequested();
   /// The study finished (completed, or stopped): Runs may show it.
   void studyFinished(int64_t studyId);
+  /// A report's runs ended and its findings are judged (or could not be: `error`).
+  void reportReady(std::shared_ptr<const stagewise::report::ReportDoc> doc, const QString& error);
   void message(const QString& text);
 
  private:
   void runNext();
+  void runNextOfReport(size_t entry);
   void finish(bool stopped);
+  void finishReport(bool stopped);
   void showEntries();
   void updateHeader();
 
   RunStarter m_starter;
+  std::shared_ptr<report::ReportSession> m_report;  ///< set while a report's suite runs
+  std::shared_ptr<report::MachineInfo> m_machine;
+  bool m_reportEntries = false;  ///< the entries are a report's runs
   std::shared_ptr<storage::RunStore> m_store;
   std::vector<std::string> m_devices = {"cpu"};
   int64_t m_studyId = 0;

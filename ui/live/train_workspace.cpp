@@ -1,6 +1,7 @@
 #include "live/train_workspace.h"
 
 #include <QComboBox>
+#include <QDateTime>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
@@ -17,6 +18,8 @@
 #include "live/event_log.h"
 #include "live/live_dashboard.h"
 #include "live/study_queue.h"
+#include "stagewise/report/session.h"
+#include "stagewise/report/suite.h"
 
 namespace stagewise::ui {
 
@@ -110,6 +113,11 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   m_eta = new QLabel(this);
   m_eta->setMinimumWidth(180);
   m_status = new QLabel(tr("Idle"), this);
+  m_measure = new QLabel(this);
+  m_measure->setToolTip(
+      tr("The share of the run's CPU time that probing and evaluating took so far, against its "
+         "budget (Design → Evaluation and probes → Budget). Points beyond the budget are left "
+         "out, but never fewer than 10 of each per run."));
   m_banner = new QLabel(this);
   m_banner->setWordWrap(true);
   m_banner->setStyleSheet(
@@ -126,6 +134,7 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   bar->addWidget(m_processes);
   bar->addWidget(m_progress, 1);
   bar->addWidget(m_eta);
+  bar->addWidget(m_measure);
   bar->addWidget(m_status);
 
   m_dashboard = new LiveDashboard(&m_data, this);
@@ -198,7 +207,48 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
 }
 
 void TrainWorkspace::setStore(std::shared_ptr<storage::RunStore> store) {
+  m_store = store;
   m_queue->setStore(std::move(store));
+}
+
+QString TrainWorkspace::startReport(const std::string& baseSpecJson, bool quick) {
+  QString problem;
+  if (m_controller->isBusy() || m_queue->isRunning())
+    problem = tr("a run or a study is in progress");
+  else if (!m_store)
+    problem = tr("reports are kept in the run store, and none is open (File → Choose run store)");
+  std::shared_ptr<report::ReportSession> session;
+  const EngineDescription desc = m_doc->engineDescription();
+  if (problem.isEmpty()) {
+    try {
+      study::ShapeCache shapes;
+      report::SuiteOptions options;
+      options.quick = quick;
+      options.cores = desc.hardwareCores;
+      report::Suite suite = report::planSuite(baseSpecJson, options, shapes);
+      auto jobs = report::planJobs(suite, desc.devices, shapes);
+      const QString name = QDateTime::currentDateTime().toString(QStringLiteral("'report' yyyy-MM-dd HH:mm"));
+      session = std::make_shared<report::ReportSession>(*m_store, std::move(suite), std::move(jobs),
+                                                        name.toStdString(), quick);
+      session->keepAlive(m_store);
+      session->addAdaptation(
+          "made in the workbench: its window shares the cores with the runs, the throughput "
+          "runs' included");
+    } catch (const std::exception& e) {
+      problem = QString::fromStdString(e.what());
+    }
+  }
+  if (problem.isEmpty())
+    problem = m_queue->startReport(
+        session, report::describeMachine(desc.hardwareCores, desc.blas, desc.torchVersion,
+                                         desc.devices));
+  if (!problem.isEmpty()) {
+    showFailure(tr("Cannot make the report: %1").arg(problem));
+    return problem;
+  }
+  m_queue->show();
+  updateControls();
+  return {};
 }
 
 bool TrainWorkspace::startStudy() {
@@ -344,11 +394,17 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
   if (batch.info) {
     setLivePace(&*batch.info);
     m_data.beginPhase(batch.phase, *batch.info);
+    m_measure->clear();
     // The engine's own "started" event says the stages, steps, BLAS and OpenMP wait: no
     // second line repeating it here.
   }
   m_data.addPoints(batch.phase, batch.points);
   m_data.addSpans(batch.phase, batch.spans);
+  for (auto it = batch.points.rbegin(); it != batch.points.rend(); ++it)
+    if (it->name == engine::series::kMeasureShare) {
+      m_measure->setText(tr("measuring %1 %").arg(it->value * 100, 0, 'f', 1));
+      break;
+    }
   for (const auto& e : batch.events) {
     m_log->addEvent(phaseName(batch.phase), e);
     if (e.kind == engine::EventKind::Failed)
@@ -376,6 +432,15 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
     if (s.pausedSeconds >= 0.05)
       line += tr(" (training time %1; paused %2, not counted)")
                   .arg(formatDuration(s.wallSeconds), formatDuration(s.pausedSeconds));
+    if (std::isfinite(s.measureShare))
+      line += tr("; measuring took %1 % of it (%2 probes, %3 evaluations%4)")
+                  .arg(s.measureShare * 100, 0, 'f', 1)
+                  .arg(s.probePoints)
+                  .arg(s.evalPoints)
+                  .arg(s.thinnedPoints > 0 ? tr(", %1 left out by the %2 % budget")
+                                                 .arg(s.thinnedPoints)
+                                                 .arg(s.measureBudget * 100, 0, 'f', 0)
+                                           : QString());
     m_log->addNote(line, s.status == engine::RunStatus::Failed);
     if (s.status == engine::RunStatus::Failed)
       showFailure(s.failedStage >= 0

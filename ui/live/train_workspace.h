@@ -54,6 +54,10 @@ class TrainWorkspace : public QWidget {
   StudyQueue* studyQueue() const { return m_queue; }
   /// Where studies are recorded (none: a study cannot run).
   void setStore(std::shared_ptr<storage::RunStore> store);
+  /// Runs the replication report's suite for `baseSpecJson` in the study queue (quick: fewer
+  /// steps, 2 seeds); the queue's reportReady says when its findings are judged. Returns
+  /// empty, or why it cannot start (shown in the banner too).
+  QString startReport(const std::string& baseSpecJson, bool quick);
   /// Summaries of the phases of the last plan, in order.
   const std::vector<engine::RunSummary>& summaries() const { return m_summaries; }
 
@@ -102,9 +106,11 @@ class TrainWorkspace : public QWidget {
   int m_wantedProcesses = 1;  // what the user chose (saved); shown clamped to the stage count
   QProgressBar* m_progress;
   QLabel* m_eta;
+  QLabel* m_measure;  ///< the live measurement share
   QLabel* m_status;
   QLabel* m_banner;
   StudyQueue* m_queue;
+  std::shared_ptr<storage::RunStore> m_store;
   std::vector<engine::RunSummary> m_summaries;
 };
 

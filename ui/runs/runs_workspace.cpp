@@ -48,6 +48,12 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_study->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   m_count = new QLabel(this);
   auto* refresh = new QPushButton(tr("Refresh"), this);
+  m_report = new QPushButton(tr("Replication report…"), this);
+  m_report->setToolTip(
+      tr("Check each of the paper's findings against runs of the designed experiment, made "
+         "here: one study per finding, stored runs of the same spec reused (Run → Replication "
+         "report…)"));
+  connect(m_report, &QPushButton::clicked, this, &RunsWorkspace::reportRequested);
   auto* filterBar = new QHBoxLayout;
   filterBar->addWidget(m_search, 1);
   filterBar->addWidget(m_status);
@@ -55,6 +61,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   filterBar->addWidget(m_study);
   filterBar->addWidget(m_count);
   filterBar->addWidget(refresh);
+  filterBar->addWidget(m_report);
 
   m_model = new RunTableModel(m_executor.get(), this);
   m_table = new QTableView(this);

@@ -46,6 +46,7 @@ class RunsWorkspace : public QWidget {
   QPushButton* deleteButton() const { return m_delete; }
   QPushButton* exportButton() const { return m_export; }
   QPushButton* resumeButton() const { return m_resume; }
+  QPushButton* reportButton() const { return m_report; }
   /// Offer "Resume" (the engine can continue runs from checkpoints).
   void setResumeAvailable(bool available);
   QPushButton* saveMetaButton() const { return m_saveMeta; }
@@ -77,6 +78,8 @@ class RunsWorkspace : public QWidget {
   void openSpecRequested(const stagewise::engine::ExperimentSpec& spec, const QString& title);
   void message(const QString& text);
   void resumeRequested(const stagewise::ui::ResumeTarget& target);
+  /// The Replication report… button: check the paper's findings on the designed experiment.
+  void reportRequested();
 
  private:
   void applyFilter();
@@ -109,6 +112,7 @@ class RunsWorkspace : public QWidget {
   QPushButton* m_open;
   QPushButton* m_delete;
   QPushButton* m_export;
+  QPushButton* m_report;
   QLineEdit* m_tags;
   QPlainTextEdit* m_notes;
   QPushButton* m_saveMeta;

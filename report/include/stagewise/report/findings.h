@@ -1,0 +1,128 @@
+#pragma once
+// The paper's findings checked against our own runs (issue 16). Each finding is judged by a
+// rule fixed before the data is seen (docs/replication.md; the thresholds are the constants
+// below), from the runs the suite made, read back from the store as RunData. Pure functions:
+// the tests feed them stored runs made for the test. Torch-free and Qt-free.
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stagewise/report/plot.h"
+#include "stagewise/study/study.h"
+
+namespace stagewise::report {
+
+enum class Verdict { Reproduced, NotReproduced, Inconclusive };
+/// "reproduced", "not_reproduced", "inconclusive".
+std::string toString(Verdict verdict);
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// What a finding needs of one stored run.
+struct RunData {
+  int64_t id = 0;
+  std::string mode;  ///< local | backprop | pipeline
+  int stages = 1;    ///< stages the run trained (backprop: 1)
+  int batchSize = 0;
+  int64_t seed = 1;
+  int overlap = 0;      ///< local.overlap
+  int numClasses = 0;   ///< the dataset's classes (chance = 1 / classes)
+  int64_t steps = 0;    ///< finished by the last stage
+  int64_t totalSteps = 0;
+  double samplesPerSec = kNaN;
+  double wallSeconds = kNaN;
+  double testAccuracy = kNaN;
+  double trainFlops = kNaN;
+  /// Training FLOPs per sample of the whole run, and of its most expensive stage: a step's
+  /// sequential work when every stage has a processor of its own.
+  double flopsPerSample = kNaN;
+  double slowestStageFlopsPerSample = kNaN;
+  struct Stage {
+    int index = 0;
+    int firstLayer = 0;
+    int lastLayer = 0;
+    int64_t steps = 0;
+    int64_t bytesSent = 0;
+    int64_t gradBytesSent = 0;
+    int64_t peakMemoryBytes = -1;  ///< the allocator; -1: not counted
+    int64_t peakActivationBytes = 0;
+    double finalAccuracy = kNaN;  ///< the stage head's training accuracy, last 50 steps
+  };
+  std::vector<Stage> stageData;
+  std::vector<study::EvalPoint> evals;  ///< test accuracy over training
+  /// grad_cosine per layer and per stage: (step, value) in step order.
+  std::map<int, std::vector<std::pair<int64_t, double>>> layerCosine;
+  std::map<int, std::vector<std::pair<int64_t, double>>> stageCosine;
+  /// The model head's training accuracy per step (the last stage's `accuracy` series).
+  std::vector<std::pair<int64_t, double>> headAccuracy;
+};
+
+/// One finding as the report states it.
+struct Finding {
+  std::string id;     ///< one of the fixed ids (kFindingIds)
+  std::string title;  ///< a heading
+  std::string claim;  ///< the paper's statement
+  std::optional<double> paperValue;
+  std::string paperSource;  ///< where the paper's number comes from (its hardware)
+  std::string oursJson;     ///< our measurement, a JSON object (numbers and their spread)
+  std::string oursText;     ///< the same in one line
+  std::string rule;         ///< the verdict rule in words, with its thresholds
+  Verdict verdict = Verdict::Inconclusive;
+  std::string why;  ///< one sentence
+  std::vector<int64_t> runs;
+  std::vector<Plot> plots;
+};
+
+/// The ids, in the report's order.
+inline const std::vector<std::string> kFindingIds = {
+    "gradient_similarity", "communication", "memory",     "throughput_vs_stages",
+    "accuracy",            "overlap",       "compute_time_front", "random_labels"};
+
+/// The thresholds of the verdict rules (docs/replication.md); fixed before any data was seen.
+namespace rules {
+inline constexpr double kRankReproduced = 0.7;     ///< gradient_similarity: mean Spearman rho
+inline constexpr double kRankNotReproduced = 0.3;
+inline constexpr double kLastPart = 1.0 / 3;       ///< cosines averaged over the last third
+inline constexpr double kBytesLow = 0.4;           ///< communication: local / pipeline bytes
+inline constexpr double kBytesHigh = 0.6;
+inline constexpr double kBytesNot = 0.75;
+inline constexpr double kMemoryLower = 0.9;        ///< memory: local / pipeline peak
+inline constexpr double kMemoryHigher = 1.1;
+inline constexpr double kSpeedReproduced = 1.2;    ///< throughput: local / pipeline samples/s
+inline constexpr double kSpeedNot = 1.0;
+inline constexpr double kAccuracyTolerance = 0.02;  ///< accuracy: local within 2 points
+inline constexpr double kNoise = 2.0;               ///< "beyond noise": 2 standard errors
+inline constexpr double kFrontReproduced = 0.8;     ///< front: local / backprop sequential time
+inline constexpr double kFrontTarget = 0.98;        ///< target = 0.98 x the worst group's best
+inline constexpr double kFitReproduced = 0.5;       ///< random labels: backprop's fit
+inline constexpr double kFitGap = 0.2;              ///< ... and its lead over local
+inline constexpr double kFitGapNot = 0.05;
+}  // namespace rules
+
+/// 1. Cosine falls toward the input: per seed, the Spearman rank correlation between a layer's
+/// depth and its mean grad_cosine over the last third of training, over the layers of every
+/// stage but the last (whose cosine is 1 by construction); averaged over seeds.
+Finding judgeGradientSimilarity(const std::vector<RunData>& localRuns);
+/// 2. Bytes per sample across each boundary, local (activations + labels forward) against
+/// pipelined backprop (activations forward + gradients back), both measured.
+Finding judgeCommunication(const std::vector<RunData>& local, const std::vector<RunData>& pipeline);
+/// 3. The largest per-stage allocator peak of local, pipeline and backprop runs.
+Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData>& pipeline,
+                    const std::vector<RunData>& backprop);
+/// 4. Samples/s over 1..K stages per method (every round's run), with the machine's cores.
+Finding judgeThroughput(const std::vector<RunData>& runs, int cores);
+/// 5. Local against backprop at equal epochs (final accuracy) and equal wall time.
+Finding judgeAccuracy(const std::vector<RunData>& local, const std::vector<RunData>& backprop);
+/// 6. Overlapping against chunked local updates: cosine and accuracy.
+Finding judgeOverlap(const std::vector<RunData>& chunked, const std::vector<RunData>& overlapping);
+/// 7. Total compute against sequential time (and wall time) to a target accuracy.
+Finding judgeFront(const std::vector<RunData>& runs);
+/// 8. Fitting random labels: the model head's training accuracy, backprop against local.
+Finding judgeRandomLabels(const std::vector<RunData>& local, const std::vector<RunData>& backprop);
+
+}  // namespace stagewise::report

@@ -1,0 +1,68 @@
+#pragma once
+// The replication report as documents: report.json (for scripts) and report.html (one
+// self-contained page: plots inline as SVG, no external reference). Torch-free and Qt-free.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "stagewise/report/findings.h"
+
+namespace stagewise::report {
+
+struct MachineInfo {
+  int cores = 1;
+  std::string cpu;  ///< the processor's model name
+  std::string host;
+  std::string blas;
+  std::string torchVersion;
+  std::vector<std::string> devices;
+};
+
+/// This machine's processor model name and host name (what MachineInfo needs beyond the
+/// engine's info).
+MachineInfo describeMachine(int cores, const std::string& blas, const std::string& torchVersion,
+                            const std::vector<std::string>& devices);
+
+struct ReportDoc {
+  static constexpr int kVersion = 1;
+  bool quick = false;
+  std::string createdAt;  ///< ISO 8601, UTC
+  double seconds = 0;     ///< how long the suite took
+  MachineInfo machine;
+  std::string baseSpecJson;
+  std::vector<std::string> adaptations;
+  std::vector<Finding> findings;
+  std::map<std::string, int64_t> studyIds;  ///< finding id -> its study in the store
+  std::string storePath;
+  /// Every distinct spec the suite trained (canonical JSON) and the runs made from it.
+  struct SpecRuns {
+    std::string label;
+    std::string specJson;
+    std::vector<int64_t> runs;
+  };
+  std::vector<SpecRuns> specs;
+  std::vector<std::string> failures;  ///< runs that failed, with why
+};
+
+/// report.json: {"version", "quick", "created_at", "seconds", "machine": {...}, "base",
+/// "adaptations", "findings": [{"id", "title", "claim", "paper_value", "paper_source", "ours",
+/// "ours_text", "rule", "verdict", "why", "runs", "study_id"}], "specs", "store", "failures"}.
+std::string reportJson(const ReportDoc& doc);
+
+/// Markup for one plot: the finding's index, the plot's index within it, the plot.
+using PlotMarkup = std::function<std::string(size_t finding, size_t plot, const Plot& p)>;
+
+/// report.html. By default every plot is inline SVG (renderSvg); `markup` replaces that (the
+/// workbench shows PNG images it renders itself).
+std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup = {});
+
+/// Text for HTML: & < > " ' escaped.
+std::string escapeHtml(const std::string& text);
+
+/// The verdicts as a text table (the CLI prints it).
+std::string verdictTable(const ReportDoc& doc);
+
+}  // namespace stagewise::report

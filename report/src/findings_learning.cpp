@@ -1,0 +1,546 @@
+// The findings about what local updates learn: gradient similarity, accuracy against
+// backprop, overlapping updates, the compute/time front and random labels. Each rule is in
+// docs/replication.md.
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "format.h"
+#include "stagewise/report/findings.h"
+#include "stats.h"
+
+namespace stagewise::report {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+constexpr int kBins = 24;  // points of a plotted mean curve
+
+std::vector<int64_t> idsOf(std::initializer_list<const std::vector<RunData>*> sets) {
+  std::vector<int64_t> ids;
+  for (const auto* s : sets)
+    for (const auto& r : *s) ids.push_back(r.id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+/// The first layer of the run's last stage: layers from there on have cosine 1 by construction.
+int lastStageFirstLayer(const RunData& r) {
+  return r.stageData.empty() ? 0 : r.stageData.back().firstLayer;
+}
+
+/// The mean of a (step, value) series over its last third of training (step >= 2/3 of steps).
+std::pair<double, int> lastPartMean(const std::vector<std::pair<int64_t, double>>& series,
+                                    int64_t steps) {
+  const double from = static_cast<double>(steps) * (1 - rules::kLastPart);
+  double sum = 0;
+  int n = 0;
+  for (const auto& [step, v] : series)
+    if (static_cast<double>(step) >= from - 1 && std::isfinite(v)) sum += v, ++n;
+  return {n ? sum / n : kNaN, n};
+}
+
+std::vector<double> finals(const std::vector<RunData>& runs) {
+  std::vector<double> v;
+  for (const auto& r : runs) v.push_back(r.testAccuracy);
+  return v;
+}
+
+/// Test-accuracy curves of runs against samples seen or training time.
+std::vector<std::vector<std::pair<double, double>>> evalCurves(const std::vector<RunData>& runs,
+                                                               bool byTime) {
+  std::vector<std::vector<std::pair<double, double>>> out;
+  for (const auto& r : runs) {
+    std::vector<std::pair<double, double>> c;
+    for (const auto& e : r.evals) c.push_back({byTime ? e.timeS : e.samples, e.accuracy});
+    out.push_back(c);
+  }
+  return out;
+}
+
+double xMaxOf(const std::vector<std::vector<std::pair<double, double>>>& curves) {
+  double m = 0;
+  for (const auto& c : curves)
+    for (const auto& p : c) m = std::max(m, p.first);
+  return m;
+}
+
+Plot accuracyPlot(const std::string& title, bool byTime,
+                  const std::vector<std::pair<std::string, const std::vector<RunData>*>>& groups) {
+  Plot plot;
+  plot.title = title;
+  plot.xLabel = byTime ? "training time (s)" : "samples seen";
+  plot.yLabel = "test accuracy";
+  double xMax = 0;
+  for (const auto& g : groups) xMax = std::max(xMax, xMaxOf(evalCurves(*g.second, byTime)));
+  int color = 0;
+  for (const auto& g : groups) {
+    PlotSeries s = stats::meanCurve(evalCurves(*g.second, byTime), xMax, kBins, g.first);
+    s.color = color++;
+    plot.series.push_back(s);
+  }
+  return plot;
+}
+
+const char* sideWord(stats::Side s) {
+  return s == stats::Side::Holds ? "holds" : s == stats::Side::Fails ? "fails" : "unclear";
+}
+
+}  // namespace
+
+Finding judgeGradientSimilarity(const std::vector<RunData>& localRuns) {
+  Finding f;
+  f.id = "gradient_similarity";
+  f.title = "Gradient similarity falls toward the input";
+  f.claim =
+      "A layer's local gradient agrees less with the true end-to-end gradient the farther the "
+      "layer is from the output: the cosine between them falls toward the input (the paper's "
+      "gradient-similarity figure).";
+  f.paperSource = "a figure (no single number), on the paper's MLPs, CNNs and Transformers.";
+  f.rule = "Per seed, Spearman's rho between a layer's depth and its mean cosine over the last "
+           "third of training, over the layers of every stage but the last (their cosine is 1 by "
+           "construction), averaged over seeds; reproduced when rho >= " +
+           fmt(rules::kRankReproduced, 1) + ", not reproduced when rho <= " +
+           fmt(rules::kRankNotReproduced, 1) +
+           ", inconclusive between, or with fewer than 3 such layers or 2 probes in the last "
+           "third of a run.";
+  f.runs = idsOf({&localRuns});
+  std::vector<double> rhos;
+  std::map<int, std::vector<double>> layerMeans;  // layer -> mean cosine per seed
+  int layersSeen = 0;
+  for (const auto& r : localRuns) {
+    const int last = lastStageFirstLayer(r);
+    std::vector<double> depth, cosine;
+    for (const auto& [layer, series] : r.layerCosine) {
+      if (layer >= last) continue;
+      const auto [m, n] = lastPartMean(series, r.steps);
+      if (n < 2) continue;
+      depth.push_back(layer);
+      cosine.push_back(m);
+      layerMeans[layer].push_back(m);
+    }
+    layersSeen = std::max(layersSeen, static_cast<int>(depth.size()));
+    const double rho = stats::spearman(depth, cosine);
+    if (std::isfinite(rho)) rhos.push_back(rho);
+  }
+  const double rho = stats::mean(rhos);
+  ordered_json ours;
+  ours["rho"] = jsonNumber(rho);
+  ours["rho_per_seed"] = jsonNumbers(rhos);
+  ordered_json layers = ordered_json::array();
+  for (const auto& [layer, v] : layerMeans)
+    layers.push_back({{"layer", layer + 1},
+                      {"mean_cosine", jsonNumber(stats::mean(v))},
+                      {"std", jsonNumber(stats::sampleStd(v))}});
+  ours["layers"] = layers;
+  ours["seeds"] = rhos.size();
+  f.oursJson = ours.dump();
+  f.oursText = "rho = " + fmt(rho, 2) + " over " + std::to_string(layersSeen) + " layers, " +
+               std::to_string(rhos.size()) + " seed(s)";
+  if (layersSeen < 3 || rhos.empty()) {
+    f.verdict = Verdict::Inconclusive;
+    f.why = layersSeen < 3 ? "fewer than 3 layers lie outside the last stage with enough probes"
+                           : "no run had probes to rank";
+  } else if (rho >= rules::kRankReproduced) {
+    f.verdict = Verdict::Reproduced;
+    f.why = "layers nearer the input had lower cosines (rho = " + fmt(rho, 2) + ")";
+  } else if (rho <= rules::kRankNotReproduced) {
+    f.verdict = Verdict::NotReproduced;
+    f.why = "the cosine did not fall toward the input (rho = " + fmt(rho, 2) + ")";
+  } else {
+    f.verdict = Verdict::Inconclusive;
+    f.why = "the cosine fell toward the input only partly (rho = " + fmt(rho, 2) + ")";
+  }
+  Plot plot;
+  plot.title = "Cosine of local and true gradient per layer (mean, band: min-max over seeds)";
+  plot.xLabel = "step";
+  plot.yLabel = "cosine";
+  double xMax = 0;
+  for (const auto& r : localRuns) xMax = std::max(xMax, static_cast<double>(r.steps));
+  for (const auto& [layer, v] : layerMeans) {
+    std::vector<std::vector<std::pair<double, double>>> curves;
+    for (const auto& r : localRuns)
+      if (auto it = r.layerCosine.find(layer); it != r.layerCosine.end()) {
+        std::vector<std::pair<double, double>> c;
+        for (const auto& [s, y] : it->second) c.push_back({static_cast<double>(s), y});
+        curves.push_back(c);
+      }
+    plot.series.push_back(stats::meanCurve(curves, xMax, kBins, "layer " + std::to_string(layer + 1)));
+  }
+  f.plots.push_back(plot);
+  return f;
+}
+
+Finding judgeAccuracy(const std::vector<RunData>& local, const std::vector<RunData>& backprop) {
+  Finding f;
+  f.id = "accuracy";
+  f.title = "Accuracy: local updates against backprop";
+  f.claim =
+      "Local updates reach an accuracy close to backprop's at equal epochs, and compete with it "
+      "at equal wall time when the stages run in parallel.";
+  f.paperSource = "figures and tables on the paper's models and hardware; no single number.";
+  f.rule = "d = mean local minus mean backprop test accuracy (over seeds), at the end (equal "
+           "epochs) and at the same training time T = the shorter of the two mean wall times "
+           "(equal wall time); each holds when d - 2 SE >= -" +
+           fmt(rules::kAccuracyTolerance * 100, 0) + " points and fails when d + 2 SE < -" +
+           fmt(rules::kAccuracyTolerance * 100, 0) +
+           " points. Reproduced when both hold, not reproduced when either fails, inconclusive "
+           "otherwise (fewer than 2 seeds is inconclusive).";
+  f.runs = idsOf({&local, &backprop});
+  const auto al = finals(local), ab = finals(backprop);
+  const double de = stats::mean(al) - stats::mean(ab);
+  const double seE = stats::stdErrDiff(al, ab);
+  std::vector<double> wl, wb;
+  for (const auto& r : local) wl.push_back(r.wallSeconds);
+  for (const auto& r : backprop) wb.push_back(r.wallSeconds);
+  const double t = std::min(stats::mean(wl), stats::mean(wb));
+  std::vector<double> tl, tb;
+  for (const auto& r : local) tl.push_back(stats::accuracyAtTime(r.evals, t));
+  for (const auto& r : backprop) tb.push_back(stats::accuracyAtTime(r.evals, t));
+  const double dt = stats::mean(tl) - stats::mean(tb);
+  const double seT = stats::stdErrDiff(tl, tb);
+  const auto epochs = stats::against(de, seE, -rules::kAccuracyTolerance, rules::kNoise);
+  const auto time = stats::against(dt, seT, -rules::kAccuracyTolerance, rules::kNoise);
+  ordered_json ours;
+  ours["equal_epochs"] = {{"local_mean", jsonNumber(stats::mean(al))},
+                          {"local_std", jsonNumber(stats::sampleStd(al))},
+                          {"backprop_mean", jsonNumber(stats::mean(ab))},
+                          {"backprop_std", jsonNumber(stats::sampleStd(ab))},
+                          {"difference", jsonNumber(de)},
+                          {"stderr", jsonNumber(seE)},
+                          {"rule", sideWord(epochs)}};
+  ours["equal_time"] = {{"time_s", jsonNumber(t)},
+                        {"local_mean", jsonNumber(stats::mean(tl))},
+                        {"backprop_mean", jsonNumber(stats::mean(tb))},
+                        {"difference", jsonNumber(dt)},
+                        {"stderr", jsonNumber(seT)},
+                        {"rule", sideWord(time)}};
+  ours["local_wall_s"] = jsonNumber(stats::mean(wl));
+  ours["backprop_wall_s"] = jsonNumber(stats::mean(wb));
+  ours["seeds"] = {{"local", al.size()}, {"backprop", ab.size()}};
+  f.oursJson = ours.dump();
+  f.oursText = "equal epochs: " + fmt(stats::mean(al) * 100, 1) + " % against " +
+               fmt(stats::mean(ab) * 100, 1) + " % (d = " + fmt(de * 100, 1) + " ± " +
+               fmt(seE * 100, 1) + " points); at " + fmt(t, 1) + " s: d = " + fmt(dt * 100, 1) +
+               " ± " + fmt(seT * 100, 1) + " points";
+  if (epochs == stats::Side::Holds && time == stats::Side::Holds) {
+    f.verdict = Verdict::Reproduced;
+    f.why = de >= 0 && dt >= 0
+                ? "local updates were ahead of backprop by " + fmt(de * 100, 1) +
+                      " points at equal epochs and " + fmt(dt * 100, 1) + " at equal time"
+                : "local updates stayed within " + fmt(rules::kAccuracyTolerance * 100, 0) +
+                      " points of backprop at equal epochs and at equal time, beyond the seeds' "
+                      "noise";
+  } else if (epochs == stats::Side::Fails || time == stats::Side::Fails) {
+    f.verdict = Verdict::NotReproduced;
+    f.why = std::string("local updates fell more than ") +
+            fmt(rules::kAccuracyTolerance * 100, 0) + " points behind backprop at " +
+            (epochs == stats::Side::Fails ? "equal epochs" : "equal wall time");
+  } else {
+    f.verdict = Verdict::Inconclusive;
+    f.why = al.size() < 2 || ab.size() < 2
+                ? "fewer than 2 seeds per method: the noise is unknown"
+                : "the seeds' spread straddles the " + fmt(rules::kAccuracyTolerance * 100, 0) +
+                      "-point threshold";
+  }
+  f.plots.push_back(accuracyPlot("Test accuracy at equal samples (mean, band: min-max over seeds)",
+                                 false, {{"local", &local}, {"backprop", &backprop}}));
+  f.plots.push_back(accuracyPlot("Test accuracy at equal training time", true,
+                                 {{"local", &local}, {"backprop", &backprop}}));
+  return f;
+}
+
+namespace {
+/// Per run: the mean over its stages but the last of each stage's mean cosine over the last
+/// third of training.
+double runCosine(const RunData& r) {
+  std::vector<double> v;
+  const int lastStage = static_cast<int>(r.stageData.size()) - 1;
+  for (const auto& [stage, series] : r.stageCosine) {
+    if (stage >= lastStage) continue;
+    const auto [m, n] = lastPartMean(series, r.steps);
+    if (n > 0) v.push_back(m);
+  }
+  return stats::mean(v);
+}
+}  // namespace
+
+Finding judgeOverlap(const std::vector<RunData>& chunked, const std::vector<RunData>& overlapping) {
+  Finding f;
+  f.id = "overlap";
+  f.title = "Overlapping local updates against chunked ones";
+  f.claim =
+      "Overlapping local updates, where each local loss also trains the last layers of the "
+      "stage before, help: their gradients are closer to the true gradient and they reach a "
+      "better accuracy than chunked local updates.";
+  f.paperSource = "a figure on the paper's models; no single number.";
+  f.rule = "dc = mean cosine (stages but the last, last third of training) of overlapping minus "
+           "chunked runs, da = the same for the final test accuracy, over seeds; reproduced when "
+           "dc - 2 SE > 0 and da + 2 SE >= 0, not reproduced when dc + 2 SE < 0 or da + 2 SE < 0, "
+           "inconclusive otherwise.";
+  f.runs = idsOf({&chunked, &overlapping});
+  std::vector<double> cc, co;
+  for (const auto& r : chunked) cc.push_back(runCosine(r));
+  for (const auto& r : overlapping) co.push_back(runCosine(r));
+  const auto ac = finals(chunked), ao = finals(overlapping);
+  const double dc = stats::mean(co) - stats::mean(cc), seC = stats::stdErrDiff(co, cc);
+  const double da = stats::mean(ao) - stats::mean(ac), seA = stats::stdErrDiff(ao, ac);
+  const int layers = overlapping.empty() ? 0 : overlapping.front().overlap;
+  ordered_json ours;
+  ours["overlap_layers"] = layers;
+  ours["cosine"] = {{"chunked_mean", jsonNumber(stats::mean(cc))},
+                    {"overlap_mean", jsonNumber(stats::mean(co))},
+                    {"difference", jsonNumber(dc)},
+                    {"stderr", jsonNumber(seC)}};
+  ours["accuracy"] = {{"chunked_mean", jsonNumber(stats::mean(ac))},
+                      {"overlap_mean", jsonNumber(stats::mean(ao))},
+                      {"difference", jsonNumber(da)},
+                      {"stderr", jsonNumber(seA)}};
+  f.oursJson = ours.dump();
+  f.oursText = "cosine " + fmt(stats::mean(co), 3) + " against " + fmt(stats::mean(cc), 3) +
+               " (d = " + fmt(dc, 3) + " ± " + fmt(seC, 3) + "), accuracy d = " +
+               fmt(da * 100, 1) + " ± " + fmt(seA * 100, 1) + " points";
+  if (!std::isfinite(seC) || !std::isfinite(seA)) {
+    f.verdict = Verdict::Inconclusive;
+    f.why = "fewer than 2 seeds with probes per variant: the noise is unknown";
+  } else if (dc + rules::kNoise * seC < 0 || da + rules::kNoise * seA < 0) {
+    f.verdict = Verdict::NotReproduced;
+    f.why = dc + rules::kNoise * seC < 0
+                ? "overlapping updates lowered the gradient cosine beyond the seeds' noise"
+                : "overlapping updates lowered the accuracy beyond the seeds' noise";
+  } else if (dc - rules::kNoise * seC > 0 && da + rules::kNoise * seA >= 0) {
+    f.verdict = Verdict::Reproduced;
+    f.why = "overlapping updates raised the cosine by " + fmt(dc, 3) +
+            " beyond noise without costing accuracy";
+  } else {
+    f.verdict = Verdict::Inconclusive;
+    f.why = "the cosine did not rise beyond the seeds' noise (d = " + fmt(dc, 3) + " ± " +
+            fmt(seC, 3) + ")";
+  }
+  Plot cos;
+  cos.title = "Cosine per stage, last third of training (mean, bars: min-max over seeds)";
+  cos.yLabel = "cosine";
+  const size_t stages = chunked.empty() ? 0 : chunked.front().stageData.size();
+  PlotSeries sc{"chunked", {}, {}, {}, {}, PlotSeries::Style::Bars, 0};
+  PlotSeries so{"overlap L=" + std::to_string(layers), {}, {}, {}, {}, PlotSeries::Style::Bars, 1};
+  for (size_t k = 0; k + 1 < stages; ++k) {
+    cos.categories.push_back("stage " + std::to_string(k + 1));
+    for (auto [runs, s] : {std::pair{&chunked, &sc}, std::pair{&overlapping, &so}}) {
+      std::vector<double> v;
+      for (const auto& r : *runs)
+        if (auto it = r.stageCosine.find(static_cast<int>(k)); it != r.stageCosine.end())
+          v.push_back(lastPartMean(it->second, r.steps).first);
+      s->x.push_back(static_cast<double>(k));
+      s->y.push_back(stats::mean(v));
+      s->lo.push_back(stats::minOf(v));
+      s->hi.push_back(stats::maxOf(v));
+    }
+  }
+  cos.series = {sc, so};
+  f.plots.push_back(cos);
+  f.plots.push_back(accuracyPlot("Test accuracy, chunked against overlapping", false,
+                                 {{"chunked", &chunked}, {"overlap", &overlapping}}));
+  return f;
+}
+
+Finding judgeFront(const std::vector<RunData>& runs) {
+  Finding f;
+  f.id = "compute_time_front";
+  f.title = "The compute / time front";
+  f.claim =
+      "Over batch sizes and stage counts, local parallelism reaches a target accuracy in less "
+      "sequential time than backprop when more compute is spent: it extends the compute/time "
+      "front in the high-compute regime (the paper's front figure).";
+  f.paperSource =
+      "a figure; the paper counts sequential time as if every stage had a processor of its own.";
+  f.rule = "target = " + fmt(rules::kFrontTarget, 2) +
+           " x the lowest group mean of the runs' best test accuracy; a group's sequential time "
+           "to target = samples to target x its slowest stage's training FLOPs per sample (one "
+           "processor per stage), compute = samples to target x its FLOPs per sample; t_L and "
+           "t_B = the least mean sequential time of a local and of a backprop group that reached "
+           "the target; reproduced when t_L <= " + fmt(rules::kFrontReproduced, 2) +
+           " t_B, not reproduced when t_L >= t_B, inconclusive between or when no group of a "
+           "method reached it. The measured wall time to target is shown beside it.";
+  f.runs = idsOf({&runs});
+  struct Group {
+    std::string label, mode;
+    std::vector<const RunData*> runs;
+  };
+  std::map<std::string, Group> groups;
+  for (const auto& r : runs) {
+    const std::string label =
+        (r.mode == "backprop" ? std::string("backprop") : r.mode + " " + std::to_string(r.stages) + " stages") +
+        ", batch " + std::to_string(r.batchSize);
+    auto& g = groups[label];
+    g.label = label, g.mode = r.mode;
+    g.runs.push_back(&r);
+  }
+  double target = kNaN;
+  for (const auto& [label, g] : groups) {
+    std::vector<double> best;
+    for (const auto* r : g.runs) {
+      double b = kNaN;
+      for (const auto& e : r->evals)
+        if (!(b >= e.accuracy)) b = e.accuracy;
+      best.push_back(b);
+    }
+    const double m = stats::mean(best);
+    if (std::isfinite(m) && !(target <= m)) target = m;
+  }
+  target *= rules::kFrontTarget;
+  ordered_json ours;
+  ours["target"] = jsonNumber(target);
+  ordered_json rows = ordered_json::array();
+  double tL = kNaN, tB = kNaN, wL = kNaN, wB = kNaN;
+  Plot seq, wall;
+  seq.title = "Compute against sequential time to " + fmt(target * 100, 1) + " % (one processor per stage)";
+  seq.xLabel = "sequential training FLOPs to target";
+  seq.yLabel = "total training FLOPs to target";
+  seq.logX = seq.logY = true;
+  wall.title = "Compute against measured wall time to target (this machine)";
+  wall.xLabel = "wall time to target (s)";
+  wall.yLabel = "total training FLOPs to target";
+  wall.logX = wall.logY = true;
+  std::map<std::string, PlotSeries> seqBy, wallBy;
+  for (const auto& [label, g] : groups) {
+    std::vector<double> seqT, comp, wallT;
+    for (const auto* r : g.runs) {
+      const auto hit = study::timeToTarget(r->evals, target);
+      if (!hit) continue;
+      seqT.push_back(hit->samples * r->slowestStageFlopsPerSample);
+      comp.push_back(hit->samples * r->flopsPerSample);
+      wallT.push_back(hit->timeS);
+    }
+    const double ms = stats::mean(seqT), mc = stats::mean(comp), mw = stats::mean(wallT);
+    rows.push_back({{"group", label},
+                    {"mode", g.mode},
+                    {"runs", g.runs.size()},
+                    {"reached", seqT.size()},
+                    {"sequential_flops", jsonNumber(ms)},
+                    {"compute_flops", jsonNumber(mc)},
+                    {"wall_s", jsonNumber(mw)}});
+    if (seqT.empty()) continue;
+    const bool isLocal = g.mode == "local";
+    double& t = isLocal ? tL : tB;
+    double& w = isLocal ? wL : wB;
+    if (!(t <= ms)) t = ms;
+    if (!(w <= mw)) w = mw;
+    for (auto [by, x] : {std::pair{&seqBy, ms}, std::pair{&wallBy, mw}}) {
+      auto& s = (*by)[g.mode];
+      s.label = g.mode;
+      s.style = PlotSeries::Style::Points;
+      s.color = isLocal ? 0 : g.mode == "pipeline" ? 1 : 2;
+      s.x.push_back(x);
+      s.y.push_back(mc);
+    }
+  }
+  for (auto& [mode, s] : seqBy) seq.series.push_back(s);
+  for (auto& [mode, s] : wallBy) wall.series.push_back(s);
+  ours["groups"] = rows;
+  ours["local_best_sequential_flops"] = jsonNumber(tL);
+  ours["backprop_best_sequential_flops"] = jsonNumber(tB);
+  ours["ratio_sequential"] = jsonNumber(tL / tB);
+  ours["ratio_wall"] = jsonNumber(wL / wB);
+  f.oursJson = ours.dump();
+  f.oursText = "t_L / t_B = " + fmt(tL / tB, 2) + " in sequential FLOPs, " + fmt(wL / wB, 2) +
+               " in wall time here (target " + fmt(target * 100, 1) + " %)";
+  if (!std::isfinite(tL) || !std::isfinite(tB)) {
+    f.verdict = Verdict::Inconclusive;
+    f.why = std::string("no ") + (!std::isfinite(tL) ? "local" : "backprop") +
+            " group reached the target accuracy";
+  } else if (tL <= rules::kFrontReproduced * tB) {
+    f.verdict = Verdict::Reproduced;
+    f.why = "the fastest local group needed " + fmt(tL / tB, 2) +
+            "x the sequential time of the fastest backprop group";
+  } else if (tL >= tB) {
+    f.verdict = Verdict::NotReproduced;
+    f.why = "no local group reached the target in less sequential time than backprop (" +
+            fmt(tL / tB, 2) + "x)";
+  } else {
+    f.verdict = Verdict::Inconclusive;
+    f.why = "local was ahead by less than the rule asks (" + fmt(tL / tB, 2) + "x)";
+  }
+  f.plots.push_back(seq);
+  f.plots.push_back(wall);
+  return f;
+}
+
+Finding judgeRandomLabels(const std::vector<RunData>& local, const std::vector<RunData>& backprop) {
+  Finding f;
+  f.id = "random_labels";
+  f.title = "Fitting random labels";
+  f.claim =
+      "Backprop can fit (memorise) random labels; local updates fit them much less, since no "
+      "stage but the last learns from the final loss.";
+  f.paperSource = "a figure on the paper's models; no single number.";
+  f.rule = "fit = the model head's training accuracy over the last 50 steps on a training set "
+           "whose labels were drawn at random (dataset.random_labels); reproduced when backprop's "
+           "mean fit >= " + fmt(rules::kFitReproduced, 2) + " and exceeds local's by >= " +
+           fmt(rules::kFitGap, 2) + ", not reproduced when backprop fits (>= " +
+           fmt(rules::kFitReproduced, 2) + ") but leads by <= " + fmt(rules::kFitGapNot, 2) +
+           ", inconclusive otherwise (backprop did not fit in the budget, or a gap between).";
+  f.runs = idsOf({&local, &backprop});
+  auto fits = [](const std::vector<RunData>& runs) {
+    std::vector<double> v;
+    for (const auto& r : runs) v.push_back(r.stageData.empty() ? kNaN : r.stageData.back().finalAccuracy);
+    return v;
+  };
+  const auto fl = fits(local), fb = fits(backprop);
+  const double ml = stats::mean(fl), mb = stats::mean(fb);
+  const int classes = !backprop.empty() ? backprop.front().numClasses : 0;
+  ordered_json ours;
+  ours["backprop_fit"] = jsonNumber(mb);
+  ours["backprop_fit_std"] = jsonNumber(stats::sampleStd(fb));
+  ours["local_fit"] = jsonNumber(ml);
+  ours["local_fit_std"] = jsonNumber(stats::sampleStd(fl));
+  ours["chance"] = jsonNumber(classes > 0 ? 1.0 / classes : kNaN);
+  f.oursJson = ours.dump();
+  f.oursText = "training accuracy on random labels: backprop " + fmt(mb * 100, 1) + " %, local " +
+               fmt(ml * 100, 1) + " % (chance " + fmt(classes > 0 ? 100.0 / classes : kNaN, 1) + " %)";
+  if (!std::isfinite(mb) || !std::isfinite(ml)) {
+    f.verdict = Verdict::Inconclusive;
+    f.why = "a local or a backprop run is missing";
+  } else if (mb < rules::kFitReproduced) {
+    f.verdict = Verdict::Inconclusive;
+    f.why = "backprop itself did not fit the random labels in this budget (" + fmt(mb * 100, 1) +
+            " %): train longer";
+  } else if (mb - ml >= rules::kFitGap) {
+    f.verdict = Verdict::Reproduced;
+    f.why = "backprop fit " + fmt(mb * 100, 0) + " % of the random labels, local updates " +
+            fmt(ml * 100, 0) + " %";
+  } else if (mb - ml <= rules::kFitGapNot) {
+    f.verdict = Verdict::NotReproduced;
+    f.why = "local updates fit the random labels about as well as backprop";
+  } else {
+    f.verdict = Verdict::Inconclusive;
+    f.why = "backprop led by " + fmt((mb - ml) * 100, 0) + " points, less than the rule asks";
+  }
+  Plot plot;
+  plot.title = "Training accuracy on random labels (mean, band: min-max over seeds)";
+  plot.xLabel = "step";
+  plot.yLabel = "training accuracy of the model's head";
+  double xMax = 0;
+  for (const auto* set : {&backprop, &local})
+    for (const auto& r : *set) xMax = std::max(xMax, static_cast<double>(r.steps));
+  int color = 0;
+  for (auto [label, set] : {std::pair{"local", &local}, std::pair{"backprop", &backprop}}) {
+    std::vector<std::vector<std::pair<double, double>>> curves;
+    for (const auto& r : *set) {
+      std::vector<std::pair<double, double>> c;
+      for (const auto& [s, y] : r.headAccuracy) c.push_back({static_cast<double>(s), y});
+      curves.push_back(c);
+    }
+    PlotSeries s = stats::meanCurve(curves, xMax, kBins, label);
+    s.color = color++ == 0 ? 0 : 2;
+    plot.series.push_back(s);
+  }
+  plot.yMin = 0, plot.yMax = 1;
+  f.plots.push_back(plot);
+  return f;
+}
+
+}  // namespace stagewise::report

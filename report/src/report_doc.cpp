@@ -1,0 +1,92 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "format.h"
+#include "stagewise/report/report.h"
+
+namespace stagewise::report {
+
+using nlohmann::ordered_json;
+
+MachineInfo describeMachine(int cores, const std::string& blas, const std::string& torchVersion,
+                            const std::vector<std::string>& devices) {
+  MachineInfo m;
+  m.cores = cores;
+  m.blas = blas;
+  m.torchVersion = torchVersion;
+  m.devices = devices;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) m.cpu = line.substr(line.find_first_not_of(' ', colon + 1));
+      break;
+    }
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) m.host = host;
+  return m;
+}
+
+std::string reportJson(const ReportDoc& doc) {
+  ordered_json j;
+  j["version"] = ReportDoc::kVersion;
+  j["quick"] = doc.quick;
+  j["created_at"] = doc.createdAt;
+  j["seconds"] = jsonNumber(doc.seconds);
+  j["machine"] = {{"cores", doc.machine.cores},   {"cpu", doc.machine.cpu},
+                  {"host", doc.machine.host},     {"blas", doc.machine.blas},
+                  {"libtorch", doc.machine.torchVersion}, {"devices", doc.machine.devices}};
+  const ordered_json base = ordered_json::parse(doc.baseSpecJson, nullptr, false);
+  j["base"] = base.is_discarded() ? ordered_json(doc.baseSpecJson) : base;
+  j["adaptations"] = doc.adaptations;
+  ordered_json findings = ordered_json::array();
+  for (const auto& f : doc.findings) {
+    ordered_json o;
+    o["id"] = f.id;
+    o["title"] = f.title;
+    o["claim"] = f.claim;
+    o["paper_value"] = f.paperValue ? ordered_json(*f.paperValue) : ordered_json(nullptr);
+    o["paper_source"] = f.paperSource;
+    const ordered_json ours = ordered_json::parse(f.oursJson.empty() ? "{}" : f.oursJson, nullptr, false);
+    o["ours"] = ours.is_discarded() ? ordered_json::object() : ours;
+    o["ours_text"] = f.oursText;
+    o["rule"] = f.rule;
+    o["verdict"] = toString(f.verdict);
+    o["why"] = f.why;
+    o["runs"] = f.runs;
+    auto it = doc.studyIds.find(f.id);
+    o["study_id"] = it == doc.studyIds.end() ? ordered_json(nullptr) : ordered_json(it->second);
+    findings.push_back(o);
+  }
+  j["findings"] = findings;
+  ordered_json specs = ordered_json::array();
+  for (const auto& s : doc.specs) {
+    const ordered_json spec = ordered_json::parse(s.specJson, nullptr, false);
+    specs.push_back({{"label", s.label},
+                     {"runs", s.runs},
+                     {"spec", spec.is_discarded() ? ordered_json(s.specJson) : spec}});
+  }
+  j["specs"] = specs;
+  j["store"] = doc.storePath;
+  j["failures"] = doc.failures;
+  return j.dump(2);
+}
+
+std::string verdictTable(const ReportDoc& doc) {
+  std::ostringstream out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-22s %-15s %s\n", "finding", "verdict", "ours");
+  out << line;
+  for (const auto& f : doc.findings) {
+    std::snprintf(line, sizeof line, "%-22s %-15s %s\n", f.id.c_str(), toString(f.verdict).c_str(),
+                  f.oursText.c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace stagewise::report

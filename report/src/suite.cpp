@@ -1,0 +1,246 @@
+#include "stagewise/report/suite.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "stagewise/engine/dataset.h"
+#include "stagewise/engine/partition.h"
+#include "stagewise/study/results.h"
+
+namespace stagewise::report {
+
+using nlohmann::json;
+
+namespace {
+
+// The default preset's work per sample (forward FLOPs of the 8 x 512 MLP on Fashion-MNIST):
+// the quick suite's run lengths below are sized for it and scaled by a model's own FLOPs.
+constexpr double kReferenceFlops = 4.47e6;
+constexpr double kQuickSamples = 19200;       // a quick learning run: 600 steps of 32
+constexpr double kQuickSpeedSamples = 9600;   // a quick throughput run
+constexpr double kFullSpeedSamples = 25600;   // a full throughput run
+constexpr int kEvaluations = 12;              // evaluations and probes asked per learning run
+constexpr int64_t kQuickEvalSamples = 2000;   // quick: evaluate on the first 2000 test samples
+constexpr int kRandomLabelEpochs[2] = {60, 30};       // full, quick
+constexpr int64_t kRandomLabelSamples[2] = {2048, 1024};
+
+std::string cutsJson(const std::vector<int>& cuts) {
+  return json(cuts).dump();
+}
+
+std::string setKey(const std::string& base, const std::vector<std::string>& sets) {
+  return engine::applyOverrides(base, sets);
+}
+
+std::string fmtInt(double v) {
+  return std::to_string(static_cast<long long>(std::llround(v)));
+}
+
+}  // namespace
+
+std::string reuseIdentity(const std::string& canonicalSpecJson) {
+  json doc = json::parse(study::specIdentity(canonicalSpecJson), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return canonicalSpecJson;
+  doc.erase("debug");
+  return doc.dump();
+}
+
+Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
+                study::ShapeCache& shapes) {
+  Suite suite;
+  suite.baseSpecJson = baseSpecJson;
+  engine::ExperimentSpec base;
+  engine::ModelPlan model;
+  std::vector<int> baseCuts;
+  try {
+    base = engine::parseSpec(baseSpecJson);
+    const std::string key = base.dataset.kind + "\n" + base.dataset.path;
+    auto it = shapes.find(key);
+    if (it == shapes.end()) it = shapes.emplace(key, engine::probeInputShape(base.dataset)).first;
+    model = engine::planModel(base.model, it->second);
+    baseCuts = engine::resolveCuts(base, model);
+  } catch (const engine::SpecError& e) {
+    throw study::StudyError(std::string("the base experiment: ") + e.what());
+  } catch (const engine::DatasetError& e) {
+    throw study::StudyError(std::string("the base experiment's dataset: ") + e.what());
+  }
+  const int layers = static_cast<int>(model.layers.size());
+  if (layers < 2)
+    throw study::StudyError("the base model has one layer: a cut needs at least two");
+  const auto costs = engine::flopCosts(model);
+  if (baseCuts.empty()) {
+    baseCuts = engine::balanceCuts(costs, 2);
+    suite.adaptations.push_back("the base has one stage: the suite cuts it into 2 stages "
+                                "balanced by FLOPs (partition.cuts=" + cutsJson(baseCuts) + ")");
+  }
+  const int stages = static_cast<int>(baseCuts.size()) + 1;
+  suite.baseStages = stages;
+  const int q = options.quick ? 1 : 0;
+  suite.seeds = options.quick ? 2 : 3;
+  suite.rounds = options.quick ? 2 : 3;
+
+  // Training lengths: the quick suite scales its runs by the model's FLOPs per sample.
+  const double flops = std::max(1.0, static_cast<double>(model.totalFlops()));
+  const int batch = base.train.batchSize;
+  int64_t trainSamples = 0;
+  try {
+    trainSamples = engine::probeTrainSamples(base.dataset);
+  } catch (const engine::DatasetError& e) {
+    throw study::StudyError(std::string("the base experiment's dataset: ") + e.what());
+  }
+  const int64_t baseSteps = base.train.maxSteps > 0
+                                ? base.train.maxSteps
+                                : (trainSamples + batch - 1) / batch * base.train.epochs;
+  auto stepsFor = [&](double referenceSamples) {
+    const double samples = referenceSamples * kReferenceFlops / flops;
+    return std::clamp<int64_t>(static_cast<int64_t>(samples / batch), 60, std::max<int64_t>(60, baseSteps));
+  };
+  const int64_t learnSteps = options.quick ? stepsFor(kQuickSamples) : baseSteps;
+  const int64_t speedSteps = stepsFor(options.quick ? kQuickSpeedSamples : kFullSpeedSamples);
+  const int64_t every = std::max<int64_t>(1, learnSteps / kEvaluations);
+
+  // What every run of the suite shares: the base's cut as explicit cuts, no checkpoints.
+  std::vector<std::string> common = {"partition.balance=\"manual\"",
+                                     "partition.cuts=" + cutsJson(baseCuts), "checkpoint.interval=0",
+                                     "checkpoint.dir=\"\"", "mode=\"local\""};
+  if (base.checkpoint.enabled())
+    suite.adaptations.push_back("checkpoints off: a report's runs are reused whole, not resumed");
+  std::vector<std::string> learn = common;
+  learn.push_back("train.max_steps=" + std::to_string(learnSteps));
+  learn.push_back("eval.interval=" + std::to_string(every));
+  learn.push_back("probe.interval=" + std::to_string(every));
+  if (options.quick) {
+    if (learnSteps < baseSteps)
+      suite.adaptations.push_back("quick: learning runs train " + std::to_string(learnSteps) +
+                                  " steps instead of " + std::to_string(baseSteps));
+    if (base.eval.maxSamples == 0 || base.eval.maxSamples > kQuickEvalSamples) {
+      learn.push_back("eval.max_samples=" + std::to_string(kQuickEvalSamples));
+      suite.adaptations.push_back("quick: evaluations on the first " +
+                                  std::to_string(kQuickEvalSamples) + " test samples");
+    }
+  }
+  std::vector<std::string> speed = common;
+  speed.push_back("train.max_steps=" + std::to_string(speedSteps));
+  speed.push_back("eval.interval=0");
+  speed.push_back("probe.interval=-1");
+  if (base.model.kind == "cnn")
+    suite.adaptations.push_back("the CNN has batch norm: pipelined backprop normalises each "
+                                "micro-batch on its own, so its gradients differ from backprop's "
+                                "by design (docs/architecture.md)");
+
+  auto add = [&](const std::string& finding, const std::vector<std::string>& sets,
+                 std::vector<study::VariedKey> keys, int seeds, bool fresh) {
+    SuiteStudy s;
+    s.finding = finding;
+    try {
+      s.baseSpecJson = setKey(baseSpecJson, sets);
+    } catch (const engine::SpecError& e) {
+      throw study::StudyError(finding + ": " + e.what());
+    }
+    s.plan.keys = std::move(keys);
+    s.plan.seeds = seeds;
+    s.fresh = fresh;
+    suite.studies.push_back(std::move(s));
+  };
+  const std::string local = "\"local\"", backprop = "\"backprop\"", pipeline = "\"pipeline\"";
+
+  // Throughput over 1..K stages, and the runs at K that communication and memory read.
+  std::vector<std::string> cutLists;
+  for (int k = 1; k <= stages; ++k)
+    cutLists.push_back(cutsJson(k == stages ? baseCuts : engine::balanceCuts(costs, k)));
+  add("throughput_vs_stages", speed,
+      {{"mode", {local, pipeline, backprop}}, {"partition.cuts", cutLists}}, suite.rounds, true);
+  add("communication", speed, {{"mode", {local, pipeline}}}, suite.rounds, true);
+  add("memory", speed, {{"mode", {local, pipeline, backprop}}}, suite.rounds, true);
+
+  // Learning: local against backprop without probes (backprop has none, so both pay the same
+  // for measuring and their wall times compare); the cosines of local runs, and overlap.
+  std::vector<std::string> unprobed = learn;
+  unprobed.push_back("probe.interval=-1");
+  add("accuracy", unprobed, {{"mode", {local, backprop}}}, suite.seeds, false);
+  add("gradient_similarity", learn, {{"mode", {local}}}, suite.seeds, false);
+  add("overlap", learn, {{"local.overlap", {"0", "1"}}}, suite.seeds, false);
+
+  // The front: equal samples over two batch sizes, two stage counts and backprop.
+  std::vector<std::string> front = common;
+  const double frontSamples =
+      options.quick ? static_cast<double>(learnSteps * batch) : static_cast<double>(baseSteps * batch);
+  const int64_t epochSamples = trainSamples;
+  if (frontSamples < static_cast<double>(epochSamples)) {
+    front.push_back("dataset.limit_train=" + fmtInt(frontSamples));
+    front.push_back("train.epochs=1");
+  } else {
+    front.push_back("train.epochs=" + fmtInt(std::max(1.0, frontSamples / static_cast<double>(epochSamples))));
+  }
+  front.push_back("train.max_steps=0");
+  // Evaluations spaced for the larger batch (the measurement budget thins the smaller one's).
+  const int64_t bigSteps = static_cast<int64_t>(frontSamples) / (4 * batch);
+  front.push_back("eval.interval=" + std::to_string(std::max<int64_t>(1, bigSteps / kEvaluations)));
+  front.push_back("probe.interval=-1");
+  if (options.quick && (base.eval.maxSamples == 0 || base.eval.maxSamples > kQuickEvalSamples))
+    front.push_back("eval.max_samples=" + std::to_string(kQuickEvalSamples));
+  std::vector<std::string> frontCuts = {cutsJson(baseCuts)};
+  if (stages > 2) frontCuts.insert(frontCuts.begin(), cutsJson(engine::balanceCuts(costs, 2)));
+  add("compute_time_front", front,
+      {{"train.batch_size", {std::to_string(batch), std::to_string(4 * batch)}},
+       {"mode", {local, backprop}},
+       {"partition.cuts", frontCuts}},
+      options.quick ? 1 : suite.seeds, false);
+
+  // Random labels: a small training set, many epochs.
+  const int64_t rlSamples = std::min<int64_t>(kRandomLabelSamples[q], trainSamples);
+  add("random_labels",
+      [&] {
+        auto sets = common;
+        sets.push_back("dataset.random_labels=true");
+        sets.push_back("dataset.limit_train=" + std::to_string(rlSamples));
+        sets.push_back("dataset.augment=false");
+        sets.push_back("train.max_steps=0");
+        sets.push_back("train.epochs=" + std::to_string(kRandomLabelEpochs[q]));
+        sets.push_back("eval.interval=0");
+        sets.push_back("probe.interval=-1");
+        return sets;
+      }(),
+      {{"mode", {local, backprop}}}, suite.seeds, false);
+  suite.adaptations.push_back("random labels: the first " + std::to_string(rlSamples) +
+                              " training samples with labels drawn at random, " +
+                              std::to_string(kRandomLabelEpochs[q]) + " epochs");
+  return suite;
+}
+
+std::vector<SuiteJob> planJobs(const Suite& suite, const std::vector<std::string>& devices,
+                               study::ShapeCache& shapes) {
+  std::vector<SuiteJob> fresh, learning;
+  std::map<std::string, size_t> freshAt, learningAt;
+  for (size_t si = 0; si < suite.studies.size(); ++si) {
+    const SuiteStudy& s = suite.studies[si];
+    for (const auto& point : study::expandGrid(s.plan)) {
+      study::ResolvedPoint r = study::resolvePoint(s.baseSpecJson, s.plan, point, devices, shapes);
+      const std::string identity = reuseIdentity(engine::specToJson(r.spec));
+      auto& jobs = s.fresh ? fresh : learning;
+      auto& at = s.fresh ? freshAt : learningAt;
+      auto it = at.find(identity);
+      if (it == at.end()) {
+        SuiteJob job;
+        job.spec = std::move(r.spec);
+        job.identity = identity;
+        job.fresh = s.fresh;
+        job.round = static_cast<int>(point.seed);
+        job.label = s.finding + ": " + study::describePoint(s.plan, point);
+        it = at.emplace(identity, jobs.size()).first;
+        jobs.push_back(std::move(job));
+      }
+      jobs[it->second].links.push_back({si, point});
+    }
+  }
+  // Interleaved rounds: every configuration once per round, round after round.
+  std::stable_sort(fresh.begin(), fresh.end(),
+                   [](const SuiteJob& a, const SuiteJob& b) { return a.round < b.round; });
+  fresh.insert(fresh.end(), std::make_move_iterator(learning.begin()),
+               std::make_move_iterator(learning.end()));
+  return fresh;
+}
+
+}  // namespace stagewise::report

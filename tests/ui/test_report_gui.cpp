@@ -1,0 +1,140 @@
+// The replication report in the workbench, on the fake engine and a real store: Runs →
+// Replication report… asks quick or full, the suite runs in Train's queue (one study per
+// finding, recorded as the CLI records them), the report opens when its findings are judged,
+// and saves as HTML (well-formed, self-contained, with report.json) and as PDF. A second report
+// reuses every run but the throughput ones.
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QTemporaryDir>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QTreeWidget>
+#include <QXmlStreamReader>
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+#include "common/fake_services.h"
+#include "designer/design_document.h"
+#include "live/study_queue.h"
+#include "live/train_workspace.h"
+#include "main_window.h"
+#include "run_store_fixture.h"
+#include "runs/report_view.h"
+#include "runs/runs_workspace.h"
+#include "stagewise/recorder/recorder.h"
+#include "stagewise/report/findings.h"
+#include "stagewise/report/report.h"
+#include "stagewise/storage/run_reader.h"
+
+using namespace stagewise;
+using namespace stagewise::ui;
+
+namespace {
+
+engine::ExperimentSpec baseSpec() {
+  engine::ExperimentSpec s;
+  s.name = "gui-report";
+  s.dataset.kind = "synthetic";
+  s.model.hidden = {32, 32, 32, 32};
+  s.partition.cuts = {2, 4};
+  s.train.maxSteps = 120;
+  return s;
+}
+
+EngineServices recordingServices(std::shared_ptr<storage::RunStore> store) {
+  engine::FakeScript script;
+  script.stepSeconds = 0.0002;
+  EngineServices s = fakeEngineServices(script);
+  s.createRecorder = [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+    recorder::RecorderOptions options;
+    options.tags = request.tags;
+    options.onRecordCreated = request.onRecorded;
+    return std::make_unique<recorder::Recorder>(*store, options);
+  };
+  return s;
+}
+
+}  // namespace
+
+class TestReportGui : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void reportRunsInTheQueueOpensAndSaves() {
+    test::TempStore t;
+    MainWindow window(recordingServices(t.store), t.store);
+    window.document()->load(baseSpec());
+    window.show();
+    // Runs → Replication report…: the question, answered "Quick report".
+    QTimer::singleShot(0, [] {
+      for (QWidget* w : QApplication::topLevelWidgets())
+        if (auto* box = qobject_cast<QMessageBox*>(w))
+          for (QAbstractButton* b : box->buttons())
+            if (b->text() == QStringLiteral("Quick report")) b->click();
+    });
+    window.runsWorkspace()->reportButton()->click();
+    QCOMPARE(window.currentWorkspace(), MainWindow::kTrain);
+    StudyQueue* queue = window.trainWorkspace()->studyQueue();
+    QVERIFY(queue->isVisible());
+    QVERIFY(queue->isRunning());
+    const int runs = queue->view()->topLevelItemCount();
+    QVERIFY2(runs > 20, qPrintable(QString::number(runs)));
+    QVERIFY(queue->view()->topLevelItem(0)->text(1).startsWith(QStringLiteral("throughput_vs_stages")));
+    QVERIFY(queue->headerLabel()->text().contains(QStringLiteral("Replication report")));
+    QTRY_VERIFY_WITH_TIMEOUT(window.reportView() != nullptr, 120000);
+    QVERIFY(!queue->isRunning());
+    QVERIFY(queue->headerLabel()->text().contains(QStringLiteral("%1 of %1 runs done").arg(runs)));
+
+    // One study per finding in the store, completed, with their runs.
+    storage::RunReader reader(*t.store);
+    const auto studies = reader.listStudies();
+    QCOMPARE(studies.size(), report::kFindingIds.size());
+    for (const auto& s : studies) {
+      QVERIFY(s.status == storage::StudyStatus::Completed);
+      QVERIFY2(s.runsCompleted == s.runsTotal, s.name.c_str());
+    }
+
+    ReportView* view = window.reportView();
+    QVERIFY(view->isVisible());
+    const QString text = view->browser()->toPlainText();
+    for (const auto& id : report::kFindingIds) QVERIFY2(text.contains(QString::fromStdString(id)), id.c_str());
+    QVERIFY(text.contains(QStringLiteral("Quick report")));
+    QCOMPARE(view->doc().findings.size(), report::kFindingIds.size());
+    QVERIFY(view->doc().quick);
+
+    QTemporaryDir out;
+    QString error;
+    QVERIFY2(view->saveHtml(out.filePath(QStringLiteral("r")), &error), qPrintable(error));
+    QFile html(out.filePath(QStringLiteral("r/report.html")));
+    QVERIFY(html.open(QIODevice::ReadOnly));
+    QXmlStreamReader xml(&html);
+    int svgs = 0;
+    while (!xml.atEnd())
+      if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QStringLiteral("svg")) ++svgs;
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QVERIFY(svgs >= 8);
+    QFile json(out.filePath(QStringLiteral("r/report.json")));
+    QVERIFY(json.open(QIODevice::ReadOnly));
+    QCOMPARE(nlohmann::json::parse(json.readAll().toStdString())["findings"].size(), size_t(8));
+    QVERIFY2(view->savePdf(out.filePath(QStringLiteral("report.pdf")), &error), qPrintable(error));
+    QFile pdf(out.filePath(QStringLiteral("report.pdf")));
+    QVERIFY(pdf.open(QIODevice::ReadOnly));
+    QVERIFY(pdf.read(5) == "%PDF-");
+    QVERIFY(pdf.size() > 20000);  // the plots are in it
+
+    // Again: every run is reused but the throughput runs, measured anew.
+    view->close();
+    QTRY_VERIFY(window.reportView() == nullptr);
+    QVERIFY(window.startReport(true));
+    int fresh = 0;
+    for (int i = 0; i < queue->view()->topLevelItemCount(); ++i)
+      fresh += queue->view()->topLevelItem(i)->text(1).startsWith(QStringLiteral("throughput_vs_stages"));
+    QCOMPARE(queue->view()->topLevelItemCount(), fresh);
+    QTRY_VERIFY_WITH_TIMEOUT(window.reportView() != nullptr, 60000);
+  }
+};
+
+QTEST_MAIN(TestReportGui)
+#include "test_report_gui.moc"
