@@ -130,8 +130,12 @@ int main(int argc, char** argv) {
   const QCommandLineOption quitOption(
       QStringLiteral("quit-after-run"),
       QStringLiteral("With --run: quit when the run is over (scripts)."));
+  const QCommandLineOption reportOption(
+      QStringLiteral("report"),
+      QStringLiteral("Make the replication report of the experiment right away: quick or full."),
+      QStringLiteral("KIND"));
   parser.addOptions({specOption, dbOption, fakeOption, themeOption, workspaceOption, modeOption,
-                     runOption, quitOption});
+                     runOption, quitOption, reportOption});
   // `stagewise FILE.json`, as the desktop entry and a file manager start it.
   parser.addPositionalArgument(QStringLiteral("file"),
                                QStringLiteral("Experiment to open (the same as --spec)."),
@@ -203,6 +207,16 @@ int main(int argc, char** argv) {
   if (workspace == QLatin1String("train")) window.showWorkspace(ui::MainWindow::kTrain);
   if (workspace == QLatin1String("runs")) window.showWorkspace(ui::MainWindow::kRuns);
   window.show();
+  if (parser.isSet(reportOption)) {
+    const QString kind = parser.value(reportOption).toLower();
+    if (kind != QLatin1String("quick") && kind != QLatin1String("full")) {
+      std::cerr << "stagewise: --report must be quick or full\n";
+      return 2;
+    }
+    QTimer::singleShot(0, &window, [&window, quick = kind == QLatin1String("quick")] {
+      window.startReport(quick);
+    });
+  }
   if (parser.isSet(runOption)) {
     QTimer::singleShot(0, &window, &ui::MainWindow::startRun);
     if (parser.isSet(quitOption))

@@ -125,14 +125,30 @@ class TestSnapshots : public QObject {
   }
 
   void skipsWhenBehindAreCounted() {
+    // A probe asked after every step; the kept ones are 99, 199, ...
+    MeasureBudget budget(0.5, 1000, 1, 0, 10);
+    SnapshotCoordinator c(1, budget);
+    c.offer(0, 99, params(1), {});  // kept: taken before its cost is known
+    budget.charge(99, 1e-4, 0);     // as the analysis thread would
+    for (int64_t step = 100; step < 106; ++step) c.offer(0, step, params(1), {});
+    QCOMPARE(c.dropped(), int64_t{4});  // three wait, the other optional ones are skipped
+    c.offer(0, 199, params(1), {});     // kept: it waits however far behind
+    QCOMPARE(c.dropped(), int64_t{4});
+    c.close(false);
+    std::vector<int64_t> steps;
+    while (auto s = c.next()) steps.push_back(s->step);
+    QCOMPARE(steps, (std::vector<int64_t>{99, 100, 101, 199}));
+  }
+
+  void withoutABudgetEveryPointWaits() {
     MeasureBudget budget(0, 100, 1, 0, 10);
     SnapshotCoordinator c(1, budget);
     for (int64_t step = 0; step < 6; ++step) c.offer(0, step, params(1), {});
-    QCOMPARE(c.dropped(), int64_t{3});  // three wait, the rest are skipped and counted
+    QCOMPARE(c.dropped(), int64_t{0});
     c.close(false);
     int n = 0;
     while (c.next()) ++n;
-    QCOMPARE(n, 3);
+    QCOMPARE(n, 6);
   }
 };
 

@@ -6,6 +6,7 @@ namespace stagewise::engine {
 
 namespace {
 constexpr size_t kMaxPending = 3;  // beyond this the analysis thread is behind: skip snapshots
+constexpr size_t kMaxWaiting = 64;  // ... even kept ones: a bound on the copies held
 
 std::vector<torch::Tensor> copyOf(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> out;
@@ -40,7 +41,12 @@ void SnapshotCoordinator::offer(int stage, int64_t step, const std::vector<torch
       // and none is taken while the analysis thread is behind.
       Pending p;
       p.kinds = m_budget.decide(step, m_budget.trainingCpuS());
-      if (p.kinds != 0 && m_ready.size() >= kMaxPending) {
+      // A kept point (with no budget: every point) waits however far behind the analysis
+      // thread is (it runs at the lowest priority and catches up once training ends); another
+      // is skipped then.
+      const bool kept = m_budget.budget() <= 0 || m_budget.kept(MeasureBudget::kProbe, step) ||
+                        m_budget.kept(MeasureBudget::kEval, step);
+      if (p.kinds != 0 && m_ready.size() >= (kept ? kMaxWaiting : kMaxPending)) {
         m_budget.release(step);
         p.kinds = 0;
         ++m_dropped;
