@@ -115,4 +115,15 @@ JSON
   ACTIONS="$wait_backprop" "$shot" "$out/train-real-both.png" 5 -- "$app" --theme light \
     --spec "$tmp/real.json" --mode both --workspace train --run | sed 's/^/screenshots.sh: /'
 fi
+# The replication report on the real engine: the store is filled by `stagewise-cli report
+# --quick` first, so the workbench's report reuses those runs and trains only the throughput ones;
+# the shot waits until the report's window is up.
+cli="$build/app/cli/stagewise-cli"
+if [ "$(basename "$app")" = stagewise ] && [ -x "$cli" ] &&
+   [ -d "${STAGEWISE_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}" ]; then
+  "$cli" report --quick --db "$tmp/report.db" --out "$tmp/report" --quiet >/dev/null 2>&1 || true
+  SIZE=1600x1000 ACTIONS="timeout 900 xdotool search --sync --name 'Replication report' >/dev/null; sleep 3" \
+    STAGEWISE_DB="$tmp/report.db" "$shot" "$out/report.png" 5 -- "$app" --theme light \
+    --db "$tmp/report.db" --report quick | sed 's/^/screenshots.sh: /'
+fi
 ls -l "$out"

@@ -263,8 +263,9 @@ void MainWindow::askReport() {
                      "spec and seed are reused; throughput is measured anew.")
                       .arg(QString::fromStdString(m_doc->spec().name)),
                   QMessageBox::Cancel, this);
-  box.setInformativeText(tr("The quick report takes about 10 minutes on 2 cores (fewer steps, 2 "
-                            "seeds); the full one uses the experiment's own length and 3 seeds."));
+  box.setInformativeText(
+      tr("The quick report takes about 10 minutes on 2 cores (fewer steps, 2 "
+         "seeds); the full one uses the experiment's own length and 3 seeds."));
   QPushButton* quick = box.addButton(tr("Quick report"), QMessageBox::AcceptRole);
   QPushButton* full = box.addButton(tr("Full report"), QMessageBox::AcceptRole);
   box.setDefaultButton(quick);

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
+
+#include "cli_args.h"
 
 namespace fs = std::filesystem;
 
@@ -40,6 +44,14 @@ std::string resolveConfig(const std::string& path) {
   for (const std::string& name : {path, path + ".json"})
     if (fs::is_regular_file(fs::path(dir) / name, ec)) return (fs::path(dir) / name).string();
   return path;
+}
+
+std::string readConfigText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("cannot open experiment file '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace stagewise::cli

@@ -12,6 +12,8 @@ namespace stagewise::cli {
 std::string presetDir();
 /// The preset files in it (names only, sorted).
 std::vector<std::string> presetNames();
+/// An experiment file's text; UsageError "cannot open experiment file" when it cannot be read.
+std::string readConfigText(const std::string& path);
 /// `path` itself when it exists; else, for a bare name (`mlp-fmnist-4stage`, with or without
 /// `.json`), that preset's file; else `path` unchanged (the caller reports it missing).
 std::string resolveConfig(const std::string& path);

@@ -31,7 +31,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* kReportUsage = R"(usage: stagewise-cli report [--config BASE] [--quick] [--out DIR] [--db PATH]
+const char* kReportUsage =
+    R"(usage: stagewise-cli report [--config BASE] [--quick] [--out DIR] [--db PATH]
                            [--set k=v]... [--quiet]
 
   Checks each of the paper's findings (gradient similarity, communication, memory, throughput
@@ -48,17 +49,9 @@ const char* kReportUsage = R"(usage: stagewise-cli report [--config BASE] [--qui
   command again: what completed is reused)
 )";
 
-std::string readText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot open experiment file '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 /// The base: the file without a study object, --set applied, as canonical JSON.
 std::string baseSpec(const std::string& path, const std::vector<std::string>& sets) {
-  const std::string text = readText(path);
+  const std::string text = readConfigText(path);
   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(text, nullptr, false);
   if (doc.is_object()) doc.erase("study");
   try {
@@ -85,7 +78,8 @@ void writeFile(const fs::path& path, const std::string& text) {
 
 /// The samples a job trains (for the report's ETA): its steps times its batch.
 double jobSamples(const engine::ExperimentSpec& spec) {
-  if (spec.train.maxSteps > 0) return static_cast<double>(spec.train.maxSteps) * spec.train.batchSize;
+  if (spec.train.maxSteps > 0)
+    return static_cast<double>(spec.train.maxSteps) * spec.train.batchSize;
   try {
     return static_cast<double>(engine::probeTrainSamples(spec.dataset)) * spec.train.epochs;
   } catch (const std::exception&) {
@@ -167,7 +161,8 @@ int reportCommand(const std::vector<std::string>& argv) {
       return "[report run " + std::to_string(n + 1) + " of " + std::to_string(left.size()) +
              ", ETA " + formatDuration(eta) + "] ";
     });
-    if (!quiet) std::cerr << "[info] run " << n + 1 << " of " << left.size() << ": " << jobs[i].label << "\n";
+    if (!quiet)
+      std::cerr << "[info] run " << n + 1 << " of " << left.size() << ": " << jobs[i].label << "\n";
     TrainOutcome outcome;
     try {
       outcome = trainInProcess(spec, {}, &store, std::nullopt, printer,

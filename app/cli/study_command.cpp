@@ -95,14 +95,6 @@ std::unique_ptr<storage::RunStore> existingStore(const Args& args) {
   return std::make_unique<storage::RunStore>(db);
 }
 
-std::string readText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot open experiment file '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 /// A point resolved as `train` would check it; a bad point is bad input.
 study::ResolvedPoint resolvePoint(const std::string& base, const StudyPlan& plan,
                                   const GridPoint& point, study::ShapeCache& shapes) {
@@ -252,7 +244,7 @@ int studyRun(const std::vector<std::string>& argv) {
   if (!args.positional().empty())
     throw UsageError("unexpected argument '" + args.positional()[0] + "'");
   const std::string path = resolveConfig(args.required("--config"));
-  const std::string text = readText(path);
+  const std::string text = readConfigText(path);
   ordered_json doc = ordered_json::parse(text, nullptr, false);
   study::StudyObject fromFile;
   if (doc.is_object() && doc.contains("study")) {

@@ -57,7 +57,8 @@ struct Stage {
 };
 
 Stage stageZero() {
-  ExperimentSpec spec = loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/mlp-fmnist-4stage.json");
+  ExperimentSpec spec =
+      loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/mlp-fmnist-4stage.json");
   const ModelPlan plan = planModel(spec.model, probeInputShape(spec.dataset));
   auto layers = buildLayers(spec.model, plan, 1);
   const PartitionPlan partition = makePartition(spec, plan);
@@ -103,7 +104,8 @@ int main(int argc, char** argv) {
   setupComputeThread(1, {});
   c10::Allocator* base = c10::GetCPUAllocator();
   if (!memory::install()) {
-    std::fprintf(stderr, "bench_memory_count: the counting allocator is off (STAGEWISE_COUNT_MEMORY=0?)\n");
+    std::fprintf(stderr,
+                 "bench_memory_count: the counting allocator is off (STAGEWISE_COUNT_MEMORY=0?)\n");
     return 2;
   }
   c10::Allocator* counting = c10::GetCPUAllocator();
@@ -133,17 +135,20 @@ int main(int argc, char** argv) {
   }
   use(counting);
   const double overhead = bench::median(allocWith) - bench::median(allocWithout);
-  std::printf("one stage of mlp-fmnist-4stage (2 layers + aux head, batch 32, fused Adam), one "
-              "thread, %d paired rounds of %d steps\n", rounds, n);
+  std::printf(
+      "one stage of mlp-fmnist-4stage (2 layers + aux head, batch 32, fused Adam), one "
+      "thread, %d paired rounds of %d steps\n",
+      rounds, n);
   std::printf("| | counting allocator | LibTorch's | \n|---|---|---|\n");
   std::printf("| step (median) | %.1f us | %.1f us |\n", bench::median(with) * 1e6,
               bench::median(without) * 1e6);
   std::printf("| allocate + free (median) | %.1f ns | %.1f ns |\n", bench::median(allocWith) * 1e9,
               bench::median(allocWithout) * 1e9);
   std::printf("allocations per step: %.1f\n", perStep);
-  std::printf("steps/s ratio counted / uncounted, paired rounds: median %.4f (min %.4f, max %.4f)\n",
-              bench::median(ratios), *std::min_element(ratios.begin(), ratios.end()),
-              *std::max_element(ratios.begin(), ratios.end()));
+  std::printf(
+      "steps/s ratio counted / uncounted, paired rounds: median %.4f (min %.4f, max %.4f)\n",
+      bench::median(ratios), *std::min_element(ratios.begin(), ratios.end()),
+      *std::max_element(ratios.begin(), ratios.end()));
   // The counting runs inside the allocation calls, so it cannot cost more than they take:
   // every counted allocation and free of a step, whole, against the step.
   const double bound = bench::median(allocWith) * perStep / bench::median(without);

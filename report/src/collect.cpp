@@ -69,7 +69,8 @@ RunData collectRun(storage::RunReader& reader, int64_t runId, study::ShapeCache&
   } catch (const engine::SpecError&) {
     // A spec from an older Stagewise that no longer parses: its numbers still count.
   }
-  const json summary = json::parse(run->summaryJson.empty() ? "{}" : run->summaryJson, nullptr, false);
+  const json summary =
+      json::parse(run->summaryJson.empty() ? "{}" : run->summaryJson, nullptr, false);
   if (summary.is_object()) {
     r.trainFlops = number(summary, "train_flops");
     if (auto st = summary.find("stages"); st != summary.end() && st->is_array())
@@ -99,10 +100,12 @@ RunData collectRun(storage::RunReader& reader, int64_t runId, study::ShapeCache&
   }
   for (const auto& info : reader.listSeries(runId)) {
     if (info.key.name == "grad_cosine") {
-      auto& target = info.key.layer >= 0 ? r.layerCosine[info.key.layer] : r.stageCosine[info.key.stage];
+      auto& target =
+          info.key.layer >= 0 ? r.layerCosine[info.key.layer] : r.stageCosine[info.key.stage];
       for (const auto& p : reader.loadSeries(runId, info.key)) target.push_back({p.step, p.value});
     } else if (info.key.name == "accuracy" && info.key.stage == r.stages - 1) {
-      for (const auto& p : reader.loadSeries(runId, info.key)) r.headAccuracy.push_back({p.step, p.value});
+      for (const auto& p : reader.loadSeries(runId, info.key))
+        r.headAccuracy.push_back({p.step, p.value});
     }
   }
   return r;
@@ -123,7 +126,8 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
         if (seen[link.point]) continue;
         seen[link.point] = true;
         auto it = cache.find(link.runId);
-        if (it == cache.end()) it = cache.emplace(link.runId, collectRun(reader, link.runId, shapes)).first;
+        if (it == cache.end())
+          it = cache.emplace(link.runId, collectRun(reader, link.runId, shapes)).first;
         std::vector<std::string> values;
         const json v = json::parse(link.valuesJson, nullptr, false);
         if (v.is_array())
@@ -154,16 +158,16 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
   const std::string local = "\"local\"", backprop = "\"backprop\"", pipeline = "\"pipeline\"";
   std::vector<Finding> findings;
   findings.push_back(judgeGradientSimilarity(all("gradient_similarity")));
-  findings.push_back(judgeCommunication(split("communication", 0, local),
-                                        split("communication", 0, pipeline)));
+  findings.push_back(
+      judgeCommunication(split("communication", 0, local), split("communication", 0, pipeline)));
   findings.push_back(judgeMemory(split("memory", 0, local), split("memory", 0, pipeline),
                                  split("memory", 0, backprop)));
   findings.push_back(judgeThroughput(all("throughput_vs_stages"), cores));
   findings.push_back(judgeAccuracy(split("accuracy", 0, local), split("accuracy", 0, backprop)));
   findings.push_back(judgeOverlap(split("overlap", 0, "0"), split("overlap", 0, "1")));
   findings.push_back(judgeFront(all("compute_time_front")));
-  findings.push_back(judgeRandomLabels(split("random_labels", 0, local),
-                                       split("random_labels", 0, backprop)));
+  findings.push_back(
+      judgeRandomLabels(split("random_labels", 0, local), split("random_labels", 0, backprop)));
   return findings;
 }
 

@@ -19,15 +19,6 @@ namespace {
 
 constexpr int kBins = 24;  // points of a plotted mean curve
 
-std::vector<int64_t> idsOf(std::initializer_list<const std::vector<RunData>*> sets) {
-  std::vector<int64_t> ids;
-  for (const auto* s : sets)
-    for (const auto& r : *s) ids.push_back(r.id);
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
-}
-
 /// The first layer of the run's last stage: layers from there on have cosine 1 by construction.
 int lastStageFirstLayer(const RunData& r) {
   return r.stageData.empty() ? 0 : r.stageData.back().firstLayer;
@@ -101,14 +92,15 @@ Finding judgeGradientSimilarity(const std::vector<RunData>& localRuns) {
       "layer is from the output: the cosine between them falls toward the input (the paper's "
       "gradient-similarity figure).";
   f.paperSource = "a figure (no single number), on the paper's MLPs, CNNs and Transformers.";
-  f.rule = "Per seed, Spearman's rho between a layer's depth and its mean cosine over the last "
-           "third of training, over the layers of every stage but the last (their cosine is 1 by "
-           "construction), averaged over seeds; reproduced when rho >= " +
-           fmt(rules::kRankReproduced, 1) + ", not reproduced when rho <= " +
-           fmt(rules::kRankNotReproduced, 1) +
-           ", inconclusive between, or with fewer than 3 such layers or 2 probes in the last "
-           "third of a run.";
-  f.runs = idsOf({&localRuns});
+  f.rule =
+      "Per seed, Spearman's rho between a layer's depth and its mean cosine over the last "
+      "third of training, over the layers of every stage but the last (their cosine is 1 by "
+      "construction), averaged over seeds; reproduced when rho >= " +
+      fmt(rules::kRankReproduced, 1) +
+      ", not reproduced when rho <= " + fmt(rules::kRankNotReproduced, 1) +
+      ", inconclusive between, or with fewer than 3 such layers or 2 probes in the last "
+      "third of a run.";
+  f.runs = stats::runIds({&localRuns});
   std::vector<double> rhos;
   std::map<int, std::vector<double>> layerMeans;  // layer -> mean cosine per seed
   int layersSeen = 0;
@@ -169,7 +161,8 @@ Finding judgeGradientSimilarity(const std::vector<RunData>& localRuns) {
         for (const auto& [s, y] : it->second) c.push_back({static_cast<double>(s), y});
         curves.push_back(c);
       }
-    plot.series.push_back(stats::meanCurve(curves, xMax, kBins, "layer " + std::to_string(layer + 1)));
+    plot.series.push_back(
+        stats::meanCurve(curves, xMax, kBins, "layer " + std::to_string(layer + 1)));
   }
   f.plots.push_back(plot);
   return f;
@@ -183,14 +176,15 @@ Finding judgeAccuracy(const std::vector<RunData>& local, const std::vector<RunDa
       "Local updates reach an accuracy close to backprop's at equal epochs, and compete with it "
       "at equal wall time when the stages run in parallel.";
   f.paperSource = "figures and tables on the paper's models and hardware; no single number.";
-  f.rule = "d = mean local minus mean backprop test accuracy (over seeds), at the end (equal "
-           "epochs) and at the same training time T = the shorter of the two mean wall times "
-           "(equal wall time); each holds when d - 2 SE >= -" +
-           fmt(rules::kAccuracyTolerance * 100, 0) + " points and fails when d + 2 SE < -" +
-           fmt(rules::kAccuracyTolerance * 100, 0) +
-           " points. Reproduced when both hold, not reproduced when either fails, inconclusive "
-           "otherwise (fewer than 2 seeds is inconclusive).";
-  f.runs = idsOf({&local, &backprop});
+  f.rule =
+      "d = mean local minus mean backprop test accuracy (over seeds), at the end (equal "
+      "epochs) and at the same training time T = the shorter of the two mean wall times "
+      "(equal wall time); each holds when d - 2 SE >= -" +
+      fmt(rules::kAccuracyTolerance * 100, 0) + " points and fails when d + 2 SE < -" +
+      fmt(rules::kAccuracyTolerance * 100, 0) +
+      " points. Reproduced when both hold, not reproduced when either fails, inconclusive "
+      "otherwise (fewer than 2 seeds is inconclusive).";
+  f.runs = stats::runIds({&local, &backprop});
   const auto al = finals(local), ab = finals(backprop);
   const double de = stats::mean(al) - stats::mean(ab);
   const double seE = stats::stdErrDiff(al, ab);
@@ -237,8 +231,8 @@ Finding judgeAccuracy(const std::vector<RunData>& local, const std::vector<RunDa
                       "noise";
   } else if (epochs == stats::Side::Fails || time == stats::Side::Fails) {
     f.verdict = Verdict::NotReproduced;
-    f.why = std::string("local updates fell more than ") +
-            fmt(rules::kAccuracyTolerance * 100, 0) + " points behind backprop at " +
+    f.why = std::string("local updates fell more than ") + fmt(rules::kAccuracyTolerance * 100, 0) +
+            " points behind backprop at " +
             (epochs == stats::Side::Fails ? "equal epochs" : "equal wall time");
   } else {
     f.verdict = Verdict::Inconclusive;
@@ -278,11 +272,12 @@ Finding judgeOverlap(const std::vector<RunData>& chunked, const std::vector<RunD
       "stage before, help: their gradients are closer to the true gradient and they reach a "
       "better accuracy than chunked local updates.";
   f.paperSource = "a figure on the paper's models; no single number.";
-  f.rule = "dc = mean cosine (stages but the last, last third of training) of overlapping minus "
-           "chunked runs, da = the same for the final test accuracy, over seeds; reproduced when "
-           "dc - 2 SE > 0 and da + 2 SE >= 0, not reproduced when dc + 2 SE < 0 or da + 2 SE < 0, "
-           "inconclusive otherwise.";
-  f.runs = idsOf({&chunked, &overlapping});
+  f.rule =
+      "dc = mean cosine (stages but the last, last third of training) of overlapping minus "
+      "chunked runs, da = the same for the final test accuracy, over seeds; reproduced when "
+      "dc - 2 SE > 0 and da + 2 SE >= 0, not reproduced when dc + 2 SE < 0 or da + 2 SE < 0, "
+      "inconclusive otherwise.";
+  f.runs = stats::runIds({&chunked, &overlapping});
   std::vector<double> cc, co;
   for (const auto& r : chunked) cc.push_back(runCosine(r));
   for (const auto& r : overlapping) co.push_back(runCosine(r));
@@ -302,8 +297,8 @@ Finding judgeOverlap(const std::vector<RunData>& chunked, const std::vector<RunD
                       {"stderr", jsonNumber(seA)}};
   f.oursJson = ours.dump();
   f.oursText = "cosine " + fmt(stats::mean(co), 3) + " against " + fmt(stats::mean(cc), 3) +
-               " (d = " + fmt(dc, 3) + " ± " + fmt(seC, 3) + "), accuracy d = " +
-               fmt(da * 100, 1) + " ± " + fmt(seA * 100, 1) + " points";
+               " (d = " + fmt(dc, 3) + " ± " + fmt(seC, 3) + "), accuracy d = " + fmt(da * 100, 1) +
+               " ± " + fmt(seA * 100, 1) + " points";
   if (!std::isfinite(seC) || !std::isfinite(seA)) {
     f.verdict = Verdict::Inconclusive;
     f.why = "fewer than 2 seeds with probes per variant: the noise is unknown";
@@ -362,10 +357,11 @@ Finding judgeFront(const std::vector<RunData>& runs) {
            "to target = samples to target x its slowest stage's training FLOPs per sample (one "
            "processor per stage), compute = samples to target x its FLOPs per sample; t_L and "
            "t_B = the least mean sequential time of a local and of a backprop group that reached "
-           "the target; reproduced when t_L <= " + fmt(rules::kFrontReproduced, 2) +
+           "the target; reproduced when t_L <= " +
+           fmt(rules::kFrontReproduced, 2) +
            " t_B, not reproduced when t_L >= t_B, inconclusive between or when no group of a "
            "method reached it. The measured wall time to target is shown beside it.";
-  f.runs = idsOf({&runs});
+  f.runs = stats::runIds({&runs});
   struct Group {
     std::string label, mode;
     std::vector<const RunData*> runs;
@@ -373,7 +369,8 @@ Finding judgeFront(const std::vector<RunData>& runs) {
   std::map<std::string, Group> groups;
   for (const auto& r : runs) {
     const std::string label =
-        (r.mode == "backprop" ? std::string("backprop") : r.mode + " " + std::to_string(r.stages) + " stages") +
+        (r.mode == "backprop" ? std::string("backprop")
+                              : r.mode + " " + std::to_string(r.stages) + " stages") +
         ", batch " + std::to_string(r.batchSize);
     auto& g = groups[label];
     g.label = label, g.mode = r.mode;
@@ -397,7 +394,8 @@ Finding judgeFront(const std::vector<RunData>& runs) {
   ordered_json rows = ordered_json::array();
   double tL = kNaN, tB = kNaN, wL = kNaN, wB = kNaN;
   Plot seq, wall;
-  seq.title = "Compute against sequential time to " + fmt(target * 100, 1) + " % (one processor per stage)";
+  seq.title =
+      "Compute against sequential time to " + fmt(target * 100, 1) + " % (one processor per stage)";
   seq.xLabel = "sequential training FLOPs to target";
   seq.yLabel = "total training FLOPs to target";
   seq.logX = seq.logY = true;
@@ -477,16 +475,19 @@ Finding judgeRandomLabels(const std::vector<RunData>& local, const std::vector<R
       "Backprop can fit (memorise) random labels; local updates fit them much less, since no "
       "stage but the last learns from the final loss.";
   f.paperSource = "a figure on the paper's models; no single number.";
-  f.rule = "fit = the model head's training accuracy over the last 50 steps on a training set "
-           "whose labels were drawn at random (dataset.random_labels); reproduced when backprop's "
-           "mean fit >= " + fmt(rules::kFitReproduced, 2) + " and exceeds local's by >= " +
-           fmt(rules::kFitGap, 2) + ", not reproduced when backprop fits (>= " +
-           fmt(rules::kFitReproduced, 2) + ") but leads by <= " + fmt(rules::kFitGapNot, 2) +
-           ", inconclusive otherwise (backprop did not fit in the budget, or a gap between).";
-  f.runs = idsOf({&local, &backprop});
+  f.rule =
+      "fit = the model head's training accuracy over the last 50 steps on a training set "
+      "whose labels were drawn at random (dataset.random_labels); reproduced when backprop's "
+      "mean fit >= " +
+      fmt(rules::kFitReproduced, 2) + " and exceeds local's by >= " + fmt(rules::kFitGap, 2) +
+      ", not reproduced when backprop fits (>= " + fmt(rules::kFitReproduced, 2) +
+      ") but leads by <= " + fmt(rules::kFitGapNot, 2) +
+      ", inconclusive otherwise (backprop did not fit in the budget, or a gap between).";
+  f.runs = stats::runIds({&local, &backprop});
   auto fits = [](const std::vector<RunData>& runs) {
     std::vector<double> v;
-    for (const auto& r : runs) v.push_back(r.stageData.empty() ? kNaN : r.stageData.back().finalAccuracy);
+    for (const auto& r : runs)
+      v.push_back(r.stageData.empty() ? kNaN : r.stageData.back().finalAccuracy);
     return v;
   };
   const auto fl = fits(local), fb = fits(backprop);
@@ -500,7 +501,8 @@ Finding judgeRandomLabels(const std::vector<RunData>& local, const std::vector<R
   ours["chance"] = jsonNumber(classes > 0 ? 1.0 / classes : kNaN);
   f.oursJson = ours.dump();
   f.oursText = "training accuracy on random labels: backprop " + fmt(mb * 100, 1) + " %, local " +
-               fmt(ml * 100, 1) + " % (chance " + fmt(classes > 0 ? 100.0 / classes : kNaN, 1) + " %)";
+               fmt(ml * 100, 1) + " % (chance " + fmt(classes > 0 ? 100.0 / classes : kNaN, 1) +
+               " %)";
   if (!std::isfinite(mb) || !std::isfinite(ml)) {
     f.verdict = Verdict::Inconclusive;
     f.why = "a local or a backprop run is missing";

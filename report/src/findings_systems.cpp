@@ -28,15 +28,6 @@ std::string toString(Verdict verdict) {
 
 namespace {
 
-std::vector<int64_t> idsOf(std::initializer_list<const std::vector<RunData>*> sets) {
-  std::vector<int64_t> ids;
-  for (const auto* s : sets)
-    for (const auto& r : *s) ids.push_back(r.id);
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
-}
-
 /// Bytes per sample each boundary carries in a run: local mode the activations (and labels)
 /// forward; pipeline mode those and the gradients coming back from the stage below.
 std::vector<double> boundaryBytesPerSample(const RunData& r) {
@@ -78,7 +69,8 @@ double sum(const std::vector<double>& v) {
 
 }  // namespace
 
-Finding judgeCommunication(const std::vector<RunData>& local, const std::vector<RunData>& pipeline) {
+Finding judgeCommunication(const std::vector<RunData>& local,
+                           const std::vector<RunData>& pipeline) {
   Finding f;
   f.id = "communication";
   f.title = "Communication: local updates send about half of pipelined backprop's bytes";
@@ -90,12 +82,13 @@ Finding judgeCommunication(const std::vector<RunData>& local, const std::vector<
   f.paperSource =
       "Graphcore IPUs (4 processors). Bytes across a boundary are set by the model and the "
       "method, not by the hardware, so the ratio carries over; the absolute megabytes do not.";
-  f.rule = "r = the bytes per sample crossing every boundary in local mode over those in "
-           "pipelined backprop (activations forward + gradients back), both measured on the same "
-           "cut; reproduced when " +
-           fmt(rules::kBytesLow, 2) + " <= r <= " + fmt(rules::kBytesHigh, 2) +
-           ", not reproduced when r > " + fmt(rules::kBytesNot, 2) + ", inconclusive otherwise.";
-  f.runs = idsOf({&local, &pipeline});
+  f.rule =
+      "r = the bytes per sample crossing every boundary in local mode over those in "
+      "pipelined backprop (activations forward + gradients back), both measured on the same "
+      "cut; reproduced when " +
+      fmt(rules::kBytesLow, 2) + " <= r <= " + fmt(rules::kBytesHigh, 2) +
+      ", not reproduced when r > " + fmt(rules::kBytesNot, 2) + ", inconclusive otherwise.";
+  f.runs = stats::runIds({&local, &pipeline});
   const auto l = medianPerBoundary(local);
   const auto p = medianPerBoundary(pipeline);
   ordered_json ours;
@@ -122,8 +115,10 @@ Finding judgeCommunication(const std::vector<RunData>& local, const std::vector<
                " boundaries)";
   if (r >= rules::kBytesLow && r <= rules::kBytesHigh) {
     f.verdict = Verdict::Reproduced;
-    f.why = "local mode sends the activations forward only, pipelined backprop the same "
-            "activations and an equally large gradient back: r = " + fmt(r, 3);
+    f.why =
+        "local mode sends the activations forward only, pipelined backprop the same "
+        "activations and an equally large gradient back: r = " +
+        fmt(r, 3);
   } else if (r > rules::kBytesNot) {
     f.verdict = Verdict::NotReproduced;
     f.why = "local mode saved less than a quarter of the bytes here: r = " + fmt(r, 3);
@@ -174,11 +169,12 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
       "own backward pass instead of keeping them until the gradient comes back from the stages "
       "below, as pipelined backprop must.";
   f.paperSource = "a qualitative claim; the paper gives no number for it.";
-  f.rule = "q = the largest per-stage allocator peak of a local run over that of a pipelined "
-           "backprop run (GPipe, the same cut), medians over rounds; reproduced when q <= " +
-           fmt(rules::kMemoryLower, 2) + ", not reproduced when q >= " +
-           fmt(rules::kMemoryHigher, 2) + ", inconclusive between or when memory was not counted.";
-  f.runs = idsOf({&local, &pipeline, &backprop});
+  f.rule =
+      "q = the largest per-stage allocator peak of a local run over that of a pipelined "
+      "backprop run (GPipe, the same cut), medians over rounds; reproduced when q <= " +
+      fmt(rules::kMemoryLower, 2) + ", not reproduced when q >= " + fmt(rules::kMemoryHigher, 2) +
+      ", inconclusive between or when memory was not counted.";
+  f.runs = stats::runIds({&local, &pipeline, &backprop});
   const auto l = peaksPerStage(local), p = peaksPerStage(pipeline), b = peaksPerStage(backprop);
   const double ml = stats::maxOf(l), mp = stats::maxOf(p), mb = stats::maxOf(b);
   ordered_json ours;
@@ -250,11 +246,13 @@ Finding judgeThroughput(const std::vector<RunData>& runs, int cores) {
   f.paperSource =
       "Graphcore IPUs, one stage per processor. Here the stages share this machine's cores, so "
       "at most as many stages as cores compute at once.";
-  f.rule = "s = local samples/s over pipelined backprop's at K* = min(most stages, cores) "
-           "stages, medians over interleaved rounds measured fresh in this report; reproduced "
-           "when s >= " + fmt(rules::kSpeedReproduced, 2) + ", not reproduced when s < " +
-           fmt(rules::kSpeedNot, 2) + ", inconclusive between or when K* < 2.";
-  f.runs = idsOf({&runs});
+  f.rule =
+      "s = local samples/s over pipelined backprop's at K* = min(most stages, cores) "
+      "stages, medians over interleaved rounds measured fresh in this report; reproduced "
+      "when s >= " +
+      fmt(rules::kSpeedReproduced, 2) + ", not reproduced when s < " + fmt(rules::kSpeedNot, 2) +
+      ", inconclusive between or when K* < 2.";
+  f.runs = stats::runIds({&runs});
   // mode -> stages -> samples/s of every round
   std::map<std::string, std::map<int, std::vector<double>>> by;
   for (const auto& r : runs)
@@ -331,7 +329,8 @@ Finding judgeThroughput(const std::vector<RunData>& runs, int cores) {
   } else {
     f.verdict = Verdict::Inconclusive;
     f.why = "local mode was faster by less than the rule asks (s = " + fmt(s, 2) + ") with " +
-            std::to_string(cores) + " cores: the high-compute regime with a processor per "
+            std::to_string(cores) +
+            " cores: the high-compute regime with a processor per "
             "stage cannot be reached here";
   }
   return f;

@@ -19,8 +19,8 @@ namespace {
 
 // Colour-blind-safe series colours (Okabe-Ito, then two greys); cmap0 index 0 is the background,
 // 1 the axes and 2 the grid, so series colour i is cmap0 index i + 3.
-constexpr int kPalette[][3] = {{0, 114, 178},  {230, 159, 0},   {0, 158, 115},  {204, 121, 167},
-                               {86, 180, 233}, {213, 94, 0},    {240, 228, 66}, {0, 0, 0},
+constexpr int kPalette[][3] = {{0, 114, 178},   {230, 159, 0},  {0, 158, 115},  {204, 121, 167},
+                               {86, 180, 233},  {213, 94, 0},   {240, 228, 66}, {0, 0, 0},
                                {120, 120, 120}, {180, 180, 180}};
 constexpr int kPaletteSize = static_cast<int>(sizeof(kPalette) / sizeof(kPalette[0]));
 constexpr int kFirstSeriesColor = 3;
@@ -170,8 +170,7 @@ std::string paletteColor(int index) {
 
 std::string renderSvg(const Plot& plot, int width, int height) {
   std::lock_guard lock(plplotMutex());
-  if (!haveSvgDriver())
-    throw std::runtime_error("PLplot has no svg driver (install libplplot17)");
+  if (!haveSvgDriver()) throw std::runtime_error("PLplot has no svg driver (install libplplot17)");
   const char* tmp = std::getenv("TMPDIR");
   std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/stagewise-plot-XXXXXX";
   const int fd = mkstemp(path.data());
@@ -198,7 +197,8 @@ std::string renderSvg(const Plot& plot, int width, int height) {
     xr.pad(0.03, logX);
   }
   yr.pad(0.06, plot.logY);
-  if (plot.yMin < plot.yMax) yr.lo = axisValue(plot.yMin, plot.logY), yr.hi = axisValue(plot.yMax, plot.logY);
+  if (plot.yMin < plot.yMax)
+    yr.lo = axisValue(plot.yMin, plot.logY), yr.hi = axisValue(plot.yMax, plot.logY);
 
   plsdev("svg");
   plsfnam(path.c_str());
@@ -213,7 +213,8 @@ std::string renderSvg(const Plot& plot, int width, int height) {
   plinit();
   pladv(0);
   plschr(0, 0.75);
-  const bool legend = plot.series.size() > 1 || (plot.series.size() == 1 && !plot.series[0].label.empty());
+  const bool legend =
+      plot.series.size() > 1 || (plot.series.size() == 1 && !plot.series[0].label.empty());
   plvpor(0.10, legend ? 0.70 : 0.95, 0.14, 0.90);
   plwind(xr.lo, xr.hi, yr.lo, yr.hi);
   plcol0(1);
@@ -240,13 +241,14 @@ std::string renderSvg(const Plot& plot, int width, int height) {
   plmtex("t", 1.6, 0.5, 0.5, plText(plot.title).c_str());
   plschr(0, 0.75);
 
-  const size_t nBars = static_cast<size_t>(std::count_if(
-      plot.series.begin(), plot.series.end(),
-      [](const PlotSeries& s) { return s.style == PlotSeries::Style::Bars; }));
+  const size_t nBars = static_cast<size_t>(
+      std::count_if(plot.series.begin(), plot.series.end(),
+                    [](const PlotSeries& s) { return s.style == PlotSeries::Style::Bars; }));
   size_t barIndex = 0;
   for (size_t i = 0; i < plot.series.size(); ++i) {
     const PlotSeries& s = plot.series[i];
-    const int color = kFirstSeriesColor + ((s.color >= 0 ? s.color : static_cast<int>(i)) % kPaletteSize);
+    const int color =
+        kFirstSeriesColor + ((s.color >= 0 ? s.color : static_cast<int>(i)) % kPaletteSize);
     if (s.style == PlotSeries::Style::Bars) {
       const double w = 0.8 / static_cast<double>(std::max<size_t>(1, nBars));
       plcol0(color);
@@ -294,7 +296,8 @@ std::string renderSvg(const Plot& plot, int width, int height) {
       if (band)
         for (size_t k = 0; k < x.size(); ++k) {
           PLFLT ex = x[k], elo = axisValue(s.lo[k], plot.logY), ehi = axisValue(s.hi[k], plot.logY);
-          if (std::isfinite(ex) && std::isfinite(elo) && std::isfinite(ehi)) plerry(1, &ex, &elo, &ehi);
+          if (std::isfinite(ex) && std::isfinite(elo) && std::isfinite(ehi))
+            plerry(1, &ex, &elo, &ehi);
         }
     }
   }
@@ -321,18 +324,18 @@ std::string renderSvg(const Plot& plot, int width, int height) {
       const PlotSeries& s = plot.series[static_cast<size_t>(i)];
       colors[static_cast<size_t>(i)] =
           kFirstSeriesColor + ((s.color >= 0 ? s.color : static_cast<int>(i)) % kPaletteSize);
-      opts[static_cast<size_t>(i)] =
-          s.style == PlotSeries::Style::Bars     ? PL_LEGEND_COLOR_BOX
-          : s.style == PlotSeries::Style::Points ? PL_LEGEND_SYMBOL
-          : s.style == PlotSeries::Style::LinePoints ? (PL_LEGEND_LINE | PL_LEGEND_SYMBOL)
-                                                 : PL_LEGEND_LINE;
+      opts[static_cast<size_t>(i)] = s.style == PlotSeries::Style::Bars     ? PL_LEGEND_COLOR_BOX
+                                     : s.style == PlotSeries::Style::Points ? PL_LEGEND_SYMBOL
+                                     : s.style == PlotSeries::Style::LinePoints
+                                         ? (PL_LEGEND_LINE | PL_LEGEND_SYMBOL)
+                                         : PL_LEGEND_LINE;
       labels.push_back(plText(s.label));
     }
     for (const auto& l : labels) texts.push_back(l.c_str());
     for (PLINT i = 0; i < n; ++i) symbols.push_back("○");
     PLFLT lw = 0, lh = 0;
-    pllegend(&lw, &lh, PL_LEGEND_BACKGROUND, PL_POSITION_OUTSIDE | PL_POSITION_RIGHT,
-             0.02, 0.0, 0.08, 0, 1, 1, n, 1, n, opts.data(), 0.8, 0.9, 2.0, 0.0, textColors.data(),
+    pllegend(&lw, &lh, PL_LEGEND_BACKGROUND, PL_POSITION_OUTSIDE | PL_POSITION_RIGHT, 0.02, 0.0,
+             0.08, 0, 1, 1, n, 1, n, opts.data(), 0.8, 0.9, 2.0, 0.0, textColors.data(),
              texts.data(), colors.data(), boxPatterns.data(), boxScales.data(), boxWidths.data(),
              colors.data(), styles.data(), widths.data(), colors.data(), symbolScales.data(),
              symbolNumbers.data(), symbols.data());

@@ -37,9 +37,12 @@ std::string reportJson(const ReportDoc& doc) {
   j["quick"] = doc.quick;
   j["created_at"] = doc.createdAt;
   j["seconds"] = jsonNumber(doc.seconds);
-  j["machine"] = {{"cores", doc.machine.cores},   {"cpu", doc.machine.cpu},
-                  {"host", doc.machine.host},     {"blas", doc.machine.blas},
-                  {"libtorch", doc.machine.torchVersion}, {"devices", doc.machine.devices}};
+  j["machine"] = {{"cores", doc.machine.cores},
+                  {"cpu", doc.machine.cpu},
+                  {"host", doc.machine.host},
+                  {"blas", doc.machine.blas},
+                  {"libtorch", doc.machine.torchVersion},
+                  {"devices", doc.machine.devices}};
   const ordered_json base = ordered_json::parse(doc.baseSpecJson, nullptr, false);
   j["base"] = base.is_discarded() ? ordered_json(doc.baseSpecJson) : base;
   j["adaptations"] = doc.adaptations;
@@ -51,7 +54,8 @@ std::string reportJson(const ReportDoc& doc) {
     o["claim"] = f.claim;
     o["paper_value"] = f.paperValue ? ordered_json(*f.paperValue) : ordered_json(nullptr);
     o["paper_source"] = f.paperSource;
-    const ordered_json ours = ordered_json::parse(f.oursJson.empty() ? "{}" : f.oursJson, nullptr, false);
+    const ordered_json ours =
+        ordered_json::parse(f.oursJson.empty() ? "{}" : f.oursJson, nullptr, false);
     o["ours"] = ours.is_discarded() ? ordered_json::object() : ours;
     o["ours_text"] = f.oursText;
     o["rule"] = f.rule;

@@ -14,12 +14,23 @@ std::string escapeHtml(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -55,7 +66,8 @@ std::string verdictBadge(Verdict v) {
 
 std::string runList(const std::vector<int64_t>& runs) {
   std::string out;
-  for (size_t i = 0; i < runs.size(); ++i) out += (i ? ", " : "") + std::string("#") + std::to_string(runs[i]);
+  for (size_t i = 0; i < runs.size(); ++i)
+    out += (i ? ", " : "") + std::string("#") + std::to_string(runs[i]);
   return out.empty() ? "none" : out;
 }
 
@@ -64,8 +76,8 @@ std::string runList(const std::vector<int64_t>& runs) {
 std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
-    << "<meta charset=\"utf-8\"/>\n<title>Stagewise replication report</title>\n<style>"
-    << kStyle << "</style>\n</head>\n<body>\n";
+    << "<meta charset=\"utf-8\"/>\n<title>Stagewise replication report</title>\n<style>" << kStyle
+    << "</style>\n</head>\n<body>\n";
   h << "<h1>Replication report</h1>\n<p class=\"muted\">Laskin, Metz et al., <i>Parallel "
        "Training of Deep Networks with Local Updates</i> (2020), checked against runs made on "
        "this machine by Stagewise. "
@@ -146,7 +158,8 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
     << "</table>\n";
   h << "<h2>Every spec</h2>\n<p class=\"muted\">The base experiment, then each distinct spec the "
        "suite trained with the runs made from it.</p>\n";
-  h << "<details><summary>base</summary><pre>" << escapeHtml(doc.baseSpecJson) << "</pre></details>\n";
+  h << "<details><summary>base</summary><pre>" << escapeHtml(doc.baseSpecJson)
+    << "</pre></details>\n";
   for (const auto& s : doc.specs)
     h << "<details><summary>" << escapeHtml(s.label) << " (runs " << escapeHtml(runList(s.runs))
       << ")</summary><pre>" << escapeHtml(s.specJson) << "</pre></details>\n";

@@ -82,7 +82,8 @@ void ReportSession::runEnded(size_t job, bool completed, const std::string& erro
 
 void ReportSession::finish(bool stopped) {
   for (int64_t id : m_studyIds)
-    m_store.finishStudy(id, stopped ? storage::StudyStatus::Stopped : storage::StudyStatus::Completed);
+    m_store.finishStudy(id,
+                        stopped ? storage::StudyStatus::Stopped : storage::StudyStatus::Completed);
 }
 
 ReportDoc ReportSession::build(const MachineInfo& machine, double seconds) {

@@ -13,6 +13,15 @@ double mean(const std::vector<double>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
+std::vector<int64_t> runIds(std::initializer_list<const std::vector<RunData>*> sets) {
+  std::vector<int64_t> ids;
+  for (const auto* s : sets)
+    for (const auto& r : *s) ids.push_back(r.id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
 double sampleStd(const std::vector<double>& v) {
   if (v.size() < 2) return kNaN;
   const double m = mean(v);

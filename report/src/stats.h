@@ -3,15 +3,19 @@
 // and curves of several runs averaged on one grid (the bands of the report's plots).
 
 #include <cstdint>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
+#include "stagewise/report/findings.h"
 #include "stagewise/report/plot.h"
 #include "stagewise/study/study.h"
 
 namespace stagewise::report::stats {
 
 double mean(const std::vector<double>& v);  ///< NaN for none
+/// The ids of the runs of several sets, sorted, each once.
+std::vector<int64_t> runIds(std::initializer_list<const std::vector<RunData>*> sets);
 double sampleStd(const std::vector<double>& v);  ///< n - 1; NaN below 2 values
 double stdErr(const std::vector<double>& v);     ///< sampleStd / sqrt(n); NaN below 2 values
 /// The standard error of mean(a) - mean(b); NaN when either has fewer than 2 values.

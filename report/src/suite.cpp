@@ -18,12 +18,12 @@ namespace {
 // The default preset's work per sample (forward FLOPs of the 8 x 512 MLP on Fashion-MNIST):
 // the quick suite's run lengths below are sized for it and scaled by a model's own FLOPs.
 constexpr double kReferenceFlops = 4.47e6;
-constexpr double kQuickSamples = 19200;       // a quick learning run: 600 steps of 32
-constexpr double kQuickSpeedSamples = 9600;   // a quick throughput run
-constexpr double kFullSpeedSamples = 25600;   // a full throughput run
-constexpr int kEvaluations = 12;              // evaluations and probes asked per learning run
-constexpr int64_t kQuickEvalSamples = 2000;   // quick: evaluate on the first 2000 test samples
-constexpr int kRandomLabelEpochs[2] = {60, 30};       // full, quick
+constexpr double kQuickSamples = 19200;          // a quick learning run: 600 steps of 32
+constexpr double kQuickSpeedSamples = 9600;      // a quick throughput run
+constexpr double kFullSpeedSamples = 25600;      // a full throughput run
+constexpr int kEvaluations = 12;                 // evaluations and probes asked per learning run
+constexpr int64_t kQuickEvalSamples = 2000;      // quick: evaluate on the first 2000 test samples
+constexpr int kRandomLabelEpochs[2] = {60, 30};  // full, quick
 constexpr int64_t kRandomLabelSamples[2] = {2048, 1024};
 
 std::string cutsJson(const std::vector<int>& cuts) {
@@ -67,13 +67,14 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
     throw study::StudyError(std::string("the base experiment's dataset: ") + e.what());
   }
   const int layers = static_cast<int>(model.layers.size());
-  if (layers < 2)
-    throw study::StudyError("the base model has one layer: a cut needs at least two");
+  if (layers < 2) throw study::StudyError("the base model has one layer: a cut needs at least two");
   const auto costs = engine::flopCosts(model);
   if (baseCuts.empty()) {
     baseCuts = engine::balanceCuts(costs, 2);
-    suite.adaptations.push_back("the base has one stage: the suite cuts it into 2 stages "
-                                "balanced by FLOPs (partition.cuts=" + cutsJson(baseCuts) + ")");
+    suite.adaptations.push_back(
+        "the base has one stage: the suite cuts it into 2 stages "
+        "balanced by FLOPs (partition.cuts=" +
+        cutsJson(baseCuts) + ")");
   }
   const int stages = static_cast<int>(baseCuts.size()) + 1;
   suite.baseStages = stages;
@@ -95,16 +96,17 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
                                 : (trainSamples + batch - 1) / batch * base.train.epochs;
   auto stepsFor = [&](double referenceSamples) {
     const double samples = referenceSamples * kReferenceFlops / flops;
-    return std::clamp<int64_t>(static_cast<int64_t>(samples / batch), 60, std::max<int64_t>(60, baseSteps));
+    return std::clamp<int64_t>(static_cast<int64_t>(samples / batch), 60,
+                               std::max<int64_t>(60, baseSteps));
   };
   const int64_t learnSteps = options.quick ? stepsFor(kQuickSamples) : baseSteps;
   const int64_t speedSteps = stepsFor(options.quick ? kQuickSpeedSamples : kFullSpeedSamples);
   const int64_t every = std::max<int64_t>(1, learnSteps / kEvaluations);
 
   // What every run of the suite shares: the base's cut as explicit cuts, no checkpoints.
-  std::vector<std::string> common = {"partition.balance=\"manual\"",
-                                     "partition.cuts=" + cutsJson(baseCuts), "checkpoint.interval=0",
-                                     "checkpoint.dir=\"\"", "mode=\"local\""};
+  std::vector<std::string> common = {
+      "partition.balance=\"manual\"", "partition.cuts=" + cutsJson(baseCuts),
+      "checkpoint.interval=0", "checkpoint.dir=\"\"", "mode=\"local\""};
   if (base.checkpoint.enabled())
     suite.adaptations.push_back("checkpoints off: a report's runs are reused whole, not resumed");
   std::vector<std::string> learn = common;
@@ -126,9 +128,10 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   speed.push_back("eval.interval=0");
   speed.push_back("probe.interval=-1");
   if (base.model.kind == "cnn")
-    suite.adaptations.push_back("the CNN has batch norm: pipelined backprop normalises each "
-                                "micro-batch on its own, so its gradients differ from backprop's "
-                                "by design (docs/architecture.md)");
+    suite.adaptations.push_back(
+        "the CNN has batch norm: pipelined backprop normalises each "
+        "micro-batch on its own, so its gradients differ from backprop's "
+        "by design (docs/architecture.md)");
 
   auto add = [&](const std::string& finding, const std::vector<std::string>& sets,
                  std::vector<study::VariedKey> keys, int seeds, bool fresh) {
@@ -165,14 +168,15 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
 
   // The front: equal samples over two batch sizes, two stage counts and backprop.
   std::vector<std::string> front = common;
-  const double frontSamples =
-      options.quick ? static_cast<double>(learnSteps * batch) : static_cast<double>(baseSteps * batch);
+  const double frontSamples = options.quick ? static_cast<double>(learnSteps * batch)
+                                            : static_cast<double>(baseSteps * batch);
   const int64_t epochSamples = trainSamples;
   if (frontSamples < static_cast<double>(epochSamples)) {
     front.push_back("dataset.limit_train=" + fmtInt(frontSamples));
     front.push_back("train.epochs=1");
   } else {
-    front.push_back("train.epochs=" + fmtInt(std::max(1.0, frontSamples / static_cast<double>(epochSamples))));
+    front.push_back("train.epochs=" +
+                    fmtInt(std::max(1.0, frontSamples / static_cast<double>(epochSamples))));
   }
   front.push_back("train.max_steps=0");
   // Evaluations spaced for the larger batch (the measurement budget thins the smaller one's).
@@ -191,7 +195,8 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
 
   // Random labels: a small training set, many epochs.
   const int64_t rlSamples = std::min<int64_t>(kRandomLabelSamples[q], trainSamples);
-  add("random_labels",
+  add(
+      "random_labels",
       [&] {
         auto sets = common;
         sets.push_back("dataset.random_labels=true");

@@ -97,7 +97,8 @@ class TestReportCli : public QObject {
     const QString db = dir.filePath("runs.db"), out = dir.filePath("report");
     QElapsedTimer clock;
     clock.start();
-    const Result r = runCli({"report", "--quick", "--config", base, "--db", db, "--out", out, "--quiet"});
+    const Result r =
+        runCli({"report", "--quick", "--config", base, "--db", db, "--out", out, "--quiet"});
     QVERIFY2(r.code == 0, qPrintable(r.err.right(3000)));
     qInfo("quick report: %.0f s", double(clock.elapsed()) / 1000);
     QVERIFY(clock.elapsed() < 10 * 60 * 1000);
@@ -111,9 +112,9 @@ class TestReportCli : public QObject {
     QCOMPARE(doc["quick"].toBool(), true);
     QVERIFY(doc["machine"].toObject()["cores"].toInt() >= 1);
     QVERIFY(!doc["machine"].toObject()["blas"].toString().isEmpty());
-    const QStringList ids = {"gradient_similarity", "communication", "memory",
-                             "throughput_vs_stages", "accuracy", "overlap",
-                             "compute_time_front", "random_labels"};
+    const QStringList ids = {"gradient_similarity",  "communication", "memory",
+                             "throughput_vs_stages", "accuracy",      "overlap",
+                             "compute_time_front",   "random_labels"};
     const QJsonArray findings = doc["findings"].toArray();
     QCOMPARE(findings.size(), ids.size());
     for (int i = 0; i < findings.size(); ++i) {
@@ -129,7 +130,8 @@ class TestReportCli : public QObject {
     QCOMPARE(findings[1].toObject()["verdict"].toString(), QStringLiteral("reproduced"));
     // One study per finding, completed.
     QCOMPARE(rawInt(db.toStdString(), "SELECT count(*) FROM studies"), 8LL);
-    QCOMPARE(rawInt(db.toStdString(), "SELECT count(*) FROM studies WHERE status='completed'"), 8LL);
+    QCOMPARE(rawInt(db.toStdString(), "SELECT count(*) FROM studies WHERE status='completed'"),
+             8LL);
     // The page: well-formed, every plot inline, nothing fetched from elsewhere.
     QFile html(out + "/report.html");
     QVERIFY(html.open(QIODevice::ReadOnly));
@@ -154,9 +156,10 @@ class TestReportCli : public QObject {
     const Result again =
         runCli({"report", "--quick", "--config", base, "--db", db, "--out", out, "--quiet"});
     QVERIFY2(again.code == 0, qPrintable(again.err.right(2000)));
-    const int fresh = int(rawInt(db.toStdString(),
-                                 "SELECT count(*) FROM runs WHERE name LIKE '%throughput_vs_stages%'")) /
-                      2;
+    const int fresh =
+        int(rawInt(db.toStdString(),
+                   "SELECT count(*) FROM runs WHERE name LIKE '%throughput_vs_stages%'")) /
+        2;
     QCOMPARE(toTrain(again.err), fresh);
     QVERIFY(fresh < trained);
   }

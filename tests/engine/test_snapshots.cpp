@@ -71,10 +71,12 @@ class TestSnapshots : public QObject {
     const ProbeResult b = gradientCosineTwoPass(m.stages, m.isLast, m.x, m.y);
     QCOMPARE(a.stage.size(), m.stages.size());
     for (size_t k = 0; k < a.stage.size(); ++k) {
-      QVERIFY2(std::abs(a.stage[k] - b.stage[k]) < 1e-9,
-               qPrintable(QString("stage %1: %2 against %3").arg(k).arg(a.stage[k]).arg(b.stage[k])));
+      QVERIFY2(
+          std::abs(a.stage[k] - b.stage[k]) < 1e-9,
+          qPrintable(QString("stage %1: %2 against %3").arg(k).arg(a.stage[k]).arg(b.stage[k])));
       QCOMPARE(a.layer[k].size(), b.layer[k].size());
-      for (size_t l = 0; l < a.layer[k].size(); ++l) QVERIFY(std::abs(a.layer[k][l] - b.layer[k][l]) < 1e-9);
+      for (size_t l = 0; l < a.layer[k].size(); ++l)
+        QVERIFY(std::abs(a.layer[k][l] - b.layer[k][l]) < 1e-9);
     }
     QCOMPARE(a.stage.back(), 1.0);
     QVERIFY(a.stage.front() < 0.999);  // a real comparison, not two ones

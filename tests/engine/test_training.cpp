@@ -264,7 +264,7 @@ class TestTraining : public QObject {
     const ExperimentSpec spec = small("mode=backprop dataset.random_labels=true");
     const RunSummary x = train(spec, a), y = train(spec, b);
     QVERIFY2(x.status == RunStatus::Completed, x.error.c_str());
-    QCOMPARE(x.stages[0].paramChecksum, y.stages[0].paramChecksum);  // the same labels
+    QCOMPARE(x.stages[0].paramChecksum, y.stages[0].paramChecksum);          // the same labels
     QVERIFY2(x.testAccuracy < 0.4, std::to_string(x.testAccuracy).c_str());  // 4 classes
     const RunSummary real = train(small("mode=backprop"), c);
     QVERIFY2(real.testAccuracy > 0.6, std::to_string(real.testAccuracy).c_str());

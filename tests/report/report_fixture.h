@@ -84,9 +84,11 @@ inline int64_t storeRun(stagewise::storage::RunStore& store, const FakeRun& r) {
   std::vector<PointInput> points;
   for (const auto& c : r.cosines)
     points.push_back({"grad_cosine", c.stage, c.layer, c.step, double(c.step), c.value});
-  for (const auto& e : r.evals) points.push_back({"test_accuracy", -1, -1, e.step, e.time, e.accuracy});
+  for (const auto& e : r.evals)
+    points.push_back({"test_accuracy", -1, -1, e.step, e.time, e.accuracy});
   for (const auto& [step, a] : r.headAccuracy)
-    points.push_back({"accuracy", static_cast<int>(run.stages.size()) - 1, -1, step, double(step), a});
+    points.push_back(
+        {"accuracy", static_cast<int>(run.stages.size()) - 1, -1, step, double(step), a});
   w.appendPoints(id, points);
   nlohmann::json stages = nlohmann::json::array();
   for (size_t k = 0; k < run.stages.size(); ++k) {

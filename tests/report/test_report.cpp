@@ -7,9 +7,9 @@
 #include <QXmlStreamReader>
 #include <QtTest>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
-#include <nlohmann/json.hpp>
 
 #include "report_fixture.h"
 #include "stagewise/report/collect.h"
@@ -56,7 +56,8 @@ FakeRun cosineRun(const std::vector<double>& base, double jitter, int64_t seed) 
       r.cosines.push_back({stage, l, step, v});
     }
     for (int k = 0; k < 4; ++k) {
-      const double v = k == 3 ? 1.0 : 0.5 * (base[size_t(2 * k)] + base[size_t(2 * k + 1)]) + jitter;
+      const double v =
+          k == 3 ? 1.0 : 0.5 * (base[size_t(2 * k)] + base[size_t(2 * k + 1)]) + jitter;
       r.cosines.push_back({k, -1, step, v});
     }
   }
@@ -89,11 +90,11 @@ class TestReport : public QObject {
   void gradientSimilarity_data() {
     QTest::addColumn<std::vector<double>>("base");
     QTest::addColumn<Verdict>("verdict");
-    QTest::newRow("falls toward the input") << std::vector<double>{0.3, 0.4, 0.5, 0.6, 0.7, 0.8}
-                                            << Verdict::Reproduced;
+    QTest::newRow("falls toward the input")
+        << std::vector<double>{0.3, 0.4, 0.5, 0.6, 0.7, 0.8} << Verdict::Reproduced;
     // The last stage's layers are at 1: were they counted, this would rank high.
-    QTest::newRow("rises toward the input") << std::vector<double>{0.8, 0.7, 0.6, 0.5, 0.4, 0.3}
-                                            << Verdict::NotReproduced;
+    QTest::newRow("rises toward the input")
+        << std::vector<double>{0.8, 0.7, 0.6, 0.5, 0.4, 0.3} << Verdict::NotReproduced;
     QTest::newRow("partly") << std::vector<double>{0.5, 0.3, 0.7, 0.4, 0.8, 0.6}
                             << Verdict::Inconclusive;
   }
@@ -232,7 +233,8 @@ class TestReport : public QObject {
     QFETCH(Verdict, verdict);
     Store s;
     std::vector<FakeRun> l, b;
-    for (size_t i = 0; i < local.size(); ++i) l.push_back(accuracyRun("local", local[i], 10, int64_t(i) + 1));
+    for (size_t i = 0; i < local.size(); ++i)
+      l.push_back(accuracyRun("local", local[i], 10, int64_t(i) + 1));
     for (size_t i = 0; i < backprop.size(); ++i)
       b.push_back(accuracyRun("backprop", backprop[i], 10, int64_t(i) + 1));
     const Finding f = judgeAccuracy(s.read(l), s.read(b));
@@ -240,14 +242,16 @@ class TestReport : public QObject {
     QCOMPARE(f.plots.size(), size_t{2});  // against samples and against time
     const auto ours = nlohmann::json::parse(f.oursJson);
     QVERIFY(std::abs(ours["equal_epochs"]["local_mean"].get<double>() -
-                     std::accumulate(local.begin(), local.end(), 0.0) / double(local.size())) < 1e-12);
+                     std::accumulate(local.begin(), local.end(), 0.0) / double(local.size())) <
+            1e-12);
   }
 
   void equalTimeReadsTheCurves() {
     // Local ends at 8 s, backprop at 16 s: at 8 s backprop is halfway up its curve.
     Store s;
     const auto l = s.read({accuracyRun("local", 0.80, 8, 1), accuracyRun("local", 0.80, 8, 2)});
-    const auto b = s.read({accuracyRun("backprop", 0.90, 16, 1), accuracyRun("backprop", 0.90, 16, 2)});
+    const auto b =
+        s.read({accuracyRun("backprop", 0.90, 16, 1), accuracyRun("backprop", 0.90, 16, 2)});
     const Finding f = judgeAccuracy(l, b);
     const auto eq = nlohmann::json::parse(f.oursJson)["equal_time"];
     QCOMPARE(eq["time_s"].get<double>(), 8.0);
@@ -338,7 +342,8 @@ class TestReport : public QObject {
     b.finalAccuracy = {backprop};
     l.finalAccuracy = {0.3, 0.3, 0.3, local};
     for (int64_t step = 0; step < 300; step += 10)
-      b.headAccuracy.push_back({step, backprop * step / 300}), l.headAccuracy.push_back({step, local});
+      b.headAccuracy.push_back({step, backprop * step / 300}),
+          l.headAccuracy.push_back({step, local});
     const Finding f = judgeRandomLabels(s.read({l}), s.read({b}));
     QVERIFY2(f.verdict == verdict, (f.oursText + " / " + f.why).c_str());
     QCOMPARE(nlohmann::json::parse(f.oursJson)["chance"].get<double>(), 0.25);  // 4 classes
@@ -386,8 +391,10 @@ class TestReport : public QObject {
       if (studies.count(studyOf("accuracy"))) QCOMPARE(j.spec.probe.interval, int64_t{-1});
       measuredTwice += studies.count(studyOf("throughput_vs_stages")) &&
                        studies.count(studyOf("communication")) && studies.count(studyOf("memory"));
-      if (studies.count(studyOf("random_labels"))) QVERIFY(j.spec.dataset.randomLabels);
-      else QVERIFY(!j.spec.dataset.randomLabels);
+      if (studies.count(studyOf("random_labels")))
+        QVERIFY(j.spec.dataset.randomLabels);
+      else
+        QVERIFY(!j.spec.dataset.randomLabels);
     }
     QCOMPARE(shared, 2);         // one local run per seed
     QCOMPARE(measuredTwice, 4);  // local and pipeline at the base cut, once per round
@@ -465,7 +472,8 @@ class TestReport : public QObject {
     QCOMPARE(json["machine"]["cores"].get<int>(), 2);
     QCOMPARE(json["machine"]["blas"].get<std::string>(), std::string("OpenBLAS 0.3.21"));
     for (const auto& f : json["findings"]) {
-      for (const char* key : {"id", "claim", "paper_value", "ours", "rule", "verdict", "why", "runs"})
+      for (const char* key :
+           {"id", "claim", "paper_value", "ours", "rule", "verdict", "why", "runs"})
         QVERIFY2(f.contains(key), key);
       const std::string v = f["verdict"];
       QVERIFY(v == "reproduced" || v == "not_reproduced" || v == "inconclusive");
@@ -494,7 +502,8 @@ class TestReport : public QObject {
         if (v.contains("url(") && !v.contains("url(#")) outside << n + "=" + v;
       }
     }
-    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString() + " at line " + QString::number(xml.lineNumber())));
+    QVERIFY2(!xml.hasError(),
+             qPrintable(xml.errorString() + " at line " + QString::number(xml.lineNumber())));
     QVERIFY2(outside.isEmpty(), qPrintable(outside.join(", ")));
     QVERIFY(!html.contains("@import"));
     size_t plots = 0;

@@ -81,7 +81,8 @@ class TestReportGui : public QObject {
     QVERIFY(queue->isRunning());
     const int runs = queue->view()->topLevelItemCount();
     QVERIFY2(runs > 20, qPrintable(QString::number(runs)));
-    QVERIFY(queue->view()->topLevelItem(0)->text(1).startsWith(QStringLiteral("throughput_vs_stages")));
+    QVERIFY(
+        queue->view()->topLevelItem(0)->text(1).startsWith(QStringLiteral("throughput_vs_stages")));
     QVERIFY(queue->headerLabel()->text().contains(QStringLiteral("Replication report")));
     QTRY_VERIFY_WITH_TIMEOUT(window.reportView() != nullptr, 120000);
     QVERIFY(!queue->isRunning());
@@ -99,7 +100,8 @@ class TestReportGui : public QObject {
     ReportView* view = window.reportView();
     QVERIFY(view->isVisible());
     const QString text = view->browser()->toPlainText();
-    for (const auto& id : report::kFindingIds) QVERIFY2(text.contains(QString::fromStdString(id)), id.c_str());
+    for (const auto& id : report::kFindingIds)
+      QVERIFY2(text.contains(QString::fromStdString(id)), id.c_str());
     QVERIFY(text.contains(QStringLiteral("Quick report")));
     QCOMPARE(view->doc().findings.size(), report::kFindingIds.size());
     QVERIFY(view->doc().quick);
@@ -112,7 +114,8 @@ class TestReportGui : public QObject {
     QXmlStreamReader xml(&html);
     int svgs = 0;
     while (!xml.atEnd())
-      if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QStringLiteral("svg")) ++svgs;
+      if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QStringLiteral("svg"))
+        ++svgs;
     QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
     QVERIFY(svgs >= 8);
     QFile json(out.filePath(QStringLiteral("r/report.json")));
@@ -130,7 +133,8 @@ class TestReportGui : public QObject {
     QVERIFY(window.startReport(true));
     int fresh = 0;
     for (int i = 0; i < queue->view()->topLevelItemCount(); ++i)
-      fresh += queue->view()->topLevelItem(i)->text(1).startsWith(QStringLiteral("throughput_vs_stages"));
+      fresh += queue->view()->topLevelItem(i)->text(1).startsWith(
+          QStringLiteral("throughput_vs_stages"));
     QCOMPARE(queue->view()->topLevelItemCount(), fresh);
     QTRY_VERIFY_WITH_TIMEOUT(window.reportView() != nullptr, 60000);
   }

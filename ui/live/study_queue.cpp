@@ -125,6 +125,19 @@ QString StudyQueue::start(const std::string& baseSpecJson, const study::StudyObj
   return {};
 }
 
+void StudyQueue::noteRunId(QPointer<StudyQueue> self, size_t index, int64_t runId) {
+  if (!self) return;
+  QMetaObject::invokeMethod(
+      self.data(),
+      [self, index, runId] {
+        if (self && index < self->m_entries.size()) {
+          self->m_entries[index].runId = runId;
+          self->showEntries();
+        }
+      },
+      Qt::QueuedConnection);
+}
+
 QString StudyQueue::startReport(std::shared_ptr<report::ReportSession> session,
                                 const report::MachineInfo& machine) {
   if (isRunning()) return tr("A study is already running.");
@@ -180,16 +193,7 @@ void StudyQueue::runNextOfReport(size_t i) {
     } catch (const std::exception&) {
       // the run goes on; the report leaves out what it cannot find
     }
-    if (!self) return;
-    QMetaObject::invokeMethod(
-        self.data(),
-        [self, index, runId] {
-          if (self && index < self->m_entries.size()) {
-            self->m_entries[index].runId = runId;
-            self->showEntries();
-          }
-        },
-        Qt::QueuedConnection);
+    noteRunId(self, index, runId);
   };
   showEntries();
   const QString note = tr("Replication report, run %1 of %2: %3")
@@ -252,16 +256,7 @@ void StudyQueue::runNext() {
       } catch (const std::exception&) {
         // said by the queue below: the run goes on regardless
       }
-      if (!self) return;
-      QMetaObject::invokeMethod(
-          self.data(),
-          [self, index, runId] {
-            if (self && index < self->m_entries.size()) {
-              self->m_entries[index].runId = runId;
-              self->showEntries();
-            }
-          },
-          Qt::QueuedConnection);
+      noteRunId(self, index, runId);
     };
     const QString note = tr("Study %1, run %2 of %3: %4")
                              .arg(m_studyId)
@@ -347,8 +342,8 @@ void StudyQueue::finishReport(bool stopped) {
   try {
     session->finish(stopped);
   } catch (const std::exception& e) {
-    Q_EMIT message(tr("The report's studies could not be closed: %1")
-                       .arg(QString::fromStdString(e.what())));
+    Q_EMIT message(
+        tr("The report's studies could not be closed: %1").arg(QString::fromStdString(e.what())));
   }
   if (stopped) {
     Q_EMIT message(tr("Replication report stopped; start it again: the completed runs are reused"));
@@ -408,9 +403,8 @@ void StudyQueue::showEntries() {
     for (const auto& e : m_entries) {
       auto* item = new QTreeWidgetItem(m_view);
       item->setText(0, QString::number(e.point.index + 1));
-      item->setText(1, QString::fromStdString(e.label.empty()
-                                                   ? study::describePoint(m_plan, e.point)
-                                                   : e.label));
+      item->setText(1, QString::fromStdString(
+                           e.label.empty() ? study::describePoint(m_plan, e.point) : e.label));
       item->setToolTip(1, item->text(1));
     }
   }
@@ -444,14 +438,13 @@ void StudyQueue::updateHeader() {
     done += e.state != EntryState::Waiting && e.state != EntryState::Running;
     left += e.state == EntryState::Waiting || e.state == EntryState::Running;
   }
-  QString text = m_reportEntries ? tr("Replication report: %1 of %2 runs done")
-                                       .arg(done)
-                                       .arg(m_entries.size())
-                                 : tr("Study %1 '%2': %3 of %4 done")
-                                       .arg(m_lastStudyId)
-                                       .arg(QString::fromStdString(m_name))
-                                       .arg(done)
-                                       .arg(m_entries.size());
+  QString text = m_reportEntries
+                     ? tr("Replication report: %1 of %2 runs done").arg(done).arg(m_entries.size())
+                     : tr("Study %1 '%2': %3 of %4 done")
+                           .arg(m_lastStudyId)
+                           .arg(QString::fromStdString(m_name))
+                           .arg(done)
+                           .arg(m_entries.size());
   if (isRunning()) {
     // The runs so far (the current one by its progress) predict the rest.
     int ran = 0;

@@ -8,6 +8,7 @@
 // `stagewise-cli study resume ID`.
 
 #include <QElapsedTimer>
+#include <QPointer>
 #include <QWidget>
 #include <functional>
 #include <memory>
@@ -100,6 +101,8 @@ class StudyQueue : public QWidget {
  private:
   void runNext();
   void runNextOfReport(size_t entry);
+  /// From an engine thread: the run of entry `index` has its record; shown on the UI thread.
+  static void noteRunId(QPointer<StudyQueue> self, size_t index, int64_t runId);
   void finish(bool stopped);
   void finishReport(bool stopped);
   void showEntries();

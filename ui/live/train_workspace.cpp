@@ -227,7 +227,8 @@ QString TrainWorkspace::startReport(const std::string& baseSpecJson, bool quick)
       options.cores = desc.hardwareCores;
       report::Suite suite = report::planSuite(baseSpecJson, options, shapes);
       auto jobs = report::planJobs(suite, desc.devices, shapes);
-      const QString name = QDateTime::currentDateTime().toString(QStringLiteral("'report' yyyy-MM-dd HH:mm"));
+      const QString name =
+          QDateTime::currentDateTime().toString(QStringLiteral("'report' yyyy-MM-dd HH:mm"));
       session = std::make_shared<report::ReportSession>(*m_store, std::move(suite), std::move(jobs),
                                                         name.toStdString(), quick);
       session->keepAlive(m_store);
@@ -240,8 +241,8 @@ QString TrainWorkspace::startReport(const std::string& baseSpecJson, bool quick)
   }
   if (problem.isEmpty())
     problem = m_queue->startReport(
-        session, report::describeMachine(desc.hardwareCores, desc.blas, desc.torchVersion,
-                                         desc.devices));
+        session,
+        report::describeMachine(desc.hardwareCores, desc.blas, desc.torchVersion, desc.devices));
   if (!problem.isEmpty()) {
     showFailure(tr("Cannot make the report: %1").arg(problem));
     return problem;

@@ -31,7 +31,8 @@ QUrl plotUrl(size_t finding, size_t plot) {
 QImage plotImage(const report::Plot& plot) {
   QImage image(2 * kPlotWidth, 2 * kPlotHeight, QImage::Format_ARGB32_Premultiplied);
   image.fill(Qt::white);
-  QSvgRenderer renderer(QByteArray::fromStdString(report::renderSvg(plot, kPlotWidth, kPlotHeight)));
+  QSvgRenderer renderer(
+      QByteArray::fromStdString(report::renderSvg(plot, kPlotWidth, kPlotHeight)));
   QPainter painter(&image);
   painter.setRenderHint(QPainter::Antialiasing);
   renderer.render(&painter);
@@ -59,8 +60,8 @@ ReportView::ReportView(std::shared_ptr<const report::ReportDoc> doc, QWidget* pa
     if (url.hasFragment()) m_browser->scrollToAnchor(url.fragment());
   });
   QGuiApplication::setOverrideCursor(Qt::WaitCursor);
-  const std::string html = report::reportHtml(
-      *m_doc, [this](size_t f, size_t p, const report::Plot& plot) {
+  const std::string html =
+      report::reportHtml(*m_doc, [this](size_t f, size_t p, const report::Plot& plot) {
         try {
           m_browser->document()->addResource(QTextDocument::ImageResource, plotUrl(f, p),
                                              plotImage(plot));
@@ -74,8 +75,9 @@ ReportView::ReportView(std::shared_ptr<const report::ReportDoc> doc, QWidget* pa
   QGuiApplication::restoreOverrideCursor();
 
   m_saveHtml = new QPushButton(tr("Save HTML…"), this);
-  m_saveHtml->setToolTip(tr("report.html (one self-contained page, plots inline as SVG) and "
-                            "report.json, as stagewise-cli report writes them."));
+  m_saveHtml->setToolTip(
+      tr("report.html (one self-contained page, plots inline as SVG) and "
+         "report.json, as stagewise-cli report writes them."));
   m_savePdf = new QPushButton(tr("Save PDF…"), this);
   m_savePdf->setToolTip(tr("The report as shown here, as a PDF."));
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
@@ -127,8 +129,7 @@ void ReportView::chooseHtml() {
 void ReportView::choosePdf() {
   const QString path = QFileDialog::getSaveFileName(
       this, tr("Save the report as PDF"),
-      QDir(AppSettings::lastReportDir()).filePath(QStringLiteral("report.pdf")),
-      tr("PDF (*.pdf)"));
+      QDir(AppSettings::lastReportDir()).filePath(QStringLiteral("report.pdf")), tr("PDF (*.pdf)"));
   if (path.isEmpty()) return;
   AppSettings::setLastReportDir(QFileInfo(path).absolutePath());
   QString error;

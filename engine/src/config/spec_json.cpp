@@ -428,7 +428,8 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
   if (spec.debug.failCheckpoint != -1) doc["debug"]["fail_checkpoint"] = spec.debug.failCheckpoint;
   // Newer keys only where they differ from their defaults: older specs stay byte-identical.
   if (spec.dataset.randomLabels) doc["dataset"]["random_labels"] = true;
-  if (spec.measure.budget != MeasureSpec{}.budget) doc["measure"] = {{"budget", spec.measure.budget}};
+  if (spec.measure.budget != MeasureSpec{}.budget)
+    doc["measure"] = {{"budget", spec.measure.budget}};
   const DistributedSpec defaults;
   if (spec.distributed.timeoutS != defaults.timeoutS ||
       spec.distributed.backend != defaults.backend)

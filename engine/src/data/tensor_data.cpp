@@ -12,11 +12,13 @@ static torch::Tensor toTensor(const ByteSplit& split) {
 }
 
 static torch::Tensor labels(const ByteSplit& split) {
-  return torch::from_blob(const_cast<int64_t*>(split.labels.data()), {split.size()}, torch::kInt64).clone();
+  return torch::from_blob(const_cast<int64_t*>(split.labels.data()), {split.size()}, torch::kInt64)
+      .clone();
 }
 
 TensorData loadTensorData(const DatasetSpec& spec, uint64_t seed) {
-  ByteDataset bytes = spec.kind == "synthetic" ? makeSyntheticDataset(spec, seed) : loadByteDataset(spec);
+  ByteDataset bytes =
+      spec.kind == "synthetic" ? makeSyntheticDataset(spec, seed) : loadByteDataset(spec);
   if (bytes.train.size() == 0) throw DatasetError(spec.kind + ": the training set is empty");
   if (bytes.test.size() == 0) throw DatasetError(spec.kind + ": the test set is empty");
   TensorData data;

@@ -126,7 +126,6 @@ void sharedForward(std::vector<StageModules>& stages, const std::vector<bool>& i
   }
 }
 
-
 /// The true gradient from one end-to-end pass, then the local ones stage by stage (with overlap
 /// the next stage's loss reaches back over the last L layers).
 void twoPass(std::vector<StageModules>& stages, const std::vector<bool>& isLast,

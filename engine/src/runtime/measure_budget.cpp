@@ -70,8 +70,8 @@ int MeasureBudget::decide(int64_t step, double trainingCpuS) {
     if (!(asked & kind)) continue;
     const double cost = kind == kProbe ? m_probeCost : m_evalCost;
     // Unknown until the first kept point measured it: only kept points go before that.
-    const bool yes = m_budget <= 0 || kept(kind, step) ||
-                     (cost >= 0 && fits(reserve + cost, trainingCpuS));
+    const bool yes =
+        m_budget <= 0 || kept(kind, step) || (cost >= 0 && fits(reserve + cost, trainingCpuS));
     if (yes) {
       take |= kind;
       reserve += std::max(0.0, cost);

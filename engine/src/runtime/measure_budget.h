@@ -45,7 +45,7 @@ class MeasureBudget {
   double share(double trainingCpuS) const;
   double budget() const { return m_budget; }
   struct Counts {
-    int64_t probes = 0, evals = 0;              ///< decided
+    int64_t probes = 0, evals = 0;                ///< decided
     int64_t thinnedProbes = 0, thinnedEvals = 0;  ///< asked for but left out by the budget
   };
   Counts counts() const;
@@ -64,14 +64,14 @@ class MeasureBudget {
   int64_t m_totalSteps, m_probeInterval, m_evalInterval;
   std::set<int64_t> m_keptProbes, m_keptEvals;
   mutable std::mutex m_mutex;
-  double m_spent = 0;     ///< charged, plus reservations
-  double m_charged = 0;   ///< charged only
+  double m_spent = 0;    ///< charged, plus reservations
+  double m_charged = 0;  ///< charged only
   struct Reservation {
     double cost = 0;
     int kinds = 0;
   };
   std::map<int64_t, Reservation> m_reserved;  ///< decided points not charged yet
-  double m_probeCost = -1, m_evalCost = -1;  ///< the last measured cost of each; -1: unknown
+  double m_probeCost = -1, m_evalCost = -1;   ///< the last measured cost of each; -1: unknown
   Counts m_counts;
 };
 

@@ -490,8 +490,8 @@ class TorchRun final : public Run {
         points.push_back({series::kCpuUtilization, -1, -1, steps, t,
                           (cpu - lastCpu) / std::max(1e-3, (t - lastT) * cores)});
         if (m_ctx.snapshots)
-          points.push_back({series::kMeasureShare, -1, -1, steps, t,
-                            m_budget->share(m_budget->trainingCpuS())});
+          points.push_back(
+              {series::kMeasureShare, -1, -1, steps, t, m_budget->share(m_budget->trainingCpuS())});
       }
       m_reporter.add(points);
       lastCpu = cpu, lastT = t;

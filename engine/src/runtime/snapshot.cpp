@@ -5,7 +5,7 @@
 namespace stagewise::engine {
 
 namespace {
-constexpr size_t kMaxPending = 3;  // beyond this the analysis thread is behind: skip snapshots
+constexpr size_t kMaxPending = 3;   // beyond this the analysis thread is behind: skip snapshots
 constexpr size_t kMaxWaiting = 64;  // ... even kept ones: a bound on the copies held
 
 std::vector<torch::Tensor> copyOf(const std::vector<torch::Tensor>& params) {

@@ -38,7 +38,7 @@ inline constexpr const char* kTestAccuracy = "test_accuracy";
 inline constexpr const char* kTestLoss = "test_loss";
 inline constexpr const char* kCpuUtilization = "cpu_utilization";  // process CPU / cores, 0..1
 inline constexpr const char* kProgress = "progress";               // 0..1
-inline constexpr const char* kMeasureShare = "measure_share";  // measuring CPU / all, 0..1
+inline constexpr const char* kMeasureShare = "measure_share";      // measuring CPU / all, 0..1
 }  // namespace series
 
 /// One value of one series. `step` is the stage's step (run series: the last stage's).

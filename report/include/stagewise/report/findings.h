@@ -30,9 +30,9 @@ struct RunData {
   int stages = 1;    ///< stages the run trained (backprop: 1)
   int batchSize = 0;
   int64_t seed = 1;
-  int overlap = 0;      ///< local.overlap
-  int numClasses = 0;   ///< the dataset's classes (chance = 1 / classes)
-  int64_t steps = 0;    ///< finished by the last stage
+  int overlap = 0;     ///< local.overlap
+  int numClasses = 0;  ///< the dataset's classes (chance = 1 / classes)
+  int64_t steps = 0;   ///< finished by the last stage
   int64_t totalSteps = 0;
   double samplesPerSec = kNaN;
   double wallSeconds = kNaN;
@@ -80,20 +80,20 @@ struct Finding {
 
 /// The ids, in the report's order.
 inline const std::vector<std::string> kFindingIds = {
-    "gradient_similarity", "communication", "memory",     "throughput_vs_stages",
-    "accuracy",            "overlap",       "compute_time_front", "random_labels"};
+    "gradient_similarity", "communication", "memory", "throughput_vs_stages", "accuracy", "overlap",
+    "compute_time_front",  "random_labels"};
 
 /// The thresholds of the verdict rules (docs/replication.md); fixed before any data was seen.
 namespace rules {
-inline constexpr double kRankReproduced = 0.7;     ///< gradient_similarity: mean Spearman rho
+inline constexpr double kRankReproduced = 0.7;  ///< gradient_similarity: mean Spearman rho
 inline constexpr double kRankNotReproduced = 0.3;
-inline constexpr double kLastPart = 1.0 / 3;       ///< cosines averaged over the last third
-inline constexpr double kBytesLow = 0.4;           ///< communication: local / pipeline bytes
+inline constexpr double kLastPart = 1.0 / 3;  ///< cosines averaged over the last third
+inline constexpr double kBytesLow = 0.4;      ///< communication: local / pipeline bytes
 inline constexpr double kBytesHigh = 0.6;
 inline constexpr double kBytesNot = 0.75;
-inline constexpr double kMemoryLower = 0.9;        ///< memory: local / pipeline peak
+inline constexpr double kMemoryLower = 0.9;  ///< memory: local / pipeline peak
 inline constexpr double kMemoryHigher = 1.1;
-inline constexpr double kSpeedReproduced = 1.2;    ///< throughput: local / pipeline samples/s
+inline constexpr double kSpeedReproduced = 1.2;  ///< throughput: local / pipeline samples/s
 inline constexpr double kSpeedNot = 1.0;
 inline constexpr double kAccuracyTolerance = 0.02;  ///< accuracy: local within 2 points
 inline constexpr double kNoise = 2.0;               ///< "beyond noise": 2 standard errors

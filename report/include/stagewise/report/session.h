@@ -22,8 +22,8 @@ namespace stagewise::report {
 class ReportSession {
  public:
   /// `name` names the studies ("report 2026-12-02 17:05: accuracy").
-  ReportSession(storage::RunStore& store, Suite suite, std::vector<SuiteJob> jobs,
-                std::string name, bool quick);
+  ReportSession(storage::RunStore& store, Suite suite, std::vector<SuiteJob> jobs, std::string name,
+                bool quick);
 
   /// Records the studies and links every run the store already has for a job that may be
   /// reused (the same spec and seed, completed). Returns the indices of the jobs left to run,
