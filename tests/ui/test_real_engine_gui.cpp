@@ -27,6 +27,8 @@
 #ifdef STAGEWISE_HAVE_RECORDER
 #include <nlohmann/json.hpp>
 #include "live/study_queue.h"
+#include "stagewise/report/findings.h"
+#include "stagewise/report/report.h"
 #include "stagewise/recorder/recorder.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
@@ -364,6 +366,44 @@ class TestRealEngineGui : public QObject {
     }
     QCOMPARE(reader.studyRuns(queue->studyId()).size(), size_t(2));
     QVERIFY(reader.study(queue->studyId())->status == storage::StudyStatus::Completed);
+  }
+
+  void aQuickReportOnTheRealEngine() {
+    // The replication report's suite in Train's queue on LibTorch: every run trains and is
+    // recorded, and the findings judged from them use what the engine measured (the bytes each
+    // boundary carried decide the communication finding).
+    QTemporaryDir dir;
+    auto store =
+        std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
+    Fixture f(tinySpec(60));
+    f.services.createRecorder =
+        [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.onRecordCreated = request.onRecorded;
+      return std::make_unique<recorder::Recorder>(*store, options);
+    };
+    EngineController controller(f.services);
+    TrainWorkspace ws(&controller, &f.doc);
+    ws.setStore(store);
+    std::shared_ptr<const report::ReportDoc> doc;
+    QString error = QStringLiteral("no report yet");
+    connect(ws.studyQueue(), &StudyQueue::reportReady, this,
+            [&](std::shared_ptr<const report::ReportDoc> d, const QString& e) {
+              doc = std::move(d);
+              error = e;
+            });
+    QVERIFY(ws.startReport(engine::specToJson(f.doc.spec()), /*quick=*/true).isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(doc || error.isEmpty(), 240000);
+    QVERIFY2(doc, qPrintable(error));
+    QCOMPARE(doc->findings.size(), report::kFindingIds.size());
+    for (const auto& e : ws.studyQueue()->entries())
+      QVERIFY2(e.state == StudyQueue::EntryState::Completed, e.label.c_str());
+    const report::Finding& bytes = doc->findings[1];
+    QCOMPARE(bytes.id, std::string("communication"));
+    QVERIFY2(bytes.verdict == report::Verdict::Reproduced, bytes.oursText.c_str());
+    QVERIFY(doc->failures.empty());
+    storage::RunReader reader(*store);
+    QCOMPARE(reader.listStudies().size(), report::kFindingIds.size());
   }
 #endif
 };
