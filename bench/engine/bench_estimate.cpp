@@ -3,6 +3,8 @@
 // (profileMethods), beside the speed-ups the engine measures, in paired rounds (each round
 // profiles, then trains local, pipeline and backprop one after the other). Prints a table
 // (docs/benchmarks.md, "The estimate per method"). Target: within 15 % (median over rounds).
+// The two "PS" columns are the errors the same profile gives under processor sharing (slice 0)
+// instead of the scheduler's time slices, side by side in the same rounds.
 //
 //   bench_estimate [--steps N] [--rounds R] [--presets mlp,cnn,vit] [--stages 2,4] [--verbose 1]
 
@@ -73,9 +75,9 @@ int main(int argc, char** argv) {
       "speed-up = samples/s over backprop's; err = predicted / measured - 1 (median of the "
       "rounds' ratios)\n\n",
       info.blas.c_str(), info.hardwareCores, static_cast<long long>(steps), rounds);
-  std::printf("%-6s %2s | %9s %9s %9s | %9s %9s %7s | %9s %9s %7s | %7s\n", "preset", "K",
-              "local/s", "pipe/s", "bp/s", "loc pred", "loc meas", "err", "pipe pred", "pipe meas",
-              "err", "bubble");
+  std::printf("%-6s %2s | %9s %9s %9s | %9s %9s %7s | %9s %9s %7s | %7s | %7s %7s\n", "preset",
+              "K", "local/s", "pipe/s", "bp/s", "loc pred", "loc meas", "err", "pipe pred",
+              "pipe meas", "err", "bubble", "loc PS", "pipe PS");
   for (const std::string family : {"mlp", "cnn", "vit"}) {
     if (presets.find(family) == std::string::npos) continue;
     const ExperimentSpec preset =
@@ -89,9 +91,12 @@ int main(int argc, char** argv) {
       std::map<std::string, std::vector<double>> v;
       for (int r = 0; r < rounds; ++r) {
         const MethodProfile profile = profileMethods(base);
-        const MethodEstimate e = estimateMethods(
-            profile, makePartition(base, planModel(base.model, probeInputShape(base.dataset))),
-            info.hardwareCores);
+        const PartitionPlan partition =
+            makePartition(base, planModel(base.model, probeInputShape(base.dataset)));
+        const MethodEstimate e = estimateMethods(profile, partition, info.hardwareCores);
+        MethodProfile sharing = profile;
+        sharing.sliceSeconds = 0;
+        const MethodEstimate ps = estimateMethods(sharing, partition, info.hardwareCores);
         if (verbose) {
           std::fprintf(stderr,
                        "profile ms: backprop %.3f (%d threads), M %d, handoff %.4f, "
@@ -114,13 +119,16 @@ int main(int argc, char** argv) {
         v["locErr"].push_back(e.localSpeedup / (local / bp) - 1);
         v["pipeErr"].push_back(e.pipelineSpeedup / (pipe / bp) - 1);
         v["bubble"].push_back(e.bubbleFraction);
+        v["locErrPs"].push_back(ps.localSpeedup / (local / bp) - 1);
+        v["pipeErrPs"].push_back(ps.pipelineSpeedup / (pipe / bp) - 1);
       }
       std::printf(
-          "%-6s %2d | %9.0f %9.0f %9.0f | %9.2f %9.2f %+6.0f%% | %9.2f %9.2f %+6.0f%% | %7.2f\n",
+          "%-6s %2d | %9.0f %9.0f %9.0f | %9.2f %9.2f %+6.0f%% | %9.2f %9.2f %+6.0f%% | %7.2f | "
+          "%+6.0f%% %+6.0f%%\n",
           family.c_str(), k, median(v["local"]), median(v["pipe"]), median(v["bp"]),
           median(v["locPred"]), median(v["locMeas"]), 100 * median(v["locErr"]),
           median(v["pipePred"]), median(v["pipeMeas"]), 100 * median(v["pipeErr"]),
-          median(v["bubble"]));
+          median(v["bubble"]), 100 * median(v["locErrPs"]), 100 * median(v["pipeErrPs"]));
       std::fflush(stdout);
     }
   }

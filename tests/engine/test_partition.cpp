@@ -179,11 +179,62 @@ class TestPartition : public QObject {
     q.handoffSeconds = 0;
     q.localStep = {1e-3, 1e-3, 1e-3, 1e-3};
     q.pipelineMicro = q.pipelineForward = q.pipelineUpdate = {1e-3, 1e-3, 1e-3, 1e-3};
+    q.sliceSeconds = 0;
     const MethodEstimate f = estimateMethods(q, four, 2);
     QVERIFY(f.coresShared);
     QVERIFY2(near(f.localSamplesPerSec, 32 / 2e-3), std::to_string(f.localSamplesPerSec).c_str());
+    // With time slices never faster than the cores allow, and close to it.
+    q.sliceSeconds = -1;
+    const double sliced = estimateMethods(q, four, 2).localSamplesPerSec;
+    QVERIFY2(sliced <= 32 / 2e-3 * (1 + 1e-9) && sliced >= 0.95 * 32 / 2e-3,
+             std::to_string(sliced).c_str());
     // A profile that does not fit the partition predicts nothing.
     QCOMPARE(estimateMethods(m, four, 2).localSamplesPerSec, 0.0);
+    // Where every stage has a core, time slices and processor sharing are the same schedule.
+    MethodProfile sharing = m;
+    sharing.sliceSeconds = 0;
+    for (bool oneFOneB : {false, true}) {
+      const MethodEstimate a = estimateMethods(m, two, 2, oneFOneB);
+      const MethodEstimate b = estimateMethods(sharing, two, 2, oneFOneB);
+      QVERIFY(near(a.localSamplesPerSec, b.localSamplesPerSec));
+      QVERIFY(near(a.pipelineSamplesPerSec, b.pipelineSamplesPerSec));
+    }
+  }
+
+  /// Three stages on two cores, worked by hand under both scheduling models: with time slices a
+  /// stage keeps its core from operation to operation until it blocks or its slice ends.
+  void methodEstimateWaitsForACore() {
+    ModelPlan p = mlp(std::vector<int>(8, 512));
+    const PartitionPlan three = makePartition(parseSpec(R"({"partition":{"cuts":[3,6]}})"), p);
+    QCOMPARE(three.stages.size(), size_t(3));
+    MethodProfile m;
+    m.batchSize = 32;
+    m.microBatches = 1;
+    m.localStep = {1e-3, 1e-3, 1e-3};
+    m.pipelineForward = {1e-3, 1e-3, 1e-3};
+    m.pipelineMicro = {2e-3, 2e-3, 2e-3};     // forward 1 ms, backward 1 ms
+    m.pipelineUpdate = {0, 2e-3, 2e-3};       // stages 2 and 3 update for 2 ms
+    m.backpropStep = 6e-3;
+    auto near = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); };
+    // Sharing: F1 F2 F3 B3 (4 ms); B2 beside U3 (1 ms); then B1, U2 and U3's last 1 ms share
+    // two cores (2/3 each): B1 ends 1.5 ms later; U1 is empty: a step every 6.5 ms.
+    m.sliceSeconds = 0;
+    const MethodEstimate ps = estimateMethods(m, three, 2);
+    QVERIFY2(near(ps.pipelineSamplesPerSec, 32 / 6.5e-3),
+             std::to_string(32 / ps.pipelineSamplesPerSec).c_str());
+    // Slices of 1.5 ms: stage 3 runs F3, B3 and on into U3 on one core, stage 2 takes the other
+    // for B2 and goes on into U2. When B1 wakes, stage 3 has used up its slice and yields to it;
+    // stage 2's slice ends half-way through U2 and stage 3 takes that core back. Stage 1 goes on
+    // from U1 into the next step's F1, is preempted for U2's rest, and F2 waits until U2 ends,
+    // 2 ms after U1: a step every 7 ms.
+    m.sliceSeconds = 1.5e-3;
+    const MethodEstimate rr = estimateMethods(m, three, 2);
+    QVERIFY2(near(rr.pipelineSamplesPerSec, 32 / 7e-3),
+             std::to_string(32 / rr.pipelineSamplesPerSec).c_str());
+    // The default slice on 2 cores is Linux's 1.5 ms.
+    QVERIFY(near(defaultSchedulerSlice(2), 1.5e-3));
+    QVERIFY(near(defaultSchedulerSlice(1), 0.75e-3));
+    QVERIFY(near(defaultSchedulerSlice(64), 3e-3));
   }
 };
 

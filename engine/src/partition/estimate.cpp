@@ -68,11 +68,27 @@ struct SimOp {
   double end = -1;            ///< when it finished (simulated)
 };
 
-/// Runs every thread's operations in order on `cores` cores: runnable threads share them in
-/// proportion to their intra-op threads, `contention` slower while more than one computes.
-/// Returns the end time of every operation (ops[id].end).
-void simulate(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
-              const std::vector<int>& threadWidth, int cores, double handoff, double contention) {
+/// Whether the next operation of thread `j` can start at `now`; if its inputs are there but
+/// arrive later, `nextReady` takes the time they do.
+bool opReady(const std::vector<SimOp>& ops, const SimOp& op, double now, double handoff,
+             double& nextReady) {
+  double ready = 0;
+  for (size_t d : op.after) {
+    if (ops[d].end < 0) return false;
+    ready = std::max(ready, ops[d].end + (op.handoff ? handoff : 0));
+  }
+  if (ready > now + 1e-15) {
+    nextReady = std::min(nextReady, ready);
+    return false;
+  }
+  return true;
+}
+
+/// Processor sharing: runnable threads share the cores in proportion to their intra-op threads
+/// at every instant, `contention` slower while more than one computes.
+void simulateSharing(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
+                     const std::vector<int>& threadWidth, int cores, double handoff,
+                     double contention) {
   const size_t n = threadOps.size();
   std::vector<size_t> next(n, 0);
   std::vector<double> remaining(n, -1);  // work left of the current op; -1: not started
@@ -85,22 +101,9 @@ void simulate(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& t
     for (size_t j = 0; j < n; ++j) {
       if (next[j] >= threadOps[j].size()) continue;
       left = true;
-      SimOp& op = ops[threadOps[j][next[j]]];
       if (remaining[j] < 0) {
-        double ready = 0;
-        bool blocked = false;
-        for (size_t d : op.after) {
-          if (ops[d].end < 0) {
-            blocked = true;
-            break;
-          }
-          ready = std::max(ready, ops[d].end + (op.handoff ? handoff : 0));
-        }
-        if (blocked) continue;
-        if (ready > now + 1e-15) {
-          nextReady = std::min(nextReady, ready);
-          continue;
-        }
+        const SimOp& op = ops[threadOps[j][next[j]]];
+        if (!opReady(ops, op, now, handoff, nextReady)) continue;
         remaining[j] = op.work;
       }
       running.push_back(j);
@@ -128,6 +131,98 @@ void simulate(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& t
   }
 }
 
+/// Time slices, as the kernel's scheduler gives them: a thread whose input is there joins the
+/// back of the run queue; the queue's head takes cores when enough are free; a running thread
+/// keeps its cores through operation after operation until it blocks on an input or uses up a
+/// slice of `slice` seconds while others wait without a core (then it goes to the back of the
+/// queue; with nobody waiting it starts a new slice). A thread
+/// that wakes while every core is busy therefore waits, where processor sharing would give it
+/// a share at once. Running threads compute `contention` slower while more than one runs.
+void simulateSlices(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
+                    const std::vector<int>& threadWidth, int cores, double handoff,
+                    double contention, double slice) {
+  const size_t n = threadOps.size();
+  enum class State { Blocked, Queued, Running };
+  std::vector<State> state(n, State::Blocked);
+  std::vector<size_t> next(n, 0);
+  std::vector<double> remaining(n, -1), ran(n, 0);
+  std::vector<size_t> queue;  // FIFO of runnable threads without cores
+  auto width = [&](size_t j) { return std::min(cores, std::max(1, threadWidth[j])); };
+  int free = cores;
+  double now = 0;
+  for (int guard = 0; guard < 10000000; ++guard) {
+    double nextReady = std::numeric_limits<double>::infinity();
+    bool left = false;
+    for (size_t j = 0; j < n; ++j) {
+      if (next[j] >= threadOps[j].size()) continue;
+      left = true;
+      if (state[j] != State::Blocked) continue;
+      if (!opReady(ops, ops[threadOps[j][next[j]]], now, handoff, nextReady)) continue;
+      state[j] = State::Queued;
+      queue.push_back(j);
+    }
+    if (!left) return;
+    auto dispatch = [&] {
+      while (!queue.empty() && width(queue.front()) <= free) {
+        const size_t j = queue.front();
+        queue.erase(queue.begin());
+        state[j] = State::Running, ran[j] = 0, free -= width(j);
+      }
+    };
+    dispatch();  // free cores first: nobody is preempted for a thread that has one
+    // A thread that has used its slice gives way to one still waiting, or starts a new slice.
+    for (size_t j = 0; j < n; ++j) {
+      if (state[j] != State::Running || ran[j] < slice - 1e-15) continue;
+      if (queue.empty()) {
+        ran[j] = std::fmod(ran[j], slice);
+        continue;
+      }
+      state[j] = State::Queued, free += width(j);
+      queue.push_back(j);
+      dispatch();
+    }
+    std::vector<size_t> running;
+    for (size_t j = 0; j < n; ++j)
+      if (state[j] == State::Running) running.push_back(j);
+    if (running.empty()) {
+      if (!std::isfinite(nextReady)) return;  // a cycle: cannot happen for valid schedules
+      now = nextReady;
+      continue;
+    }
+    const double speed = running.size() > 1 ? 1.0 / contention : 1.0;
+    double step = nextReady - now;
+    for (size_t j : running) {
+      if (remaining[j] < 0) remaining[j] = ops[threadOps[j][next[j]]].work;
+      step = std::min(step, remaining[j] / speed);
+      if (!queue.empty()) step = std::min(step, std::max(0.0, slice - ran[j]));
+    }
+    now += step;
+    for (size_t j : running) {
+      remaining[j] -= step * speed, ran[j] += step;
+      if (remaining[j] > 1e-12) continue;
+      ops[threadOps[j][next[j]]].end = now;
+      remaining[j] = -1;
+      ++next[j];
+      // It keeps its cores if its next operation can start now; otherwise it blocks.
+      double unused = std::numeric_limits<double>::infinity();
+      if (next[j] >= threadOps[j].size() ||
+          !opReady(ops, ops[threadOps[j][next[j]]], now, handoff, unused))
+        state[j] = State::Blocked, free += width(j);
+    }
+  }
+}
+
+/// Runs every thread's operations in order on `cores` cores (time slices of `slice` seconds;
+/// 0: processor sharing) and sets the end time of every operation (ops[id].end).
+void simulate(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
+              const std::vector<int>& threadWidth, int cores, double handoff, double contention,
+              double slice) {
+  if (slice > 0)
+    simulateSlices(ops, threadOps, threadWidth, cores, handoff, contention, slice);
+  else
+    simulateSharing(ops, threadOps, threadWidth, cores, handoff, contention);
+}
+
 /// The steady-state seconds per step from the last stage's step ends: over the second quarter
 /// of the simulated steps, past the start-up and before the upstream stages (which run ahead by
 /// up to the queue's capacity) end and leave the last one alone.
@@ -140,6 +235,13 @@ double period(const std::vector<double>& stepEnds) {
 constexpr int kSimSteps = 64;
 
 }  // namespace
+
+double defaultSchedulerSlice(int cores) {
+  const int c = std::clamp(cores, 1, 8);
+  int log2 = 0;
+  while ((2 << log2) <= c) ++log2;
+  return 0.75e-3 * (1 + log2);
+}
 
 MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan& partition,
                                int cores, bool oneFOneB, int queueCapacity) {
@@ -158,6 +260,8 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
   }
   e.coresShared = threads > cores;
   const double contention = std::max(1.0, profile.contention);
+  const double slice =
+      profile.sliceSeconds < 0 ? defaultSchedulerSlice(cores) : profile.sliceSeconds;
 
   // Local: stage s's step t needs stage s - 1's step t, and room in its output queue (stage
   // s + 1 has taken step t - capacity).
@@ -175,7 +279,7 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
           op.after.push_back(id(s + 1, t - queueCapacity - 1));
         order[s].push_back(id(s, t));
       }
-    simulate(ops, order, width, cores, profile.handoffSeconds, contention);
+    simulate(ops, order, width, cores, profile.handoffSeconds, contention, slice);
     std::vector<double> ends;
     for (int t = 0; t < kSimSteps; ++t) ends.push_back(ops[id(k - 1, t)].end);
     const double p = period(ends);
@@ -218,7 +322,7 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
         order[s].push_back(upd(s, t));
       }
     }
-    simulate(ops, order, width, cores, profile.handoffSeconds, contention);
+    simulate(ops, order, width, cores, profile.handoffSeconds, contention, slice);
     std::vector<double> ends;
     for (int t = 0; t < kSimSteps; ++t) ends.push_back(ops[upd(0, t)].end);
     const double p = period(ends);

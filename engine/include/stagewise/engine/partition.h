@@ -111,16 +111,27 @@ struct MethodProfile {
   /// How much slower a stage computes while another computes on a second core (>= 1: they
   /// share the caches and memory): stage 0's local step, two copies at once, over one alone.
   double contention = 1;
+  /// The scheduler's time slice when more threads want cores than there are: a woken thread
+  /// waits up to this long for a busy core. < 0: Linux's default base slice for the cores
+  /// simulated (defaultSchedulerSlice); 0: processor sharing (every runnable thread gets its
+  /// share at once).
+  double sliceSeconds = -1;
 };
+
+/// Linux's default scheduler base slice on `cores` cores: 0.75 ms x (1 + log2 min(cores, 8)),
+/// so 1.5 ms on 2 cores and 3 ms on 8 or more (kernel/sched/fair.c, sysctl_sched_base_slice
+/// scaled as sched_update_scaling does by default).
+double defaultSchedulerSlice(int cores);
 
 /// Samples/s per method, predicted from a measured MethodProfile: each method's schedule is
 /// simulated on `cores` cores. Every stage is a thread that runs its operations in its method's
 /// order (local: one step per batch; pipeline: each micro-batch's forward and backward in the
 /// GPipe or 1F1B order, then the update); an operation starts once its input is there (the
 /// upstream stage's output, or the downstream stage's gradient, plus the handoff) and, in local
-/// mode, once the output queue has room. Runnable threads share the cores (processor sharing,
-/// weighted by their intra-op threads), and run `contention` times slower while more than one
-/// computes. The steady-state step time of the simulated schedule gives samples/s. Backprop is
+/// mode, once the output queue has room. Runnable threads take the cores in time slices (a
+/// woken thread waits in the run queue while the cores are busy, up to the profile's slice;
+/// slice 0: processor sharing, weighted by intra-op threads), and run `contention` times slower
+/// while more than one computes. The steady-state step time of the simulated schedule gives samples/s. Backprop is
 /// its measured step. See docs/metrics.md, "The estimate per method".
 struct MethodEstimate {
   double localSamplesPerSec = 0;
