@@ -59,10 +59,14 @@ cat > "$tmp/invalid.json" <<JSON
 JSON
 
 export SIZE=1600x1000
+trim() {  # the window is smaller than the screen: cut off the black margins around it
+  [ -f "$1" ] && convert "$1" -bordercolor black -border 1 -fuzz 1% -trim +repage "$1"
+}
 take() {  # take NAME SECONDS ARGS...
   local name=$1 secs=$2
   shift 2
   "$shot" "$out/$name.png" "$secs" -- "${app_cmd[@]}" "$@" | sed 's/^/screenshots.sh: /'
+  trim "$out/$name.png"
 }
 take design 4 --theme light
 # The lower part of the settings column: evaluation, probes and checkpoints.
@@ -114,6 +118,7 @@ JSON
     [ \"\$n\" -ge 1 ] && break; sleep 1; done; sleep 1"
   ACTIONS="$wait_backprop" "$shot" "$out/train-real-both.png" 5 -- "$app" --theme light \
     --spec "$tmp/real.json" --mode both --workspace train --run | sed 's/^/screenshots.sh: /'
+  trim "$out/train-real-both.png"
 fi
 # The replication report on the real engine: the store is filled by `stagewise-cli report
 # --quick` first, so the workbench's report reuses those runs and trains only the throughput ones;
@@ -125,5 +130,6 @@ if [ "$(basename "$app")" = stagewise ] && [ -x "$cli" ] &&
   SIZE=1600x1000 ACTIONS="timeout 900 xdotool search --sync --name 'Replication report' >/dev/null; sleep 3" \
     STAGEWISE_DB="$tmp/report.db" "$shot" "$out/report.png" 5 -- "$app" --theme light \
     --db "$tmp/report.db" --report quick | sed 's/^/screenshots.sh: /'
+  trim "$out/report.png"
 fi
 ls -l "$out"

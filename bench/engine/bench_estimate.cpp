@@ -75,9 +75,9 @@ int main(int argc, char** argv) {
       "speed-up = samples/s over backprop's; err = predicted / measured - 1 (median of the "
       "rounds' ratios)\n\n",
       info.blas.c_str(), info.hardwareCores, static_cast<long long>(steps), rounds);
-  std::printf("%-6s %2s | %9s %9s %9s | %9s %9s %7s | %9s %9s %7s | %7s | %7s %7s\n", "preset",
-              "K", "local/s", "pipe/s", "bp/s", "loc pred", "loc meas", "err", "pipe pred",
-              "pipe meas", "err", "bubble", "loc PS", "pipe PS");
+  std::printf("%-6s %2s | %9s %9s %9s | %9s %9s %7s | %9s %9s %7s | %7s | %7s %7s\n", "preset", "K",
+              "local/s", "pipe/s", "bp/s", "loc pred", "loc meas", "err", "pipe pred", "pipe meas",
+              "err", "bubble", "loc PS", "pipe PS");
   for (const std::string family : {"mlp", "cnn", "vit"}) {
     if (presets.find(family) == std::string::npos) continue;
     const ExperimentSpec preset =

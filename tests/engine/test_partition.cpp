@@ -212,8 +212,8 @@ class TestPartition : public QObject {
     m.microBatches = 1;
     m.localStep = {1e-3, 1e-3, 1e-3};
     m.pipelineForward = {1e-3, 1e-3, 1e-3};
-    m.pipelineMicro = {2e-3, 2e-3, 2e-3};     // forward 1 ms, backward 1 ms
-    m.pipelineUpdate = {0, 2e-3, 2e-3};       // stages 2 and 3 update for 2 ms
+    m.pipelineMicro = {2e-3, 2e-3, 2e-3};  // forward 1 ms, backward 1 ms
+    m.pipelineUpdate = {0, 2e-3, 2e-3};    // stages 2 and 3 update for 2 ms
     m.backpropStep = 6e-3;
     auto near = [](double a, double b) { return std::abs(a - b) <= 1e-6 * std::abs(b); };
     // Sharing: F1 F2 F3 B3 (4 ms); B2 beside U3 (1 ms); then B1, U2 and U3's last 1 ms share

@@ -27,9 +27,9 @@
 #ifdef STAGEWISE_HAVE_RECORDER
 #include <nlohmann/json.hpp>
 #include "live/study_queue.h"
+#include "stagewise/recorder/recorder.h"
 #include "stagewise/report/findings.h"
 #include "stagewise/report/report.h"
-#include "stagewise/recorder/recorder.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 #endif
@@ -96,6 +96,18 @@ void hover(QCustomPlot* plot, QPoint at) {
                     Qt::NoButton, Qt::NoModifier);
   QApplication::sendEvent(plot, &event);
 }
+
+#ifdef STAGEWISE_HAVE_RECORDER
+// The runs the fixture's services start are recorded into `store`, as the workbench records.
+void recordInto(Fixture& f, const std::shared_ptr<storage::RunStore>& store) {
+  f.services.createRecorder =
+      [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+    recorder::RecorderOptions options;
+    options.onRecordCreated = request.onRecorded;
+    return std::make_unique<recorder::Recorder>(*store, options);
+  };
+}
+#endif
 
 }  // namespace
 
@@ -334,12 +346,7 @@ class TestRealEngineGui : public QObject {
     auto store =
         std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
     Fixture f(tinySpec(60));
-    f.services.createRecorder =
-        [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
-      recorder::RecorderOptions options;
-      options.onRecordCreated = request.onRecorded;
-      return std::make_unique<recorder::Recorder>(*store, options);
-    };
+    recordInto(f, store);
     EngineController controller(f.services);
     TrainWorkspace ws(&controller, &f.doc);
     ws.setStore(store);
@@ -376,12 +383,7 @@ class TestRealEngineGui : public QObject {
     auto store =
         std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
     Fixture f(tinySpec(60));
-    f.services.createRecorder =
-        [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
-      recorder::RecorderOptions options;
-      options.onRecordCreated = request.onRecorded;
-      return std::make_unique<recorder::Recorder>(*store, options);
-    };
+    recordInto(f, store);
     EngineController controller(f.services);
     TrainWorkspace ws(&controller, &f.doc);
     ws.setStore(store);

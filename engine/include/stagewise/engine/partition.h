@@ -131,8 +131,8 @@ double defaultSchedulerSlice(int cores);
 /// mode, once the output queue has room. Runnable threads take the cores in time slices (a
 /// woken thread waits in the run queue while the cores are busy, up to the profile's slice;
 /// slice 0: processor sharing, weighted by intra-op threads), and run `contention` times slower
-/// while more than one computes. The steady-state step time of the simulated schedule gives samples/s. Backprop is
-/// its measured step. See docs/metrics.md, "The estimate per method".
+/// while more than one computes. The steady-state step time of the simulated schedule gives
+/// samples/s. Backprop is its measured step. See docs/metrics.md, "The estimate per method".
 struct MethodEstimate {
   double localSamplesPerSec = 0;
   double pipelineSamplesPerSec = 0;
