@@ -98,15 +98,28 @@ void hover(QCustomPlot* plot, QPoint at) {
 }
 
 #ifdef STAGEWISE_HAVE_RECORDER
-// The runs the fixture's services start are recorded into `store`, as the workbench records.
-void recordInto(Fixture& f, const std::shared_ptr<storage::RunStore>& store) {
-  f.services.createRecorder =
-      [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
-    recorder::RecorderOptions options;
-    options.onRecordCreated = request.onRecorded;
-    return std::make_unique<recorder::Recorder>(*store, options);
-  };
-}
+// A Train workspace on the real engine whose runs are recorded, as the workbench records them,
+// into a store of its own.
+struct Recorded {
+  QTemporaryDir dir;
+  std::shared_ptr<storage::RunStore> store =
+      std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
+  Fixture f;
+  std::unique_ptr<EngineController> controller;
+  std::unique_ptr<TrainWorkspace> workspace;
+  explicit Recorded(const engine::ExperimentSpec& spec) : f(spec) {
+    f.services.createRecorder =
+        [db = store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.tags = request.tags;
+      options.onRecordCreated = request.onRecorded;
+      return std::make_unique<recorder::Recorder>(*db, options);
+    };
+    controller = std::make_unique<EngineController>(f.services);
+    workspace = std::make_unique<TrainWorkspace>(controller.get(), &f.doc);
+    workspace->setStore(store);
+  }
+};
 #endif
 
 }  // namespace
@@ -262,21 +275,12 @@ class TestRealEngineGui : public QObject {
     // the live loss and cosine panels hold is the store's point for that series and step (the
     // panels keep floats: the store's double rounded to float, bit for bit), and each stored run
     // carries its summary's numbers.
-    QTemporaryDir dir;
-    auto store =
-        std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
     auto spec = tinySpec(300);
     spec.probe.interval = 50;
     spec.eval.interval = 100;
-    Fixture f(spec);
-    f.services.createRecorder =
-        [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
-      recorder::RecorderOptions options;
-      options.tags = request.tags;
-      return std::make_unique<recorder::Recorder>(*store, options);
-    };
-    EngineController controller(f.services);
-    TrainWorkspace ws(&controller, &f.doc);
+    Recorded r(spec);
+    TrainWorkspace& ws = *r.workspace;
+    const std::shared_ptr<storage::RunStore>& store = r.store;
     ws.resize(1300, 850);
     ws.show();
     ws.data()->setSmoothing(0);
@@ -342,14 +346,10 @@ class TestRealEngineGui : public QObject {
   void aStudyRunIsTheRunOfItsResolvedSpec() {
     // A 2-run study (local and backprop) queued in Train on the real engine: each stored run
     // ends with the weights a plain run of the point's resolved spec ends with, bit for bit.
-    QTemporaryDir dir;
-    auto store =
-        std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
-    Fixture f(tinySpec(60));
-    recordInto(f, store);
-    EngineController controller(f.services);
-    TrainWorkspace ws(&controller, &f.doc);
-    ws.setStore(store);
+    Recorded r(tinySpec(60));
+    Fixture& f = r.f;
+    TrainWorkspace& ws = *r.workspace;
+    const std::shared_ptr<storage::RunStore>& store = r.store;
     study::StudyObject object;
     object.keys = {study::parseVary(R"(mode=["local","backprop"])")};
     f.doc.editStudy(object, QStringLiteral("vary mode"));
@@ -379,14 +379,10 @@ class TestRealEngineGui : public QObject {
     // The replication report's suite in Train's queue on LibTorch: every run trains and is
     // recorded, and the findings judged from them use what the engine measured (the bytes each
     // boundary carried decide the communication finding).
-    QTemporaryDir dir;
-    auto store =
-        std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
-    Fixture f(tinySpec(60));
-    recordInto(f, store);
-    EngineController controller(f.services);
-    TrainWorkspace ws(&controller, &f.doc);
-    ws.setStore(store);
+    Recorded r(tinySpec(60));
+    Fixture& f = r.f;
+    TrainWorkspace& ws = *r.workspace;
+    const std::shared_ptr<storage::RunStore>& store = r.store;
     std::shared_ptr<const report::ReportDoc> doc;
     QString error = QStringLiteral("no report yet");
     connect(ws.studyQueue(), &StudyQueue::reportReady, this,
