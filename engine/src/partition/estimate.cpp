@@ -68,8 +68,9 @@ struct SimOp {
   double end = -1;            ///< when it finished (simulated)
 };
 
-/// Whether the next operation of thread `j` can start at `now`; if its inputs are there but
-/// arrive later, `nextReady` takes the time they do.
+/// Whether `op` can start at `now`: every operation it needs has finished, and (plus the handoff
+/// where its input comes from another thread) not after `now`. When the inputs are done but
+/// arrive later, `nextReady` takes the earliest such time.
 bool opReady(const std::vector<SimOp>& ops, const SimOp& op, double now, double handoff,
              double& nextReady) {
   double ready = 0;
@@ -135,9 +136,9 @@ void simulateSharing(std::vector<SimOp>& ops, const std::vector<std::vector<size
 /// back of the run queue; the queue's head takes cores when enough are free; a running thread
 /// keeps its cores through operation after operation until it blocks on an input or uses up a
 /// slice of `slice` seconds while others wait without a core (then it goes to the back of the
-/// queue; with nobody waiting it starts a new slice). A thread
-/// that wakes while every core is busy therefore waits, where processor sharing would give it
-/// a share at once. Running threads compute `contention` slower while more than one runs.
+/// queue; with nobody waiting it starts a new slice). A thread that wakes while every core is
+/// busy therefore waits, where processor sharing would give it a share at once. Running threads
+/// compute `contention` slower while more than one runs.
 void simulateSlices(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
                     const std::vector<int>& threadWidth, int cores, double handoff,
                     double contention, double slice) {
