@@ -12,6 +12,7 @@ stages=${2:?stage count}
 build=${3:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cli="$root/$build/app/cli/stagewise-cli"
+[ -x "$cli" ] || { echo "cpu_per_step.sh: no $cli: build it first (cmake --build $build)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$cli" train --config "$root/resources/experiments/mlp-fmnist-4stage.json" --no-store --quiet \
