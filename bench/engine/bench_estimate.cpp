@@ -3,16 +3,23 @@
 // (profileMethods), beside the speed-ups the engine measures, in paired rounds (each round
 // profiles, then trains local, pipeline and backprop one after the other). Prints a table
 // (docs/benchmarks.md, "The estimate per method"). Target: within 15 % (median over rounds).
-// The two "PS" columns are the errors the same profile gives under processor sharing (slice 0)
-// instead of the scheduler's time slices, side by side in the same rounds.
+// Side by side in the same rounds, the errors the same profile gives with other models: "1q",
+// one run queue for all cores instead of one per core (perCoreQueues false); "PS", processor
+// sharing instead of time slices (sliceSeconds 0); "noQ", without the CPU each queue operation
+// costs (handoffCpuSeconds 0).
 //
 //   bench_estimate [--steps N] [--rounds R] [--presets mlp,cnn,vit] [--stages 2,4] [--verbose 1]
+//                  [--trace STEP]
+// --trace prints every span of step STEP of each pipeline run (stage, forward/backward/update,
+// micro-batch, start and end in ms from the step's first span), in start order: where a stage
+// waits with its input there while the other core idles.
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "bench_common.h"
 #include "stagewise/engine/dataset.h"
@@ -26,15 +33,19 @@ using stagewise::bench::variant;
 
 namespace {
 
-/// --verbose: the mean measured span per stage and kind (forward, backward, update).
+/// --verbose: the mean measured span per stage and kind (forward, backward, update); --trace:
+/// every span of one step.
 struct SpanStats : RunObserver {
   std::mutex mutex;
   std::map<std::pair<int, int>, std::pair<double, int>> sum;  // (stage, kind*2 + update)
+  int64_t traceStep = -1;
+  std::vector<StepSpan> traced;
   void onSpans(const std::vector<StepSpan>& spans) override {
     std::lock_guard lock(mutex);
     for (const auto& s : spans) {
       auto& v = sum[{s.stage, static_cast<int>(s.kind) * 2 + (s.micro < 0 ? 1 : 0)}];
       v.first += s.endS - s.startS, ++v.second;
+      if (s.step == traceStep) traced.push_back(s);
     }
   }
   void print() {
@@ -42,12 +53,29 @@ struct SpanStats : RunObserver {
       std::fprintf(stderr, "  measured stage %d kind %d: %.3f ms x %d\n", key.first, key.second,
                    1e3 * v.first / v.second, v.second);
   }
+  void printTrace() {
+    if (traced.empty()) return;
+    std::sort(traced.begin(), traced.end(),
+              [](const StepSpan& a, const StepSpan& b) { return a.startS < b.startS; });
+    const double t0 = traced.front().startS;
+    std::fprintf(stderr, "  step %lld, every span (ms from its first):\n",
+                 static_cast<long long>(traceStep));
+    for (const auto& s : traced) {
+      const char* kind = s.kind == SpanKind::Forward ? "F" : s.micro < 0 ? "U" : "B";
+      std::fprintf(stderr, "    stage %d %s%s %7.3f -> %7.3f (%.3f)\n", s.stage, kind,
+                   s.micro < 0 ? "" : std::to_string(s.micro).c_str(), 1e3 * (s.startS - t0),
+                   1e3 * (s.endS - t0), 1e3 * (s.endS - s.startS));
+    }
+  }
 };
 bool g_verbose = false;
+int64_t g_traceStep = -1;
 
 double trainSps(const ExperimentSpec& spec) {
   SpanStats stats;
-  auto run = createRun(spec, g_verbose ? &stats : nullptr);
+  const bool trace = g_traceStep >= 0 && spec.mode == Mode::Pipeline;
+  stats.traceStep = trace ? g_traceStep : -1;
+  auto run = createRun(spec, g_verbose || trace ? &stats : nullptr);
   run->start();
   const RunSummary s = run->wait();
   if (s.status != RunStatus::Completed) {
@@ -56,6 +84,7 @@ double trainSps(const ExperimentSpec& spec) {
     std::exit(1);
   }
   if (g_verbose) stats.print();
+  if (trace) stats.printTrace();
   return s.samplesPerSec;
 }
 
@@ -69,15 +98,18 @@ int main(int argc, char** argv) {
   const std::string stageList = arg(argc, argv, "--stages", "2,4");
   const bool verbose = arg(argc, argv, "--verbose", "0") == "1";
   g_verbose = verbose;
+  g_traceStep = std::stoll(arg(argc, argv, "--trace", "-1"));
   const EngineInfo info = engineInfo();
   std::printf(
       "BLAS: %s | %d cores | %lld steps per run | %d paired rounds, medians | probe/eval off\n"
       "speed-up = samples/s over backprop's; err = predicted / measured - 1 (median of the "
       "rounds' ratios)\n\n",
       info.blas.c_str(), info.hardwareCores, static_cast<long long>(steps), rounds);
-  std::printf("%-6s %2s | %9s %9s %9s | %9s %9s %7s | %9s %9s %7s | %7s | %7s %7s\n", "preset", "K",
-              "local/s", "pipe/s", "bp/s", "loc pred", "loc meas", "err", "pipe pred", "pipe meas",
-              "err", "bubble", "loc PS", "pipe PS");
+  std::printf(
+      "%-6s %2s | %9s %9s %9s | %9s %9s %7s | %9s %9s %7s | %7s | %7s %7s | %7s %7s | %7s %7s\n",
+      "preset", "K", "local/s", "pipe/s", "bp/s", "loc pred", "loc meas", "err", "pipe pred",
+      "pipe meas", "err", "bubble", "loc 1q", "pipe 1q", "loc PS", "pipe PS", "loc noQ",
+      "pipe noQ");
   for (const std::string family : {"mlp", "cnn", "vit"}) {
     if (presets.find(family) == std::string::npos) continue;
     const ExperimentSpec preset =
@@ -97,16 +129,24 @@ int main(int argc, char** argv) {
         MethodProfile sharing = profile;
         sharing.sliceSeconds = 0;
         const MethodEstimate ps = estimateMethods(sharing, partition, info.hardwareCores);
+        MethodProfile oneQueue = profile;
+        oneQueue.perCoreQueues = false;
+        const MethodEstimate oq = estimateMethods(oneQueue, partition, info.hardwareCores);
+        MethodProfile noQueue = profile;
+        noQueue.handoffCpuSeconds = 0;
+        const MethodEstimate nq = estimateMethods(noQueue, partition, info.hardwareCores);
         if (verbose) {
           std::fprintf(stderr,
-                       "profile ms: backprop %.3f (%d threads), M %d, handoff %.4f, "
-                       "contention %.2f\n",
+                       "profile ms: backprop %.3f (%d threads), M %d, handoff %.4f (cpu %.4f a "
+                       "queue operation), contention %.2f\n",
                        1e3 * profile.backpropStep, profile.backpropThreads, profile.microBatches,
-                       1e3 * profile.handoffSeconds, profile.contention);
+                       1e3 * profile.handoffSeconds, 1e3 * profile.handoffCpuSeconds,
+                       profile.contention);
           for (size_t s = 0; s < profile.localStep.size(); ++s)
-            std::fprintf(stderr, "  stage %zu: local %.3f, micro %.3f, update %.3f\n", s,
+            std::fprintf(stderr,
+                         "  stage %zu: local %.3f, micro %.3f (forward %.3f), update %.3f\n", s,
                          1e3 * profile.localStep[s], 1e3 * profile.pipelineMicro[s],
-                         1e3 * profile.pipelineUpdate[s]);
+                         1e3 * profile.pipelineForward[s], 1e3 * profile.pipelineUpdate[s]);
           std::fprintf(stderr, "  predicted /s: local %.0f pipe %.0f bp %.0f\n",
                        e.localSamplesPerSec, e.pipelineSamplesPerSec, e.backpropSamplesPerSec);
         }
@@ -121,14 +161,20 @@ int main(int argc, char** argv) {
         v["bubble"].push_back(e.bubbleFraction);
         v["locErrPs"].push_back(ps.localSpeedup / (local / bp) - 1);
         v["pipeErrPs"].push_back(ps.pipelineSpeedup / (pipe / bp) - 1);
+        v["locErr1q"].push_back(oq.localSpeedup / (local / bp) - 1);
+        v["pipeErr1q"].push_back(oq.pipelineSpeedup / (pipe / bp) - 1);
+        v["locErrNq"].push_back(nq.localSpeedup / (local / bp) - 1);
+        v["pipeErrNq"].push_back(nq.pipelineSpeedup / (pipe / bp) - 1);
       }
       std::printf(
           "%-6s %2d | %9.0f %9.0f %9.0f | %9.2f %9.2f %+6.0f%% | %9.2f %9.2f %+6.0f%% | %7.2f | "
-          "%+6.0f%% %+6.0f%%\n",
+          "%+6.0f%% %+6.0f%% | %+6.0f%% %+6.0f%% | %+6.0f%% %+6.0f%%\n",
           family.c_str(), k, median(v["local"]), median(v["pipe"]), median(v["bp"]),
           median(v["locPred"]), median(v["locMeas"]), 100 * median(v["locErr"]),
           median(v["pipePred"]), median(v["pipeMeas"]), 100 * median(v["pipeErr"]),
-          median(v["bubble"]), 100 * median(v["locErrPs"]), 100 * median(v["pipeErrPs"]));
+          median(v["bubble"]), 100 * median(v["locErr1q"]), 100 * median(v["pipeErr1q"]),
+          100 * median(v["locErrPs"]), 100 * median(v["pipeErrPs"]), 100 * median(v["locErrNq"]),
+          100 * median(v["pipeErrNq"]));
       std::fflush(stdout);
     }
   }

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "partition/schedule_sim.h"
 #include "stagewise/engine/partition.h"
 
 using namespace stagewise::engine;
@@ -190,14 +191,18 @@ class TestPartition : public QObject {
              std::to_string(sliced).c_str());
     // A profile that does not fit the partition predicts nothing.
     QCOMPARE(estimateMethods(m, four, 2).localSamplesPerSec, 0.0);
-    // Where every stage has a core, time slices and processor sharing are the same schedule.
-    MethodProfile sharing = m;
+    // Where every stage has a core, time slices (one queue per core or one for all) and
+    // processor sharing are the same schedule.
+    MethodProfile sharing = m, oneQueue = m;
     sharing.sliceSeconds = 0;
+    oneQueue.perCoreQueues = false;
     for (bool oneFOneB : {false, true}) {
       const MethodEstimate a = estimateMethods(m, two, 2, oneFOneB);
-      const MethodEstimate b = estimateMethods(sharing, two, 2, oneFOneB);
-      QVERIFY(near(a.localSamplesPerSec, b.localSamplesPerSec));
-      QVERIFY(near(a.pipelineSamplesPerSec, b.pipelineSamplesPerSec));
+      for (const MethodProfile& other : {sharing, oneQueue}) {
+        const MethodEstimate b = estimateMethods(other, two, 2, oneFOneB);
+        QVERIFY(near(a.localSamplesPerSec, b.localSamplesPerSec));
+        QVERIFY(near(a.pipelineSamplesPerSec, b.pipelineSamplesPerSec));
+      }
     }
   }
 
@@ -222,12 +227,14 @@ class TestPartition : public QObject {
     const MethodEstimate ps = estimateMethods(m, three, 2);
     QVERIFY2(near(ps.pipelineSamplesPerSec, 32 / 6.5e-3),
              std::to_string(32 / ps.pipelineSamplesPerSec).c_str());
-    // Slices of 1.5 ms: stage 3 runs F3, B3 and on into U3 on one core, stage 2 takes the other
+    // Slices of 1.5 ms, one run queue for all cores: stage 3 runs F3, B3 and on into U3 on one
+    // core, stage 2 takes the other
     // for B2 and goes on into U2. When B1 wakes, stage 3 has used up its slice and yields to it;
     // stage 2's slice ends half-way through U2 and stage 3 takes that core back. Stage 1 goes on
     // from U1 into the next step's F1, is preempted for U2's rest, and F2 waits until U2 ends,
     // 2 ms after U1: a step every 7 ms.
     m.sliceSeconds = 1.5e-3;
+    m.perCoreQueues = false;
     const MethodEstimate rr = estimateMethods(m, three, 2);
     QVERIFY2(near(rr.pipelineSamplesPerSec, 32 / 7e-3),
              std::to_string(32 / rr.pipelineSamplesPerSec).c_str());
@@ -235,6 +242,47 @@ class TestPartition : public QObject {
     QVERIFY(near(defaultSchedulerSlice(2), 1.5e-3));
     QVERIFY(near(defaultSchedulerSlice(1), 0.75e-3));
     QVERIFY(near(defaultSchedulerSlice(64), 3e-3));
+  }
+
+  /// The queue per core, operation by operation. Threads T0 (A, 2 ms), T1 (B, 1 ms; then B2,
+  /// 1 ms, after A) and T2 (C, 1 ms, after B) on two cores; T0 and T2 start on core 0, T1 on
+  /// core 1; no handoff, slices longer than the run.
+  void coreQueuesKeepThreadsOnTheirCores() {
+    using sim::SimOp;
+    auto run = [](bool perCore, double tick, double phase, size_t startCore) {
+      std::vector<SimOp> ops(4);
+      ops[0].work = 2e-3;                                             // A
+      ops[1].work = 1e-3;                                             // B
+      ops[2].work = 1e-3, ops[2].after = {0}, ops[2].handoff = true;  // B2
+      ops[3].work = 1e-3, ops[3].after = {1}, ops[3].handoff = true;  // C
+      const std::vector<std::vector<size_t>> threads = {{0}, {1, 2}, {3}};
+      if (perCore)
+        sim::simulateCoreQueues(ops, threads, 2, 0, 1, 1.0, tick, phase, startCore);
+      else
+        sim::simulate(ops, threads, {1, 1, 1}, 2, 0, 1, 1.0, false, tick, 0);
+      return ops;
+    };
+    auto near = [](double a, double b) { return std::abs(a - b) <= 1e-9; };
+    // One queue for all: C wakes at 1 ms when B ends, takes the free core 1: ends at 2 ms.
+    std::vector<SimOp> one = run(false, 1.0, 0, 0);
+    QVERIFY(near(one[3].end, 2e-3));
+    QVERIFY(near(one[2].end, 3e-3));
+    // A queue per core, no tick in the run: C waits on core 0 behind A while core 1 idles (an
+    // idle core does not take threads that wake later); it runs when A ends, 2 to 3 ms. B2 wakes
+    // at 2 ms on its own idle core 1: 2 to 3 ms.
+    for (size_t start : {size_t(0), size_t(1)}) {  // the same schedule on the other cores
+      std::vector<SimOp> q = run(true, 1.0, 0, start);
+      QVERIFY2(near(q[3].end, 3e-3), std::to_string(q[3].end).c_str());
+      QVERIFY(near(q[0].end, 2e-3) && near(q[1].end, 1e-3) && near(q[2].end, 3e-3));
+    }
+    // A tick every 1.5 ms from 0: at 1.5 ms the idle core 1 pulls C, which runs to 2.5 ms. B2,
+    // woken at 2 ms, queues on its core 1 behind C while core 0 (A done) idles: 2.5 to 3.5 ms.
+    std::vector<SimOp> ticked = run(true, 1.5e-3, 0, 0);
+    QVERIFY2(near(ticked[3].end, 2.5e-3), std::to_string(ticked[3].end).c_str());
+    QVERIFY2(near(ticked[2].end, 3.5e-3), std::to_string(ticked[2].end).c_str());
+    // The same tick half a period later (0.75 and 2.25 ms) comes too early and too late.
+    std::vector<SimOp> late = run(true, 1.5e-3, 0.5, 0);
+    QVERIFY(near(late[3].end, 3e-3) && near(late[2].end, 3e-3));
   }
 };
 

@@ -106,8 +106,13 @@ struct MethodProfile {
   std::vector<double> pipelineUpdate;
   /// Backprop mode: the whole model's forward, loss, backward and update.
   double backpropStep = 0;
-  /// Seconds from one thread handing a batch to a queue until the receiving thread runs.
+  /// Seconds from one thread handing a batch to a queue until the receiving thread, waiting on
+  /// another core, runs.
   double handoffSeconds = 0;
+  /// CPU seconds one queue operation (a send or a receive: the wake-up or the wait) costs the
+  /// thread that makes it, across cores. The simulation charges it to every operation that
+  /// receives or sends a batch or a gradient, as the engine's threads pay it.
+  double handoffCpuSeconds = 0;
   /// How much slower a stage computes while another computes on a second core (>= 1: they
   /// share the caches and memory): stage 0's local step, two copies at once, over one alone.
   double contention = 1;
@@ -116,6 +121,14 @@ struct MethodProfile {
   /// simulated (defaultSchedulerSlice); 0: processor sharing (every runnable thread gets its
   /// share at once).
   double sliceSeconds = -1;
+  /// With time slices, where a runnable thread waits for a core. true (Linux): in the queue of
+  /// the core it last ran on; a core that goes idle takes from its own queue, then pulls from
+  /// the others'; a core already idle does not. false: in one queue that every core takes from.
+  /// Stages with more than one intra-op thread always use the one queue.
+  bool perCoreQueues = true;
+  /// The scheduler's tick, at which a core that is idle pulls a waiting thread from another
+  /// core's queue (per-core queues): 1 / CONFIG_HZ, 4 ms on Debian's kernels (HZ=250).
+  double tickSeconds = 4e-3;
 };
 
 /// Linux's default scheduler base slice on `cores` cores: 0.75 ms x (1 + log2 min(cores, 8)),

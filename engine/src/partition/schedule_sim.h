@@ -1,0 +1,54 @@
+#pragma once
+// The schedule simulation behind estimateMethods (partition.h): stage threads running their
+// operations on a number of cores, as the kernel's scheduler would run them. Internal (torch-free);
+// separate so that tests can check schedules operation by operation.
+
+#include <cstddef>
+#include <vector>
+
+namespace stagewise::engine::sim {
+
+/// One operation of a stage thread in the simulated schedule.
+struct SimOp {
+  double work = 0;            ///< seconds alone on its threads
+  std::vector<size_t> after;  ///< operations (ids) that must have finished
+  bool handoff = false;       ///< the inputs came from another thread
+  double end = -1;            ///< when it finished (simulated)
+};
+
+/// Time slices with a run queue per core, as Linux keeps them (one-thread stages only):
+/// - A thread stays with the core it last ran on; thread j starts on core (j + startCore) mod
+///   cores.
+/// - When its input is there it joins that core's queue, and runs at once if the core is free.
+///   It does not move to another core that is idle already.
+/// - A core whose thread blocks takes the next thread of its own queue; with none, it pulls the
+///   longest-waiting thread of the longest other queue (the balancing a core does as it goes
+///   idle).
+/// - A core that is idle already pulls only at the scheduler's tick, every `tick` seconds, the
+///   first at tickPhase x tick.
+/// - Slices as in the one-queue model, per core: a running thread gives way to one waiting on its
+///   core after `slice` seconds. Threads compute `contention` slower while more than one runs.
+/// So two stages that wake each other on one core take turns there while the other core idles
+/// until the next tick: what the engine's spans show at four stages on two cores
+/// (docs/benchmarks.md, "The estimate per method").
+void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
+                        int cores, double handoff, double contention, double slice, double tick,
+                        double tickPhase, size_t startCore);
+
+/// Per-core queues: how many tick phases and start layouts the estimate averages over.
+constexpr int kVariants = 8;
+
+/// Runs every thread's operations in order on `cores` cores and sets the end time of every
+/// operation (ops[id].end): time slices of `slice` seconds with a queue per core (one-thread
+/// stages; idle cores pull every `tick` seconds; `variant` picks the tick's phase and the
+/// threads' first cores) or one queue for all; slice 0: processor sharing.
+void simulate(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
+              const std::vector<int>& threadWidth, int cores, double handoff, double contention,
+              double slice, bool perCoreQueues, double tick, int variant);
+
+/// The steady-state seconds per step from the last stage's step ends: over the second quarter
+/// of the simulated steps, past the start-up and before the upstream stages (which run ahead by
+/// up to the queue's capacity) end and leave the last one alone.
+double period(const std::vector<double>& stepEnds);
+
+}  // namespace stagewise::engine::sim
