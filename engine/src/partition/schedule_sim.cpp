@@ -28,6 +28,40 @@ bool opReady(const std::vector<SimOp>& ops, const SimOp& op, double now, double 
   return true;
 }
 
+enum class ThreadState { Blocked, Queued, Running };
+
+/// Queues (`enqueue(j)`, after marking it Queued) every blocked thread whose next operation can
+/// start at `now`; `nextReady` as in opReady. False once no thread has operations left.
+template <class Enqueue>
+bool wakeReady(const std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
+               const std::vector<size_t>& next, std::vector<ThreadState>& state, double now,
+               double handoff, double& nextReady, Enqueue&& enqueue) {
+  bool left = false;
+  for (size_t j = 0; j < threadOps.size(); ++j) {
+    if (next[j] >= threadOps[j].size()) continue;
+    left = true;
+    if (state[j] != ThreadState::Blocked) continue;
+    if (!opReady(ops, ops[threadOps[j][next[j]]], now, handoff, nextReady)) continue;
+    state[j] = ThreadState::Queued;
+    enqueue(j);
+  }
+  return left;
+}
+
+/// Runs a thread's current operation (of `order`, its operations) for `step` seconds at `speed`;
+/// when it ends, at `now`, the thread moves on. True when the thread blocks: it has ended an
+/// operation and its next one cannot start at `now` (it keeps its cores otherwise).
+bool runFor(std::vector<SimOp>& ops, const std::vector<size_t>& order, size_t& next,
+            double& remaining, double& ran, double step, double speed, double now, double handoff) {
+  remaining -= step * speed, ran += step;
+  if (remaining > 1e-12) return false;
+  ops[order[next]].end = now;
+  remaining = -1;
+  ++next;
+  double unused = std::numeric_limits<double>::infinity();
+  return next >= order.size() || !opReady(ops, ops[order[next]], now, handoff, unused);
+}
+
 /// Processor sharing: runnable threads share the cores in proportion to their intra-op threads
 /// at every instant, `contention` slower while more than one computes.
 void simulateSharing(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
@@ -86,7 +120,7 @@ void simulateSlices(std::vector<SimOp>& ops, const std::vector<std::vector<size_
                     const std::vector<int>& threadWidth, int cores, double handoff,
                     double contention, double slice) {
   const size_t n = threadOps.size();
-  enum class State { Blocked, Queued, Running };
+  using State = ThreadState;
   std::vector<State> state(n, State::Blocked);
   std::vector<size_t> next(n, 0);
   std::vector<double> remaining(n, -1), ran(n, 0);
@@ -96,16 +130,9 @@ void simulateSlices(std::vector<SimOp>& ops, const std::vector<std::vector<size_
   double now = 0;
   for (int guard = 0; guard < 10000000; ++guard) {
     double nextReady = std::numeric_limits<double>::infinity();
-    bool left = false;
-    for (size_t j = 0; j < n; ++j) {
-      if (next[j] >= threadOps[j].size()) continue;
-      left = true;
-      if (state[j] != State::Blocked) continue;
-      if (!opReady(ops, ops[threadOps[j][next[j]]], now, handoff, nextReady)) continue;
-      state[j] = State::Queued;
-      queue.push_back(j);
-    }
-    if (!left) return;
+    if (!wakeReady(ops, threadOps, next, state, now, handoff, nextReady,
+                   [&](size_t j) { queue.push_back(j); }))
+      return;
     auto dispatch = [&] {
       while (!queue.empty() && width(queue.front()) <= free) {
         const size_t j = queue.front();
@@ -141,18 +168,9 @@ void simulateSlices(std::vector<SimOp>& ops, const std::vector<std::vector<size_
       if (!queue.empty()) step = std::min(step, std::max(0.0, slice - ran[j]));
     }
     now += step;
-    for (size_t j : running) {
-      remaining[j] -= step * speed, ran[j] += step;
-      if (remaining[j] > 1e-12) continue;
-      ops[threadOps[j][next[j]]].end = now;
-      remaining[j] = -1;
-      ++next[j];
-      // It keeps its cores if its next operation can start now; otherwise it blocks.
-      double unused = std::numeric_limits<double>::infinity();
-      if (next[j] >= threadOps[j].size() ||
-          !opReady(ops, ops[threadOps[j][next[j]]], now, handoff, unused))
+    for (size_t j : running)
+      if (runFor(ops, threadOps[j], next[j], remaining[j], ran[j], step, speed, now, handoff))
         state[j] = State::Blocked, free += width(j);
-    }
   }
 }
 
@@ -163,7 +181,7 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
                         double tickPhase, size_t startCore) {
   const size_t n = threadOps.size();
   const size_t nc = static_cast<size_t>(cores);
-  enum class State { Blocked, Queued, Running };
+  using State = ThreadState;
   std::vector<State> state(n, State::Blocked);
   std::vector<size_t> next(n, 0), core(n);
   for (size_t j = 0; j < n; ++j) core[j] = (j + startCore) % nc;
@@ -190,17 +208,11 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
   double now = 0, nextTick = tick * tickPhase;
   for (int guard = 0; guard < 10000000; ++guard) {
     double nextReady = std::numeric_limits<double>::infinity();
-    bool left = false;
-    for (size_t j = 0; j < n; ++j) {
-      if (next[j] >= threadOps[j].size()) continue;
-      left = true;
-      if (state[j] != State::Blocked) continue;
-      if (!opReady(ops, ops[threadOps[j][next[j]]], now, handoff, nextReady)) continue;
-      state[j] = State::Queued;
-      queue[core[j]].push_back(j);
-      take(core[j]);
-    }
-    if (!left) return;
+    if (!wakeReady(ops, threadOps, next, state, now, handoff, nextReady, [&](size_t j) {
+          queue[core[j]].push_back(j);
+          take(core[j]);
+        }))
+      return;
     if (now >= nextTick - 1e-15) {
       // The tick: idle cores pull from the others' queues. One that passed while nobody waited
       // (the simulation stops for ticks only then) found nothing to pull.
@@ -246,16 +258,8 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
     for (size_t c = 0; c < nc; ++c) {
       const size_t j = running[c];
       if (j == kIdle) continue;
-      remaining[j] -= step * speed, ran[j] += step;
-      if (remaining[j] > 1e-12) continue;
-      ops[threadOps[j][next[j]]].end = now;
-      remaining[j] = -1;
-      ++next[j];
-      // It keeps its core if its next operation can start now; otherwise it blocks and the core
-      // takes its own queue's next thread, or pulls one.
-      double unused = std::numeric_limits<double>::infinity();
-      if (next[j] < threadOps[j].size() &&
-          opReady(ops, ops[threadOps[j][next[j]]], now, handoff, unused))
+      // Blocked: the core takes its own queue's next thread, or pulls one.
+      if (!runFor(ops, threadOps[j], next[j], remaining[j], ran[j], step, speed, now, handoff))
         continue;
       state[j] = State::Blocked, running[c] = kIdle;
       take(c);
