@@ -68,7 +68,7 @@ SpeedEstimate estimateSpeed(const PartitionPlan& partition, const ModelPlan& pla
 
 namespace {
 /// Steps simulated per schedule: the per-core queues settle into long cycles, which a 64-step
-/// window measured to within ±10 % and 256 steps to within ±1.5 % (the MLP at 4 stages).
+/// window measures poorly (docs/benchmarks.md, "The estimate per method").
 constexpr int kSimSteps = 256;
 }  // namespace
 
