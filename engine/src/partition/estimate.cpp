@@ -67,9 +67,11 @@ SpeedEstimate estimateSpeed(const PartitionPlan& partition, const ModelPlan& pla
 }
 
 namespace {
-/// Steps simulated per schedule: the per-core queues settle into long cycles, which a 64-step
-/// window measures poorly (docs/benchmarks.md, "The estimate per method").
-constexpr int kSimSteps = 256;
+/// Steps simulated per schedule. Local stages run ahead of each other, and with a queue per core
+/// they settle into long cycles, which 64 steps measure poorly (docs/benchmarks.md, "The estimate
+/// per method"). A pipeline flushes every step, and 64 steps give the same period as 512.
+constexpr int kLocalSteps = 256;
+constexpr int kPipelineSteps = 64;
 }  // namespace
 
 double defaultSchedulerSlice(int cores) {
@@ -103,17 +105,19 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
   // queue per core the schedule depends on where the ticks fall and where the threads start,
   // which a real run goes through many of and one simulated schedule sees one: the mean over
   // kVariants of them.
+  // With no more one-thread stages than cores, every thread has a core of its own and every
+  // variant is the same schedule.
   const bool coreQueues = profile.perCoreQueues && slice > 0 && threads == static_cast<int>(k);
+  const int variants = coreQueues && e.coresShared ? kVariants : 1;
   auto meanPeriod = [&](std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& order,
-                        const std::function<size_t(int)>& stepEnd) {
-    const int variants = coreQueues ? kVariants : 1;
+                        int steps, const std::function<size_t(int)>& stepEnd) {
     double sum = 0;
     for (int v = 0; v < variants; ++v) {
       for (auto& op : ops) op.end = -1;
       simulate(ops, order, width, cores, profile.handoffSeconds, contention, slice, coreQueues,
                tick, v);
       std::vector<double> ends;
-      for (int t = 0; t < kSimSteps; ++t) ends.push_back(ops[stepEnd(t)].end);
+      for (int t = 0; t < steps; ++t) ends.push_back(ops[stepEnd(t)].end);
       sum += period(ends);
     }
     return sum / variants;
@@ -125,11 +129,11 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
   // Local: stage s's step t needs stage s - 1's step t, and room in its output queue (stage
   // s + 1 has taken step t - capacity).
   {
-    std::vector<SimOp> ops(k * kSimSteps);
+    std::vector<SimOp> ops(k * kLocalSteps);
     std::vector<std::vector<size_t>> order(k);
-    auto id = [&](size_t s, int t) { return s * kSimSteps + static_cast<size_t>(t); };
+    auto id = [&](size_t s, int t) { return s * kLocalSteps + static_cast<size_t>(t); };
     for (size_t s = 0; s < k; ++s)
-      for (int t = 0; t < kSimSteps; ++t) {
+      for (int t = 0; t < kLocalSteps; ++t) {
         SimOp& op = ops[id(s, t)];
         // Stage 0 receives from the loader; every stage but the last sends on.
         op.work = withQueue(profile.localStep[s], 1 + (s + 1 < k ? 1 : 0));
@@ -139,7 +143,7 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
           op.after.push_back(id(s + 1, t - queueCapacity - 1));
         order[s].push_back(id(s, t));
       }
-    const double p = meanPeriod(ops, order, [&](int t) { return id(k - 1, t); });
+    const double p = meanPeriod(ops, order, kLocalSteps, [&](int t) { return id(k - 1, t); });
     if (p > 0) e.localSamplesPerSec = batch / p;
   }
 
@@ -147,10 +151,10 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
   {
     const int m = std::max(1, profile.microBatches);
     const size_t perStep = static_cast<size_t>(2 * m + 1);
-    std::vector<SimOp> ops(k * kSimSteps * perStep);
+    std::vector<SimOp> ops(k * kPipelineSteps * perStep);
     std::vector<std::vector<size_t>> order(k);
     auto fwd = [&](size_t s, int t, int i) {
-      return (s * kSimSteps + static_cast<size_t>(t)) * perStep + static_cast<size_t>(i);
+      return (s * kPipelineSteps + static_cast<size_t>(t)) * perStep + static_cast<size_t>(i);
     };
     auto bwd = [&](size_t s, int t, int i) { return fwd(s, t, m + i); };
     auto upd = [&](size_t s, int t) { return fwd(s, t, 2 * m); };
@@ -160,7 +164,7 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
       const double b = std::max(0.0, profile.pipelineMicro[s] - f);
       busy += m * profile.pipelineMicro[s] + profile.pipelineUpdate[s];
       const int warm = oneFOneB ? std::min(static_cast<int>(k) - 1 - static_cast<int>(s), m) : m;
-      for (int t = 0; t < kSimSteps; ++t) {
+      for (int t = 0; t < kPipelineSteps; ++t) {
         for (int i = 0; i < m; ++i) {
           // Queue operations: a forward receives its micro-batch (stage 0 the loader's batch,
           // once a step) and sends it on; a backward receives the gradient of its output and
@@ -182,7 +186,7 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
         order[s].push_back(upd(s, t));
       }
     }
-    const double p = meanPeriod(ops, order, [&](int t) { return upd(0, t); });
+    const double p = meanPeriod(ops, order, kPipelineSteps, [&](int t) { return upd(0, t); });
     if (p > 0) {
       e.pipelineSamplesPerSec = batch / p;
       e.bubbleFraction = std::max(0.0, 1.0 - busy / static_cast<double>(k) / p);

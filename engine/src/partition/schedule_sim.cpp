@@ -271,9 +271,7 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
 void simulate(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
               const std::vector<int>& threadWidth, int cores, double handoff, double contention,
               double slice, bool perCoreQueues, double tick, int variant) {
-  const bool oneThreadEach =
-      std::all_of(threadWidth.begin(), threadWidth.end(), [](int w) { return w <= 1; });
-  if (slice > 0 && perCoreQueues && oneThreadEach)
+  if (slice > 0 && perCoreQueues)
     simulateCoreQueues(ops, threadOps, cores, handoff, contention, slice, tick,
                        static_cast<double>(variant % kVariants) / kVariants,
                        static_cast<size_t>(variant));

@@ -39,9 +39,10 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
 constexpr int kVariants = 8;
 
 /// Runs every thread's operations in order on `cores` cores and sets the end time of every
-/// operation (ops[id].end): time slices of `slice` seconds with a queue per core (one-thread
-/// stages; idle cores pull every `tick` seconds; `variant` picks the tick's phase and the
-/// threads' first cores) or one queue for all; slice 0: processor sharing.
+/// operation (ops[id].end): time slices of `slice` seconds with a queue per core (perCoreQueues,
+/// for threads of one intra-op thread each; idle cores pull every `tick` seconds; `variant`
+/// picks the tick's phase and the threads' first cores) or one queue for all; slice 0:
+/// processor sharing.
 void simulate(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
               const std::vector<int>& threadWidth, int cores, double handoff, double contention,
               double slice, bool perCoreQueues, double tick, int variant);
