@@ -205,6 +205,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
                           {"cores_shared", est.coresShared},
                           {"blas", info.blas},
                           {"openmp_wait", info.openmpWait},
+                          {"malloc", info.malloc},
                           {"devices", info.devices},
                           {"mode", engine::toString(spec.mode)}};
     if (spec.mode == engine::Mode::Pipeline)
@@ -261,6 +262,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
   }
   std::printf("BLAS: %s\n", info.blas.c_str());
   std::printf("OpenMP workers: %s\n", info.openmpWait.c_str());
+  std::printf("malloc: %s\n", info.malloc.c_str());
   return 0;
 }
 

@@ -40,6 +40,7 @@ static ui::EngineServices engineServices(bool fake) {
     services.engine.torchVersion = info.torchVersion;
     services.engine.blas = info.blas;
     services.engine.openmpWait = info.openmpWait;
+    services.engine.malloc = info.malloc;
     services.engine.cudaAvailable = info.cudaAvailable;
     services.engine.devices = info.devices;
     services.engine.hardwareCores = info.hardwareCores;

@@ -1,6 +1,8 @@
 // Torch-free concurrency pieces of the runtime, and the fake engine through the public API.
 #include <QtTest>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <set>
 #include <thread>
 
@@ -8,6 +10,12 @@
 #include "runtime/bounded_queue.h"
 #include "runtime/run_control.h"
 #include "stagewise/engine/fake_engine.h"
+#include "stagewise/engine/malloc_tuning.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+void* volatile g_sink = nullptr;  // the malloc test's block, so the compiler keeps it
+#endif
 
 using namespace stagewise::engine;
 using namespace std::chrono_literals;
@@ -138,6 +146,29 @@ class TestRuntimePrimitives : public QObject {
       last[size_t(p.stage)] = p.step;
     }
     QCOMPARE(c.events.size(), size_t{1});
+  }
+
+  void mallocTuningKeepsLargeBlocksInTheProcess() {
+#if defined(__GLIBC__)
+    for (const char* name : {"STAGEWISE_MALLOC_TUNING", "MALLOC_MMAP_THRESHOLD_",
+                             "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "GLIBC_TUNABLES"})
+      if (std::getenv(name) != nullptr) QSKIP("malloc's thresholds are set in the environment");
+    QVERIFY(mallocDescription().find("Stagewise default") != std::string::npos);
+    // 16 MiB: glibc's own threshold (128 KiB, rising only as mmapped blocks this large are freed)
+    // would mmap it, and unmap it on free; tuned, it comes from the heap and stays there.
+    constexpr size_t kBytes = 16u << 20;
+    const size_t mapped = mallinfo2().hblks;
+    void* p = std::malloc(kBytes);
+    QVERIFY(p);
+    std::memset(p, 1, kBytes);
+    g_sink = p;  // so the compiler keeps the allocation
+    QCOMPARE(mallinfo2().hblks, mapped);
+    std::free(p);
+    // Freed, it stays in the heap for the next step rather than going back to the kernel.
+    QVERIFY(mallinfo2().fordblks >= kBytes);
+#else
+    QSKIP("not glibc");
+#endif
   }
 
   void fakeRunCompletesPausesAndStops() {

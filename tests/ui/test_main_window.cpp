@@ -367,8 +367,11 @@ class TestMainWindow : public QObject {
   void aboutNamesQtAndLibTorch() {
     auto s = services();
     s.engine.openmpWait = "spin 4321, then sleep";
+    s.engine.malloc = "mmap threshold 1 KiB";
     const QString text = aboutText(s.engine, QStringLiteral("/tmp/x.db"));
     QVERIFY(text.contains(QStringLiteral("spin 4321, then sleep")));
+    QVERIFY(text.contains(QStringLiteral("mmap threshold 1 KiB")));
+    QVERIFY(text.contains(QStringLiteral("/tmp/x.db</td>")));  // the placeholders line up
     QVERIFY(text.contains(QString::fromLatin1(qVersion())));
     QVERIFY(text.contains(QStringLiteral("9.9.9-test")));
     QVERIFY(text.contains(QStringLiteral("/tmp/x.db")));

@@ -19,13 +19,15 @@ QString aboutText(const EngineDescription& engine, const QString& storePath) {
              "<tr><td>LibTorch</td><td>%5</td></tr>"
              "<tr><td>BLAS</td><td>%6</td></tr>"
              "<tr><td>OpenMP workers</td><td>%7</td></tr>"
-             "<tr><td>Devices</td><td>%8 (%9 cores)</td></tr>"
-             "<tr><td>Run store</td><td>%10</td></tr>"
+             "<tr><td>malloc</td><td>%8</td></tr>"
+             "<tr><td>Devices</td><td>%9 (%10 cores)</td></tr>"
+             "<tr><td>Run store</td><td>%11</td></tr>"
              "</table>")
       .arg(QCoreApplication::applicationVersion(), QString::fromLatin1(qVersion()),
            QStringLiteral(QT_VERSION_STR), QStringLiteral(QCUSTOMPLOT_VERSION_STR),
            QString::fromStdString(engine.torchVersion), QString::fromStdString(engine.blas),
-           QString::fromStdString(engine.openmpWait), devices.join(QStringLiteral(", ")))
+           QString::fromStdString(engine.openmpWait), QString::fromStdString(engine.malloc),
+           devices.join(QStringLiteral(", ")))
       .arg(engine.hardwareCores)
       .arg(storePath.isEmpty() ? QObject::tr("none") : storePath.toHtmlEscaped());
 }

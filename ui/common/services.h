@@ -75,6 +75,7 @@ struct EngineDescription {
   std::string torchVersion = "unknown";
   std::string blas = "unknown";
   std::string openmpWait = "unknown";  ///< how idle OpenMP workers wait (spin count, policy)
+  std::string malloc = "unknown";      ///< glibc malloc's thresholds (tuned for training or not)
   bool cudaAvailable = false;
   std::vector<std::string> devices = {"cpu"};  ///< devices that exist: "cpu", "cuda:0", ...
   int hardwareCores = 1;

@@ -4,7 +4,9 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "data/tensor_data.h"
@@ -14,6 +16,7 @@
 #include "runtime/thread_setup.h"
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/malloc_tuning.h"
 #include "stagewise/engine/partition.h"
 
 namespace stagewise::engine {
@@ -48,6 +51,15 @@ double timed(int repeats, const torch::Device& device, F&& work) {
   return median(times);
 }
 
+/// Runs `work` for 0.3 s: a fresh thread, or a fresh team of intra-op threads, runs slower at
+/// first (the BLAS's and the allocator's first touches; measured: stage 0 timed 1.5x its later
+/// self; backprop's two threads, in a process's first profile, about 1.2x a later profile's).
+template <class F>
+void warmUp(F&& work) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  while (std::chrono::steady_clock::now() < until) work();
+}
+
 torch::Tensor forwardAll(std::vector<torch::nn::Sequential>& layers, int first, int last,
                          torch::Tensor h) {
   for (int i = first; i <= last; ++i) h = layers[static_cast<size_t>(i)]->forward(h);
@@ -55,12 +67,18 @@ torch::Tensor forwardAll(std::vector<torch::nn::Sequential>& layers, int first, 
 }
 
 /// Stage `stage`'s local step on two threads at once (two copies of its modules), over
-/// `alone` (its time on one): how much two computing stages slow each other down.
+/// `alone` (its time on one): how much two computing stages slow each other down. The copies
+/// start together after their warm-up, and each keeps working until both have timed their
+/// calls, so every timed call runs beside the other copy (a copy that finished first and
+/// stopped would leave the other's last calls alone, and the medians would read no contention).
 double contention(const ExperimentSpec& spec, const ModelPlan& plan, const StagePlan& stage,
                   const InputShape& shape, int repeats, double alone) {
   if (availableCores() < 2 || alone <= 0) return 1;
   std::vector<double> times(2, 0);
   std::exception_ptr error;
+  std::atomic<int> ready{0}, timedCopies{0};
+  std::atomic<bool> failed{false};
+  std::mutex errorMutex;
   auto work = [&](int copy) {
     try {
       setupComputeThread(stage.settings.threads, {});
@@ -79,16 +97,32 @@ double contention(const ExperimentSpec& spec, const ModelPlan& plan, const Stage
       dims.insert(dims.end(), in.begin(), in.end());
       const torch::Tensor x = torch::randn(dims),
                           y = torch::randint(shape.numClasses, {spec.train.batchSize});
-      // Twice the repeats, so each copy's timed middle overlaps the other's.
-      times[static_cast<size_t>(copy)] = timed(2 * repeats, torch::Device(torch::kCPU), [&] {
+      auto step = [&] {
         clearGradients(*opt);
         torch::nn::functional::cross_entropy(
             forwardAll(all, 0, static_cast<int>(all.size()) - 1, x), y)
             .backward();
         opt->step();
-      });
+      };
+      for (int r = 0; r < 3; ++r) step();
+      ++ready;
+      while (ready.load() < 2 && !failed.load()) std::this_thread::yield();
+      std::vector<double> own;
+      double total = 0;
+      bool mine = false;  // this copy has timed enough calls
+      while (!failed.load() && (!mine || timedCopies.load() < 2)) {
+        const auto t0 = std::chrono::steady_clock::now();
+        step();
+        if (mine) continue;
+        own.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        total += own.back();
+        if (static_cast<int>(own.size()) >= repeats && total >= 0.1) mine = true, ++timedCopies;
+      }
+      times[static_cast<size_t>(copy)] = median(own);
     } catch (...) {
-      error = std::current_exception();
+      std::lock_guard lock(errorMutex);
+      if (!error) error = std::current_exception();
+      failed = true;
     }
   };
   std::thread a(work, 0), b(work, 1);
@@ -162,6 +196,7 @@ Handoff measureHandoff() {
 
 LayerProfile profileLayers(const ExperimentSpec& spec, int repeats,
                            const std::function<bool(int, int)>& progress) {
+  tuneMalloc();  // as a run has it
   const InputShape shape = probeInputShape(spec.dataset);
   const ModelPlan plan = planModel(spec.model, shape);
   const PartitionPlan partition = makePartition(spec, plan);
@@ -212,6 +247,7 @@ LayerProfile profileLayers(const ExperimentSpec& spec, int repeats,
 
 MethodProfile profileMethods(const ExperimentSpec& spec, int repeats,
                              const std::function<bool(int, int)>& progress) {
+  tuneMalloc();  // as a run has it
   const InputShape shape = probeInputShape(spec.dataset);
   const ModelPlan plan = planModel(spec.model, shape);
   const PartitionPlan partition = makePartition(spec, plan);
@@ -253,15 +289,11 @@ MethodProfile profileMethods(const ExperimentSpec& spec, int repeats,
         auto bodyOpt = makeOptimizer(spec.train, stage.settings.lrScale, parametersOf(body));
         const torch::Tensor input = x.to(device), labels = y.to(device);
         const int last = static_cast<int>(all.size()) - 1;
-        if (stage.index == 0) {
-          // A fresh thread's first 0.3 s run slower (the BLAS's and the allocator's first
-          // touches; measured: stage 0 timed 1.5x its later self): warm up on the real work.
-          const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
-          while (std::chrono::steady_clock::now() < until) {
+        if (stage.index == 0)
+          warmUp([&] {
             clearGradients(*localOpt);
             loss(forwardAll(all, 0, last, input), labels).backward();
-          }
-        }
+          });
         out.localStep.push_back(timed(repeats, device, [&] {
           clearGradients(*localOpt);
           loss(forwardAll(all, 0, last, input), labels).backward();
@@ -317,11 +349,13 @@ MethodProfile profileMethods(const ExperimentSpec& spec, int repeats,
       auto opt = makeOptimizer(spec.train, 1.0, parametersOf(model));
       dims[0] = spec.train.batchSize;
       const torch::Tensor input = torch::randn(dims).to(device), labels = y.to(device);
-      out.backpropStep = timed(repeats, device, [&] {
+      auto backpropStep = [&] {
         clearGradients(*opt);
         loss(forwardAll(model, 0, static_cast<int>(model.size()) - 1, input), labels).backward();
         opt->step();
-      });
+      };
+      warmUp(backpropStep);  // its team of intra-op threads is new
+      out.backpropStep = timed(repeats, device, backpropStep);
       out.contention =
           contention(spec, plan, partition.stages.front(), shape, repeats, out.localStep.front());
       const Handoff handoff = measureHandoff();

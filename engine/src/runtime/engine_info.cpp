@@ -4,6 +4,7 @@
 
 #include "runtime/thread_setup.h"
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/malloc_tuning.h"
 #include "stagewise/engine/omp_wait.h"
 
 namespace stagewise::engine {
@@ -14,10 +15,14 @@ static std::string blasDescription() {
     std::string config = fn();
     std::string flavour;
     std::error_code ec;
-    auto target = std::filesystem::canonical("/etc/alternatives/libblas.so.3-x86_64-linux-gnu", ec).string();
-    if (target.find("openmp") != std::string::npos) flavour = " (openmp)";
-    else if (target.find("pthread") != std::string::npos) flavour = " (pthread)";
-    else if (target.find("serial") != std::string::npos) flavour = " (serial)";
+    auto target =
+        std::filesystem::canonical("/etc/alternatives/libblas.so.3-x86_64-linux-gnu", ec).string();
+    if (target.find("openmp") != std::string::npos)
+      flavour = " (openmp)";
+    else if (target.find("pthread") != std::string::npos)
+      flavour = " (pthread)";
+    else if (target.find("serial") != std::string::npos)
+      flavour = " (serial)";
     return config + flavour;
   }
   if (dlsym(RTLD_DEFAULT, "mkl_get_version")) return "MKL";
@@ -29,6 +34,7 @@ EngineInfo engineInfo() {
   info.torchVersion = TORCH_VERSION;
   info.blas = blasDescription();
   info.openmpWait = openmpWaitDescription();
+  info.malloc = mallocDescription();  // sets the thresholds first (once per process)
   info.hardwareCores = availableCores();
   info.devices.push_back("cpu");
   info.cudaAvailable = torch::cuda::is_available();

@@ -428,7 +428,8 @@ class TorchRun final : public Run {
     m_reporter.event({EventKind::Started, 0.0, -1,
                       toString(m_spec.mode) + " run started: " + std::to_string(m_stages.size()) +
                           " stage(s), " + std::to_string(m_ctx.totalSteps) + " steps, BLAS " +
-                          m_info.blas + ", OpenMP workers " + m_info.openmpWait});
+                          m_info.blas + ", OpenMP workers " + m_info.openmpWait + ", malloc " +
+                          m_info.malloc});
     if (!m_resumedFrom.empty())
       m_reporter.event(
           {EventKind::Info, 0.0, -1,

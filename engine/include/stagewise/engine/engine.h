@@ -17,6 +17,7 @@ struct EngineInfo {
   std::string torchVersion;
   std::string blas;        ///< e.g. "OpenBLAS 0.3.21 (openmp)"
   std::string openmpWait;  ///< how idle intra-op workers wait; see omp_wait.h
+  std::string malloc;      ///< glibc malloc's thresholds; see malloc_tuning.h
   bool cudaAvailable = false;
   std::vector<std::string> devices;  ///< "cpu", "cuda:0", ...
   int hardwareCores = 1;

@@ -1,0 +1,66 @@
+// Why: a LibTorch training step allocates its activations, gradients and temporaries, and frees
+// them by the end of the step (some on another stage's thread). With glibc's defaults a block of
+// 128 KiB or more is mmapped and unmapped on free until the dynamic threshold has risen past its
+// size, and the free memory at the top of a heap goes back to the kernel once it exceeds the trim
+// threshold; both make the next step fault its pages in again (measured: about 1,750 minor faults
+// in one backward pass of the CNN preset's single stage, and 0.1 in its forward pass with the
+// thresholds set). The numbers and the benchmark are in docs/benchmarks.md.
+#include "stagewise/engine/malloc_tuning.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace stagewise::engine {
+
+namespace {
+
+constexpr int kMmapThreshold = 32 << 20;   // glibc's largest: HEAP_MAX_SIZE / 2 on 64-bit
+constexpr int kTrimThreshold = 256 << 20;  // free memory kept at the top of a heap
+
+std::once_flag g_once;
+std::string g_description = "glibc defaults";
+
+bool userSetMalloc() {
+  for (const char* name : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"})
+    if (std::getenv(name) != nullptr) return true;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return tunables != nullptr && std::strstr(tunables, "glibc.malloc.") != nullptr;
+}
+
+}  // namespace
+
+void tuneMalloc() {
+  std::call_once(g_once, [] {
+    const char* off = std::getenv("STAGEWISE_MALLOC_TUNING");
+    if (off != nullptr && std::strcmp(off, "0") == 0) {
+      g_description = "glibc defaults (STAGEWISE_MALLOC_TUNING=0)";
+      return;
+    }
+    if (userSetMalloc()) {
+      g_description = "as set in the environment (MALLOC_*_ or GLIBC_TUNABLES)";
+      return;
+    }
+#if defined(__GLIBC__)
+    // mallopt returns 1 on success; a fixed M_MMAP_THRESHOLD also stops glibc's adjustment.
+    if (mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 &&
+        mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1)
+      g_description = "mmap threshold 32 MiB, trim threshold 256 MiB (Stagewise default)";
+    else
+      g_description = "glibc defaults (mallopt failed)";
+#else
+    g_description = "the C library's defaults (not glibc)";
+#endif
+  });
+}
+
+std::string mallocDescription() {
+  tuneMalloc();
+  return g_description;
+}
+
+}  // namespace stagewise::engine
