@@ -2,9 +2,11 @@
 // them by the end of the step (some on another stage's thread). With glibc's defaults a block of
 // 128 KiB or more is mmapped and unmapped on free until the dynamic threshold has risen past its
 // size, and the free memory at the top of a heap goes back to the kernel once it exceeds the trim
-// threshold; both make the next step fault its pages in again (measured: about 1,750 minor faults
-// in one backward pass of the CNN preset's single stage, and 0.1 in its forward pass with the
-// thresholds set). The numbers and the benchmark are in docs/benchmarks.md.
+// threshold; both make the next step fault its pages in again (seen in a trial build that counted
+// a stage thread's minor faults per pass, CNN preset, one stage: forward about 600 a pass with
+// glibc's defaults and 0.1 with these thresholds, backward about 1,750 and 180). End to end they
+// do not speed training up (bench/engine/malloc_tuning.sh, docs/benchmarks.md); they are kept
+// so that a profile runs as the run does.
 #include "stagewise/engine/malloc_tuning.h"
 
 #include <cstdlib>
