@@ -21,6 +21,20 @@ namespace stagewise::engine {
 
 namespace {
 
+// Under AddressSanitizer or ThreadSanitizer malloc is the sanitizer's own, and its mallopt does
+// nothing (returns 0); GCC and Clang both define these macros for such builds.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizerAllocator = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitizerAllocator = true;
+#else
+constexpr bool kSanitizerAllocator = false;
+#endif
+#else
+constexpr bool kSanitizerAllocator = false;
+#endif
+
 constexpr int kMmapThreshold = 32 << 20;   // glibc's largest: HEAP_MAX_SIZE / 2 on 64-bit
 constexpr int kTrimThreshold = 256 << 20;  // free memory kept at the top of a heap
 
@@ -45,6 +59,10 @@ void tuneMalloc() {
     }
     if (userSetMalloc()) {
       g_description = "as set in the environment (MALLOC_*_ or GLIBC_TUNABLES)";
+      return;
+    }
+    if (kSanitizerAllocator) {
+      g_description = "the sanitizer's allocator (thresholds not applied)";
       return;
     }
 #if defined(__GLIBC__)
