@@ -4,9 +4,9 @@
 // profiles, then trains local, pipeline and backprop one after the other). Prints a table
 // (docs/benchmarks.md, "The estimate per method"). Target: within 15 % (median over rounds).
 // Side by side in the same rounds, the errors the same profile gives with other models: "1q",
-// one run queue for all cores instead of one per core (perCoreQueues false); "PS", processor
-// sharing instead of time slices (sliceSeconds 0); "noQ", without the CPU each queue operation
-// costs (handoffCpuSeconds 0).
+// one run queue for all cores instead of one per core (perCoreQueues false); "noC", without the
+// cold costs (an operation after another stage's on its core costs what it costs repeated);
+// "noQ", without the CPU each queue operation costs (handoffCpuSeconds 0).
 //
 //   bench_estimate [--steps N] [--rounds R] [--presets mlp,cnn,vit] [--stages 2,4] [--verbose 1]
 //                  [--trace STEP]
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
   std::printf(
       "%-6s %2s | %9s %9s %9s | %9s %9s %7s | %9s %9s %7s | %7s | %7s %7s | %7s %7s | %7s %7s\n",
       "preset", "K", "local/s", "pipe/s", "bp/s", "loc pred", "loc meas", "err", "pipe pred",
-      "pipe meas", "err", "bubble", "loc 1q", "pipe 1q", "loc PS", "pipe PS", "loc noQ",
+      "pipe meas", "err", "bubble", "loc 1q", "pipe 1q", "loc noC", "pipe noC", "loc noQ",
       "pipe noQ");
   for (const std::string family : {"mlp", "cnn", "vit"}) {
     if (presets.find(family) == std::string::npos) continue;
@@ -126,9 +126,10 @@ int main(int argc, char** argv) {
         const PartitionPlan partition =
             makePartition(base, planModel(base.model, probeInputShape(base.dataset)));
         const MethodEstimate e = estimateMethods(profile, partition, info.hardwareCores);
-        MethodProfile sharing = profile;
-        sharing.sliceSeconds = 0;
-        const MethodEstimate ps = estimateMethods(sharing, partition, info.hardwareCores);
+        MethodProfile warm = profile;
+        warm.localStepCold.clear(), warm.pipelineForwardCold.clear(),
+            warm.pipelineBackwardCold.clear(), warm.pipelineUpdateCold.clear();
+        const MethodEstimate nc = estimateMethods(warm, partition, info.hardwareCores);
         MethodProfile oneQueue = profile;
         oneQueue.perCoreQueues = false;
         const MethodEstimate oq = estimateMethods(oneQueue, partition, info.hardwareCores);
@@ -147,6 +148,12 @@ int main(int argc, char** argv) {
                          "  stage %zu: local %.3f, micro %.3f (forward %.3f), update %.3f\n", s,
                          1e3 * profile.localStep[s], 1e3 * profile.pipelineMicro[s],
                          1e3 * profile.pipelineForward[s], 1e3 * profile.pipelineUpdate[s]);
+          for (size_t s = 0; s < profile.localStepCold.size(); ++s)
+            std::fprintf(
+                stderr,
+                "  stage %zu cold: local +%.3f, forward +%.3f, backward +%.3f, update +%.3f\n", s,
+                1e3 * profile.localStepCold[s], 1e3 * profile.pipelineForwardCold[s],
+                1e3 * profile.pipelineBackwardCold[s], 1e3 * profile.pipelineUpdateCold[s]);
           std::fprintf(stderr, "  predicted /s: local %.0f pipe %.0f bp %.0f\n",
                        e.localSamplesPerSec, e.pipelineSamplesPerSec, e.backpropSamplesPerSec);
         }
@@ -159,8 +166,8 @@ int main(int argc, char** argv) {
         v["locErr"].push_back(e.localSpeedup / (local / bp) - 1);
         v["pipeErr"].push_back(e.pipelineSpeedup / (pipe / bp) - 1);
         v["bubble"].push_back(e.bubbleFraction);
-        v["locErrPs"].push_back(ps.localSpeedup / (local / bp) - 1);
-        v["pipeErrPs"].push_back(ps.pipelineSpeedup / (pipe / bp) - 1);
+        v["locErrNc"].push_back(nc.localSpeedup / (local / bp) - 1);
+        v["pipeErrNc"].push_back(nc.pipelineSpeedup / (pipe / bp) - 1);
         v["locErr1q"].push_back(oq.localSpeedup / (local / bp) - 1);
         v["pipeErr1q"].push_back(oq.pipelineSpeedup / (pipe / bp) - 1);
         v["locErrNq"].push_back(nq.localSpeedup / (local / bp) - 1);
@@ -173,7 +180,7 @@ int main(int argc, char** argv) {
           median(v["locPred"]), median(v["locMeas"]), 100 * median(v["locErr"]),
           median(v["pipePred"]), median(v["pipeMeas"]), 100 * median(v["pipeErr"]),
           median(v["bubble"]), 100 * median(v["locErr1q"]), 100 * median(v["pipeErr1q"]),
-          100 * median(v["locErrPs"]), 100 * median(v["pipeErrPs"]), 100 * median(v["locErrNq"]),
+          100 * median(v["locErrNc"]), 100 * median(v["pipeErrNc"]), 100 * median(v["locErrNq"]),
           100 * median(v["pipeErrNq"]));
       std::fflush(stdout);
     }

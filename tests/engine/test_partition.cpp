@@ -189,6 +189,20 @@ class TestPartition : public QObject {
     const double sliced = estimateMethods(q, four, 2).localSamplesPerSec;
     QVERIFY2(sliced <= 32 / 2e-3 * (1 + 1e-9) && sliced >= 0.95 * 32 / 2e-3,
              std::to_string(sliced).c_str());
+    // Cold costs slow the stages that share cores, and only them: two stages on two cores keep
+    // a core each, four take turns on two.
+    MethodProfile coldQ = q;
+    coldQ.localStepCold = coldQ.pipelineForwardCold =
+        coldQ.pipelineBackwardCold = {0.5e-3, 0.5e-3, 0.5e-3, 0.5e-3};
+    const MethodEstimate coldFour = estimateMethods(coldQ, four, 2);
+    QVERIFY(coldFour.localSamplesPerSec < 0.9 * sliced);
+    QVERIFY(coldFour.pipelineSamplesPerSec <
+            0.9 * estimateMethods(q, four, 2).pipelineSamplesPerSec);
+    MethodProfile coldM = m;
+    coldM.localStepCold = coldM.pipelineForwardCold = coldM.pipelineBackwardCold =
+        coldM.pipelineUpdateCold = {1e-3, 1e-3};
+    QVERIFY(near(estimateMethods(coldM, two, 2).localSamplesPerSec, late.localSamplesPerSec));
+    QVERIFY(near(estimateMethods(coldM, two, 2).pipelineSamplesPerSec, late.pipelineSamplesPerSec));
     // A profile that does not fit the partition predicts nothing.
     QCOMPARE(estimateMethods(m, four, 2).localSamplesPerSec, 0.0);
     // Where every stage has a core, time slices (one queue per core or one for all) and
@@ -283,6 +297,36 @@ class TestPartition : public QObject {
     // The same tick half a period later (0.75 and 2.25 ms) comes too early and too late.
     std::vector<SimOp> late = run(true, 1.5e-3, 0.5, 0);
     QVERIFY(near(late[3].end, 3e-3) && near(late[2].end, 3e-3));
+    // Cold costs of 0.5 ms, no tick: A and B start on fresh cores (0 to 2.5 and 0 to 1.5 ms). C
+    // follows A's thread on core 0 and pays (2.5 to 4 ms); B2 follows B on its own core and does
+    // not (2.5 to 3.5 ms). The other models ignore cold costs.
+    std::vector<SimOp> cold(4);
+    const std::vector<std::vector<size_t>> threads = {{0}, {1, 2}, {3}};
+    cold[0].work = 2e-3, cold[1].work = 1e-3;
+    cold[2].work = 1e-3, cold[2].after = {0}, cold[2].handoff = true;
+    cold[3].work = 1e-3, cold[3].after = {1}, cold[3].handoff = true;
+    for (auto& op : cold) op.cold = 0.5e-3;
+    std::vector<SimOp> other = cold;
+    sim::simulateCoreQueues(cold, threads, 2, 0, 1, 1.0, 1.0, 0, 0);
+    QVERIFY2(near(cold[0].end, 2.5e-3) && near(cold[1].end, 1.5e-3),
+             (std::to_string(cold[0].end) + " " + std::to_string(cold[1].end)).c_str());
+    QVERIFY2(near(cold[3].end, 4e-3), std::to_string(cold[3].end).c_str());
+    QVERIFY2(near(cold[2].end, 3.5e-3), std::to_string(cold[2].end).c_str());
+    sim::simulate(other, threads, {1, 1, 1}, 2, 0, 1, 1.0, false, 1.0, 0);
+    QVERIFY(near(other[3].end, 2e-3) && near(other[2].end, 3e-3));
+    // coldSince, one core: T0 runs X, then W after T1's Z, then Y (0.5 ms cold). Y follows W on
+    // the same core, so it starts warm by default, but cold counted since X: Z ran in between.
+    auto since = [&](size_t coldSince) {
+      std::vector<SimOp> o(4);  // X, W, Y, Z
+      o[0].work = o[1].work = o[2].work = o[3].work = 1e-3;
+      o[1].after = {3}, o[3].after = {0};
+      o[2].cold = 0.5e-3, o[2].coldSince = coldSince;
+      sim::simulateCoreQueues(o, {{0, 1, 2}, {3}}, 1, 0, 1, 1.0, 1.0, 0, 0);
+      return o[2].end;
+    };
+    QVERIFY2(near(since(SimOp::kNone), 4e-3), std::to_string(since(SimOp::kNone)).c_str());
+    QVERIFY2(near(since(1), 4e-3), std::to_string(since(1)).c_str());
+    QVERIFY2(near(since(0), 4.5e-3), std::to_string(since(0)).c_str());
   }
 };
 

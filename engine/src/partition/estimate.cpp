@@ -125,6 +125,10 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
   // Every send and receive costs its thread CPU (the wake-up, the wait): `queueOps` of them.
   const double queueOp = std::max(0.0, profile.handoffCpuSeconds);
   auto withQueue = [&](double work, int queueOps) { return work + queueOps * queueOp; };
+  // What an operation costs more after another stage ran on its core (0 where not profiled).
+  auto cold = [&](const std::vector<double>& perStage, size_t s) {
+    return perStage.size() == k ? std::max(0.0, perStage[s]) : 0.0;
+  };
 
   // Local: stage s's step t needs stage s - 1's step t, and room in its output queue (stage
   // s + 1 has taken step t - capacity).
@@ -137,6 +141,7 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
         SimOp& op = ops[id(s, t)];
         // Stage 0 receives from the loader; every stage but the last sends on.
         op.work = withQueue(profile.localStep[s], 1 + (s + 1 < k ? 1 : 0));
+        op.cold = cold(profile.localStepCold, s);
         op.handoff = s > 0;
         if (s > 0) op.after.push_back(id(s - 1, t));
         if (s + 1 < k && t - queueCapacity - 1 >= 0)
@@ -171,12 +176,16 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
           // sends the one of its input, except at the ends.
           SimOp& F = ops[fwd(s, t, i)];
           F.work = withQueue(f, (s > 0 || i == 0 ? 1 : 0) + (s + 1 < k ? 1 : 0));
+          F.cold = cold(profile.pipelineForwardCold, s);
           if (s > 0) F.after.push_back(fwd(s - 1, t, i)), F.handoff = true;
           SimOp& B = ops[bwd(s, t, i)];
           B.work = withQueue(b, (s + 1 < k ? 1 : 0) + (s > 0 ? 1 : 0));
+          B.cold = cold(profile.pipelineBackwardCold, s);
           if (s + 1 < k) B.after.push_back(bwd(s + 1, t, i)), B.handoff = true;
         }
         ops[upd(s, t)].work = profile.pipelineUpdate[s];
+        ops[upd(s, t)].cold = cold(profile.pipelineUpdateCold, s);
+        ops[upd(s, t)].coldSince = fwd(s, t, 0);  // the step's first operation in either order
         for (int i = 0; i < warm; ++i) order[s].push_back(fwd(s, t, i));
         for (int i = 0; i < m - warm; ++i) {
           order[s].push_back(fwd(s, t, warm + i));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -273,7 +274,18 @@ MethodProfile profileMethods(const ExperimentSpec& spec, int repeats,
         return torch::nn::functional::cross_entropy(logits, labels);
       };
       const int total = k + 1;
+      // What each stage keeps for the cold timings after the loop.
+      struct Kept {
+        std::vector<torch::nn::Sequential> all, body;
+        std::unique_ptr<torch::optim::Optimizer> localOpt, bodyOpt;
+        torch::Tensor input, labels, mx, my;
+        bool isLast = false;
+      };
+      std::vector<Kept> kept;
+      bool oneThreadCpu = true;  // the schedules the per-core queues simulate
       for (const auto& stage : partition.stages) {
+        oneThreadCpu = oneThreadCpu && stage.settings.threads == 1 &&
+                       torch::Device(stage.settings.device).is_cpu();
         setupComputeThread(stage.settings.threads, stage.settings.cores);
         const torch::Device device(stage.settings.device);
         std::vector<torch::nn::Sequential> body(layers.begin() + stage.firstLayer,
@@ -336,10 +348,70 @@ MethodProfile profileMethods(const ExperimentSpec& spec, int repeats,
           out.pipelineMicro.back() *= scale, out.pipelineForward.back() *= scale,
               out.pipelineUpdate.back() *= scale;
         }
-        torch::NoGradGuard noGrad;
-        x = forwardAll(body, 0, bodyLast, input).detach().cpu();
+        {
+          torch::NoGradGuard noGrad;
+          x = forwardAll(body, 0, bodyLast, input).detach().cpu();
+        }
+        kept.push_back({all, body, std::move(localOpt), std::move(bodyOpt), input, labels, mx, my,
+                        stage.isLast});
         if (progress && !progress(stage.index + 1, total))
           throw std::runtime_error("profiling cancelled");
+      }
+      // Cold: the stages' operations taken in turn on this one thread, each right after
+      // another stage's, as a core that several stage threads share runs them. What one costs
+      // more than the same operation repeated (above) is its cold cost.
+      if (oneThreadCpu && k > 1) {
+        const size_t n = kept.size();
+        std::vector<std::vector<double>> fwdTimes(n), bwdTimes(n), updTimes(n), localTimes(n);
+        auto time = [](auto&& work) {
+          const auto t0 = std::chrono::steady_clock::now();
+          work();
+          return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        };
+        double spent = 0;
+        for (int r = 0; r < 2 + 400; ++r) {  // two warm-up rounds
+          std::vector<double> f(n), b(n), u(n), l(n);
+          std::vector<torch::Tensor> held(n);
+          // Forwards in stage order, then backwards, updates and local steps: no operation
+          // follows one of its own stage.
+          for (size_t s = 0; s < n; ++s)
+            f[s] = time([&] {
+              held[s] = forwardAll(kept[s].body, 0, static_cast<int>(kept[s].body.size()) - 1,
+                                   kept[s].mx);
+            });
+          for (size_t s = 0; s < n; ++s)
+            b[s] = time([&] {
+              if (kept[s].isLast)
+                loss(held[s], kept[s].my).backward();
+              else
+                held[s].backward(torch::ones_like(held[s]));
+            });
+          for (size_t s = 0; s < n; ++s) u[s] = time([&] { kept[s].bodyOpt->step(); });
+          for (size_t s = 0; s < n; ++s)
+            l[s] = time([&] {
+              auto& st = kept[s];
+              clearGradients(*st.localOpt);
+              loss(forwardAll(st.all, 0, static_cast<int>(st.all.size()) - 1, st.input), st.labels)
+                  .backward();
+              st.localOpt->step();
+            });
+          if (r < 2) continue;
+          for (size_t s = 0; s < n; ++s) {
+            fwdTimes[s].push_back(f[s]), bwdTimes[s].push_back(b[s]), updTimes[s].push_back(u[s]),
+                localTimes[s].push_back(l[s]);
+            spent += f[s] + b[s] + u[s] + l[s];
+          }
+          if (r - 1 >= repeats && spent >= 0.1) break;
+        }
+        for (size_t s = 0; s < n; ++s) {
+          const double fwd = out.pipelineForward[s],
+                       bwd = std::max(0.0, out.pipelineMicro[s] - out.pipelineForward[s]);
+          out.pipelineForwardCold.push_back(std::max(0.0, median(fwdTimes[s]) - fwd));
+          out.pipelineBackwardCold.push_back(std::max(0.0, median(bwdTimes[s]) - bwd));
+          out.pipelineUpdateCold.push_back(
+              std::max(0.0, median(updTimes[s]) - out.pipelineUpdate[s]));
+          out.localStepCold.push_back(std::max(0.0, median(localTimes[s]) - out.localStep[s]));
+        }
       }
       // Backprop: the whole model on the first stage's device, at its thread count.
       setupComputeThread(out.backpropThreads, {});

@@ -187,7 +187,10 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
   for (size_t j = 0; j < n; ++j) core[j] = (j + startCore) % nc;
   std::vector<double> remaining(n, -1), ran(n, 0);
   constexpr size_t kIdle = static_cast<size_t>(-1);
-  std::vector<size_t> running(nc, kIdle);
+  std::vector<size_t> running(nc, kIdle), lastOn(nc, kIdle);  // lastOn: the core's last thread
+  // Cold starts: how often each core has switched threads, and each operation's core and that
+  // count when it started.
+  std::vector<size_t> switches(nc, 0), opCore(ops.size(), kIdle), opSwitches(ops.size(), 0);
   std::vector<std::deque<size_t>> queue(nc);
   auto take = [&](size_t c) {  // the core's next thread, if it is free and has one
     if (running[c] != kIdle || queue[c].empty()) return;
@@ -250,7 +253,18 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
     for (size_t c = 0; c < nc; ++c) {
       const size_t j = running[c];
       if (j == kIdle) continue;
-      if (remaining[j] < 0) remaining[j] = ops[threadOps[j][next[j]]].work;
+      const bool switched = lastOn[c] != j;
+      if (switched) ++switches[c], lastOn[c] = j;
+      if (remaining[j] < 0) {
+        const size_t id = threadOps[j][next[j]];
+        const SimOp& op = ops[id];
+        const size_t since = op.coldSince;
+        const bool cold = since == SimOp::kNone
+                              ? switched
+                              : opCore[since] != c || opSwitches[since] != switches[c];
+        remaining[j] = op.work + (cold ? op.cold : 0);
+        opCore[id] = c, opSwitches[id] = switches[c];
+      }
       step = std::min(step, remaining[j] / speed);
       if (!queue[c].empty()) step = std::min(step, std::max(0.0, slice - ran[j]));
     }

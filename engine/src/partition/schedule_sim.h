@@ -13,7 +13,14 @@ struct SimOp {
   double work = 0;            ///< seconds alone on its threads
   std::vector<size_t> after;  ///< operations (ids) that must have finished
   bool handoff = false;       ///< the inputs came from another thread
-  double end = -1;            ///< when it finished (simulated)
+  /// Extra seconds when it starts cold (simulateCoreQueues only: the other models do not know
+  /// which core a thread runs on): on a core that another thread has run on since `coldSince`,
+  /// an earlier operation of the same thread, started (or not on the core that one started on).
+  /// Without `coldSince`: on a core whose last thread was another one.
+  double cold = 0;
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  size_t coldSince = kNone;
+  double end = -1;  ///< when it finished (simulated)
 };
 
 /// Time slices with a run queue per core, as Linux keeps them (one-thread stages only):
@@ -28,6 +35,8 @@ struct SimOp {
 ///   first at tickPhase x tick.
 /// - Slices as in the one-queue model, per core: a running thread gives way to one waiting on its
 ///   core after `slice` seconds. Threads compute `contention` slower while more than one runs.
+/// - An operation that starts cold (SimOp::coldSince) takes its `cold` seconds more: the caches
+///   hold another thread's data.
 /// So two stages that wake each other on one core take turns there while the other core idles
 /// until the next tick: what the engine's spans show at four stages on two cores
 /// (docs/benchmarks.md, "The estimate per method").

@@ -104,6 +104,18 @@ struct MethodProfile {
   std::vector<double> pipelineForward;
   /// Per stage, pipeline mode: the optimizer step over the body's parameters.
   std::vector<double> pipelineUpdate;
+  /// Per stage, the extra seconds an operation takes when it starts on a core that another
+  /// stage's thread ran on last (that stage's weights and activations have displaced its own
+  /// from the caches): local mode's step, and pipeline mode's micro-batch forward and backward.
+  /// Timed on one thread with the stages' operations taken in turn, against the same operation
+  /// repeated (the fields above). Measured only where every stage has one intra-op thread on
+  /// the CPU, the schedules the per-core queues simulate; empty: none charged.
+  std::vector<double> localStepCold;
+  std::vector<double> pipelineForwardCold;
+  std::vector<double> pipelineBackwardCold;
+  /// Per stage, pipeline mode: the same for the update, charged where another stage has run on
+  /// its core since the stage's step began (its optimizer state was last touched a step ago).
+  std::vector<double> pipelineUpdateCold;
   /// Backprop mode: the whole model's forward, loss, backward and update.
   double backpropStep = 0;
   /// Seconds from one thread handing a batch to a queue until the receiving thread, waiting on
