@@ -10,16 +10,26 @@
 //
 //   bench_estimate [--steps N] [--rounds R] [--presets mlp,cnn,vit] [--stages 2,4] [--verbose 1]
 //                  [--trace STEP]
+// --verbose 1 prints the profile, the mean measured span per stage and kind, and the kernel's
+// counts per thread of each run (CPU ms a step, ms a step runnable but waiting for a core,
+// switch-ins a step; /proc/self/task/*/schedstat).
 // --trace prints every span of step STEP of each pipeline run (stage, forward/backward/update,
 // micro-batch, start and end in ms from the step's first span), in start order: where a stage
 // waits with its input there while the other core idles.
 
+#include <dirent.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "bench_common.h"
 #include "stagewise/engine/dataset.h"
@@ -68,6 +78,59 @@ struct SpanStats : RunObserver {
     }
   }
 };
+/// --verbose: what the kernel counts for each of the run's named threads (sw-run, sw-loader,
+/// sw-stage-N, ...; a stage's OpenMP workers take its name), read from /proc/self/task/*/schedstat every 20 ms while the run lasts: CPU time,
+/// time runnable but waiting for a core, and how many times it was switched in.
+class ThreadClocks {
+ public:
+  ThreadClocks()
+      : m_sampler([this] {
+          while (!m_stop.load()) {
+            sample();
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+        }) {}
+  ~ThreadClocks() { stop(); }
+  void stop() {
+    if (m_stop.exchange(true)) return;
+    m_sampler.join();
+  }
+  void print(int64_t steps) {
+    stop();
+    for (const auto& [tid, c] : m_last)
+      std::fprintf(stderr,
+                   "  kernel %-10s: cpu %.3f ms/step, runnable waiting %.3f ms/step, "
+                   "%.2f switch-ins/step\n",
+                   c.name.c_str(), 1e-6 * c.runNs / steps, 1e-6 * c.waitNs / steps,
+                   static_cast<double>(c.slices) / steps);
+  }
+
+ private:
+  struct Clock {
+    std::string name;
+    double runNs = 0, waitNs = 0;
+    long long slices = 0;
+  };
+  void sample() {
+    DIR* dir = opendir("/proc/self/task");
+    if (!dir) return;
+    while (const dirent* e = readdir(dir)) {
+      const std::string tid = e->d_name;
+      if (tid == "." || tid == "..") continue;
+      std::string name;
+      std::getline(std::ifstream("/proc/self/task/" + tid + "/comm"), name);
+      if (name.rfind("sw-", 0) != 0) continue;
+      Clock c{name};
+      if (std::ifstream("/proc/self/task/" + tid + "/schedstat") >> c.runNs >> c.waitNs >> c.slices)
+        m_last[std::stoll(tid)] = c;
+    }
+    closedir(dir);
+  }
+  std::map<long long, Clock> m_last;  // tid: its last reading
+  std::atomic<bool> m_stop{false};
+  std::thread m_sampler;
+};
+
 bool g_verbose = false;
 int64_t g_traceStep = -1;
 
@@ -76,8 +139,11 @@ double trainSps(const ExperimentSpec& spec) {
   const bool trace = g_traceStep >= 0 && spec.mode == Mode::Pipeline;
   stats.traceStep = trace ? g_traceStep : -1;
   auto run = createRun(spec, g_verbose || trace ? &stats : nullptr);
+  std::optional<ThreadClocks> clocks;
+  if (g_verbose) clocks.emplace();
   run->start();
   const RunSummary s = run->wait();
+  if (clocks) clocks->print(spec.train.maxSteps);
   if (s.status != RunStatus::Completed) {
     std::fprintf(stderr, "bench_estimate: %s run failed: %s\n", toString(spec.mode).c_str(),
                  s.error.c_str());

@@ -1,7 +1,10 @@
 // The LibTorch engine on small synthetic data: the properties local parallelism rests on.
 #include <QtTest>
 
+#include <dirent.h>
+
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 #include "recording_observer.h"
@@ -32,6 +35,21 @@ ExperimentSpec small(const std::string& extra = "") {
     spec = parseSpec(applyOverrides(specToJson(spec), sets));
   }
   return spec;
+}
+
+/// The names of this process's threads (/proc/self/task/*/comm).
+std::set<std::string> threadNames() {
+  std::set<std::string> names;
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return names;
+  while (const dirent* e = readdir(dir)) {
+    std::string name;
+    if (e->d_name[0] != '.' &&
+        std::getline(std::ifstream(std::string("/proc/self/task/") + e->d_name + "/comm"), name))
+      names.insert(name);
+  }
+  closedir(dir);
+  return names;
 }
 
 RunSummary train(const ExperimentSpec& spec, RecordingObserver& obs) {
@@ -152,6 +170,20 @@ class TestTraining : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(run->progress().step > held + 5, 10000);
     run->requestStop();
     QVERIFY(run->waitFor(3s));
+  }
+
+  void runThreadsAreNamed() {
+    // Benchmarks read the kernel's per-thread counts by these names (docs/architecture.md).
+    RecordingObserver obs;
+    auto run = createRun(small("train.max_steps=100000"), &obs);
+    run->start();
+    QTRY_VERIFY_WITH_TIMEOUT(run->progress().step >= 2, 10000);
+    const std::set<std::string> names = threadNames();
+    run->requestStop();
+    QVERIFY(run->waitFor(3s));
+    for (const char* want :
+         {"sw-run", "sw-loader", "sw-stage-0", "sw-stage-1", "sw-stage-2", "sw-reporter"})
+      QVERIFY2(names.count(want) == 1, want);
   }
 
   void pausedTimeIsNotTrainingTime() {

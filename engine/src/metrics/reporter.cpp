@@ -1,5 +1,7 @@
 #include "metrics/reporter.h"
 
+#include <pthread.h>
+
 namespace stagewise::engine {
 
 Reporter::Reporter(RunObserver* observer, std::chrono::milliseconds interval)
@@ -16,7 +18,10 @@ Reporter::~Reporter() {
 
 void Reporter::start(const RunInfo& info) {
   if (m_observer) m_observer->onStart(info);
-  m_thread = std::thread([this] { loop(); });
+  m_thread = std::thread([this] {
+    pthread_setname_np(pthread_self(), "sw-reporter");  // as top -H and perf show it
+    loop();
+  });
 }
 
 void Reporter::add(MetricPoint point) {

@@ -2,11 +2,12 @@
 // them by the end of the step (some on another stage's thread). With glibc's defaults a block of
 // 128 KiB or more is mmapped and unmapped on free until the dynamic threshold has risen past its
 // size, and the free memory at the top of a heap goes back to the kernel once it exceeds the trim
-// threshold; both make the next step fault its pages in again (seen in a trial build that counted
-// a stage thread's minor faults per pass, CNN preset, one stage: forward about 600 a pass with
-// glibc's defaults and 0.1 with these thresholds, backward about 1,750 and 180). End to end they
-// do not speed training up (bench/engine/malloc_tuning.sh, docs/benchmarks.md); they are kept
-// so that a profile runs as the run does.
+// threshold; both make the next operation fault its pages in again. A run's stage threads get past
+// that within their first steps, so training is as fast either way; a profile, which times each
+// operation a few times in a fresh process, does not: without these thresholds it predicts the
+// CNN preset's local speed 1.31 times and the ViT's 1.14 times lower than with them, while the
+// runs themselves do not change (bench/engine/malloc_tuning.sh, docs/benchmarks.md, "Freed
+// tensors stay in the process"). They are kept so that a profile runs as the run does.
 #include "stagewise/engine/malloc_tuning.h"
 
 #include <cstdlib>

@@ -370,6 +370,7 @@ class TorchRun final : public Run {
 
   void analyse() {
     try {
+      nameThread("sw-analysis");
       setupComputeThread(1, {});
       // The lowest priority (on Linux nice applies to the calling thread): measuring takes the
       // cores' idle time first and, while the stages compete, a small share (docs/metrics.md,
@@ -423,6 +424,7 @@ class TorchRun final : public Run {
   }
 
   void supervise() {
+    nameThread("sw-run");
     m_topology->start();
     m_reporter.start(runInfo());
     m_reporter.event({EventKind::Started, 0.0, -1,

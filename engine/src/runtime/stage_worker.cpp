@@ -38,6 +38,7 @@ torch::Tensor augmentBatch(const torch::Tensor& x, uint64_t seed, int64_t step) 
 
 void runLoader(RunContext& ctx, const TensorData& data) {
   try {
+    nameThread("sw-loader");
     setupComputeThread(1, {});
     const int64_t n = data.trainX.size(0);
     const int64_t batch = ctx.spec.train.batchSize;
@@ -92,6 +93,7 @@ void runLoader(RunContext& ctx, const TensorData& data) {
 void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
   const int k = stage.plan.index;
   try {
+    nameThread("sw-stage-" + std::to_string(k));
     const StageSettings& settings = stage.plan.settings;
     const std::string note = setupComputeThread(settings.threads, settings.cores);
     if (!note.empty()) ctx.reporter.event({EventKind::Warning, ctx.now(), k, note});

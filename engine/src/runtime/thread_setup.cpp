@@ -14,6 +14,10 @@ int availableCores() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+void nameThread(const std::string& name) {
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+}
+
 std::string setupComputeThread(int threads, const std::vector<int>& cores) {
   std::string note;
   if (!cores.empty()) {

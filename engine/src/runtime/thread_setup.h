@@ -9,6 +9,10 @@ namespace stagewise::engine {
 /// Returns a note when pinning failed (the run goes on unpinned), else empty.
 std::string setupComputeThread(int threads, const std::vector<int>& cores);
 
+/// Names the calling thread (at most 15 characters are kept), as `top -H`, `perf` and debuggers
+/// show it: "sw-stage-N" for a stage's worker, "sw-loader" for the data loader.
+void nameThread(const std::string& name);
+
 /// Number of cores this process may run on.
 int availableCores();
 
