@@ -6,7 +6,8 @@
 // Side by side in the same rounds, the errors the same profile gives with other models: "1q",
 // one run queue for all cores instead of one per core (perCoreQueues false); "noC", without the
 // cold costs (an operation after another stage's on its core costs what it costs repeated);
-// "noQ", without the CPU each queue operation costs (handoffCpuSeconds 0).
+// "noQ", without the CPU each queue operation costs (handoffCpuSeconds 0); "noH", a core pulls
+// any waiting thread, cache hot or not (migrationCostSeconds 0).
 //
 //   bench_estimate [--steps N] [--rounds R] [--presets mlp,cnn,vit] [--stages 2,4] [--verbose 1]
 //                  [--trace STEP]
@@ -79,8 +80,9 @@ struct SpanStats : RunObserver {
   }
 };
 /// --verbose: what the kernel counts for each of the run's named threads (sw-run, sw-loader,
-/// sw-stage-N, ...; a stage's OpenMP workers take its name), read from /proc/self/task/*/schedstat every 20 ms while the run lasts: CPU time,
-/// time runnable but waiting for a core, and how many times it was switched in.
+/// sw-stage-N, ...; a stage's OpenMP workers take its name), read from /proc/self/task/*/schedstat
+/// every 20 ms while the run lasts: CPU time, time runnable but waiting for a core, and how many
+/// times it was switched in.
 class ThreadClocks {
  public:
   ThreadClocks()
@@ -95,14 +97,22 @@ class ThreadClocks {
     if (m_stop.exchange(true)) return;
     m_sampler.join();
   }
-  void print(int64_t steps) {
+  void print(int64_t steps, double samplesPerSec, int64_t batch, int cores) {
     stop();
+    // Idle core time per step in the steady state: the cores' time a step (from samples/s) less
+    // the stage threads' and the loader's CPU (start-up included, so a little low).
+    double cpu = 0;
+    for (const auto& [tid, c] : m_last)
+      if (c.name.rfind("sw-stage-", 0) == 0 || c.name == "sw-loader") cpu += 1e-9 * c.runNs;
     for (const auto& [tid, c] : m_last)
       std::fprintf(stderr,
                    "  kernel %-10s: cpu %.3f ms/step, runnable waiting %.3f ms/step, "
                    "%.2f switch-ins/step\n",
                    c.name.c_str(), 1e-6 * c.runNs / steps, 1e-6 * c.waitNs / steps,
                    static_cast<double>(c.slices) / steps);
+    if (samplesPerSec > 0)
+      std::fprintf(stderr, "  kernel idle cores about %.3f ms/step\n",
+                   1e3 * (cores * batch / samplesPerSec - cpu / steps));
   }
 
  private:
@@ -143,7 +153,9 @@ double trainSps(const ExperimentSpec& spec) {
   if (g_verbose) clocks.emplace();
   run->start();
   const RunSummary s = run->wait();
-  if (clocks) clocks->print(spec.train.maxSteps);
+  if (clocks)
+    clocks->print(spec.train.maxSteps, s.samplesPerSec, spec.train.batchSize,
+                  engineInfo().hardwareCores);
   if (s.status != RunStatus::Completed) {
     std::fprintf(stderr, "bench_estimate: %s run failed: %s\n", toString(spec.mode).c_str(),
                  s.error.c_str());
@@ -172,10 +184,11 @@ int main(int argc, char** argv) {
       "rounds' ratios)\n\n",
       info.blas.c_str(), info.hardwareCores, static_cast<long long>(steps), rounds);
   std::printf(
-      "%-6s %2s | %9s %9s %9s | %9s %9s %7s | %9s %9s %7s | %7s | %7s %7s | %7s %7s | %7s %7s\n",
+      "%-6s %2s | %9s %9s %9s | %9s %9s %7s | %9s %9s %7s | %7s | %7s %7s | %7s %7s | %7s %7s | "
+      "%7s %7s\n",
       "preset", "K", "local/s", "pipe/s", "bp/s", "loc pred", "loc meas", "err", "pipe pred",
       "pipe meas", "err", "bubble", "loc 1q", "pipe 1q", "loc noC", "pipe noC", "loc noQ",
-      "pipe noQ");
+      "pipe noQ", "loc noH", "pipe noH");
   for (const std::string family : {"mlp", "cnn", "vit"}) {
     if (presets.find(family) == std::string::npos) continue;
     const ExperimentSpec preset =
@@ -191,7 +204,8 @@ int main(int argc, char** argv) {
         const MethodProfile profile = profileMethods(base);
         const PartitionPlan partition =
             makePartition(base, planModel(base.model, probeInputShape(base.dataset)));
-        const MethodEstimate e = estimateMethods(profile, partition, info.hardwareCores);
+        const MethodEstimate e =
+            estimateMethods(profile, partition, info.hardwareCores, false, 4, verbose);
         MethodProfile warm = profile;
         warm.localStepCold.clear(), warm.pipelineForwardCold.clear(),
             warm.pipelineBackwardCold.clear(), warm.pipelineUpdateCold.clear();
@@ -202,6 +216,9 @@ int main(int argc, char** argv) {
         MethodProfile noQueue = profile;
         noQueue.handoffCpuSeconds = 0;
         const MethodEstimate nq = estimateMethods(noQueue, partition, info.hardwareCores);
+        MethodProfile anyPull = profile;
+        anyPull.migrationCostSeconds = 0;
+        const MethodEstimate nh = estimateMethods(anyPull, partition, info.hardwareCores);
         if (verbose) {
           std::fprintf(stderr,
                        "profile ms: backprop %.3f (%d threads), M %d, handoff %.4f (cpu %.4f a "
@@ -222,6 +239,18 @@ int main(int argc, char** argv) {
                 1e3 * profile.pipelineBackwardCold[s], 1e3 * profile.pipelineUpdateCold[s]);
           std::fprintf(stderr, "  predicted /s: local %.0f pipe %.0f bp %.0f\n",
                        e.localSamplesPerSec, e.pipelineSamplesPerSec, e.backpropSamplesPerSec);
+          // The simulated schedules' counts, to set beside the kernel's for the runs below.
+          for (const auto& [name, t] :
+               {std::pair{"local", &e.localThreads}, std::pair{"pipeline", &e.pipelineThreads}}) {
+            for (size_t j = 0; j < t->running.size(); ++j)
+              std::fprintf(stderr,
+                           "  simulated %-8s sw-stage-%zu: cpu %.3f ms/step, runnable waiting "
+                           "%.3f ms/step, %.2f switch-ins/step\n",
+                           name, j, 1e3 * t->running[j], 1e3 * t->queued[j], t->switchIns[j]);
+            if (!t->running.empty())
+              std::fprintf(stderr, "  simulated %-8s idle cores %.3f ms/step\n", name,
+                           1e3 * t->idleCoreSeconds);
+          }
         }
         const double local = trainSps(variant(base, {"mode=local"}));
         const double pipe = trainSps(variant(base, {"mode=pipeline"}));
@@ -238,16 +267,18 @@ int main(int argc, char** argv) {
         v["pipeErr1q"].push_back(oq.pipelineSpeedup / (pipe / bp) - 1);
         v["locErrNq"].push_back(nq.localSpeedup / (local / bp) - 1);
         v["pipeErrNq"].push_back(nq.pipelineSpeedup / (pipe / bp) - 1);
+        v["locErrNh"].push_back(nh.localSpeedup / (local / bp) - 1);
+        v["pipeErrNh"].push_back(nh.pipelineSpeedup / (pipe / bp) - 1);
       }
       std::printf(
           "%-6s %2d | %9.0f %9.0f %9.0f | %9.2f %9.2f %+6.0f%% | %9.2f %9.2f %+6.0f%% | %7.2f | "
-          "%+6.0f%% %+6.0f%% | %+6.0f%% %+6.0f%% | %+6.0f%% %+6.0f%%\n",
+          "%+6.0f%% %+6.0f%% | %+6.0f%% %+6.0f%% | %+6.0f%% %+6.0f%% | %+6.0f%% %+6.0f%%\n",
           family.c_str(), k, median(v["local"]), median(v["pipe"]), median(v["bp"]),
           median(v["locPred"]), median(v["locMeas"]), 100 * median(v["locErr"]),
           median(v["pipePred"]), median(v["pipeMeas"]), 100 * median(v["pipeErr"]),
           median(v["bubble"]), 100 * median(v["locErr1q"]), 100 * median(v["pipeErr1q"]),
           100 * median(v["locErrNc"]), 100 * median(v["pipeErrNc"]), 100 * median(v["locErrNq"]),
-          100 * median(v["pipeErrNq"]));
+          100 * median(v["pipeErrNq"]), 100 * median(v["locErrNh"]), 100 * median(v["pipeErrNh"]));
       std::fflush(stdout);
     }
   }

@@ -328,6 +328,45 @@ class TestPartition : public QObject {
     QVERIFY2(near(since(1), 4e-3), std::to_string(since(1)).c_str());
     QVERIFY2(near(since(0), 4.5e-3), std::to_string(since(0)).c_str());
   }
+
+  /// A core pulls only a waiting thread that is not cache hot (left a core `migrationCost` ago
+  /// or more), and SimStats counts the schedule. T0 (core 0) runs W (0.2 ms), then X (1 ms)
+  /// after T1's Y (0.5 ms, core 1); T2 (core 0) runs Z (3 ms) from 0.2 ms, when T0 blocks. X is
+  /// ready at 0.5 ms, queued on core 0 behind Z, while core 1 idles; a tick every 0.25 ms from
+  /// 0.125 ms.
+  void coresPullOnlyCacheColdThreads() {
+    using sim::SimOp;
+    auto run = [](double migrationCost, sim::SimStats* stats = nullptr) {
+      std::vector<SimOp> ops(4);  // W, X, Y, Z
+      ops[0].work = 0.2e-3;
+      ops[1].work = 1e-3, ops[1].after = {2}, ops[1].handoff = true;
+      ops[2].work = 0.5e-3;
+      ops[3].work = 3e-3;
+      sim::simulateCoreQueues(ops, {{0, 1}, {2}, {3}}, 2, 0, 1, 1.0, 0.25e-3, 0.5, 0, stats,
+                              migrationCost);
+      return ops;
+    };
+    auto near = [](double a, double b) { return std::abs(a - b) <= 1e-9; };
+    // Any thread may move: core 1 pulls T0 at the 0.625 ms tick, X runs 0.625 to 1.625 ms.
+    QVERIFY2(near(run(0)[1].end, 1.625e-3), std::to_string(run(0)[1].end).c_str());
+    // T0 left core 0 at 0.2 ms: 0.425 ms before that tick, cold for a cost of 0.2 ms.
+    QVERIFY(near(run(0.2e-3)[1].end, 1.625e-3));
+    // Hot for Linux's 0.5 ms: left alone at 0.625, pulled at the 0.875 ms tick, X ends 1.875.
+    sim::SimStats stats;
+    stats.from = 0, stats.to = 4e-3;
+    const std::vector<SimOp> hot = run(0.5e-3, &stats);
+    QVERIFY2(near(hot[1].end, 1.875e-3), std::to_string(hot[1].end).c_str());
+    QVERIFY(near(hot[3].end, 3.2e-3));
+    // On a core: T0 for W and X, T1 for Y, T2 for Z; waiting: T0 0.5 to 0.875, T2 0 to 0.2.
+    QVERIFY(near(stats.running[0], 1.2e-3) && near(stats.running[1], 0.5e-3) &&
+            near(stats.running[2], 3e-3));
+    QVERIFY2(near(stats.queued[0], 0.375e-3) && near(stats.queued[1], 0) &&
+                 near(stats.queued[2], 0.2e-3),
+             (std::to_string(stats.queued[0]) + " " + std::to_string(stats.queued[2])).c_str());
+    QCOMPARE(stats.switchIns, (std::vector<double>{2, 1, 1}));
+    // Core 1 idles 0.5 to 0.875 and 1.875 to 3.2 ms, where the schedule ends.
+    QVERIFY2(near(stats.idleCoreSeconds, 1.7e-3), std::to_string(stats.idleCoreSeconds).c_str());
+  }
 };
 
 QTEST_GUILESS_MAIN(TestPartition)

@@ -82,7 +82,7 @@ double defaultSchedulerSlice(int cores) {
 }
 
 MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan& partition,
-                               int cores, bool oneFOneB, int queueCapacity) {
+                               int cores, bool oneFOneB, int queueCapacity, bool threadStats) {
   MethodEstimate e;
   cores = std::max(1, cores);
   const size_t k = partition.stages.size();
@@ -101,6 +101,7 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
   const double slice =
       profile.sliceSeconds < 0 ? defaultSchedulerSlice(cores) : profile.sliceSeconds;
   const double tick = profile.tickSeconds > 0 ? profile.tickSeconds : 4e-3;
+  const double migrationCost = std::max(0.0, profile.migrationCostSeconds);
   // The steady-state seconds per step (`stepEnd(t)`: the operation that ends step t). With a
   // queue per core the schedule depends on where the ticks fall and where the threads start,
   // which a real run goes through many of and one simulated schedule sees one: the mean over
@@ -109,16 +110,35 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
   // variant is the same schedule.
   const bool coreQueues = profile.perCoreQueues && slice > 0 && threads == static_cast<int>(k);
   const int variants = coreQueues && e.coresShared ? kVariants : 1;
+  // `stats` (where asked and simulated with per-core queues): the threads' counts over the same
+  // steps, a second pass through the same (deterministic) schedule.
   auto meanPeriod = [&](std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& order,
-                        int steps, const std::function<size_t(int)>& stepEnd) {
+                        int steps, const std::function<size_t(int)>& stepEnd,
+                        SimThreadStats& stats) {
+    const bool counted = threadStats && coreQueues;
+    const size_t n = order.size();
+    if (counted) stats = {std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
     double sum = 0;
     for (int v = 0; v < variants; ++v) {
       for (auto& op : ops) op.end = -1;
       simulate(ops, order, width, cores, profile.handoffSeconds, contention, slice, coreQueues,
-               tick, v);
+               tick, v, nullptr, migrationCost);
       std::vector<double> ends;
       for (int t = 0; t < steps; ++t) ends.push_back(ops[stepEnd(t)].end);
       sum += period(ends);
+      const int from = steps / 4, to = steps / 2;
+      if (!counted || to <= from) continue;
+      sim::SimStats window;
+      window.from = ends[static_cast<size_t>(from)], window.to = ends[static_cast<size_t>(to)];
+      for (auto& op : ops) op.end = -1;
+      simulate(ops, order, width, cores, profile.handoffSeconds, contention, slice, coreQueues,
+               tick, v, &window, migrationCost);
+      const double per = 1.0 / (to - from) / variants;
+      for (size_t j = 0; j < n; ++j) {
+        stats.running[j] += window.running[j] * per, stats.queued[j] += window.queued[j] * per;
+        stats.switchIns[j] += window.switchIns[j] * per;
+      }
+      stats.idleCoreSeconds += window.idleCoreSeconds * per;
     }
     return sum / variants;
   };
@@ -148,7 +168,8 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
           op.after.push_back(id(s + 1, t - queueCapacity - 1));
         order[s].push_back(id(s, t));
       }
-    const double p = meanPeriod(ops, order, kLocalSteps, [&](int t) { return id(k - 1, t); });
+    const double p = meanPeriod(
+        ops, order, kLocalSteps, [&](int t) { return id(k - 1, t); }, e.localThreads);
     if (p > 0) e.localSamplesPerSec = batch / p;
   }
 
@@ -195,7 +216,8 @@ MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan
         order[s].push_back(upd(s, t));
       }
     }
-    const double p = meanPeriod(ops, order, kPipelineSteps, [&](int t) { return upd(0, t); });
+    const double p = meanPeriod(
+        ops, order, kPipelineSteps, [&](int t) { return upd(0, t); }, e.pipelineThreads);
     if (p > 0) {
       e.pipelineSamplesPerSec = batch / p;
       e.bubbleFraction = std::max(0.0, 1.0 - busy / static_cast<double>(k) / p);

@@ -178,25 +178,45 @@ void simulateSlices(std::vector<SimOp>& ops, const std::vector<std::vector<size_
 
 void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
                         int cores, double handoff, double contention, double slice, double tick,
-                        double tickPhase, size_t startCore) {
+                        double tickPhase, size_t startCore, SimStats* stats, double migrationCost) {
   const size_t n = threadOps.size();
+  if (stats) {
+    stats->running.assign(n, 0), stats->queued.assign(n, 0), stats->switchIns.assign(n, 0);
+    stats->idleCoreSeconds = 0;
+  }
   const size_t nc = static_cast<size_t>(cores);
   using State = ThreadState;
   std::vector<State> state(n, State::Blocked);
   std::vector<size_t> next(n, 0), core(n);
   for (size_t j = 0; j < n; ++j) core[j] = (j + startCore) % nc;
   std::vector<double> remaining(n, -1), ran(n, 0);
+  std::vector<double> left(n, -std::numeric_limits<double>::infinity());  // when it left a core
   constexpr size_t kIdle = static_cast<size_t>(-1);
   std::vector<size_t> running(nc, kIdle), lastOn(nc, kIdle);  // lastOn: the core's last thread
   // Cold starts: how often each core has switched threads, and each operation's core and that
   // count when it started.
   std::vector<size_t> switches(nc, 0), opCore(ops.size(), kIdle), opSwitches(ops.size(), 0);
   std::vector<std::deque<size_t>> queue(nc);
+  double now = 0, nextTick = tick * tickPhase;
   auto take = [&](size_t c) {  // the core's next thread, if it is free and has one
     if (running[c] != kIdle || queue[c].empty()) return;
     const size_t j = queue[c].front();
     queue[c].pop_front();
     running[c] = j, state[j] = State::Running, ran[j] = 0, core[j] = c;
+    if (stats && now >= stats->from && now < stats->to) ++stats->switchIns[j];
+  };
+  // Counts the time from `now` to `until` that falls in the stats' window.
+  auto account = [&](double until) {
+    if (!stats) return;
+    const double d = std::min(until, stats->to) - std::max(now, stats->from);
+    if (d <= 0) return;
+    for (size_t j = 0; j < n; ++j)
+      if (state[j] == State::Running)
+        stats->running[j] += d;
+      else if (state[j] == State::Queued)
+        stats->queued[j] += d;
+    for (size_t c = 0; c < nc; ++c)
+      if (running[c] == kIdle) stats->idleCoreSeconds += d;
   };
   auto pull = [&](size_t c) {  // a core gone idle takes from the longest other queue
     size_t from = kIdle;
@@ -204,11 +224,15 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
       if (o != c && !queue[o].empty() && (from == kIdle || queue[o].size() > queue[from].size()))
         from = o;
     if (from == kIdle) return;
-    queue[c].push_back(queue[from].front());
-    queue[from].pop_front();
+    // Its longest-waiting thread that is not cache hot.
+    auto& q = queue[from];
+    const auto cold = std::find_if(
+        q.begin(), q.end(), [&](size_t j) { return now - left[j] >= migrationCost - 1e-15; });
+    if (cold == q.end()) return;
+    queue[c].push_back(*cold);
+    q.erase(cold);
     take(c);
   };
-  double now = 0, nextTick = tick * tickPhase;
   for (int guard = 0; guard < 10000000; ++guard) {
     double nextReady = std::numeric_limits<double>::infinity();
     if (!wakeReady(ops, threadOps, next, state, now, handoff, nextReady, [&](size_t j) {
@@ -237,7 +261,7 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
         ran[j] = std::fmod(ran[j], slice);
         continue;
       }
-      running[c] = kIdle, state[j] = State::Queued;
+      running[c] = kIdle, state[j] = State::Queued, left[j] = now;
       queue[c].push_back(j);
       take(c);
     }
@@ -245,6 +269,7 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
     for (size_t c = 0; c < nc; ++c) busy += running[c] != kIdle ? 1 : 0;
     if (busy == 0) {
       if (!std::isfinite(nextReady)) return;  // a cycle: cannot happen for valid schedules
+      account(nextReady);
       now = nextReady;
       continue;
     }
@@ -268,6 +293,7 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
       step = std::min(step, remaining[j] / speed);
       if (!queue[c].empty()) step = std::min(step, std::max(0.0, slice - ran[j]));
     }
+    account(now + step);
     now += step;
     for (size_t c = 0; c < nc; ++c) {
       const size_t j = running[c];
@@ -275,7 +301,7 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
       // Blocked: the core takes its own queue's next thread, or pulls one.
       if (!runFor(ops, threadOps[j], next[j], remaining[j], ran[j], step, speed, now, handoff))
         continue;
-      state[j] = State::Blocked, running[c] = kIdle;
+      state[j] = State::Blocked, running[c] = kIdle, left[j] = now;
       take(c);
       if (running[c] == kIdle) pull(c);
     }
@@ -284,11 +310,12 @@ void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<s
 
 void simulate(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
               const std::vector<int>& threadWidth, int cores, double handoff, double contention,
-              double slice, bool perCoreQueues, double tick, int variant) {
+              double slice, bool perCoreQueues, double tick, int variant, SimStats* stats,
+              double migrationCost) {
   if (slice > 0 && perCoreQueues)
     simulateCoreQueues(ops, threadOps, cores, handoff, contention, slice, tick,
                        static_cast<double>(variant % kVariants) / kVariants,
-                       static_cast<size_t>(variant));
+                       static_cast<size_t>(variant), stats, migrationCost);
   else if (slice > 0)
     simulateSlices(ops, threadOps, threadWidth, cores, handoff, contention, slice);
   else

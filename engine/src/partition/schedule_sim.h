@@ -23,6 +23,16 @@ struct SimOp {
   double end = -1;  ///< when it finished (simulated)
 };
 
+/// What the per-core queues' schedule did within a window of simulated time, per thread: the
+/// kernel's per-thread counts (/proc/<pid>/task/<tid>/schedstat) to set beside a real run's.
+struct SimStats {
+  double from = 0, to = 0;        ///< the window
+  std::vector<double> running;    ///< seconds on a core
+  std::vector<double> queued;     ///< seconds runnable, waiting for a core
+  std::vector<double> switchIns;  ///< times given a core
+  double idleCoreSeconds = 0;     ///< summed over cores
+};
+
 /// Time slices with a run queue per core, as Linux keeps them (one-thread stages only):
 /// - A thread stays with the core it last ran on; thread j starts on core (j + startCore) mod
 ///   cores.
@@ -30,7 +40,8 @@ struct SimOp {
 ///   It does not move to another core that is idle already.
 /// - A core whose thread blocks takes the next thread of its own queue; with none, it pulls the
 ///   longest-waiting thread of the longest other queue (the balancing a core does as it goes
-///   idle).
+///   idle) that is not cache hot: one that last left a core `migrationCost` seconds ago or more
+///   (or has not run yet).
 /// - A core that is idle already pulls only at the scheduler's tick, every `tick` seconds, the
 ///   first at tickPhase x tick.
 /// - Slices as in the one-queue model, per core: a running thread gives way to one waiting on its
@@ -40,9 +51,11 @@ struct SimOp {
 /// So two stages that wake each other on one core take turns there while the other core idles
 /// until the next tick: what the engine's spans show at four stages on two cores
 /// (docs/benchmarks.md, "The estimate per method").
+/// `stats` (optional) counts the window it gives.
 void simulateCoreQueues(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
                         int cores, double handoff, double contention, double slice, double tick,
-                        double tickPhase, size_t startCore);
+                        double tickPhase, size_t startCore, SimStats* stats = nullptr,
+                        double migrationCost = 0);
 
 /// Per-core queues: how many tick phases and start layouts the estimate averages over.
 constexpr int kVariants = 8;
@@ -52,9 +65,11 @@ constexpr int kVariants = 8;
 /// for threads of one intra-op thread each; idle cores pull every `tick` seconds; `variant`
 /// picks the tick's phase and the threads' first cores) or one queue for all; slice 0:
 /// processor sharing.
+/// `stats`: as simulateCoreQueues's (per-core queues only; left alone otherwise).
 void simulate(std::vector<SimOp>& ops, const std::vector<std::vector<size_t>>& threadOps,
               const std::vector<int>& threadWidth, int cores, double handoff, double contention,
-              double slice, bool perCoreQueues, double tick, int variant);
+              double slice, bool perCoreQueues, double tick, int variant, SimStats* stats = nullptr,
+              double migrationCost = 0);
 
 /// The steady-state seconds per step from the last stage's step ends: over the second quarter
 /// of the simulated steps, past the start-up and before the upstream stages (which run ahead by

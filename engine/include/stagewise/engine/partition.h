@@ -141,6 +141,10 @@ struct MethodProfile {
   /// The scheduler's tick, at which a core that is idle pulls a waiting thread from another
   /// core's queue (per-core queues): 1 / CONFIG_HZ, 4 ms on Debian's kernels (HZ=250).
   double tickSeconds = 4e-3;
+  /// A waiting thread that ran less than this long ago is "cache hot" and a core pulling from
+  /// another core's queue leaves it there (per-core queues): Linux's task_hot() with
+  /// sysctl_sched_migration_cost, 0.5 ms by default. 0: any waiting thread may be pulled.
+  double migrationCostSeconds = 0.5e-3;
 };
 
 /// Linux's default scheduler base slice on `cores` cores: 0.75 ms x (1 + log2 min(cores, 8)),
@@ -158,6 +162,15 @@ double defaultSchedulerSlice(int cores);
 /// slice 0: processor sharing, weighted by intra-op threads), and run `contention` times slower
 /// while more than one computes. The steady-state step time of the simulated schedule gives
 /// samples/s. Backprop is its measured step. See docs/metrics.md, "The estimate per method".
+/// Per stage thread and step, in a simulated schedule's steady state (per-core queues only): what
+/// the kernel counts for a real run's threads, to set beside them (bench_estimate --verbose 1).
+struct SimThreadStats {
+  std::vector<double> running;    ///< seconds on a core
+  std::vector<double> queued;     ///< seconds runnable, waiting for a core
+  std::vector<double> switchIns;  ///< times given a core
+  double idleCoreSeconds = 0;     ///< summed over the cores
+};
+
 struct MethodEstimate {
   double localSamplesPerSec = 0;
   double pipelineSamplesPerSec = 0;
@@ -166,8 +179,11 @@ struct MethodEstimate {
   double pipelineSpeedup = 1;  ///< pipeline / backprop samples/s
   double bubbleFraction = 0;   ///< the pipeline step's mean idle share per stage
   bool coresShared = false;
+  /// With `threadStats` and a queue per core: the local and pipeline schedules' per-thread counts.
+  SimThreadStats localThreads, pipelineThreads;
 };
 MethodEstimate estimateMethods(const MethodProfile& profile, const PartitionPlan& partition,
-                               int cores, bool oneFOneB = false, int queueCapacity = 4);
+                               int cores, bool oneFOneB = false, int queueCapacity = 4,
+                               bool threadStats = false);
 
 }  // namespace stagewise::engine
