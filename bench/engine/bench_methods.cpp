@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   std::printf("%-6s %3s | %9s %9s %9s %9s | %8s | %11s %11s %11s %9s\n", "preset", "K", "local",
               "pipe-gpipe", "pipe-1f1b", "backprop", "pipe/loc", "local B/smp", "pred B/smp",
               "pipe B/smp", "pipe/loc");
-  std::ostringstream memory;
+  std::ostringstream memory, allocator;
   for (const std::string family : {"mlp", "cnn", "vit"}) {
     if (presets.find(family) == std::string::npos) continue;
     const ExperimentSpec preset =
@@ -108,11 +108,21 @@ int main(int argc, char** argv) {
         memory << line;
         for (const auto& st : last[m].stages) memory << " " << mb(double(st.peakActivationBytes));
         memory << "\n";
+        allocator << line;
+        for (const auto& st : last[m].stages)
+          allocator << " "
+                    << (st.peakMemoryBytes >= 0 ? mb(double(st.peakMemoryBytes))
+                                                : std::string("-"));
+        allocator << "\n";
       }
     }
   }
   std::printf("\npeak activation MB held per stage (tensor sizes, not the allocator)\n%s",
               memory.str().c_str());
+  std::printf(
+      "\npeak_memory_bytes per stage, MB (the counting allocator: everything the stage's thread"
+      " allocated and still held; the last round)\n%s",
+      allocator.str().c_str());
 
   // Pipeline efficiency against M, on the default preset at 4 stages.
   if (presets.find("mlp") != std::string::npos) {

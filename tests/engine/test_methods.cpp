@@ -304,6 +304,16 @@ class TestMethods : public QObject {
     // untagged threads are not counted
     torch::Tensor u = torch::empty({500}, torch::kFloat32);
     QCOMPARE(memory::current(first), int64_t{0});
+    // a stage's peak: its slot's on the CPU, the device's on CUDA (null without the statistics)
+    QCOMPARE(memory::stagePeak(first, "cpu"), int64_t{4000});
+    QCOMPARE(memory::stagePeak(-1, "cpu"), int64_t{-1});
+    memory::startDeviceWindow("cuda:0");  // no device here: nothing happens, nothing throws
+    memory::startDeviceWindow("cuda:bogus");
+    if (!memory::cudaStatistics() || !torch::cuda::is_available()) {
+      QCOMPARE(memory::stagePeak(first, "cuda:0"), int64_t{-1});
+      QCOMPARE(memory::stagePeak(first, "cuda"), int64_t{-1});
+    }
+    QCOMPARE(memory::stagePeak(first, "cuda:bogus"), int64_t{-1});
     memory::release(first, 2);
   }
 

@@ -1,7 +1,17 @@
 #include "runtime/memory_meter.h"
 
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/Device.h>
 
+// The CUDA statistics need a CUDA LibTorch (engine/CMakeLists.txt defines STAGEWISE_CUDA_MEMORY
+// when it finds one); Debian's LibTorch is CPU-only.
+#if defined(STAGEWISE_CUDA_MEMORY) && __has_include(<c10/cuda/CUDACachingAllocator.h>)
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#define STAGEWISE_HAS_CUDA_STATS 1
+#endif
+
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -67,6 +77,20 @@ class CountingAllocator final : public c10::Allocator {
 
 std::atomic<bool> g_installed{false};
 
+constexpr int kDevices = 64;
+
+/// The CUDA device index of "cuda" / "cuda:N"; -1 for anything else or an unparsable name.
+int cudaIndex(const std::string& device) {
+  if (device.rfind("cuda", 0) != 0) return -1;
+  try {
+    const c10::Device d(device);
+    const int index = d.has_index() ? d.index() : 0;
+    return index < kDevices ? index : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
 }  // namespace
 
 bool install() {
@@ -121,6 +145,60 @@ int64_t current(int slot) {
 }
 int64_t peak(int slot) {
   return slot >= 0 && slot < kSlots ? g_slots[static_cast<size_t>(slot)].peak.load() : 0;
+}
+
+bool cudaStatistics() {
+#ifdef STAGEWISE_HAS_CUDA_STATS
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef STAGEWISE_HAS_CUDA_STATS
+namespace {
+namespace cca = c10::cuda::CUDACachingAllocator;
+constexpr size_t kAggregate = 0;  // StatType::AGGREGATE, the sum over the small and large pools
+std::array<std::atomic<int64_t>, kDevices> g_deviceBaseline{};
+bool deviceExists(int index) {
+  return index >= 0 && index < static_cast<int>(c10::cuda::device_count());
+}
+/// The device's allocated bytes, summed over the small and large pools.
+auto allocated(int index) {  // a Stat (its namespace moved in later LibTorch versions)
+  return cca::getDeviceStats(static_cast<c10::DeviceIndex>(index)).allocated_bytes[kAggregate];
+}
+}  // namespace
+
+void startDeviceWindow(const std::string& device) {
+  const int index = cudaIndex(device);
+  if (!deviceExists(index)) return;
+  try {  // statistics never fail a run
+    cca::resetPeakStats(static_cast<c10::DeviceIndex>(index));
+    g_deviceBaseline[static_cast<size_t>(index)] = allocated(index).current;
+  } catch (const std::exception&) {
+  }
+}
+
+int64_t devicePeak(const std::string& device) {
+  const int index = cudaIndex(device);
+  if (!deviceExists(index)) return -1;
+  try {
+    const int64_t base = g_deviceBaseline[static_cast<size_t>(index)].load();
+    return std::max<int64_t>(0, allocated(index).peak - base);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+#else
+void startDeviceWindow(const std::string&) {}
+int64_t devicePeak(const std::string&) {
+  return -1;
+}
+#endif
+
+int64_t stagePeak(int slot, const std::string& device) {
+  if (device.rfind("cuda", 0) == 0) return devicePeak(device);  // -1 for a bad index
+  return slot >= 0 ? peak(slot) : -1;
 }
 
 }  // namespace stagewise::engine::memory

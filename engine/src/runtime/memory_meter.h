@@ -4,10 +4,12 @@
 // takes them off that slot when the memory is freed, by whatever thread frees it (activations
 // are freed downstream). A run takes one slot per stage and tags each stage thread with its
 // slot; allocations of untagged threads (the loader, the analysis thread, OpenMP workers inside
-// a parallel region, BLAS's own buffers) are not counted. See docs/metrics.md.
-// Torch-free header; the allocator lives in memory_meter.cpp.
+// a parallel region, BLAS's own buffers) are not counted. A stage on a CUDA device reads the
+// caching allocator's statistics for its device instead (builds against a CUDA LibTorch only).
+// See docs/metrics.md. Torch-free header; the allocator lives in memory_meter.cpp.
 
 #include <cstdint>
+#include <string>
 
 namespace stagewise::engine::memory {
 
@@ -30,6 +32,21 @@ int threadTag();
 /// Bytes the slot's live allocations hold now, and the most they held at once.
 int64_t current(int slot);
 int64_t peak(int slot);
+
+/// CUDA: whether this build reads the caching allocator's statistics (a CUDA LibTorch).
+bool cudaStatistics();
+
+/// Opens a window on a CUDA device ("cuda" or "cuda:N"; anything else is ignored): the
+/// allocator's peak is reset and the bytes it holds now become the window's baseline.
+void startDeviceWindow(const std::string& device);
+
+/// The most bytes the device's caching allocator held over its window, above the baseline
+/// (bytes of its allocated blocks, rounded up to the allocator's block sizes); -1 when this
+/// build cannot read it. One figure per device: stages that share a device share it.
+int64_t devicePeak(const std::string& device);
+
+/// A stage's peak: its device's on CUDA, its slot's otherwise; -1 when not measured.
+int64_t stagePeak(int slot, const std::string& device);
 
 /// Tags the calling thread for its lifetime in a scope.
 class ThreadTag {

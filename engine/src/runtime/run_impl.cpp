@@ -108,6 +108,8 @@ class TorchRun final : public Run {
         for (size_t k = 0; k < m_stages.size(); ++k)
           m_stages[k]->memorySlot = m_memory.first + static_cast<int>(k);
     }
+    for (const auto& stage : m_stages)  // CUDA stages: the caching allocator's window opens here
+      memory::startDeviceWindow(stage->plan.settings.device);
     if (options.dist.enabled())
       m_topology = std::make_unique<dist::C10dTopology>(options, m_plan, m_ctx, m_fanout, m_stages);
     else

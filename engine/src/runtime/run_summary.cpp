@@ -34,7 +34,7 @@ StageSummary SummaryBuilder::ownStage(size_t k) const {
     if (const int64_t wire = m_topology.wireBytes(k - 1, true); wire >= 0) ss.gradBytesSent = wire;
   ss.backpropBytes = st.backpropBytes;
   ss.peakActivationBytes = st.peakActivationBytes;
-  if (st.memorySlot >= 0) ss.peakMemoryBytes = memory::peak(st.memorySlot);
+  ss.peakMemoryBytes = memory::stagePeak(st.memorySlot, st.plan.settings.device);
   ss.meanStepSeconds = st.meter.meanComputeSeconds();
   ss.paramChecksum = checksum(st);
   return ss;

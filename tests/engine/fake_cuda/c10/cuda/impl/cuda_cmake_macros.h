@@ -1,0 +1,2 @@
+#pragma once
+// Empty: see ../../../cuda_runtime_api.h.
