@@ -14,6 +14,7 @@ want=(
   qt6-base-dev qt6-base-dev-tools libqcustomplot-dev libgl-dev
   qt6-svg-dev
   libplplot-dev               # the replication report's plots (PLplot's svg driver)
+  libdlib-dev libboost-dev    # searches: dlib's model-based sampler, Boost's Sobol and Student t
   desktop-file-utils libxml2-utils appstream  # checks of the desktop entry, MIME type, metainfo
   dpkg-dev                    # dpkg-shlibdeps: the Debian package's Depends (scripts/package.sh)
   dataset-fashion-mnist

@@ -165,8 +165,9 @@ int reportCommand(const std::vector<std::string>& argv) {
       std::cerr << "[info] run " << n + 1 << " of " << left.size() << ": " << jobs[i].label << "\n";
     TrainOutcome outcome;
     try {
-      outcome = trainInProcess(spec, {}, &store, std::nullopt, printer,
-                               [&](int64_t runId) { session.linkRun(i, runId); });
+      outcome = trainInProcess(
+          spec, {}, &store, std::nullopt, printer,
+          TrainHooks{.onRecorded = [&](int64_t runId) { session.linkRun(i, runId); }});
     } catch (const std::exception& e) {
       ++failed;
       session.runEnded(i, false, e.what());

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include "stagewise/storage/paths.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
+#include "stagewise/study/driver.h"
 #include "stagewise/study/points.h"
 #include "stagewise/study/results.h"
 #include "train_run.h"
@@ -36,9 +38,16 @@ using study::StudyPlan;
 const char* kStudyUsage = R"(usage: stagewise-cli study <command> [options]
 
   run     --config FILE --vary KEY=JSON_LIST [--vary ...] [--seeds N] [--sample N]
+          [--search KEY=DIST ...] [--trials N] [--sampler random|sobol|maxlipo] [--prune]
+          [--tune-seeds N] [--sample-seed N]
           [--set k=v]... [--name NAME] [--target ACC] [--db PATH] [--json] [--quiet]
           sweep the keys over their values (a Cartesian grid, or N points drawn from it) and
-          seeds 1..N, one run at a time; Ctrl+C stops the current run (kept) and the study
+          seeds 1..N, one run at a time; Ctrl+C stops the current run (kept) and the study.
+          A search draws N trials per point of the --vary grid from each DIST
+          (log_uniform:1e-5:1e-1, uniform:A:B, int:A:B, choice:[32,128]); --prune stops trials
+          that fall behind (successive halving on val_accuracy from 100 steps, halving by 3);
+          --tune-seeds N runs each point's best trial (on val_accuracy) again on N fresh seeds
+          and compares the points on test accuracy (mean, 95 % CI). Needs dataset.validation.
   resume  ID [--db PATH] [--json] [--quiet]
           continue a stopped or killed study: completed runs are kept, a stopped run continues
           from its newest checkpoint, any other runs again (the old record stays, replaced)
@@ -95,121 +104,91 @@ std::unique_ptr<storage::RunStore> existingStore(const Args& args) {
   return std::make_unique<storage::RunStore>(db);
 }
 
-/// A point resolved as `train` would check it; a bad point is bad input.
-study::ResolvedPoint resolvePoint(const std::string& base, const StudyPlan& plan,
-                                  const GridPoint& point, study::ShapeCache& shapes) {
-  try {
-    return study::resolvePoint(base, plan, point, engine::engineInfo().devices, shapes);
-  } catch (const study::StudyError& e) {
-    throw UsageError(e.what());
-  }
-}
-
-/// Runs a study's pending points in order, one at a time.
+/// Runs a study's points one at a time, as the study driver orders them (a grid's points; a
+/// search's trials, pruned when they fall behind, then each point's tuned runs).
 class StudyRunner {
  public:
-  StudyRunner(storage::RunStore& store, const storage::StudyRecord& record, StudyPlan plan,
-              bool quiet, bool json)
-      : m_store(store), m_study(record), m_plan(std::move(plan)), m_quiet(quiet), m_json(json) {}
+  StudyRunner(storage::RunStore& store, const storage::StudyRecord& record, bool quiet, bool json)
+      : m_store(store),
+        m_study(record),
+        m_driver(store, record.id, engine::engineInfo().devices),
+        m_quiet(quiet),
+        m_json(json) {}
 
-  int execute(const std::vector<PointWork>& work) {
-    study::ShapeCache shapes;
-    std::vector<study::ResolvedPoint> resolved;
-    for (const auto& w : work)
-      resolved.push_back(resolvePoint(m_study.baseSpecJson, m_plan, w.point, shapes));
-    // Points whose resolved specs are equal share one run (backprop ignores the cuts, say).
-    std::map<std::string, int64_t> completedBy;
-    for (size_t i = 0; i < work.size(); ++i)
-      if (work[i].kind == PointWork::Kind::Done) completedBy[resolved[i].identity] = work[i].runId;
-    size_t toRun = 0;
-    for (const auto& w : work) toRun += w.kind != PointWork::Kind::Done;
-
+  int execute() {
     const auto studyStart = std::chrono::steady_clock::now();
-    size_t finished = 0;
+    const int doneBefore = m_driver.doneCount();
+    const int total = m_driver.totalCount();
+    int ran = 0;
     std::vector<std::string> failures;
     installStopSignals();
-    for (size_t i = 0; i < work.size(); ++i) {
-      const PointWork& w = work[i];
-      const GridPoint& point = w.point;
-      const std::string what = study::describePoint(m_plan, point);
-      auto link = [&](int64_t runId) {
-        storage::StudyRunRecord l;
-        l.point = point.index;
-        l.runId = runId;
-        l.seed = point.seed;
-        l.valuesJson = study::pointValuesJson(point);
-        m_store.linkStudyRun(m_study.id, l);
-      };
-      if (w.kind == PointWork::Kind::Done) continue;
-      if (auto shared = completedBy.find(resolved[i].identity); shared != completedBy.end()) {
-        link(shared->second);
-        ++finished;
-        if (!m_quiet)
-          std::cerr << "[info] run " << point.index + 1 << " of " << work.size() << " (" << what
-                    << ") is the same run as run " << shared->second << ": shared\n";
-        continue;
+    auto note = [&](const std::string& text) {
+      if (!m_quiet) std::cerr << "[info] " << text << "\n";
+    };
+    while (true) {
+      std::optional<study::StudyDriver::Job> job;
+      try {
+        job = m_driver.next(note);
+      } catch (const study::StudyError& e) {
+        throw UsageError(e.what());
       }
-
-      engine::ExperimentSpec spec = resolved[i].spec;
-      engine::RunOptions options;
-      std::optional<int64_t> resumeRunId;
-      if (w.kind == PointWork::Kind::Continue) {
-        try {
-          const engine::CheckpointInfo info = engine::readCheckpointInfo(w.checkpointPath);
-          spec = engine::parseSpec(info.specJson);
-          options.resumeFrom = info.path;
-          resumeRunId = w.runId;
-        } catch (const std::exception& e) {
-          std::cerr << "[warning] run " << w.runId << " cannot continue from " << w.checkpointPath
-                    << " (" << e.what() << "); running it again\n";
-          m_store.markStudyRunReplaced(m_study.id, w.runId);
-        }
-      } else {
-        for (int64_t old : w.replaces) m_store.markStudyRunReplaced(m_study.id, old);
-      }
-      if (!resumeRunId) study::nameStudyRun(spec, m_study.name, m_study.id, m_plan, point);
-
+      if (!job) break;
+      const std::string& what = job->description;
       ProgressPrinter printer(std::cerr, isatty(STDERR_FILENO) != 0, m_quiet);
-      const size_t ordinal = finished;
-      printer.setContext([&, ordinal](const engine::Progress& p) {
+      const int ordinal = ran;
+      const int toRun = std::max(1, total - doneBefore);
+      printer.setContext([&, ordinal, toRun, position = job->position](const engine::Progress& p) {
         const double elapsed =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - studyStart).count();
         const double part =
             p.totalSteps > 0 ? static_cast<double>(p.step) / static_cast<double>(p.totalSteps) : 0;
-        const double fraction = (static_cast<double>(ordinal) + part) / static_cast<double>(toRun);
+        const double fraction = std::min(1.0, (ordinal + part) / toRun);
         const double eta = fraction > 0.002 ? elapsed * (1 - fraction) / fraction : -1;
-        return "[run " + std::to_string(point.index + 1) + " of " + std::to_string(work.size()) +
+        return "[run " + std::to_string(position) + " of " + std::to_string(total) +
                ", study ETA " + formatDuration(eta) + "] ";
       });
       if (!m_quiet)
-        std::cerr << "[info] run " << point.index + 1 << " of " << work.size() << ": " << what
-                  << (resumeRunId ? " (continuing run " + std::to_string(*resumeRunId) + ")" : "")
+        std::cerr << "[info] run " << job->position << " of " << total << ": " << what
+                  << (job->continueRunId
+                          ? " (continuing run " + std::to_string(*job->continueRunId) + ")"
+                          : "")
                   << "\n";
+      const auto watch = m_driver.watch(*job);
+      TrainHooks hooks;
+      hooks.onRecorded = [&](int64_t runId) { m_driver.link(*job, runId); };
+      hooks.observer = watch.get();
+      if (watch) hooks.stopWhen = [&] { return watch->shouldStop(); };
       TrainOutcome outcome;
+      ++ran;
       try {
-        outcome = trainInProcess(spec, options, &m_store, resumeRunId, printer, link);
+        outcome =
+            trainInProcess(job->spec, job->options, &m_store, job->continueRunId, printer, hooks);
       } catch (const std::exception& e) {
         // A run that cannot start (its checkpoint does not fit, say) fails; the study goes on.
         failures.push_back(what + ": " + e.what());
         std::cerr << "[failed] " << what << ": " << e.what() << "\n";
-        ++finished;
         continue;
       }
-      ++finished;
       if (!outcome.storeError.empty())
         std::cerr << "[warning] not everything was recorded: " << outcome.storeError << "\n";
       const auto status = outcome.summary.status;
-      if (status == engine::RunStatus::Completed && outcome.runId)
-        completedBy[resolved[i].identity] = *outcome.runId;
-      if (status == engine::RunStatus::Failed)
-        failures.push_back(what + ": " + outcome.summary.error);
+      const bool pruned = watch && watch->shouldStop() && status == engine::RunStatus::Stopped;
       if (stopSignal()) {
+        m_driver.ended(*job, outcome.runId, status, nullptr);
         m_store.finishStudy(m_study.id, storage::StudyStatus::Stopped);
         std::cerr << "[info] study " << m_study.id << " stopped; continue it with: stagewise-cli "
                   << "study resume " << m_study.id << " --db " << m_store.path() << "\n";
         report();
         return 130;
       }
+      m_driver.ended(*job, outcome.runId, status, watch.get());
+      if (pruned && !m_quiet) std::cerr << "[info] " << what << ": " << watch->reason() << "\n";
+      // A search's trial that fails (diverges at a high learning rate, say) is a result.
+      if (status == engine::RunStatus::Failed && job->work.point.trial < 0)
+        failures.push_back(what + ": " + outcome.summary.error);
+      else if (status == engine::RunStatus::Failed && !m_quiet)
+        std::cerr << "[info] " << what << " failed (" << outcome.summary.error
+                  << "): kept as a failed trial\n";
     }
     m_store.finishStudy(m_study.id, storage::StudyStatus::Completed);
     for (const auto& f : failures) std::cerr << "[failed] " << f << "\n";
@@ -229,14 +208,59 @@ class StudyRunner {
 
   storage::RunStore& m_store;
   storage::StudyRecord m_study;
-  StudyPlan m_plan;
+  study::StudyDriver m_driver;
   bool m_quiet, m_json;
 };
 
+/// Adds --search, --trials, --sampler, --prune and --tune-seeds to a plan (the options win over
+/// the experiment's "study" object).
+void applySearchFlags(const Args& args, StudyPlan& plan) {
+  try {
+    for (const std::string& a : args.values("--search")) {
+      study::SearchedKey key = study::parseSearchArgument(a);
+      bool replaced = false;
+      for (auto& k : plan.search.keys)
+        if (k.key == key.key && !replaced) k = key, replaced = true;
+      if (!replaced) plan.search.keys.push_back(std::move(key));
+    }
+  } catch (const study::StudyError& e) {
+    throw UsageError(e.what());
+  }
+  const bool searching = !plan.search.keys.empty();
+  auto needsSearch = [&](const char* flag) {
+    if (!searching)
+      throw UsageError(std::string(flag) +
+                       " belongs to a search: give --search KEY=DIST (e.g. --search "
+                       "train.lr=log_uniform:1e-5:1e-1)");
+  };
+  if (auto t = args.value("--trials")) {
+    needsSearch("--trials");
+    plan.search.trials = parseCount("--trials", *t, 1);
+  }
+  if (searching && plan.search.trials == 0) plan.search.trials = study::kDefaultTrials;
+  if (auto s = args.value("--sampler")) {
+    needsSearch("--sampler");
+    const auto names = study::samplerNames();
+    if (std::find(names.begin(), names.end(), *s) == names.end())
+      throw UsageError("--sampler is random, sobol or maxlipo, got '" + *s + "'");
+    plan.search.sampler = *s;
+  }
+  if (args.flag("--prune")) {
+    needsSearch("--prune");
+    if (!plan.search.prune) plan.search.prune = study::PruneSpec{};
+  }
+  if (auto n = args.value("--tune-seeds")) {
+    needsSearch("--tune-seeds");
+    if (!plan.search.tune) plan.search.tune = study::TuneSpec{};
+    plan.search.tune->seeds = parseCount("--tune-seeds", *n, 1);
+  }
+}
+
 int studyRun(const std::vector<std::string>& argv) {
   Args args(argv,
-            {"--config", "--seeds", "--sample", "--sample-seed", "--name", "--target", "--db"},
-            {"--vary", "--set"}, {"--json", "--quiet", "--help"});
+            {"--config", "--seeds", "--sample", "--sample-seed", "--name", "--target", "--db",
+             "--trials", "--sampler", "--tune-seeds"},
+            {"--vary", "--set", "--search"}, {"--json", "--quiet", "--help", "--prune"});
   if (args.flag("--help")) {
     std::cout << kStudyUsage;
     return 0;
@@ -265,8 +289,7 @@ int studyRun(const std::vector<std::string>& argv) {
     throw engine::SpecError(e.field(), e.message(), path);
   }
 
-  StudyPlan plan;
-  plan.keys = fromFile.keys;
+  StudyPlan plan = study::planOf(fromFile);
   try {
     for (const std::string& v : args.values("--vary")) {
       study::VariedKey key = study::parseVary(v);
@@ -278,48 +301,44 @@ int studyRun(const std::vector<std::string>& argv) {
   } catch (const study::StudyError& e) {
     throw UsageError(e.what());
   }
-  plan.seeds = fromFile.seeds.value_or(1);
   if (auto s = args.value("--seeds")) plan.seeds = parseCount("--seeds", *s, 1);
-  plan.sample = fromFile.sample.value_or(0);
   if (auto s = args.value("--sample")) plan.sample = parseCount("--sample", *s, 1);
-  plan.sampleSeed = static_cast<uint64_t>(fromFile.sampleSeed.value_or(1));
   if (auto s = args.value("--sample-seed"))
     plan.sampleSeed = static_cast<uint64_t>(parseCount("--sample-seed", *s, 0));
+  applySearchFlags(args, plan);
   std::optional<double> target = fromFile.target;
   if (auto t = args.value("--target")) target = parseTarget(*t);
-  if (plan.keys.empty() && plan.seeds == 1)
-    throw UsageError("a study varies something: give --vary KEY=JSON_LIST or --seeds N (N > 1)");
+  if (plan.keys.empty() && plan.seeds == 1 && !plan.isSearch())
+    throw UsageError(
+        "a study varies or searches something: give --vary KEY=JSON_LIST, --search KEY=DIST or "
+        "--seeds N (N > 1)");
 
-  std::vector<GridPoint> points;
+  // Every point (a search: every vary point at its bounds) is checked before anything runs or
+  // is stored.
+  size_t points = 0;
   try {
-    points = study::expandGrid(plan);
+    study::checkStudy(base, plan, engine::engineInfo().devices);
+    if (!plan.isSearch()) points = study::expandGrid(plan).size();
   } catch (const study::StudyError& e) {
     throw UsageError(e.what());
   }
-  // Every point is checked before anything runs or is stored.
-  study::ShapeCache shapes;
-  for (const auto& p : points) resolvePoint(base, plan, p, shapes);
 
   std::string name = args.value("--name").value_or(fromFile.name.value_or(""));
   if (name.empty()) {
     const engine::ExperimentSpec spec = engine::parseSpec(base);
-    name = (spec.name.empty() ? std::string("experiment") : spec.name) + " study";
+    name = (spec.name.empty() ? std::string("experiment") : spec.name) +
+           (plan.isSearch() ? " search" : " study");
   }
   storage::RunStore store(storage::resolveDbPath(args.value("--db")));
-  const storage::NewStudy ns = study::newStudyRecord(name, base, plan, target, points.size());
+  const storage::NewStudy ns = study::newStudyRecord(name, base, plan, target, points);
   const int64_t id = store.createStudy(ns);
-  std::cerr << "[info] study " << id << " '" << name << "': " << points.size() << " runs into "
-            << store.path() << "\n";
+  std::cerr << "[info] study " << id << " '" << name << "': " << ns.runsTotal << " runs"
+            << (plan.isSearch() && plan.search.prune ? " at most (trials may be pruned)" : "")
+            << " into " << store.path() << "\n";
   storage::RunReader reader(store);
   const auto record = reader.study(id);
-  std::vector<PointWork> work;
-  for (const auto& p : points) {
-    PointWork w;
-    w.point = p;
-    work.push_back(std::move(w));
-  }
-  StudyRunner runner(store, *record, plan, args.flag("--quiet"), args.flag("--json"));
-  return runner.execute(work);
+  StudyRunner runner(store, *record, args.flag("--quiet"), args.flag("--json"));
+  return runner.execute();
 }
 
 int studyResume(const std::vector<std::string>& argv) {
@@ -337,9 +356,7 @@ int studyResume(const std::vector<std::string>& argv) {
     throw UsageError("there is no study " + std::to_string(id) + " in " + store.path() +
                      " (see 'study list')");
   std::vector<PointWork> work;
-  StudyPlan plan;
   try {
-    plan = study::planOf(*record);
     work = study::pendingWork(reader, *record);
   } catch (const study::StudyError& e) {
     throw UsageError(e.what());
@@ -347,7 +364,7 @@ int studyResume(const std::vector<std::string>& argv) {
   size_t left = 0;
   for (const auto& w : work) left += w.kind != PointWork::Kind::Done;
   if (left == 0) {
-    std::cerr << "[info] study " << id << " has every run completed: nothing to resume\n";
+    std::cerr << "[info] study " << id << " has every run ended: nothing to resume\n";
     if (record->status != storage::StudyStatus::Completed) {
       store.resumeStudy(id);
       store.finishStudy(id, storage::StudyStatus::Completed);
@@ -359,9 +376,11 @@ int studyResume(const std::vector<std::string>& argv) {
   }
   store.resumeStudy(id);
   std::cerr << "[info] study " << id << " '" << record->name << "': " << left << " of "
-            << work.size() << " runs left\n";
-  StudyRunner runner(store, *reader.study(id), plan, args.flag("--quiet"), args.flag("--json"));
-  return runner.execute(work);
+            << record->runsTotal << " runs left"
+            << (record->searchJson.empty() ? "" : " (a search: more may follow as trials end)")
+            << "\n";
+  StudyRunner runner(store, *reader.study(id), args.flag("--quiet"), args.flag("--json"));
+  return runner.execute();
 }
 
 int studyList(const std::vector<std::string>& argv) {

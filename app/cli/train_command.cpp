@@ -42,10 +42,11 @@ int stopSignal() {
 
 TrainOutcome trainInProcess(const engine::ExperimentSpec& spec, const engine::RunOptions& options,
                             storage::RunStore* store, std::optional<int64_t> resumeRunId,
-                            ProgressPrinter& printer,
-                            const std::function<void(int64_t)>& onRecorded) {
+                            ProgressPrinter& printer, const TrainHooks& hooks) {
+  const auto& onRecorded = hooks.onRecorded;
   engine::ObserverFanout fanout;
   fanout.add(&printer);
+  if (hooks.observer) fanout.add(hooks.observer);
   TrainOutcome outcome;
 #ifdef STAGEWISE_HAVE_STORE
   std::unique_ptr<recorder::Recorder> rec;
@@ -85,6 +86,10 @@ TrainOutcome trainInProcess(const engine::ExperimentSpec& spec, const engine::Ru
       printer.done();
       std::cerr << "[info] stopping (signal " << g_signal.load()
                 << "); the run is kept as 'stopped'\n";
+      run->requestStop();
+    }
+    if (hooks.stopWhen && !stopAsked && hooks.stopWhen()) {
+      stopAsked = true;
       run->requestStop();
     }
     printer.tick(run->progress());

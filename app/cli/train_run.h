@@ -30,12 +30,20 @@ struct TrainOutcome {
   std::string storeError;        ///< not everything could be recorded
 };
 
+/// More for a run than `train` gives it: who else watches, and when to stop it.
+struct TrainHooks {
+  /// Called (on this thread) as soon as the run's record exists.
+  std::function<void(int64_t)> onRecorded;
+  /// Sees the run's reports too (a study's pruner).
+  engine::RunObserver* observer = nullptr;
+  /// Polled while the run trains: true stops it (kept as `stopped`).
+  std::function<bool()> stopWhen;
+};
+
 /// Trains `spec` with `options`, recording into `store` when given (continuing record
 /// `resumeRunId` when set). Blocks until the run ends; a stop signal stops it cleanly.
-/// `onRecorded` is called (on this thread) as soon as the run's record exists.
 TrainOutcome trainInProcess(const engine::ExperimentSpec& spec, const engine::RunOptions& options,
                             storage::RunStore* store, std::optional<int64_t> resumeRunId,
-                            ProgressPrinter& printer,
-                            const std::function<void(int64_t)>& onRecorded = {});
+                            ProgressPrinter& printer, const TrainHooks& hooks = {});
 
 }  // namespace stagewise::cli

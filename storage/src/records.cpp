@@ -21,13 +21,15 @@ std::string toString(RunStatus status) {
       return "failed";
     case RunStatus::Interrupted:
       return "interrupted";
+    case RunStatus::Pruned:
+      return "pruned";
   }
   return "running";
 }
 
 std::optional<RunStatus> runStatusFromString(std::string_view text) {
   for (RunStatus s : {RunStatus::Running, RunStatus::Completed, RunStatus::Stopped,
-                      RunStatus::Failed, RunStatus::Interrupted}) {
+                      RunStatus::Failed, RunStatus::Interrupted, RunStatus::Pruned}) {
     if (toString(s) == text) return s;
   }
   return std::nullopt;

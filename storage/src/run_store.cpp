@@ -303,8 +303,9 @@ int64_t RunStore::createStudy(const NewStudy& study) {
     Transaction tx(db);
     Statement(db,
               "INSERT INTO studies (name, created_at_ms, status, base_spec_json, seeds, sample, "
-              "sample_seed, target, runs_total, writer_pid, writer_host, heartbeat_at_ms) VALUES "
-              "(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?2)")
+              "sample_seed, target, runs_total, writer_pid, writer_host, heartbeat_at_ms, "
+              "search_json) VALUES "
+              "(?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?2, ?11)")
         .bind(1, study.name)
         .bind(2, nowMs())
         .bind(3, study.baseSpecJson)
@@ -315,6 +316,8 @@ int64_t RunStore::createStudy(const NewStudy& study) {
         .bind(8, study.runsTotal)
         .bind(9, detail::currentPid())
         .bind(10, detail::hostName())
+        .bind(11, study.searchJson.empty() ? std::optional<std::string>()
+                                           : std::optional<std::string>(study.searchJson))
         .run();
     id = db.lastInsertId();
     Statement key(db,
@@ -372,6 +375,37 @@ void RunStore::markStudyRunReplaced(int64_t studyId, int64_t runId) {
       .bind(1, studyId)
       .bind(2, runId)
       .run();
+}
+
+void RunStore::markRunPruned(int64_t studyId, int64_t runId, int64_t rung,
+                             const std::string& message) {
+  std::lock_guard lock(m_impl->adminMutex);
+  m_impl->requireStudy(studyId);
+  m_impl->requireRun(runId);
+  Transaction tx(*m_impl->admin);
+  // Only a run that ended by the stop the pruner asked for: a run that completed (it reached
+  // its end before the stop took effect) stays completed.
+  Statement(*m_impl->admin,
+            "UPDATE runs SET status = 'pruned' WHERE id = ?1 AND status IN ('stopped', 'pruned')")
+      .bind(1, runId)
+      .run();
+  if (m_impl->admin->changes() > 0) {
+    Statement(*m_impl->admin,
+              "UPDATE study_runs SET pruned_at = ?3 WHERE study_id = ?1 AND run_id = ?2")
+        .bind(1, studyId)
+        .bind(2, runId)
+        .bind(3, rung)
+        .run();
+    Statement(*m_impl->admin,
+              "INSERT INTO events (run_id, t, kind, stage, message, wall_ms) VALUES "
+              "(?1, COALESCE((SELECT wall_seconds FROM runs WHERE id = ?1), 0), 'info', -1, ?2, "
+              "?3)")
+        .bind(1, runId)
+        .bind(2, message)
+        .bind(3, nowMs())
+        .run();
+  }
+  tx.commit();
 }
 
 void RunStore::finishStudy(int64_t studyId, StudyStatus status) {

@@ -181,6 +181,40 @@ CREATE TABLE study_runs (
 CREATE INDEX study_runs_run ON study_runs(run_id);
 )sql";
 
+// Version 5: searches (issue 32). A study's search (its searched keys, trials, sampler, pruning
+// and tuning as JSON), the rung at which a trial was pruned, and `pruned` as a run status.
+constexpr const char* kSchemaV5 = R"sql(
+ALTER TABLE studies ADD COLUMN search_json TEXT;
+ALTER TABLE study_runs ADD COLUMN pruned_at INTEGER;
+)sql";
+
+/// Adds 'pruned' to the values runs.status may take. SQLite cannot alter a CHECK constraint;
+/// loosening one may edit the table's stored definition, the procedure SQLite's ALTER TABLE
+/// page gives for it (every row that passed the old check passes the new one, so nothing is
+/// rewritten). The edit is checked: a definition that does not read as expected is refused.
+void allowPrunedStatus(Database& db) {
+  const std::string from = "'failed','interrupted')";
+  const std::string to = "'failed','interrupted','pruned')";
+  Statement read(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'runs'");
+  if (!read.step()) throw StoreError("run store '" + db.path() + "' has no runs table");
+  const std::string sql = read.getText(0);
+  if (sql.find(to) != std::string::npos) return;
+  if (sql.find(from) == std::string::npos)
+    throw StoreError("run store '" + db.path() +
+                     "': the runs table's status check is not the one this version migrates; "
+                     "the store was changed by another program");
+  const int64_t version = db.queryInt("PRAGMA schema_version");
+  db.exec("PRAGMA writable_schema = ON");
+  Statement(db,
+            "UPDATE sqlite_master SET sql = replace(sql, ?1, ?2) WHERE type = 'table' AND "
+            "name = 'runs'")
+      .bind(1, from)
+      .bind(2, to)
+      .run();
+  db.exec("PRAGMA schema_version = " + std::to_string(version + 1));
+  db.exec("PRAGMA writable_schema = OFF");
+}
+
 void backfillLevels(Database& db) {
   Statement read(db, "SELECT series_id, seq, step, t, value FROM points ORDER BY series_id, seq");
   Statement write(db, kUpsertLevelSql);
@@ -225,6 +259,10 @@ int migrate(Database& db) {
   }
   if (found < 3) db.exec(kSchemaV3);
   if (found < 4) db.exec(kSchemaV4);
+  if (found < 5) {
+    db.exec(kSchemaV5);
+    allowPrunedStatus(db);
+  }
   if (found != kSchemaVersion) db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   tx.commit();
   return found;

@@ -15,7 +15,10 @@ constexpr const char* kStudyColumns =
     "s.id, s.name, s.created_at_ms, s.finished_at_ms, s.status, s.seeds, s.sample, "
     "s.sample_seed, s.target, s.runs_total, s.writer_pid, s.writer_host, s.heartbeat_at_ms, "
     "(SELECT count(DISTINCT sr.point) FROM study_runs sr JOIN runs r ON r.id = sr.run_id "
-    "WHERE sr.study_id = s.id AND sr.replaced = 0 AND r.status = 'completed')";
+    "WHERE sr.study_id = s.id AND sr.replaced = 0 AND r.status = 'completed'), "
+    "(SELECT count(DISTINCT sr.point) FROM study_runs sr JOIN runs r ON r.id = sr.run_id "
+    "WHERE sr.study_id = s.id AND sr.replaced = 0 AND r.status = 'pruned'), "
+    "COALESCE(s.search_json, '')";
 
 StudyRecord readStudy(const Statement& st) {
   StudyRecord s;
@@ -33,6 +36,8 @@ StudyRecord readStudy(const Statement& st) {
   s.writer.host = st.getText(11);
   s.writer.heartbeatAtMs = st.getOptInt(12).value_or(0);
   s.runsCompleted = static_cast<int>(st.getInt(13));
+  s.runsPruned = static_cast<int>(st.getInt(14));
+  s.searchJson = st.getText(15);
   return s;
 }
 
@@ -62,7 +67,7 @@ std::optional<StudyRecord> RunReader::study(int64_t studyId) {
                                   ", s.base_spec_json FROM studies s WHERE s.id = ?1");
     if (!st.bind(1, studyId).step()) return std::nullopt;
     s = readStudy(st);
-    s.baseSpecJson = st.getText(14);
+    s.baseSpecJson = st.getText(16);
   }
   Statement keys(*m_impl->db,
                  "SELECT key, values_json FROM study_keys WHERE study_id = ?1 ORDER BY position");
@@ -73,7 +78,8 @@ std::optional<StudyRecord> RunReader::study(int64_t studyId) {
 
 std::vector<StudyRunRecord> RunReader::studyRuns(int64_t studyId) {
   Statement st(*m_impl->db,
-               "SELECT sr.point, sr.run_id, sr.seed, sr.values_json, sr.replaced, r.status "
+               "SELECT sr.point, sr.run_id, sr.seed, sr.values_json, sr.replaced, r.status, "
+               "sr.pruned_at "
                "FROM study_runs sr JOIN runs r ON r.id = sr.run_id WHERE sr.study_id = ?1 "
                "ORDER BY sr.point, sr.run_id");
   st.bind(1, studyId);
@@ -86,6 +92,7 @@ std::vector<StudyRunRecord> RunReader::studyRuns(int64_t studyId) {
     r.valuesJson = st.getText(3);
     r.replaced = st.getInt(4) != 0;
     r.runStatus = runStatusFromString(st.getText(5)).value_or(RunStatus::Interrupted);
+    r.prunedAt = st.getOptInt(6);
     out.push_back(r);
   }
   return out;

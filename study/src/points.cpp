@@ -62,6 +62,12 @@ storage::NewStudy newStudyRecord(const std::string& name, const std::string& bas
   ns.sampleSeed = static_cast<int64_t>(plan.sampleSeed);
   ns.target = target;
   ns.runsTotal = static_cast<int>(points);
+  if (plan.isSearch()) {
+    StudyObject search;
+    search.search = plan.search;
+    ns.searchJson = studyObjectJson(search);
+    ns.runsTotal = searchPointCount(plan);
+  }
   return ns;
 }
 
@@ -71,6 +77,7 @@ StudyPlan planOf(const StudyObject& study) {
   plan.seeds = study.seeds.value_or(1);
   plan.sample = study.sample.value_or(0);
   plan.sampleSeed = static_cast<uint64_t>(study.sampleSeed.value_or(1));
+  plan.search = study.search;
   return plan;
 }
 

@@ -29,44 +29,58 @@ StudyPlan planOf(const storage::StudyRecord& study) {
   plan.seeds = study.seeds;
   plan.sample = study.sample;
   plan.sampleSeed = static_cast<uint64_t>(study.sampleSeed);
+  if (!study.searchJson.empty()) {
+    try {
+      plan.search = parseStudyObject(study.searchJson).search;
+    } catch (const StudyError& e) {
+      throw StudyError("study " + std::to_string(study.id) + ": its stored search is not valid (" +
+                       e.what() + ")");
+    }
+  }
   return plan;
+}
+
+PointWork workFor(storage::RunReader& reader, const GridPoint& point,
+                  const std::vector<storage::StudyRunRecord>& links, bool failedIsDone) {
+  PointWork w;
+  w.point = point;
+  for (const auto& l : links)
+    if (!l.replaced && (l.runStatus == RunStatus::Completed || l.runStatus == RunStatus::Pruned ||
+                        (failedIsDone && l.runStatus == RunStatus::Failed))) {
+      w.kind = PointWork::Kind::Done;
+      w.runId = l.runId;
+      if (l.runStatus == RunStatus::Completed) break;
+    }
+  if (w.kind != PointWork::Kind::Done) {
+    // The newest record that is not replaced continues when it has a checkpoint.
+    for (auto it = links.rbegin(); it != links.rend(); ++it) {
+      if (it->replaced) continue;
+      if (it->runStatus == RunStatus::Stopped || it->runStatus == RunStatus::Interrupted) {
+        int64_t best = -1;
+        for (const auto& c : reader.checkpoints(it->runId))
+          if (c.step > best) best = c.step, w.checkpointPath = c.path;
+        if (!w.checkpointPath.empty()) {
+          w.kind = PointWork::Kind::Continue;
+          w.runId = it->runId;
+        }
+      }
+      break;
+    }
+    if (w.kind == PointWork::Kind::Run)
+      for (const auto& l : links)
+        if (!l.replaced) w.replaces.push_back(l.runId);
+  }
+  return w;
 }
 
 std::vector<PointWork> pendingWork(storage::RunReader& reader, const storage::StudyRecord& study) {
   const StudyPlan plan = planOf(study);
+  if (plan.isSearch()) return searchWork(reader, study, plan).work;
   std::map<int, std::vector<storage::StudyRunRecord>> byPoint;
   for (const auto& link : reader.studyRuns(study.id)) byPoint[link.point].push_back(link);
   std::vector<PointWork> out;
-  for (const GridPoint& point : expandGrid(plan)) {
-    PointWork w;
-    w.point = point;
-    const auto& links = byPoint[point.index];
-    for (const auto& l : links)
-      if (!l.replaced && l.runStatus == RunStatus::Completed) {
-        w.kind = PointWork::Kind::Done;
-        w.runId = l.runId;
-      }
-    if (w.kind != PointWork::Kind::Done) {
-      // The newest record that is not replaced continues when it has a checkpoint.
-      for (auto it = links.rbegin(); it != links.rend(); ++it) {
-        if (it->replaced) continue;
-        if (it->runStatus == RunStatus::Stopped || it->runStatus == RunStatus::Interrupted) {
-          int64_t best = -1;
-          for (const auto& c : reader.checkpoints(it->runId))
-            if (c.step > best) best = c.step, w.checkpointPath = c.path;
-          if (!w.checkpointPath.empty()) {
-            w.kind = PointWork::Kind::Continue;
-            w.runId = it->runId;
-          }
-        }
-        break;
-      }
-      if (w.kind == PointWork::Kind::Run)
-        for (const auto& l : links)
-          if (!l.replaced) w.replaces.push_back(l.runId);
-    }
-    out.push_back(std::move(w));
-  }
+  for (const GridPoint& point : expandGrid(plan))
+    out.push_back(workFor(reader, point, byPoint[point.index], /*failedIsDone=*/false));
   return out;
 }
 
@@ -108,13 +122,67 @@ double defaultTarget(const std::vector<std::vector<EvalPoint>>& evalsPerRun) {
   return target;
 }
 
+std::vector<TunedResult> tunedResults(storage::RunReader& reader, const StudyResults& res) {
+  const StudyPlan& plan = res.plan;
+  const SearchState state = searchWork(reader, res.study, plan);
+  const std::string metric = plan.search.choosingMetric();
+  const bool higher = higherIsBetter(metric);
+  std::vector<TunedResult> out;
+  for (size_t p = 0; p < state.varyPoints.size(); ++p) {
+    TunedResult t;
+    t.varyValues = state.varyPoints[p];
+    t.metric = metric;
+    double best = std::nan("");
+    for (const auto& tr : state.trials[p]) {
+      if (tr.work.kind != PointWork::Kind::Run || tr.status != RunStatus::Running) ++t.trials;
+      t.completed += tr.status == RunStatus::Completed;
+      t.pruned += tr.status == RunStatus::Pruned;
+      t.failed += tr.status == RunStatus::Failed;
+      // Best so far counts completed trials: a pruned trial's value is from fewer steps.
+      if (tr.status == RunStatus::Completed && tr.value &&
+          (std::isnan(best) || (higher ? *tr.value > best : *tr.value < best)))
+        best = *tr.value;
+      if (tr.work.kind == PointWork::Kind::Done) t.bestSoFar.push_back(best);
+    }
+    if (const auto b = state.best[p]) {
+      const TrialState& w = state.trials[p][*b];
+      t.best.assign(w.point.values.begin() + static_cast<long>(plan.keys.size()),
+                    w.point.values.end());
+      t.bestValue = w.value;
+      t.bestRunId = w.work.runId;
+    }
+    std::vector<double> accuracy;
+    for (const auto& row : res.rows) {
+      if (row.link.replaced || row.run.status != RunStatus::Completed) continue;
+      const int first = plan.search.trials * static_cast<int>(state.varyPoints.size());
+      const int seeds = plan.search.tune ? plan.search.tune->seeds : 0;
+      const int index = row.link.point - first;
+      if (index < 0 || index / std::max(1, seeds) != static_cast<int>(p)) continue;
+      // Only runs of the values chosen now (a stale tuned run of other values is left out).
+      if (!t.best.empty() &&
+          std::vector<std::string>(row.values.begin() + static_cast<long>(plan.keys.size()),
+                                   row.values.end()) != t.best)
+        continue;
+      if (std::find(t.tunedRuns.begin(), t.tunedRuns.end(), row.run.id) != t.tunedRuns.end())
+        continue;
+      t.tunedRuns.push_back(row.run.id);
+      accuracy.push_back(row.run.testAccuracy.value_or(std::nan("")));
+    }
+    t.test = stat(accuracy);
+    t.ci95 = confidence95(t.test);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
                               std::optional<double> target) {
   StudyResults res;
   auto study = reader.study(studyId);
   if (!study) throw StudyError("there is no study " + std::to_string(studyId) + " in the store");
   res.study = *study;
-  for (const auto& k : study->keys) res.keys.push_back(k.key);
+  res.plan = planOf(*study);
+  res.keys = pointKeys(res.plan);
 
   storage::RunFilter filter;
   filter.study = studyId;
@@ -122,6 +190,15 @@ StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
   for (auto& r : reader.listRuns(filter)) runs.emplace(r.id, std::move(r));
   std::map<int64_t, std::pair<double, std::vector<EvalPoint>>> perRun;  // flops, evaluations
   const auto flops = reader.studySummaryNumbers(studyId, "$.train_flops");
+  auto valMetric = [&](const char* name) {
+    std::map<int64_t, double> out = reader.studySummaryNumbers(studyId, std::string("$.") + name);
+    // A run that ended early (pruned, stopped) has no final value: its last evaluation.
+    for (const auto& [id, points] : reader.studySeries(studyId, {name, -1, -1}))
+      if (!points.empty() && !out.count(id)) out[id] = points.back().value;
+    return out;
+  };
+  const auto valAccuracy = valMetric("val_accuracy");
+  const auto valLoss = valMetric("val_loss");
   const auto series = reader.studySeries(studyId, {"test_accuracy", -1, -1});
   for (const auto& [id, run] : runs) {
     std::vector<EvalPoint> evals;
@@ -148,6 +225,8 @@ StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
       for (const auto& v : values) row.values.push_back(v.dump());
     row.trainFlops = perRun[link.runId].first;
     row.evals = perRun[link.runId].second;
+    if (auto v = valAccuracy.find(link.runId); v != valAccuracy.end()) row.valAccuracy = v->second;
+    if (auto v = valLoss.find(link.runId); v != valLoss.end()) row.valLoss = v->second;
     res.rows.push_back(std::move(row));
   }
 
@@ -184,6 +263,7 @@ StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
     res.outcomeRows.push_back(i);
   }
   res.groups = groupRuns(res.outcomes);
+  if (res.plan.isSearch()) res.tuned = tunedResults(reader, res);
   return res;
 }
 
@@ -193,15 +273,47 @@ json num(double v) {
   return std::isfinite(v) ? json(v) : json(nullptr);
 }
 
-json statJson(const Stat& s) {
-  return {{"mean", s.n > 0 ? num(s.mean) : json(nullptr)},
-          {"std", s.n > 1 ? num(s.std) : json(nullptr)}};
-}
-
 json keyValues(const std::vector<std::string>& keys, const std::vector<std::string>& values) {
   json out = json::object();
   for (size_t i = 0; i < keys.size() && i < values.size(); ++i)
     out[keys[i]] = json::parse(values[i], nullptr, false);
+  return out;
+}
+
+json statJson(const Stat& s) {
+  json out = {{"mean", s.n > 0 ? num(s.mean) : json(nullptr)},
+              {"std", s.n > 1 ? num(s.std) : json(nullptr)},
+              {"sem", s.n > 1 ? num(s.sem()) : json(nullptr)},
+              {"ci95", nullptr},
+              {"min", s.n > 0 ? num(s.min) : json(nullptr)},
+              {"max", s.n > 0 ? num(s.max) : json(nullptr)},
+              {"n", s.n}};
+  if (const auto ci = confidence95(s)) out["ci95"] = {num(ci->first), num(ci->second)};
+  return out;
+}
+
+json tunedJson(const StudyResults& r) {
+  json out = json::array();
+  const size_t varied = r.plan.keys.size();
+  std::vector<std::string> varyKeys(r.keys.begin(), r.keys.begin() + static_cast<long>(varied));
+  std::vector<std::string> searchKeys(r.keys.begin() + static_cast<long>(varied), r.keys.end());
+  for (const auto& t : r.tuned) {
+    json best = t.best.empty() ? json(nullptr) : keyValues(searchKeys, t.best);
+    json curve = json::array();
+    for (double v : t.bestSoFar) curve.push_back(num(v));
+    out.push_back({{"keys", keyValues(varyKeys, t.varyValues)},
+                   {"best", best},
+                   {"metric", t.metric},
+                   {"best_value", t.bestValue ? num(*t.bestValue) : json(nullptr)},
+                   {"best_run", t.bestRunId > 0 ? json(t.bestRunId) : json(nullptr)},
+                   {"test_accuracy", statJson(t.test)},
+                   {"runs", t.tunedRuns},
+                   {"trials", t.trials},
+                   {"completed", t.completed},
+                   {"pruned", t.pruned},
+                   {"failed", t.failed},
+                   {"best_so_far", curve}});
+  }
   return out;
 }
 
@@ -249,15 +361,21 @@ std::string showJson(const StudyResults& r) {
                       {"reached", g.reached},
                       {"on_front", g.onFront}});
   }
-  const json out = {{"study_id", r.study.id},
-                    {"name", r.study.name},
-                    {"status", storage::toString(r.study.status)},
-                    {"target", num(r.target)},
-                    {"target_default", r.targetIsDefault},
-                    {"keys", r.keys},
-                    {"runs_total", r.study.runsTotal},
-                    {"runs_completed", r.study.runsCompleted},
-                    {"groups", groups}};
+  json out = {{"study_id", r.study.id},
+              {"name", r.study.name},
+              {"status", storage::toString(r.study.status)},
+              {"target", num(r.target)},
+              {"target_default", r.targetIsDefault},
+              {"keys", r.keys},
+              {"runs_total", r.study.runsTotal},
+              {"runs_completed", r.study.runsCompleted},
+              {"groups", groups}};
+  if (r.plan.isSearch()) {
+    json search = json::parse(r.study.searchJson, nullptr, false);
+    out["search"] = search.is_discarded() ? json(nullptr) : search;
+    out["runs_pruned"] = r.study.runsPruned;
+    out["tuned"] = tunedJson(r);
+  }
   return out.dump();
 }
 
@@ -276,6 +394,68 @@ std::string listJson(const std::vector<storage::StudyRecord>& studies) {
                    {"runs_completed", s.runsCompleted}});
   }
   return out.dump();
+}
+
+/// Lines of a table, columns padded to their widest cell.
+std::string tableText(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], row[i].size());
+    }
+  std::string out;
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i)
+      out += row[i] + std::string(i + 1 < row.size() ? width[i] - row[i].size() + 2 : 0, ' ');
+    out += "\n";
+  }
+  return out;
+}
+
+std::string tunedTable(const StudyResults& r) {
+  const SearchSpec& s = r.plan.search;
+  std::string out =
+      "search: " + std::to_string(s.trials) + " trials per point (" + s.sampler + " sampler)";
+  if (s.prune)
+    out += ", pruned at " + std::to_string(s.prune->minSteps) + " x " +
+           std::to_string(s.prune->reduction) + "^k steps on " + s.prune->metric;
+  out += ", chosen on " + s.choosingMetric();
+  if (s.tune) out += ", best re-run on " + std::to_string(s.tune->seeds) + " fresh seeds";
+  out += "\n";
+  const size_t varied = r.plan.keys.size();
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header(r.keys.begin(), r.keys.begin() + static_cast<long>(varied));
+  for (const char* h :
+       {"best", "", "test acc (tuned)", "95% CI", "n", "trials", "completed", "pruned", "failed"})
+    header.emplace_back(h);
+  header[varied + 1] = s.choosingMetric();
+  rows.push_back(header);
+  for (const auto& t : r.tuned) {
+    std::vector<std::string> row;
+    for (const auto& v : t.varyValues) row.push_back(display(v));
+    std::string best;
+    for (size_t i = 0; i < t.best.size(); ++i) {
+      const json v = json::parse(t.best[i], nullptr, false);
+      best += (i ? ", " : "") + r.keys[varied + i] + "=" +
+              (v.is_number_float() ? fmt("%.4g", v.get<double>()) : display(t.best[i]));
+    }
+    row.push_back(best.empty() ? "-" : best);
+    row.push_back(t.bestValue ? fmt("%.4f", *t.bestValue) : "-");
+    row.push_back(s.tune ? meanStd(t.test, "%.4f") : "(no tune)");
+    row.push_back(t.ci95 ? fmt("[%.4f, ", t.ci95->first) + fmt("%.4f]", t.ci95->second) : "-");
+    row.push_back(std::to_string(t.test.n));
+    row.push_back(std::to_string(t.trials));
+    row.push_back(std::to_string(t.completed));
+    row.push_back(std::to_string(t.pruned));
+    row.push_back(std::to_string(t.failed));
+    rows.push_back(std::move(row));
+  }
+  out += tableText(rows);
+  out +=
+      "each point at its own best settings, chosen on validation; test accuracy reported, "
+      "never used to choose\n\nevery trial:\n";
+  return out;
 }
 
 std::string showTable(const StudyResults& r) {
@@ -320,6 +500,7 @@ std::string showTable(const StudyResults& r) {
   out += "target accuracy " + (std::isfinite(r.target) ? fmt("%.4f", r.target) : "-") +
          (r.targetIsDefault ? " (default: the lowest best accuracy of the completed runs)" : "") +
          "\n";
+  if (r.plan.isSearch()) out += tunedTable(r);
   out += line(header);
   for (const auto& row : rows) out += line(row);
   if (!rows.empty())
@@ -362,7 +543,10 @@ std::string exportRows(const StudyResults& r, const std::string& format) {
                      {"wall_seconds", num(row.run.wallSeconds.value_or(std::nan("")))},
                      {"train_flops", num(row.trainFlops)},
                      {"time_to_target_s", row.hit ? num(row.hit->timeS) : json(nullptr)},
-                     {"samples_to_target", row.hit ? num(row.hit->samples) : json(nullptr)}});
+                     {"samples_to_target", row.hit ? num(row.hit->samples) : json(nullptr)},
+                     {"val_accuracy", row.valAccuracy ? num(*row.valAccuracy) : json(nullptr)},
+                     {"val_loss", row.valLoss ? num(*row.valLoss) : json(nullptr)},
+                     {"pruned_at", row.link.prunedAt ? json(*row.link.prunedAt) : json(nullptr)}});
     }
     return out.dump(2) + "\n";
   }
@@ -372,7 +556,7 @@ std::string exportRows(const StudyResults& r, const std::string& format) {
   for (const auto& k : r.keys) out += "," + csvField(k);
   out += std::string(",status,replaced") + (modeVaried ? "" : ",mode") +
          ",test_accuracy,samples_per_sec,wall_seconds,train_flops,time_to_target_s,"
-         "samples_to_target\n";
+         "samples_to_target,val_accuracy,val_loss,pruned_at\n";
   for (const auto& row : r.rows) {
     out += std::to_string(row.run.id) + "," + std::to_string(r.study.id) + "," +
            std::to_string(row.link.point) + "," + std::to_string(row.link.seed);
@@ -384,7 +568,10 @@ std::string exportRows(const StudyResults& r, const std::string& format) {
            csvNumber(row.run.samplesPerSec.value_or(std::nan(""))) + "," +
            csvNumber(row.run.wallSeconds.value_or(std::nan(""))) + "," + csvNumber(row.trainFlops) +
            "," + (row.hit ? csvNumber(row.hit->timeS) : "") + "," +
-           (row.hit ? csvNumber(row.hit->samples) : "") + "\n";
+           (row.hit ? csvNumber(row.hit->samples) : "") + "," +
+           (row.valAccuracy ? csvNumber(*row.valAccuracy) : "") + "," +
+           (row.valLoss ? csvNumber(*row.valLoss) : "") + "," +
+           (row.link.prunedAt ? std::to_string(*row.link.prunedAt) : "") + "\n";
   }
   return out;
 }

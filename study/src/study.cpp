@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -65,10 +66,79 @@ StudyObject parseStudyObject(const std::string& text) {
       if (!value.is_number() || !(value.get<double>() > 0 && value.get<double>() <= 1))
         throw bad(key, "expected a test accuracy in (0, 1]");
       out.target = value.get<double>();
+    } else if (key == "search") {
+      if (!value.is_object() || value.empty())
+        throw bad(
+            "search",
+            R"(expected an object of key: distribution, like {"train.lr": {"log_uniform": [1e-5, 0.1]}})");
+      for (const auto& [k, dist] : value.items()) {
+        if (k.empty()) throw bad("search", "a key is empty");
+        out.search.keys.push_back({k, parseDistribution(dist.dump(), "study.search." + k)});
+      }
+    } else if (key == "trials") {
+      if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > 100000)
+        throw bad(key, "expected a whole number of trials >= 1");
+      out.search.trials = value.get<int>();
+    } else if (key == "sampler") {
+      const auto names = samplerNames();
+      if (!value.is_string() ||
+          std::find(names.begin(), names.end(), value.get<std::string>()) == names.end())
+        throw bad(key, "expected one of random, sobol, maxlipo");
+      out.search.sampler = value.get<std::string>();
+    } else if (key == "prune") {
+      if (!value.is_object()) throw bad(key, R"(expected an object, like {"min_steps": 100})");
+      PruneSpec p;
+      for (const auto& [k, v] : value.items()) {
+        if (k == "metric" && v.is_string()) {
+          p.metric = v.get<std::string>();
+        } else if (k == "min_steps" && v.is_number_integer() && v.get<int64_t>() >= 1) {
+          p.minSteps = v.get<int64_t>();
+        } else if (k == "reduction" && v.is_number_integer() && v.get<int64_t>() >= 2 &&
+                   v.get<int64_t>() <= 100) {
+          p.reduction = v.get<int>();
+        } else if (k == "metric" || k == "min_steps" || k == "reduction") {
+          throw bad("prune." + k, k == "metric"      ? "expected a metric name like val_accuracy"
+                                  : k == "min_steps" ? "expected a whole number of steps >= 1"
+                                                     : "expected a whole number from 2 to 100");
+        } else {
+          throw bad("prune." + k, "unknown key (use metric, min_steps, reduction)");
+        }
+      }
+      requireValidationMetric(p.metric, "study.prune.metric");
+      out.search.prune = p;
+    } else if (key == "tune") {
+      if (!value.is_object()) throw bad(key, R"(expected an object, like {"seeds": 3})");
+      TuneSpec t;
+      for (const auto& [k, v] : value.items()) {
+        if (k == "metric" && v.is_string()) {
+          t.metric = v.get<std::string>();
+        } else if (k == "seeds" && v.is_number_integer() && v.get<int64_t>() >= 1 &&
+                   v.get<int64_t>() <= 1000) {
+          t.seeds = v.get<int>();
+        } else if (k == "metric" || k == "seeds") {
+          throw bad("tune." + k, k == "metric" ? "expected a metric name like val_accuracy"
+                                               : "expected a whole number from 1 to 1000");
+        } else {
+          throw bad("tune." + k, "unknown key (use metric, seeds)");
+        }
+      }
+      requireValidationMetric(t.metric, "study.tune.metric");
+      out.search.tune = t;
     } else {
-      throw bad(key, "unknown key (use vary, seeds, sample, sample_seed, name, target)");
+      throw bad(key,
+                "unknown key (use vary, search, trials, sampler, prune, tune, seeds, sample, "
+                "sample_seed, name, target)");
     }
   }
+  const bool searchOnly =
+      out.search.trials > 0 || out.search.prune || out.search.tune || ordered.contains("sampler");
+  if (out.search.empty() && searchOnly)
+    throw bad(out.search.trials > 0 ? "trials"
+              : out.search.prune    ? "prune"
+              : out.search.tune     ? "tune"
+                                    : "sampler",
+              "belongs to a search: add a \"search\" object with the keys to draw");
+  if (!out.search.empty() && out.search.trials == 0) out.search.trials = kDefaultTrials;
   return out;
 }
 
@@ -86,6 +156,19 @@ std::string studyObjectJson(const StudyObject& study, int indent) {
   if (study.sampleSeed) out["sample_seed"] = *study.sampleSeed;
   if (study.name) out["name"] = *study.name;
   if (study.target) out["target"] = *study.target;
+  if (!study.search.empty()) {
+    nlohmann::ordered_json search = nlohmann::ordered_json::object();
+    for (const auto& k : study.search.keys)
+      search[k.key] = nlohmann::ordered_json::parse(k.dist.json());
+    out["search"] = std::move(search);
+    out["trials"] = study.search.trials;
+    out["sampler"] = study.search.sampler;
+    if (const auto& p = study.search.prune)
+      out["prune"] = {
+          {"metric", p->metric}, {"min_steps", p->minSteps}, {"reduction", p->reduction}};
+    if (const auto& t = study.search.tune)
+      out["tune"] = {{"metric", t->metric}, {"seeds", t->seeds}};
+  }
   return out.dump(indent);
 }
 
@@ -121,7 +204,9 @@ namespace {
 
 bool variesSeed(const StudyPlan& plan) {
   return std::any_of(plan.keys.begin(), plan.keys.end(),
-                     [](const VariedKey& k) { return k.key == "train.seed"; });
+                     [](const VariedKey& k) { return k.key == "train.seed"; }) ||
+         std::any_of(plan.search.keys.begin(), plan.search.keys.end(),
+                     [](const SearchedKey& k) { return k.key == "train.seed"; });
 }
 
 }  // namespace
@@ -175,22 +260,39 @@ std::vector<GridPoint> expandGrid(const StudyPlan& plan) {
   return out;
 }
 
+std::vector<std::string> pointKeys(const StudyPlan& plan) {
+  std::vector<std::string> keys;
+  for (const auto& k : plan.keys) keys.push_back(k.key);
+  for (const auto& k : plan.search.keys) keys.push_back(k.key);
+  return keys;
+}
+
 std::vector<std::string> pointSets(const StudyPlan& plan, const GridPoint& point) {
   std::vector<std::string> sets;
-  for (size_t i = 0; i < plan.keys.size() && i < point.values.size(); ++i)
-    sets.push_back(plan.keys[i].key + "=" + point.values[i]);
+  const std::vector<std::string> keys = pointKeys(plan);
+  for (size_t i = 0; i < keys.size() && i < point.values.size(); ++i)
+    sets.push_back(keys[i] + "=" + point.values[i]);
   if (!variesSeed(plan)) sets.push_back("train.seed=" + std::to_string(point.seed));
   return sets;
 }
 
 std::string describePoint(const StudyPlan& plan, const GridPoint& point) {
   std::string s;
-  for (size_t i = 0; i < plan.keys.size() && i < point.values.size(); ++i) {
-    // A string reads without its JSON quotes (mode=local); anything else as JSON.
+  const std::vector<std::string> keys = pointKeys(plan);
+  for (size_t i = 0; i < keys.size() && i < point.values.size(); ++i) {
+    // A string reads without its JSON quotes (mode=local); a drawn number with 4 digits;
+    // anything else as JSON.
     const json v = json::parse(point.values[i], nullptr, false);
-    s += (s.empty() ? "" : ", ") + plan.keys[i].key + "=" +
-         (v.is_string() ? v.get<std::string>() : point.values[i]);
+    std::string text = v.is_string() ? v.get<std::string>() : point.values[i];
+    if (v.is_number_float()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.4g", v.get<double>());
+      text = buf;
+    }
+    s += (s.empty() ? "" : ", ") + keys[i] + "=" + text;
   }
+  if (point.trial >= 0) s = "trial " + std::to_string(point.trial + 1) + ": " + s;
+  if (point.tuned) s = "tuned: " + s;
   if (!variesSeed(plan))
     s += (s.empty() ? "" : ", ") + std::string("seed ") + std::to_string(point.seed);
   return s;
@@ -201,12 +303,18 @@ Stat stat(const std::vector<double>& values) {
   s.n = static_cast<int>(values.size());
   if (values.empty()) return s;
   s.mean = std::accumulate(values.begin(), values.end(), 0.0) / s.n;
+  s.min = *std::min_element(values.begin(), values.end());
+  s.max = *std::max_element(values.begin(), values.end());
   if (s.n > 1) {
     double ss = 0;
     for (double v : values) ss += (v - s.mean) * (v - s.mean);
     s.std = std::sqrt(ss / (s.n - 1));
   }
   return s;
+}
+
+double Stat::sem() const {
+  return n > 1 ? std / std::sqrt(static_cast<double>(n)) : 0;
 }
 
 std::vector<Group> groupRuns(const std::vector<RunOutcome>& runs) {

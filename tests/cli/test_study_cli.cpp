@@ -206,7 +206,7 @@ class TestStudyCli : public QObject {
         {{"--vary", "partition.cuts=[[1],[9]]"}, "grid point 2 (partition.cuts=[9], seed 1)"},
         {{"--vary", "train.lr=[0.1]", "--seeds", "0"}, "--seeds needs a whole number"},
         {{"--vary", "train.lr=[0.1]", "--target", "2"}, "--target is a test accuracy"},
-        {{}, "a study varies something"},
+        {{}, "a study varies or searches something"},
     };
     for (const auto& c : cases) {
       Result r = runCli(QStringList{"study", "run", "--config", spec, "--db", db} + c.args);

@@ -95,7 +95,8 @@ class TestMigrations : public QObject {
       QCOMPARE(reader.events(2).back().kind, std::string("failed"));
       QVERIFY(reader.checkpoints(1).empty());
       QCOMPARE(reader.checkpoints(2).size(), size_t(fromVersion >= 3 ? 1 : 0));
-      QVERIFY(reader.listStudies().empty());  // v4: the study tables exist, empty
+      // v4: the study tables exist (empty before v4; the v4 fixture's study kept)
+      QCOMPARE(reader.listStudies().size(), size_t(fromVersion == 4 ? 1 : 0));
 
       const auto points = reader.loadSeries(1, {"loss", 0, -1});
       QCOMPARE(points.size(), size_t(5000));
@@ -108,7 +109,7 @@ class TestMigrations : public QObject {
       for (const auto& b : plot.buckets) top = std::max(top, b.max);
       QCOMPARE(top, 50.0);
     }
-    QCOMPARE(rawInt(path, "PRAGMA user_version"), 4LL);
+    QCOMPARE(rawInt(path, "PRAGMA user_version"), 5LL);
     QCOMPARE(QString::fromStdString(rawQuery(path, "PRAGMA integrity_check")), QString("ok"));
     for (int series : {1, 2, 3}) {
       const std::string mismatch = levelMismatch(path, series);
@@ -147,10 +148,40 @@ class TestMigrations : public QObject {
     QCOMPARE(rawInt(path, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'stud%'"), 4LL);
   }
 
+  void fromVersion4() {
+    const std::string path = storeFromFixture("store_v4.sql");
+    QVERIFY(!path.empty());
+    // v4 refuses the status a pruned trial gets; v5 takes it, and still refuses others.
+    QCOMPARE(rawQuery(path, "SELECT count(*) FROM sqlite_schema WHERE sql LIKE '%pruned%'"),
+             std::string("0"));
+    checkMigrated(path, 4);
+    {
+      RunStore store(path);
+      RunReader reader(store);
+      const auto study = reader.study(1);
+      QVERIFY(study.has_value());
+      QCOMPARE(study->name, std::string("lr study"));
+      QVERIFY(study->searchJson.empty());  // a grid
+      QCOMPARE(study->runsCompleted, 1);
+      QCOMPARE(reader.studyRuns(1).size(), size_t(2));
+      QVERIFY(!reader.studyRuns(1)[0].prunedAt.has_value());
+      store.markRunPruned(1, 2, 300, "pruned at rung 300 steps");  // run 2 failed: unchanged
+      QCOMPARE(toString(reader.run(2)->status), std::string("failed"));
+    }
+    QVERIFY(rawExec(path, "UPDATE runs SET status = 'pruned' WHERE id = 2"));
+    QCOMPARE(rawQuery(path, "SELECT status FROM runs WHERE id = 2"), std::string("pruned"));
+    QVERIFY(!rawExec(path, "UPDATE runs SET status = 'bogus' WHERE id = 2"));
+    QCOMPARE(QString::fromStdString(rawQuery(path, "PRAGMA integrity_check")), QString("ok"));
+    RunStore again(path);
+    RunReader reader(again);
+    QCOMPARE(toString(reader.run(2)->status), std::string("pruned"));
+    QCOMPARE(reader.study(1)->runsPruned, 1);
+  }
+
   void migratedSchemaEqualsNewSchema() {
     const std::string fresh = m_dir.filePath("fresh.db").toStdString();
     { RunStore store(fresh); }
-    for (const char* fixture : {"store_v1.sql", "store_v2.sql", "store_v3.sql"}) {
+    for (const char* fixture : {"store_v1.sql", "store_v2.sql", "store_v3.sql", "store_v4.sql"}) {
       const std::string path = storeFromFixture(fixture);
       { RunStore store(path); }
       QCOMPARE(QString::fromStdString(schemaText(path)), QString::fromStdString(schemaText(fresh)));
@@ -162,7 +193,7 @@ class TestMigrations : public QObject {
     { RunStore store(path); }
     const long long rows = rawInt(path, "SELECT count(*) FROM series_levels");
     RunStore again(path);
-    QCOMPARE(again.schemaVersionFound(), 4);
+    QCOMPARE(again.schemaVersionFound(), 5);
     QCOMPARE(rawInt(path, "SELECT count(*) FROM series_levels"), rows);
   }
 

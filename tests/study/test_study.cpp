@@ -227,6 +227,298 @@ class TestStudy : public QObject {
     QCOMPARE(paretoFront({{1, 1}, {1, 0.5}}), (std::vector<bool>{true, false}));  // same cost
     QCOMPARE(paretoFront({}), std::vector<bool>{});
   }
+
+  // ---- searches (issue 32)
+
+  void distributionsStayInTheirBounds() {
+    const Distribution lr = parseDistribution(R"({"log_uniform": [1e-5, 0.1]})", "f");
+    const Distribution u = parseDistribution(R"({"uniform": [-1, 3]})", "f");
+    const Distribution n = parseDistribution(R"({"int": [2, 5]})", "f");
+    const Distribution c = parseDistribution(R"({"choice": [32, 128, "x"]})", "f");
+    std::set<int64_t> ints;
+    std::set<std::string> choices;
+    for (int i = 0; i <= 1000; ++i) {
+      const double q = i / 1000.0;  // 1.0 included: clamped below 1
+      const double a = std::stod(lr.valueAt(q));
+      QVERIFY2(a >= 1e-5 && a <= 0.1, lr.valueAt(q).c_str());
+      const double b = std::stod(u.valueAt(q));
+      QVERIFY(b >= -1 && b <= 3);
+      const int64_t k = std::stoll(n.valueAt(q));
+      QVERIFY(k >= 2 && k <= 5);
+      ints.insert(k);
+      choices.insert(c.valueAt(q));
+    }
+    QCOMPARE(ints, (std::set<int64_t>{2, 3, 4, 5}));  // inclusive, every one reached
+    QCOMPARE(choices, (std::set<std::string>{"32", "128", "\"x\""}));
+    // log_uniform spreads evenly in log: the middle quantile is the geometric mean.
+    QVERIFY(std::abs(std::log10(std::stod(lr.valueAt(0.5))) + 3) < 1e-9);
+    QCOMPARE(lr.valueAt(0), std::string("1e-05"));
+    // Bad bounds are refused, naming the field.
+    auto message = [](const std::string& text) {
+      try {
+        parseDistribution(text, "study.search.train.lr");
+      } catch (const StudyError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    QVERIFY(message(R"({"log_uniform": [0, 1]})").find("positive") != std::string::npos);
+    QVERIFY(message(R"({"uniform": [2, 1]})").find("below") != std::string::npos);
+    QVERIFY(message(R"({"int": [1.5, 3]})").find("whole") != std::string::npos);
+    QVERIFY(message(R"({"choice": []})").find("non-empty") != std::string::npos);
+    QVERIFY(message(R"({"normal": [0, 1]})").find("unknown distribution") != std::string::npos);
+    QVERIFY(message(R"({"uniform": [0, 1]})") == "no error");
+    QVERIFY(message(R"({"int": [3, 1]})").find("study.search.train.lr") == 0);
+  }
+
+  void parsesSearchArguments() {
+    SearchedKey k = parseSearchArgument("train.lr=log_uniform:1e-5:1e-1");
+    QCOMPARE(k.key, std::string("train.lr"));
+    QVERIFY(k.dist.kind == Distribution::Kind::LogUniform);
+    QCOMPARE(k.dist.low, 1e-5);
+    QCOMPARE(k.dist.high, 0.1);
+    QCOMPARE(k.dist.text(), std::string("log_uniform:1e-05:0.1"));
+    k = parseSearchArgument("train.batch_size=choice:[32,128]");
+    QCOMPARE(k.dist.choices, (std::vector<std::string>{"32", "128"}));
+    k = parseSearchArgument("model.depth=int:2:6");
+    QVERIFY(k.dist.kind == Distribution::Kind::Int);
+    // The text and the JSON forms read back the same distribution.
+    QCOMPARE(parseDistribution(k.dist.json(), "f").text(), k.dist.text());
+    auto message = [](const std::string& a) {
+      try {
+        parseSearchArgument(a);
+      } catch (const StudyError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    QVERIFY(message("train.lr").find("KEY=DIST") != std::string::npos);
+    QVERIFY(message("train.lr=gauss:1:2").find("unknown distribution") != std::string::npos);
+    QVERIFY(message("train.lr=uniform:1").find("LOW:HIGH") != std::string::npos);
+    QVERIFY(message("train.lr=uniform:a:2").find("'a' is not a number") != std::string::npos);
+    QVERIFY(message("train.lr=choice:32").find("JSON list") != std::string::npos);
+  }
+
+  void samplersAreDeterministicForASeed() {
+    SearchSpec s;
+    s.keys = {parseSearchArgument("train.lr=log_uniform:1e-5:1e-1"),
+              parseSearchArgument("train.batch_size=choice:[32,64,128]")};
+    for (const char* sampler : {"random", "sobol", "maxlipo"}) {
+      s.sampler = sampler;
+      std::vector<TrialResult> earlier;
+      std::vector<std::vector<std::string>> first;
+      for (int t = 0; t < 6; ++t) {
+        const auto values = drawTrial(s, 7, t, earlier);
+        QCOMPARE(values.size(), size_t(2));
+        QCOMPARE(drawTrial(s, 7, t, earlier), values);  // the same draw again
+        first.push_back(values);
+        // A made-up result: better with a lower lr, so maxlipo has something to follow.
+        earlier.push_back({values, -std::log10(std::stod(values[0]))});
+      }
+      // Another seed draws other points.
+      std::vector<TrialResult> none;
+      bool differs = false;
+      for (int t = 0; t < 6 && !differs; ++t) {
+        std::vector<TrialResult> before(earlier.begin(), earlier.begin() + t);
+        differs = drawTrial(s, 8, t, before) != first[static_cast<size_t>(t)];
+      }
+      QVERIFY2(differs, sampler);
+      // random and sobol draws do not depend on what came before.
+      if (std::string(sampler) != "maxlipo") QCOMPARE(drawTrial(s, 7, 4, none), first[4]);
+    }
+  }
+
+  void sobolStratifiesEachCoordinate() {
+    for (uint64_t seed : {1ull, 2ull, 99ull}) {
+      for (int k = 1; k <= 6; ++k) {
+        const int n = 1 << k;
+        for (size_t dims : {size_t(1), size_t(3)}) {
+          std::vector<std::vector<int>> cells(dims, std::vector<int>(static_cast<size_t>(n), 0));
+          for (int t = 0; t < n; ++t) {
+            const auto u = unitPoint("sobol", dims, seed, t);
+            for (size_t d = 0; d < dims; ++d) {
+              QVERIFY(u[d] >= 0 && u[d] < 1);
+              ++cells[d][static_cast<size_t>(u[d] * n)];
+            }
+          }
+          for (size_t d = 0; d < dims; ++d)
+            for (int c : cells[d]) QCOMPARE(c, 1);  // the first 2^k points: one per cell
+        }
+      }
+    }
+    // Scrambled: another seed moves the points, the origin included.
+    QVERIFY(unitPoint("sobol", 2, 1, 0) != unitPoint("sobol", 2, 2, 0));
+    QVERIFY(unitPoint("sobol", 2, 1, 0)[0] != 0);
+    // Random points are not stratified in general (16 draws in 16 cells rarely fill them).
+    int filled = 0;
+    std::set<int> seen;
+    for (int t = 0; t < 16; ++t)
+      seen.insert(static_cast<int>(unitPoint("random", 1, 3, t)[0] * 16));
+    filled = static_cast<int>(seen.size());
+    QVERIFY(filled < 16);
+  }
+
+  void rungsAreMinStepsTimesReductionPowers() {
+    PruneSpec p;
+    p.minSteps = 100;
+    p.reduction = 3;
+    QCOMPARE(rungSteps(p, 1875), (std::vector<int64_t>{100, 300, 900}));
+    QCOMPARE(rungSteps(p, 900), (std::vector<int64_t>{100, 300}));  // the end is no rung
+    QCOMPARE(rungSteps(p, 100), std::vector<int64_t>{});
+    p.minSteps = 10;
+    p.reduction = 2;
+    QCOMPARE(rungSteps(p, 100), (std::vector<int64_t>{10, 20, 40, 80}));
+  }
+
+  void ashaStopsTheRightTrialsAtTheRightRungs() {
+    // Scripted curves of val_accuracy at the rungs 100 and 300 for 6 trials run in turn, as the
+    // fake engine would report them. Reduction 3: the best max(1, n / 3) of the n trials that
+    // reached a rung go on.
+    PruneSpec spec;
+    spec.minSteps = 100;
+    spec.reduction = 3;
+    AshaPruner pruner(spec, /*higherBetter=*/true);
+    struct Trial {
+      double at100, at300;
+    };
+    const std::vector<Trial> trials = {{0.50, 0.60}, {0.40, 0.0}, {0.55, 0.58},
+                                       {0.52, 0.70}, {0.30, 0.0}, {0.60, 0.59}};
+    std::vector<std::string> outcome;
+    for (const auto& t : trials) {
+      auto d = pruner.decide(100, t.at100);
+      if (!d.keep) {
+        outcome.push_back("pruned@100");
+        continue;
+      }
+      d = pruner.decide(300, t.at300);
+      outcome.push_back(d.keep ? "completed" : "pruned@300");
+    }
+    // Trial 1 is first at both rungs: never waits, never pruned. Trial 2 (0.40 < 0.50, n = 2,
+    // best 1 goes on): pruned at 100. Trial 3 (0.55, best of 3): on; at 300 (0.58 < 0.60, n = 2):
+    // pruned. Trial 4 (0.52 ranks 2nd of 4, best 1): pruned at 100. Trial 5 (0.30, 5th of 5):
+    // pruned. Trial 6 (0.60 best of 6, best 2 go on): on; at 300 0.59 ranks 2nd of 3, best 1:
+    // pruned.
+    QCOMPARE(outcome, (std::vector<std::string>{"completed", "pruned@100", "pruned@300",
+                                                "pruned@100", "pruned@100", "pruned@300"}));
+    // Lower is better for a loss.
+    AshaPruner losses(spec, higherIsBetter("val_loss"));
+    QVERIFY(losses.decide(100, 1.0).keep);
+    QVERIFY(!losses.decide(100, 2.0).keep);
+    QVERIFY(losses.decide(100, 0.5).keep);
+    // A NaN (a diverged trial) is worse than any number.
+    AshaPruner nan(spec, true);
+    QVERIFY(nan.decide(100, 0.1).keep);
+    QVERIFY(!nan.decide(100, std::nan("")).keep);
+  }
+
+  void onlyValidationMetricsChoose() {
+    QVERIFY(higherIsBetter("val_accuracy"));
+    QVERIFY(!higherIsBetter("val_loss"));
+    QVERIFY(!higherIsBetter("val_bits_per_byte"));
+    requireValidationMetric("val_accuracy", "f");
+    for (const char* m : {"test_accuracy", "accuracy", "val_", "loss"}) {
+      try {
+        requireValidationMetric(m, "study.tune.metric");
+        QFAIL(m);
+      } catch (const StudyError& e) {
+        QVERIFY(std::string(e.what()).find("study.tune.metric") == 0);
+      }
+    }
+  }
+
+  void searchObjectRoundTrips() {
+    const std::string text = R"({
+      "vary": {"mode": ["local", "backprop"]},
+      "search": {"train.lr": {"log_uniform": [1e-5, 1e-1]},
+                 "train.batch_size": {"choice": [32, 128]}},
+      "trials": 12, "sampler": "sobol",
+      "prune": {"metric": "val_accuracy", "min_steps": 100, "reduction": 3},
+      "tune": {"metric": "val_accuracy", "seeds": 3}})";
+    const StudyObject s = parseStudyObject(text);
+    QCOMPARE(s.search.keys.size(), size_t(2));
+    QCOMPARE(s.search.keys[0].key, std::string("train.lr"));  // in the text's order
+    QCOMPARE(s.search.trials, 12);
+    QCOMPARE(s.search.sampler, std::string("sobol"));
+    QVERIFY(s.search.prune && s.search.prune->minSteps == 100 && s.search.prune->reduction == 3);
+    QVERIFY(s.search.tune && s.search.tune->seeds == 3);
+    QCOMPARE(studyObjectJson(parseStudyObject(studyObjectJson(s))), studyObjectJson(s));
+    // Defaults: 8 trials, random, prune/tune's defaults.
+    const StudyObject d = parseStudyObject(
+        R"({"search": {"train.lr": {"uniform": [0.1, 0.2]}}, "prune": {}, "tune": {}})");
+    QCOMPARE(d.search.trials, kDefaultTrials);
+    QCOMPARE(d.search.sampler, std::string("random"));
+    QCOMPARE(d.search.prune->metric, std::string("val_accuracy"));
+    QCOMPARE(d.search.tune->seeds, 3);
+    auto message = [](const std::string& t) {
+      try {
+        parseStudyObject(t);
+      } catch (const StudyError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    QVERIFY(message(R"({"trials": 4})").find("study.trials: belongs to a search") == 0);
+    QVERIFY(message(R"({"search": {"train.lr": {"uniform": [0, 1]}}, "sampler": "grid"})")
+                .find("study.sampler") == 0);
+    QVERIFY(message(R"({"search": {"train.lr": {"uniform": [0, 1]}},
+                        "tune": {"metric": "test_accuracy"}})")
+                .find("study.tune.metric") == 0);
+    QVERIFY(message(R"({"search": {"train.lr": {"uniform": [0, 1]}}, "prune": {"reduction": 1}})")
+                .find("study.prune.reduction") == 0);
+  }
+
+  void searchPlansItsPointsInOrder() {
+    StudyPlan plan;
+    plan.keys = {parseVary(R"(mode=["local","backprop"])")};
+    plan.search.keys = {parseSearchArgument("train.lr=log_uniform:1e-4:1e-2")};
+    plan.search.trials = 3;
+    plan.search.tune = TuneSpec{};
+    plan.search.tune->seeds = 2;
+    checkSearch(plan);
+    QCOMPARE(searchPointCount(plan), 2 * (3 + 2));
+    QCOMPARE(pointKeys(plan), (std::vector<std::string>{"mode", "train.lr"}));
+    // Trial t of each vary point before trial t + 1; the tuned runs after every trial.
+    const GridPoint t = trialPoint(plan, 1, 2, {"0.001"});
+    QCOMPARE(t.index, 2 * 2 + 1);
+    QCOMPARE(t.values, (std::vector<std::string>{"\"backprop\"", "0.001"}));
+    QCOMPARE(t.seed, int64_t(1));
+    const GridPoint tuned = tunedPoint(plan, 1, 1, {"0.001"});
+    QCOMPARE(tuned.index, 3 * 2 + 1 * 2 + 1);
+    QCOMPARE(tuned.seed, int64_t(3));  // fresh: the trials ran on seed 1
+    QCOMPARE(pointSets(plan, tuned),
+             (std::vector<std::string>{"mode=\"backprop\"", "train.lr=0.001", "train.seed=3"}));
+    QCOMPARE(describePoint(plan, t), std::string("trial 3: mode=backprop, train.lr=0.001, seed 1"));
+    // Refused: seeds (tune has them), a searched mode, a key both varied and searched.
+    auto message = [](StudyPlan p) {
+      try {
+        checkSearch(p);
+      } catch (const StudyError& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    StudyPlan bad = plan;
+    bad.seeds = 3;
+    QVERIFY(message(bad).find("study.seeds") == 0);
+    bad = plan;
+    bad.search.keys.push_back(parseSearchArgument("mode=choice:[\"local\"]"));
+    QVERIFY(message(bad).find("study.search.mode") == 0);
+    bad = plan;
+    bad.keys.push_back(parseVary("train.lr=[0.1]"));
+    QVERIFY(message(bad).find("also varied") != std::string::npos);
+    // The check points: each vary point with each key at its bounds.
+    QCOMPARE(searchCheckPoints(plan).size(), size_t(2 * 2));
+  }
+
+  void studentTQuantiles() {
+    QVERIFY(std::abs(tQuantile975(1) - 12.706) < 1e-3);
+    QVERIFY(std::abs(tQuantile975(2) - 4.303) < 1e-3);
+    QVERIFY(std::abs(tQuantile975(30) - 2.042) < 1e-3);
+    const Stat s = stat({1, 2, 3});
+    QCOMPARE(s.min, 1.0);
+    QCOMPARE(s.max, 3.0);
+    QVERIFY(std::abs(s.sem() - 1 / std::sqrt(3.0)) < 1e-12);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestStudy)

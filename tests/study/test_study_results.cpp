@@ -11,6 +11,7 @@
 #include "stagewise/storage/run_writer.h"
 #include "stagewise/study/points.h"
 #include "stagewise/study/results.h"
+#include "stagewise/study/search.h"
 
 using namespace stagewise;
 using namespace stagewise::study;
@@ -53,6 +54,31 @@ int64_t storedRun(storage::RunStore& store, RunStatus status,
   return id;
 }
 
+/// A search's trial or tuned run: its validation curve (step, value) at the rungs, its final
+/// validation and test accuracy in the summary (a pruned or failed run has no final values).
+int64_t storedTrial(storage::RunStore& store, RunStatus status,
+                    const std::vector<std::pair<int64_t, double>>& valCurve, double finalVal,
+                    double test) {
+  auto& w = store.writer();
+  const int64_t id = w.createRun(storage::testing::sampleRun());
+  std::vector<storage::PointInput> points;
+  for (const auto& [step, v] : valCurve) points.push_back({"val_accuracy", -1, -1, step, 0, v});
+  w.appendPoints(id, std::move(points));
+  storage::RunFinish f;
+  f.status = status == RunStatus::Pruned ? RunStatus::Stopped : status;
+  f.steps = valCurve.empty() ? 0 : valCurve.back().first + 1;
+  nlohmann::json summary = {{"train_flops", 1}};
+  if (status == RunStatus::Completed) {
+    f.testAccuracy = test;
+    summary["val_accuracy"] = finalVal;
+    summary["test_accuracy"] = test;
+  }
+  f.summaryJson = summary.dump();
+  w.finishRun(id, f);
+  w.flush();
+  return id;
+}
+
 storage::StudyRunRecord link(int point, int64_t run, int64_t seed, const char* values) {
   storage::StudyRunRecord l;
   l.point = point;
@@ -60,6 +86,54 @@ storage::StudyRunRecord link(int point, int64_t run, int64_t seed, const char* v
   l.seed = seed;
   l.valuesJson = values;
   return l;
+}
+
+/// A search with 2 vary points (local, backprop), 3 trials each, pruning and tuning on 2
+/// seeds, stored by hand as the driver would store it; `scramble` makes the test accuracies
+/// of the trials the opposite of their validation accuracies.
+struct SearchFixture {
+  QTemporaryDir dir;
+  std::unique_ptr<storage::RunStore> store;
+  int64_t id = 0;
+  StudyPlan plan;
+  std::vector<std::vector<std::string>> draws;  // per trial, the searched values
+};
+std::unique_ptr<SearchFixture> searchStore(bool scramble) {
+  auto f = std::make_unique<SearchFixture>();
+  f->store = std::make_unique<storage::RunStore>(f->dir.filePath("s.db").toStdString());
+  f->plan.keys = {parseVary(R"(mode=["local","backprop"])")};
+  f->plan.search.keys = {parseSearchArgument("train.lr=log_uniform:1e-4:1e-2")};
+  f->plan.search.trials = 3;
+  f->plan.search.sampler = "sobol";
+  f->plan.search.prune = PruneSpec{"val_accuracy", 100, 3};
+  f->plan.search.tune = TuneSpec{"val_accuracy", 2};
+  f->id = f->store->createStudy(newStudyRecord("search", "{}", f->plan, std::nullopt, 0));
+  for (int t = 0; t < 3; ++t) f->draws.push_back(drawTrial(f->plan.search, 1, t));
+  // local: trial 2 is best on validation (0.80); trial 1 pruned at 100; trial 3 completes
+  // worse (0.70). backprop: trial 1 best (0.85), trial 2 failed, trial 3 (0.60).
+  struct T {
+    RunStatus status;
+    double val, test;
+  };
+  const T local[3] = {{RunStatus::Pruned, 0.3, 0},
+                      {RunStatus::Completed, 0.80, 0.79},
+                      {RunStatus::Completed, 0.70, 0.69}};
+  const T backprop[3] = {{RunStatus::Completed, 0.85, 0.84},
+                         {RunStatus::Failed, 0, 0},
+                         {RunStatus::Completed, 0.60, 0.59}};
+  for (int t = 0; t < 3; ++t)
+    for (int v = 0; v < 2; ++v) {
+      const T& x = v == 0 ? local[t] : backprop[t];
+      const double test = scramble ? 1.0 - x.test : x.test;
+      const auto curve = x.status == RunStatus::Failed
+                             ? std::vector<std::pair<int64_t, double>>{}
+                             : std::vector<std::pair<int64_t, double>>{{99, x.val}};
+      const int64_t run = storedTrial(*f->store, x.status, curve, x.val, test);
+      const GridPoint p = trialPoint(f->plan, v, t, f->draws[static_cast<size_t>(t)]);
+      f->store->linkStudyRun(f->id, link(p.index, run, p.seed, pointValuesJson(p).c_str()));
+      if (x.status == RunStatus::Pruned) f->store->markRunPruned(f->id, run, 100, "pruned");
+    }
+  return f;
 }
 
 }  // namespace
@@ -237,6 +311,106 @@ class TestStudyResults : public QObject {
     const std::string csv = exportRows(r, "csv");
     QCOMPARE(std::count(csv.begin(), csv.end(), '\n'), 5L);
     QVERIFY(csv.find("run_id,study_id,point,seed,train.lr,status,replaced,mode,") == 0);
+  }
+
+  void searchWorkDrawsTrialsThenTunesTheBest() {
+    auto f = searchStore(/*scramble=*/false);
+    storage::RunReader reader(*f->store);
+    const auto record = reader.study(f->id);
+    QVERIFY(!record->searchJson.empty());
+    QCOMPARE(record->runsTotal, 2 * (3 + 2));
+    QCOMPARE(record->runsPruned, 1);
+    QCOMPARE(planOf(*record).search.trials, 3);
+    const SearchState state = searchWork(reader, *record, planOf(*record));
+    // Every trial ended (completed, pruned, failed): done, never run again.
+    for (const auto& trials : state.trials)
+      for (const auto& t : trials) QVERIFY(t.work.kind == PointWork::Kind::Done);
+    QVERIFY(state.trials[0][0].status == RunStatus::Pruned);
+    QCOMPARE(*state.trials[0][0].prunedAt, int64_t(100));
+    QCOMPARE(*state.best[0], size_t(1));  // local: trial 2
+    QCOMPARE(*state.best[1], size_t(0));  // backprop: trial 1
+    // The tuned runs are the work left: each point's best values on seeds 2 and 3.
+    std::vector<PointWork> left;
+    for (const auto& w : state.work)
+      if (w.kind != PointWork::Kind::Done) left.push_back(w);
+    QCOMPARE(left.size(), size_t(4));
+    QVERIFY(left[0].point.tuned);
+    QCOMPARE(left[0].point.values[1], f->draws[1][0]);  // local's best lr
+    QCOMPARE(left[2].point.values[1], f->draws[0][0]);  // backprop's best lr
+    QCOMPARE(left[1].point.seed, int64_t(3));
+    QCOMPARE(pendingWork(reader, *record).size(), size_t(10));
+
+    // Tuned runs stored: the results compare the points on test, with a CI.
+    for (size_t i = 0; i < left.size(); ++i) {
+      const int64_t run = storedTrial(*f->store, RunStatus::Completed, {{99, 0.8}}, 0.8,
+                                      0.80 + 0.01 * static_cast<double>(i));
+      f->store->linkStudyRun(f->id, link(left[i].point.index, run, left[i].point.seed,
+                                         pointValuesJson(left[i].point).c_str()));
+    }
+    const StudyResults r = loadStudyResults(reader, f->id);
+    QCOMPARE(r.tuned.size(), size_t(2));
+    const TunedResult& local = r.tuned[0];
+    QCOMPARE(local.best, f->draws[1]);
+    QCOMPARE(*local.bestValue, 0.80);
+    QCOMPARE(local.trials, 3);
+    QCOMPARE(local.completed, 2);
+    QCOMPARE(local.pruned, 1);
+    QCOMPARE(local.test.n, 2);
+    QVERIFY(std::abs(local.test.mean - 0.805) < 1e-12);
+    QVERIFY(local.ci95);
+    // mean ± t(0.975, 1) * s / sqrt(2), s = 0.00707...: ± 0.0635
+    QVERIFY(std::abs(local.ci95->second - local.ci95->first - 2 * 12.7062 * 0.005) < 1e-3);
+    QCOMPARE(r.tuned[1].failed, 1);
+    QCOMPARE(local.bestSoFar.size(), size_t(3));
+    QVERIFY(std::isnan(local.bestSoFar[0]));  // trial 1 was pruned: nothing completed yet
+    QCOMPARE(local.bestSoFar[2], 0.80);
+    const auto shown = nlohmann::json::parse(showJson(r));
+    QCOMPARE(shown["tuned"].size(), size_t(2));
+    QCOMPARE(shown["tuned"][0]["keys"]["mode"], nlohmann::json("local"));
+    QCOMPARE(shown["tuned"][0]["best"]["train.lr"], nlohmann::json::parse(f->draws[1][0]));
+    QCOMPARE(shown["tuned"][0]["test_accuracy"]["n"].get<int>(), 2);
+    QVERIFY(shown["tuned"][0]["test_accuracy"]["ci95"].is_array());
+    QCOMPARE(shown["tuned"][0]["pruned"].get<int>(), 1);
+    QCOMPARE(shown["tuned"][0]["completed"].get<int>(), 2);
+    QCOMPARE(shown["tuned"][0]["trials"].get<int>(), 3);
+    QVERIFY(showTable(r).find("test acc (tuned)") != std::string::npos);
+    // Nothing left once the tuned runs completed.
+    for (const auto& w : pendingWork(reader, *reader.study(f->id)))
+      QVERIFY(w.kind == PointWork::Kind::Done);
+  }
+
+  void choosingNeverReadsTestMetrics() {
+    // The same search with every trial's test accuracy turned upside down chooses the same.
+    auto a = searchStore(false);
+    auto b = searchStore(true);
+    storage::RunReader ra(*a->store), rb(*b->store);
+    const auto sa = searchWork(ra, *ra.study(a->id), a->plan);
+    const auto sb = searchWork(rb, *rb.study(b->id), b->plan);
+    QCOMPARE(sa.best, sb.best);
+    QCOMPARE(sa.work.size(), sb.work.size());
+    for (size_t i = 0; i < sa.work.size(); ++i)
+      QCOMPARE(sa.work[i].point.values, sb.work[i].point.values);
+  }
+
+  void modelSamplerWaitsForTheTrialBefore() {
+    QTemporaryDir dir;
+    storage::RunStore store(dir.filePath("s.db").toStdString());
+    StudyPlan plan;
+    plan.search.keys = {parseSearchArgument("train.lr=log_uniform:1e-4:1e-2")};
+    plan.search.trials = 4;
+    plan.search.sampler = "maxlipo";
+    const int64_t id = store.createStudy(newStudyRecord("m", "{}", plan, std::nullopt, 0));
+    storage::RunReader reader(store);
+    auto work = pendingWork(reader, *reader.study(id));
+    QCOMPARE(work.size(), size_t(1));  // trial 2 is drawn from trial 1's result
+    const int64_t run = storedTrial(store, RunStatus::Completed, {{9, 0.5}}, 0.5, 0.5);
+    store.linkStudyRun(id, link(0, run, 1, pointValuesJson(work[0].point).c_str()));
+    work = pendingWork(reader, *reader.study(id));
+    QCOMPARE(work.size(), size_t(2));
+    QVERIFY(work[0].kind == PointWork::Kind::Done);
+    QVERIFY(work[1].point.values != work[0].point.values);
+    // Drawn again from the same store: the same point (a resumed study draws the same).
+    QCOMPARE(pendingWork(reader, *reader.study(id))[1].point.values, work[1].point.values);
   }
 };
 

@@ -46,6 +46,10 @@ struct RunOptions {
   /// A checkpoint folder (".../step-N") to continue from: weights, optimizer state and the data
   /// position are restored, so the losses go on exactly as in an uninterrupted run.
   std::string resumeFrom;
+  /// Numbers of finished steps N after which an evaluation (validation and test) is always
+  /// measured, whatever measure.budget and eval.interval say (its points carry step N - 1): the
+  /// rungs a search's pruner reads. Not part of the spec; nothing feeds back into training.
+  std::vector<int64_t> evalAtSteps;
 };
 
 /// Creates a run of `spec`. Loads the dataset and builds the model; throws SpecError for bad

@@ -15,8 +15,9 @@ using TimestampMs = int64_t;
 TimestampMs nowMs();
 
 /// Life cycle of a run record. `Interrupted`: its writer died (crash, kill, power loss) before
-/// it wrote a final status.
-enum class RunStatus { Running, Completed, Stopped, Failed, Interrupted };
+/// it wrote a final status. `Pruned`: a search's trial stopped at a rung because it fell behind
+/// (RunStore::markRunPruned); it ended, like a completed run, and is never run again.
+enum class RunStatus { Running, Completed, Stopped, Failed, Interrupted, Pruned };
 std::string toString(RunStatus status);
 std::optional<RunStatus> runStatusFromString(std::string_view text);
 
@@ -143,6 +144,8 @@ struct NewStudy {
   int64_t sampleSeed = 1;
   std::optional<double> target;  ///< the accuracy for time-to-target; empty: the default
   int runsTotal = 0;             ///< grid points x seeds (or sample x seeds)
+  /// A search: the study object's search, trials, sampler, prune and tune (JSON); empty: a grid.
+  std::string searchJson;
 };
 
 /// A study as listed and shown.
@@ -159,7 +162,9 @@ struct StudyRecord {
   int64_t sampleSeed = 1;
   std::optional<double> target;
   int runsTotal = 0;
-  int runsCompleted = 0;  ///< points with a completed run that is not replaced
+  int runsCompleted = 0;   ///< points with a completed run that is not replaced
+  int runsPruned = 0;      ///< points with a pruned run that is not replaced
+  std::string searchJson;  ///< see NewStudy
   WriterInfo writer;
 };
 
@@ -173,6 +178,8 @@ struct StudyRunRecord {
   std::string valuesJson;  ///< the point's values, a JSON array in key order
   bool replaced = false;
   RunStatus runStatus = RunStatus::Running;
+  /// A pruned trial: the rung (steps) at which it was stopped.
+  std::optional<int64_t> prunedAt;
 };
 
 /// Identifies a series within a run: per-stage series carry the stage, run series stage -1,

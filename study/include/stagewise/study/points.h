@@ -42,7 +42,8 @@ std::string pointValuesJson(const GridPoint& point);
 void nameStudyRun(engine::ExperimentSpec& spec, const std::string& studyName, int64_t studyId,
                   const StudyPlan& plan, const GridPoint& point);
 
-/// The store record of a new study of `points` runs.
+/// The store record of a new study of `points` runs (a search counts its own points and keeps
+/// its search as JSON).
 storage::NewStudy newStudyRecord(const std::string& name, const std::string& baseSpecJson,
                                  const StudyPlan& plan, std::optional<double> target,
                                  size_t points);

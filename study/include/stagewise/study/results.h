@@ -32,7 +32,39 @@ struct PointWork {
   std::string checkpointPath;  ///< Continue: the newest checkpoint
   std::vector<int64_t> replaces;
 };
+/// Every point of the study known now, in order, with what it needs. A grid knows all of its
+/// points; a search (searchWork) knows its trials as far as the sampler can draw them and each
+/// vary point's tuned runs once all its trials have ended.
 std::vector<PointWork> pendingWork(storage::RunReader& reader, const storage::StudyRecord& study);
+
+/// What a point needs given its links: Done when a run linked to it completed or was pruned (or
+/// failed, with `failedIsDone`: a search's trial that diverged is a result, not an accident),
+/// Continue from the newest checkpoint of its stopped or interrupted run, else Run.
+PointWork workFor(storage::RunReader& reader, const GridPoint& point,
+                  const std::vector<storage::StudyRunRecord>& links, bool failedIsDone);
+
+/// One trial of a search as stored: its point, run and the choosing metric's value.
+struct TrialState {
+  GridPoint point;
+  PointWork work;
+  /// The choosing metric: a completed run's final value, a pruned run's last (at its rung);
+  /// empty while it runs, or when it failed or measured none.
+  std::optional<double> value;
+  storage::RunStatus status = storage::RunStatus::Running;  ///< of its run (Running: none yet)
+  std::optional<int64_t> prunedAt;
+};
+
+/// A search's state read back: its trials per vary point, the best of each, and the work.
+struct SearchState {
+  std::vector<std::vector<std::string>> varyPoints;
+  std::vector<std::vector<TrialState>> trials;  ///< per vary point, the trials known so far
+  /// Per vary point: the index of the best completed trial (by the choosing metric), once all
+  /// its trials have ended; empty before, or when none completed with a value.
+  std::vector<std::optional<size_t>> best;
+  std::vector<PointWork> work;  ///< trials and tuned runs known now, in the study's order
+};
+SearchState searchWork(storage::RunReader& reader, const storage::StudyRecord& study,
+                       const StudyPlan& plan);
 
 /// The identity of a resolved spec for sharing runs between points: its canonical JSON without
 /// `name` and `checkpoint` (which do not change what is trained) and without what its mode does
@@ -49,21 +81,53 @@ struct StudyRunRow {
   storage::StudyRunRecord link;
   storage::RunRecord run;           ///< without spec / summary JSON
   std::vector<std::string> values;  ///< the point's values, JSON texts in key order
+  /// Searches: the run's validation metrics (the choosing metric first); a pruned run's is its
+  /// value at the rung that stopped it.
+  std::optional<double> valAccuracy, valLoss;
   double trainFlops = 0;
   std::vector<EvalPoint> evals;  ///< its test-accuracy evaluations
   std::optional<TargetHit> hit;  ///< time- and samples-to-target
 };
 
+/// A search's result for one vary point: its best trial and, with tuning, the tuned runs.
+struct TunedResult {
+  std::vector<std::string> varyValues;  ///< JSON texts, in the vary keys' order
+  std::vector<std::string> best;        ///< the best trial's searched values (empty: none)
+  std::string metric;                   ///< the choosing metric (a validation metric)
+  std::optional<double> bestValue;      ///< the best trial's value of it
+  int64_t bestRunId = 0;
+  int trials = 0;     ///< trials with a run (ended or not)
+  int completed = 0;  ///< trials that completed
+  int pruned = 0;     ///< trials stopped at a rung
+  int failed = 0;     ///< trials that failed (diverged, say)
+  /// The tuned runs' test accuracy (completed, not replaced): mean, sample std, n; the 95 %
+  /// confidence interval of the mean, Student's t (n - 1 degrees of freedom; none for n < 2).
+  Stat test;
+  std::optional<std::pair<double, double>> ci95;
+  std::vector<int64_t> tunedRuns;
+  /// The best choosing-metric value after each trial, in trial order (NaN before the first).
+  std::vector<double> bestSoFar;
+};
+
 struct StudyResults {
   storage::StudyRecord study;
-  std::vector<std::string> keys;     ///< varied keys, in order
+  std::vector<std::string> keys;     ///< varied keys, in order (a search's searched keys after)
   double target = 0;                 ///< the accuracy used for time-to-target
   bool targetIsDefault = false;      ///< no --target given nor stored: see defaultTarget
   std::vector<StudyRunRow> rows;     ///< every linked run (replaced ones too), by point
   std::vector<RunOutcome> outcomes;  ///< the completed, not replaced runs, one per point
   std::vector<size_t> outcomeRows;   ///< outcomes[i] comes from rows[outcomeRows[i]]
   std::vector<Group> groups;
+  /// Searches: the plan, and one result per vary point (empty for a grid).
+  StudyPlan plan;
+  std::vector<TunedResult> tuned;
 };
+
+/// A search's result per vary point (loadStudyResults fills StudyResults::tuned with it).
+std::vector<TunedResult> tunedResults(storage::RunReader& reader, const StudyResults& results);
+
+/// The 95 % confidence interval of a mean (Student's t), empty for fewer than 2 values.
+std::optional<std::pair<double, double>> confidence95(const Stat& s);
 
 /// The default target: the lowest, over the study's completed runs, of each run's best test
 /// accuracy, so that every completed run reaches it and their times compare.

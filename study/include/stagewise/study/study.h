@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "stagewise/study/search.h"
+
 namespace stagewise::study {
 
 /// A bad --vary, grid or point: `what` says which and what to fix.
@@ -36,8 +38,10 @@ struct StudyObject {
   std::optional<int64_t> sampleSeed;
   std::optional<std::string> name;
   std::optional<double> target;
-  /// Nothing to run: no key varied and at most one seed.
-  bool empty() const { return keys.empty() && seeds.value_or(1) <= 1; }
+  /// "search", "trials", "sampler", "prune", "tune" (search.h); empty keys: a grid.
+  SearchSpec search;
+  /// Nothing to run: no key varied or searched and at most one seed.
+  bool empty() const { return keys.empty() && search.empty() && seeds.value_or(1) <= 1; }
 };
 /// Parses a study object (JSON text). Throws StudyError "study.KEY: what to fix".
 StudyObject parseStudyObject(const std::string& json);
@@ -58,15 +62,27 @@ struct StudyPlan {
   std::vector<VariedKey> keys;
   int seeds = 1;   ///< seeds 1..N, unless train.seed is a varied key
   int sample = 0;  ///< > 0: that many grid points drawn at random (seeded), not the whole grid
-  uint64_t sampleSeed = 1;
+  uint64_t sampleSeed = 1;  ///< also seeds a search's sampler
+  /// A search: `trials` drawn points per point of the grid of `keys` (run on one seed each, the
+  /// base spec's), then with `tune` each grid point's best trial on `tune.seeds` fresh seeds.
+  SearchSpec search;
+  bool isSearch() const { return !search.empty(); }
 };
 
-/// One run of a study: the point's value for each varied key (JSON text, in key order) and its
-/// seed (pointSets gives the `--set` assignments that make its spec from the base).
+/// One run of a study: the point's value for each varied key (JSON text, in key order; a
+/// search's points add the searched keys' values after them) and its seed (pointSets gives the
+/// `--set` assignments that make its spec from the base).
 struct GridPoint {
   int index = 0;  ///< position in the study's order
   std::vector<std::string> values;
   int64_t seed = 1;
+  /// Searches: which point of the vary grid (-1: a grid study's point), which trial, or that it
+  /// is a tuned run (trial -1) and which of the tuned seeds.
+  int varyPoint = -1;
+  int trial = -1;
+  bool tuned = false;
+  /// Searches: the seed is written as train.seed even when it equals the base's.
+  bool explicitSeed = false;
 };
 
 /// The runs of a plan, in order: the grid's points with the first key varying slowest, each
@@ -74,6 +90,31 @@ struct GridPoint {
 /// drawn without replacement from a generator seeded by `sampleSeed`, in grid order. Throws
 /// StudyError for a plan without keys and seeds, a key given twice, or seeds < 1.
 std::vector<GridPoint> expandGrid(const StudyPlan& plan);
+
+/// The grid of a search's `vary` keys (one point per combination, no seeds): what each trial and
+/// tuned run of a search belongs to. A search without vary keys has one point with no values.
+std::vector<std::vector<std::string>> varyGrid(const StudyPlan& plan);
+
+/// Every key of a point, in value order: the varied keys, then a search's searched keys.
+std::vector<std::string> pointKeys(const StudyPlan& plan);
+
+/// Checks a search plan (counts, the sampler, the metrics that choose, seeds); throws StudyError
+/// naming the study key.
+void checkSearch(const StudyPlan& plan);
+
+/// A search's order: trial t of every vary point before trial t + 1 (so a study stopped early
+/// has searched every point alike), then each vary point's tuned runs. Points: vary points x
+/// (trials + tune seeds).
+int searchPointCount(const StudyPlan& plan);
+/// Trial `trial` of vary point `vary` with its searched values (seed 1).
+GridPoint trialPoint(const StudyPlan& plan, int vary, int trial,
+                     const std::vector<std::string>& searched);
+/// Tuned run `j` of vary point `vary` with the best trial's searched values (seed 2 + j: fresh).
+GridPoint tunedPoint(const StudyPlan& plan, int vary, int j,
+                     const std::vector<std::string>& searched);
+/// Points to check a search's spec before it runs: every vary point with each searched key at
+/// its bounds (each choice), the others at their low bounds.
+std::vector<GridPoint> searchCheckPoints(const StudyPlan& plan);
 
 /// `key=value` assignments that apply a point to the base spec (train.seed last, unless varied).
 std::vector<std::string> pointSets(const StudyPlan& plan, const GridPoint& point);
@@ -95,11 +136,14 @@ struct RunOutcome {
   std::optional<double> targetSamples;  ///< samples-to-target; empty: not reached
 };
 
-/// Mean and sample standard deviation (n - 1; 0 for a single value).
+/// Mean and sample standard deviation (n - 1; 0 for a single value), with the extremes.
 struct Stat {
   double mean = 0;
   double std = 0;
   int n = 0;
+  double min = 0, max = 0;
+  /// The standard error of the mean, std / sqrt(n) (0 for n < 2).
+  double sem() const;
 };
 Stat stat(const std::vector<double>& values);
 
