@@ -142,6 +142,24 @@ class TestSnapshots : public QObject {
     QCOMPARE(steps, (std::vector<int64_t>{99, 100, 101, 199}));
   }
 
+  void forcedEvaluationsAreNeverSkipped() {
+    // A probe asked after every step, none taken by the analysis thread: 64 wait (the bound
+    // even kept points have), the rest are skipped; evaluations forced after steps 150 and 151
+    // wait however far behind it is.
+    MeasureBudget budget(0, 1000, 1, 0, 10, {150, 151});
+    SnapshotCoordinator c(1, budget);
+    for (int64_t step = 0; step < 150; ++step) c.offer(0, step, params(1), {});
+    QCOMPARE(c.dropped(), int64_t{150 - 64});
+    c.offer(0, 150, params(1), {});
+    c.offer(0, 151, params(1), {});
+    QCOMPARE(c.dropped(), int64_t{150 - 64});
+    c.close(false);
+    std::vector<int64_t> evals;
+    while (auto s = c.next())
+      if (s->eval) evals.push_back(s->step);
+    QCOMPARE(evals, (std::vector<int64_t>{150, 151}));
+  }
+
   void withoutABudgetEveryPointWaits() {
     MeasureBudget budget(0, 100, 1, 0, 10);
     SnapshotCoordinator c(1, budget);

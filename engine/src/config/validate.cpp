@@ -65,6 +65,10 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"dataset.augment",
                    "crops and flips are for image datasets; the synthetic one has "
                    "feature vectors: set it to false"});
+  if (!(d.validation >= 0 && d.validation <= 0.5))
+    out.push_back({"dataset.validation",
+                   "must be the share of the training samples held out for validation, between "
+                   "0 and 0.5 (0.1: 10 %; 0: none)"});
   if (d.kind == "synthetic") {
     if (d.syntheticTrain < 1) out.push_back({"dataset.synthetic_train", "must be >= 1"});
     if (d.syntheticTest < 1) out.push_back({"dataset.synthetic_test", "must be >= 1"});

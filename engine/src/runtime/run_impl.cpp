@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <random>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -91,6 +92,8 @@ class TorchRun final : public Run {
     m_fanout.add(observer);
     FixedIntraOpThreads deterministicBuild(1);  // the data and model are the same on any thread
     m_info = engineInfo();
+    for (int64_t n : options.evalAtSteps)
+      if (n >= 1) m_forcedEvals.insert(n - 1);  // an evaluation after step s is at s + 1 steps
     // Validate what needs no data first, so a typo does not wait for a dataset load.
     m_data = loadTensorData(spec.dataset, spec.train.seed);
     m_plan = planModel(spec.model, m_data.shape);
@@ -273,11 +276,12 @@ class TorchRun final : public Run {
     for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(0);
     m_ctx.startStep = 0;
     const bool probe = m_method->probes() && m_spec.probe.interval >= 0;
-    m_budget = std::make_unique<MeasureBudget>(m_spec.measure.budget, m_ctx.totalSteps,
-                                               probe ? m_spec.probe.interval : 0,
-                                               m_spec.eval.interval, MeasureSpec::kMinPoints);
+    m_budget = std::make_unique<MeasureBudget>(
+        m_spec.measure.budget, m_ctx.totalSteps, probe ? m_spec.probe.interval : 0,
+        m_spec.eval.interval, MeasureSpec::kMinPoints, m_forcedEvals);
     m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k), *m_budget);
-    if (probe || m_spec.eval.interval > 0) m_ctx.snapshots = m_snapshots.get();
+    if (probe || m_spec.eval.interval > 0 || !m_forcedEvals.empty())
+      m_ctx.snapshots = m_snapshots.get();
     // a fixed, seeded probe batch from the training set
     std::mt19937_64 rng(seed ^ 0x9B0BEull);
     const int64_t n = m_data.trainX.size(0);
@@ -293,6 +297,13 @@ class TorchRun final : public Run {
     if (m_spec.eval.maxSamples > 0 && m_spec.eval.maxSamples < m_testX.size(0)) {
       m_testX = m_testX.slice(0, 0, m_spec.eval.maxSamples);
       m_testY = m_testY.slice(0, 0, m_spec.eval.maxSamples);
+    }
+    // The validation set likewise: its first eval.max_samples periodically, all at the end.
+    m_valX = m_data.valX;
+    m_valY = m_data.valY;
+    if (m_valX.defined() && m_spec.eval.maxSamples > 0 && m_spec.eval.maxSamples < m_valX.size(0)) {
+      m_valX = m_valX.slice(0, 0, m_spec.eval.maxSamples);
+      m_valY = m_valY.slice(0, 0, m_spec.eval.maxSamples);
     }
   }
 
@@ -337,7 +348,8 @@ class TorchRun final : public Run {
   }
 
   /// `t`: when the last stage finished `step` (the points' time, not when they were measured).
-  /// The final measurement (`summary` given) evaluates on the whole test set. Returns the CPU
+  /// The final measurement (`summary` given) evaluates on the whole test set (and validation
+  /// set, when dataset.validation holds one out). Returns the CPU
   /// seconds the probe and the evaluation took on this thread.
   std::pair<double, double> measure(int64_t step, double t, bool probe, bool eval,
                                     RunSummary* summary) {
@@ -347,10 +359,17 @@ class TorchRun final : public Run {
       const double c0 = threadCpuSeconds();
       EvalResult r = summary ? evaluate(m_shadow, m_data.testX, m_data.testY)
                              : evaluate(m_shadow, m_testX, m_testY);
-      evalS = threadCpuSeconds() - c0;
       points.push_back({series::kTestAccuracy, -1, -1, step, t, r.accuracy});
       points.push_back({series::kTestLoss, -1, -1, step, t, r.loss});
       if (summary) summary->testAccuracy = r.accuracy, summary->testLoss = r.loss;
+      if (m_valX.defined()) {
+        const EvalResult v = summary ? evaluate(m_shadow, m_data.valX, m_data.valY)
+                                     : evaluate(m_shadow, m_valX, m_valY);
+        points.push_back({series::kValAccuracy, -1, -1, step, t, v.accuracy});
+        points.push_back({series::kValLoss, -1, -1, step, t, v.loss});
+        if (summary) summary->valAccuracy = v.accuracy, summary->valLoss = v.loss;
+      }
+      evalS = threadCpuSeconds() - c0;
     }
     const double p0 = threadCpuSeconds();
     if (probe) {
@@ -628,7 +647,8 @@ class TorchRun final : public Run {
   std::mutex m_clockMutex;      ///< pause / resume against the clock's start
   bool m_clockStarted = false;  ///< m_ctx.start is set (under m_clockMutex)
   bool m_pauseEarly = false;    ///< a pause asked for before it (under m_clockMutex)
-  torch::Tensor m_probeX, m_probeY, m_testX, m_testY;
+  torch::Tensor m_probeX, m_probeY, m_testX, m_testY, m_valX, m_valY;
+  std::set<int64_t> m_forcedEvals;  ///< RunOptions::evalAtSteps, as steps (N - 1)
   std::thread m_supervisor;
   mutable std::mutex m_mutex;
   std::condition_variable m_done;

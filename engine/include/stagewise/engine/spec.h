@@ -60,6 +60,10 @@ struct DatasetSpec {
   /// Every training label replaced by one drawn uniformly from the classes, seeded by
   /// train.seed (the test set keeps its labels): can a method memorise what it cannot learn?
   bool randomLabels = false;
+  /// The share of the training samples held out for validation (0: none; at most 0.5). Which
+  /// ones depends on the training-set size alone (not the seed): every method and seed of a
+  /// dataset sees the same split. Training uses the rest; validation keeps the true labels.
+  double validation = 0.0;
 };
 
 struct ModelSpec {
