@@ -104,6 +104,7 @@ class TorchRun final : public Run {
     m_partition = makePartition(spec, m_plan);
     m_method = makeMethod(m_spec);
     buildStages();
+    checkBatchNormRows();
     if (memory::install()) {  // each stage's memory, counted by the allocator
       m_memory.first = memory::acquire(static_cast<int>(m_stages.size()));
       m_memory.count = static_cast<int>(m_stages.size());
@@ -245,8 +246,10 @@ class TorchRun final : public Run {
       if (m_method->auxHead(p)) {
         const auto& outShape = m_plan.layers[static_cast<size_t>(p.lastLayer)].outShape;
         const uint64_t auxSeed = seed + 7919ull * static_cast<uint64_t>(p.index + 1);
-        s->modules.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed);
-        shadow.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed);
+        s->modules.aux =
+            buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed, m_spec.model.init);
+        shadow.aux =
+            buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed, m_spec.model.init);
       }
       for (auto& l : s->modules.layers) l->to(s->device);
       if (s->modules.aux) s->modules.aux->to(s->device);
@@ -305,6 +308,26 @@ class TorchRun final : public Run {
       m_valX = m_valX.slice(0, 0, m_spec.eval.maxSamples);
       m_valY = m_valY.slice(0, 0, m_spec.eval.maxSamples);
     }
+  }
+
+  /// model.norm batchnorm: LibTorch cannot train batch norm on one row, so a batch (or a
+  /// pipeline micro-batch) of one row is refused before the run starts, naming what to change.
+  /// validateSpec checks the full batches; the last batch of an epoch needs the dataset's size.
+  void checkBatchNormRows() const {
+    if (m_spec.model.kind != "mlp" || m_spec.model.norm != "batchnorm") return;
+    const int64_t n = m_data.trainX.size(0), batch = m_spec.train.batchSize;
+    const int64_t perEpoch = (n + batch - 1) / batch, rest = n % batch;
+    if (rest == 0 || m_ctx.totalSteps < perEpoch) return;  // no short batch is ever trained
+    const int64_t micro = m_spec.mode != Mode::Pipeline ? 1
+                          : m_spec.pipeline.microBatches > 0
+                              ? m_spec.pipeline.microBatches
+                              : static_cast<int64_t>(m_stages.size());
+    if (rest < 2 * micro)
+      throw SpecError("train.batch_size",
+                      "batch norm (model.norm) needs 2 rows or more per " +
+                          std::string(micro > 1 ? "micro-batch" : "batch") + ", but the last " +
+                          "batch of an epoch holds " + std::to_string(rest) + " of the " +
+                          std::to_string(n) + " training samples; choose another batch size");
   }
 
   RunInfo runInfo() const {

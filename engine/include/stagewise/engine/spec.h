@@ -78,6 +78,13 @@ struct ModelSpec {
   int depth = 4;                  ///< vit: encoder blocks
   int heads = 4;                  ///< vit: attention heads (must divide dim)
   int mlpRatio = 2;               ///< vit: MLP hidden width = dim * mlp_ratio
+  /// Initial weights of every Linear and convolution (the layers and the aux heads): default
+  /// (LibTorch's own) | kaiming (He: normal, fan-in) | xavier (Glorot: uniform); biases 0 with
+  /// kaiming and xavier. Drawn from the seed like the default.
+  std::string init = "default";
+  /// mlp: a normalisation in every hidden layer, Linear -> norm -> activation: none |
+  /// layernorm | batchnorm. The classifier has none.
+  std::string norm = "none";
 };
 
 struct PartitionSpec {
