@@ -94,12 +94,19 @@ class TestTraining : public QObject {
     QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
     auto last = obs.series(series::kGradCosine, 2);
     QVERIFY(last.size() >= 4);
-    for (double c : last) QVERIFY2(std::abs(c - 1.0) < 1e-5, std::to_string(c).c_str());
+    // The last stage's local loss is the model's: the same gradient, to rounding.
+    for (double c : last) QVERIFY2(std::abs(c - 1.0) < 1e-6, std::to_string(c).c_str());
     auto first = obs.series(series::kGradCosine, 0);
-    QVERIFY(!first.empty());
-    for (double c : first) QVERIFY(c > -1.0001 && c < 1.0001);
-    QVERIFY(std::abs(first.back() - 1.0) >
-            1e-4);  // an upstream stage's local gradient is not the true one
+    QVERIFY(first.size() >= 4);
+    // Stage 0's aux head and the rest of the network both separate the 4 clusters: their
+    // gradients agree in direction (a sign or stage mix-up makes this fail), but an upstream
+    // stage's local gradient is not the true one at any probe. The exact values of a known
+    // construction (1 where the local loss is the model's, the closed form otherwise) are
+    // checked in test_snapshots.
+    for (double c : first) {
+      QVERIFY2(c > 0.05, std::to_string(c).c_str());
+      QVERIFY2(c < 1.0 - 1e-4, std::to_string(c).c_str());
+    }
     QVERIFY(!obs.series(series::kGradCosine, 0, 0).empty());  // per layer too
   }
 
