@@ -19,7 +19,7 @@ struct FakeScript {
   uint64_t seed = 1;
   /// As RunOptions::evalAtSteps: after these numbers of finished steps the fake evaluates
   /// whatever eval.interval says (points at step N - 1).
-  std::vector<int64_t> evalAtSteps;
+  std::vector<int64_t> evalAtSteps{};
 };
 
 /// A run that emits plausible, deterministic per-stage losses, utilization, cosines, events and
