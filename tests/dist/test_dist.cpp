@@ -118,6 +118,8 @@ class TestDist : public QObject {
     QTest::newRow("pipeline clipped, 3 processes") << 3 << "pipeline-clip";
     // Overlapping local updates: the downstream gradients cross processes too.
     QTest::newRow("local overlap, 3 processes") << 3 << "local-overlap";
+    // A validation split: evaluated on rank 0 like the test set, from the stages' snapshots.
+    QTest::newRow("local validation, 2 processes") << 2 << "local-validation";
   }
   void processesGiveExactlyTheOneProcessRun() {
     QFETCH(int, procs);
@@ -137,6 +139,9 @@ class TestDist : public QObject {
     if (mode == "local-overlap")
       sets << "--set"
            << "local.overlap=1";
+    if (mode == "local-validation")
+      sets << "--set"
+           << "dataset.validation=0.2";
     const bool pipeline = mode.startsWith("pipeline");
     // 3 stages: with 2 processes rank 0 runs stage 0 and rank 1 stages 1-2 (the default spread).
     Result one =
@@ -165,6 +170,14 @@ class TestDist : public QObject {
     }
     QCOMPARE(b["mode"].toString(), pipeline ? QString("pipeline") : QString("local"));
     QCOMPARE(b["test_accuracy"].toDouble(), a["test_accuracy"].toDouble());
+    QCOMPARE(b["val_accuracy"].toDouble(), a["val_accuracy"].toDouble());
+    QCOMPARE(b["val_accuracy"].isDouble(), mode == "local-validation");
+    if (mode == "local-validation") {  // after steps 50 and 100, and at the end, in the store
+      Result csv = runCli(
+          {"runs", "--db", db, "export", QString::number(b["run_id"].toInt()), "--format", "csv"});
+      QCOMPARE(csv.out.count(",val_accuracy,"), 3);
+      QCOMPARE(csv.out.count(",val_loss,"), 3);
+    }
     // Every loss of every stage at every step, as recorded in the store by rank 0 (pipeline
     // mode: the model's loss, on the last stage).
     const auto la = lossSeries(db, a["run_id"].toInt()), lb = lossSeries(db, b["run_id"].toInt());

@@ -2,6 +2,7 @@
 #include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 
 #include "recording_observer.h"
 #include "stagewise/engine/checkpoint.h"
@@ -65,6 +66,32 @@ class TestCheckpoint : public QObject {
     }
     // the newest step-N is found from the checkpoint dir itself
     QCOMPARE(readCheckpointInfo(dir.path().toStdString()).step, int64_t{60});
+  }
+
+  void resumesWithAValidationSplit() {
+    // The split depends on the dataset alone: a resumed run trains on the same samples (the
+    // same losses) and measures the same validation samples, with nothing saved for it.
+    QTemporaryDir dir;
+    RecordingObserver full;
+    const ExperimentSpec s0 = spec(dir.path().toStdString(), {"dataset.validation=0.2"});
+    RunSummary s = train(s0, full);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    QVERIFY(std::isfinite(s.valAccuracy));
+    const CheckpointInfo info = readCheckpointInfo(dir.path().toStdString() + "/step-30");
+    QCOMPARE(info.spec.dataset.validation, 0.2);
+    RecordingObserver resumed;
+    RunOptions options;
+    options.resumeFrom = info.path;
+    RunSummary r = train(info.spec, resumed, options);
+    QVERIFY2(r.status == RunStatus::Completed, r.error.c_str());
+    for (int k = 0; k < 3; ++k) {
+      auto whole = full.series(series::kLoss, k);
+      QCOMPARE(resumed.series(series::kLoss, k),
+               std::vector<double>(whole.begin() + 30, whole.end()));
+    }
+    QCOMPARE(r.valAccuracy, s.valAccuracy);
+    QCOMPARE(r.valLoss, s.valLoss);
+    QCOMPARE(r.testAccuracy, s.testAccuracy);
   }
 
   void aFailedCheckpointIsAWarningAndLeavesNoPartialFolder() {

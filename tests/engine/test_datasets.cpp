@@ -1,6 +1,8 @@
 // Dataset loaders on small generated files, including broken ones.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include "stagewise/engine/dataset.h"
@@ -146,6 +148,53 @@ class TestDatasets : public QObject {
     write(dir.path() + "/data_batch_3.bin", batch);
     QFile::remove(dir.path() + "/test_batch.bin");
     QVERIFY(errorOf(spec).find("test_batch.bin is missing") != std::string::npos);
+  }
+
+  void validationSplitIsFixedAndSized() {
+    // round(fraction x n) indices, ascending, distinct, in range; the same on every call (no
+    // seed is involved); a larger share holds out a superset.
+    for (int64_t n : {1, 7, 100, 60000}) {
+      for (double f : {0.0, 0.1, 0.25, 0.5}) {
+        const std::vector<int64_t> v = validationIndices(n, f);
+        QCOMPARE(int64_t(v.size()), std::llround(f * double(n)));
+        QCOMPARE(validationCount(n, f), int64_t(v.size()));
+        QVERIFY(std::is_sorted(v.begin(), v.end()));
+        QVERIFY(std::adjacent_find(v.begin(), v.end()) == v.end());
+        for (int64_t i : v) QVERIFY(i >= 0 && i < n);
+        QCOMPARE(validationIndices(n, f), v);
+      }
+      const auto small = validationIndices(n, 0.1), large = validationIndices(n, 0.5);
+      QVERIFY(std::includes(large.begin(), large.end(), small.begin(), small.end()));
+    }
+    // Spread over the set, not its first samples.
+    const auto v = validationIndices(60000, 0.1);
+    QVERIFY(v.front() < 100 && v.back() > 59900);
+    for (double bad : {-0.1, 0.51, 1.0}) {
+      QVERIFY_THROWS_EXCEPTION(SpecError, validationIndices(100, bad));
+      ExperimentSpec spec;
+      spec.dataset.validation = bad;
+      const auto problems = validateSpec(spec, 9, {"cpu"});
+      QVERIFY(!problems.empty());
+      QCOMPARE(problems.front().field, std::string("dataset.validation"));
+    }
+  }
+
+  void trainSamplesLeaveTheValidationOut() {
+    DatasetSpec spec;
+    spec.kind = "synthetic";
+    spec.syntheticTrain = 1000;
+    QCOMPARE(probeTrainSamples(spec), int64_t{1000});
+    spec.validation = 0.25;
+    QCOMPARE(probeTrainSamples(spec), int64_t{750});
+    spec.limitTrain = 101;  // the share of what is used: round(25.25) = 25
+    QCOMPARE(probeTrainSamples(spec), int64_t{76});
+    QTemporaryDir dir;
+    writeSet(dir.path(), 40, 5, 4, false);
+    DatasetSpec idxSpec;
+    idxSpec.kind = "idx";
+    idxSpec.path = dir.path().toStdString();
+    idxSpec.validation = 0.1;
+    QCOMPARE(probeTrainSamples(idxSpec), int64_t{36});
   }
 
   void syntheticIsDeterministic() {

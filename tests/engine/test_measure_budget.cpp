@@ -98,6 +98,27 @@ class TestMeasureBudget : public QObject {
     QVERIFY(w.share > 0.05);
   }
 
+  void forcedEvaluationsAreAlwaysTaken() {
+    // RunOptions::evalAtSteps {30, 90, 1000, 5000} as steps {29, 89, 999, 4999}: with no
+    // interval and a budget nothing else could afford, exactly 29 and 89 are measured (999 is
+    // the last step, measured at the end; 4999 lies past it).
+    MeasureBudget b(1e-9, 1000, 0, 0, 10, {29, 89, 999, 4999});
+    QCOMPARE(b.candidates(29), int(MeasureBudget::kEval));
+    QCOMPARE(b.candidates(30), 0);
+    QCOMPARE(b.candidates(999), 0);
+    QVERIFY(b.forced(89));
+    QVERIFY(!b.forced(999));
+    QVERIFY(b.kept(MeasureBudget::kEval, 29));
+    QVERIFY(!b.kept(MeasureBudget::kProbe, 29));
+    const Walk w = walk(b, 1000, 0.001, 0, 10.0);  // each evaluation costs 10,000 steps
+    QCOMPARE(w.evals, (std::vector<int64_t>{29, 89}));
+    QVERIFY(w.probes.empty());
+    // Beside an interval: the interval's points as before, the forced ones on top.
+    MeasureBudget both(0, 1000, 0, 100, 10, {30});
+    const Walk v = walk(both, 1000, 0.001, 0, 0.001);
+    QCOMPARE(v.evals, (std::vector<int64_t>{30, 99, 199, 299, 399, 499, 599, 699, 799, 899}));
+  }
+
   void releasedPointsGiveTheirReservationBack() {
     MeasureBudget b(0.05, 1000, 10, 0, 10);
     QVERIFY(b.decide(99, 1.0) != 0);  // kept (the first tenth), cost unknown: nothing reserved

@@ -50,6 +50,55 @@ ProbeModel probeModel(const std::string& json) {
   return m;
 }
 
+/// Stage 0: Linear 6→5 + ReLU with a linear aux head; stage 1: the classifier Linear 5→3. The
+/// head is a copy of the classifier, or drawn on its own.
+struct TwoStages {
+  torch::nn::Linear first{nullptr}, classifier{nullptr}, head{nullptr};
+  std::vector<StageModules> stages{2};
+  torch::Tensor x, y;
+
+  explicit TwoStages(bool headCopiesClassifier) {
+    torch::manual_seed(21);
+    first = torch::nn::Linear(6, 5);
+    classifier = torch::nn::Linear(5, 3);
+    head = torch::nn::Linear(5, 3);
+    if (headCopiesClassifier) {
+      torch::NoGradGuard noGrad;
+      head->weight.copy_(classifier->weight);
+      head->bias.copy_(classifier->bias);
+    }
+    stages[0].layers = {torch::nn::Sequential(first, torch::nn::ReLU())};
+    stages[0].aux = torch::nn::Sequential(head);
+    stages[1].layers = {torch::nn::Sequential(classifier)};
+    x = torch::randn({16, 6});
+    y = torch::randint(3, {16}, torch::kInt64);
+  }
+
+  /// d(mean cross-entropy of h W^T + b)/d(stage 0's weight and bias), in float64: the loss's
+  /// gradient at the logits is (softmax - one-hot) / B, carried back through W and the ReLU.
+  std::vector<torch::Tensor> stage0Gradient(const torch::nn::Linear& top) const {
+    const auto d = torch::kFloat64;
+    const torch::Tensor xd = x.to(d), w0 = first->weight.detach().to(d),
+                        b0 = first->bias.detach().to(d);
+    const torch::Tensor pre = xd.matmul(w0.t()) + b0, h = pre.clamp_min(0);
+    const torch::Tensor z = h.matmul(top->weight.detach().to(d).t()) + top->bias.detach().to(d);
+    const torch::Tensor gz = (z.softmax(1) - torch::one_hot(y, 3).to(d)) / x.size(0);
+    const torch::Tensor gpre = gz.matmul(top->weight.detach().to(d)) * (pre > 0).to(d);
+    return {gpre.t().matmul(xd), gpre.sum(0)};
+  }
+
+  double expectedCosine() const {
+    const auto local = stage0Gradient(head), truth = stage0Gradient(classifier);
+    double dot = 0, nl = 0, nt = 0;
+    for (size_t i = 0; i < 2; ++i) {
+      dot += (local[i] * truth[i]).sum().item<double>();
+      nl += (local[i] * local[i]).sum().item<double>();
+      nt += (truth[i] * truth[i]).sum().item<double>();
+    }
+    return dot / std::sqrt(nl * nt);
+  }
+};
+
 class TestSnapshots : public QObject {
   Q_OBJECT
  private Q_SLOTS:
@@ -80,6 +129,34 @@ class TestSnapshots : public QObject {
     }
     QCOMPARE(a.stage.back(), 1.0);
     QVERIFY(a.stage.front() < 0.999);  // a real comparison, not two ones
+  }
+
+  void cosineIsOneWhereTheLocalLossIsTheModels() {
+    // Two stages: Linear 6→5 + ReLU, then the classifier Linear 5→3. When stage 0's aux head is
+    // a copy of the classifier, its local loss is the model's loss: its local gradient is the
+    // true one and the cosine is 1 (to rounding). Both ways of computing it must say so.
+    TwoStages m(/*headCopiesClassifier=*/true);
+    const ProbeResult a = gradientCosine(m.stages, {false, true}, m.x, m.y);
+    const ProbeResult b = gradientCosineTwoPass(m.stages, {false, true}, m.x, m.y);
+    for (const ProbeResult& r : {a, b}) {
+      QVERIFY2(std::abs(r.stage[0] - 1.0) < 1e-6, qPrintable(QString::number(r.stage[0], 'g', 12)));
+      QVERIFY(std::abs(r.layer[0][0] - 1.0) < 1e-6);
+      QVERIFY(std::abs(r.stage[1] - 1.0) < 1e-6);
+    }
+  }
+
+  void cosineIsTheGradientsFormula() {
+    // Another head: the cosine is below 1, and it is the value the gradients' closed form gives
+    // (computed here in float64 without autograd): a probe that mixed up the stages, the heads
+    // or the gradients' order would miss it.
+    TwoStages m(/*headCopiesClassifier=*/false);
+    const double expected = m.expectedCosine();
+    QVERIFY2(expected < 0.99 && expected > -0.99, qPrintable(QString::number(expected)));
+    const ProbeResult a = gradientCosine(m.stages, {false, true}, m.x, m.y);
+    const ProbeResult b = gradientCosineTwoPass(m.stages, {false, true}, m.x, m.y);
+    for (const ProbeResult& r : {a, b})
+      QVERIFY2(std::abs(r.stage[0] - expected) < 1e-5,
+               qPrintable(QString("%1 against %2").arg(r.stage[0], 0, 'g', 10).arg(expected)));
   }
 
   void completeSnapshotsSurviveANormalClose() {
@@ -140,6 +217,24 @@ class TestSnapshots : public QObject {
     std::vector<int64_t> steps;
     while (auto s = c.next()) steps.push_back(s->step);
     QCOMPARE(steps, (std::vector<int64_t>{99, 100, 101, 199}));
+  }
+
+  void forcedEvaluationsAreNeverSkipped() {
+    // A probe asked after every step, none taken by the analysis thread: 64 wait (the bound
+    // even kept points have), the rest are skipped; evaluations forced after steps 150 and 151
+    // wait however far behind it is.
+    MeasureBudget budget(0, 1000, 1, 0, 10, {150, 151});
+    SnapshotCoordinator c(1, budget);
+    for (int64_t step = 0; step < 150; ++step) c.offer(0, step, params(1), {});
+    QCOMPARE(c.dropped(), int64_t{150 - 64});
+    c.offer(0, 150, params(1), {});
+    c.offer(0, 151, params(1), {});
+    QCOMPARE(c.dropped(), int64_t{150 - 64});
+    c.close(false);
+    std::vector<int64_t> evals;
+    while (auto s = c.next())
+      if (s->eval) evals.push_back(s->step);
+    QCOMPARE(evals, (std::vector<int64_t>{150, 151}));
   }
 
   void withoutABudgetEveryPointWaits() {

@@ -121,6 +121,9 @@ class TestSpec : public QObject {
     spec.stages.resize(1);
     spec.dataset.randomLabels = true;  // keys written only where not the default
     spec.measure.budget = 0.1;
+    spec.dataset.validation = 0.1;
+    spec.model.init = "kaiming";
+    spec.model.norm = "layernorm";
     const QJsonObject root =
         QJsonDocument::fromJson(QByteArray::fromStdString(specToJson(spec))).object();
     QStringList missing;
@@ -219,6 +222,64 @@ class TestSpec : public QObject {
     } catch (const SpecError& e) {
       QCOMPARE(e.field(), std::string("measure.budjet"));
       QVERIFY(std::string(e.what()).find("measure.budget") != std::string::npos);
+    }
+  }
+
+  void validationInitAndNorm() {
+    // Defaults (no split, LibTorch's initialisation, no norm) are not written, so specs stored
+    // before these keys existed read back byte for byte.
+    const ExperimentSpec d = parseSpec("{}");
+    QCOMPARE(d.dataset.validation, 0.0);
+    QCOMPARE(d.model.init, std::string("default"));
+    QCOMPARE(d.model.norm, std::string("none"));
+    for (const char* key : {"validation", "init", "norm"})
+      QVERIFY2(specToJson(d).find(std::string("\"") + key + "\"") == std::string::npos, key);
+    const ExperimentSpec s =
+        parseSpec(R"({"dataset":{"validation":0.2},"model":{"init":"xavier","norm":"batchnorm"}})");
+    const ExperimentSpec back = parseSpec(specToJson(s));
+    QCOMPARE(back.dataset.validation, 0.2);
+    QCOMPARE(back.model.init, std::string("xavier"));
+    QCOMPARE(back.model.norm, std::string("batchnorm"));
+    QVERIFY(validateSpec(back, 9, {"cpu"}).empty());
+    // Unknown values name the field and the values allowed.
+    auto only = [](const std::string& json) {
+      const auto problems = validateSpec(parseSpec(json), 9, {"cpu"});
+      return problems.size() == 1
+                 ? problems[0]
+                 : Problem{"(" + std::to_string(problems.size()) + " problems)", ""};
+    };
+    Problem p = only(R"({"model":{"init":"he"}})");
+    QCOMPARE(p.field, std::string("model.init"));
+    QVERIFY(p.message.find("default, kaiming or xavier") != std::string::npos);
+    p = only(R"({"model":{"norm":"groupnorm"}})");
+    QCOMPARE(p.field, std::string("model.norm"));
+    QVERIFY(p.message.find("none, layernorm or batchnorm") != std::string::npos);
+    // A norm on the other families: refused (they have theirs built in).
+    p = only(R"({"model":{"kind":"cnn","norm":"layernorm"}})");
+    QCOMPARE(p.field, std::string("model.norm"));
+    QVERIFY(p.message.find("set it to none") != std::string::npos);
+    QVERIFY(validateSpec(parseSpec(R"({"model":{"kind":"vit","init":"kaiming"}})"), 9, {"cpu"})
+                .empty());
+    // Batch norm cannot train on one row: batches and micro-batches of 2 or more.
+    p = only(R"({"model":{"norm":"batchnorm"},"train":{"batch_size":1},"probe":{"interval":-1}})");
+    QCOMPARE(p.field, std::string("train.batch_size"));
+    p = only(R"({"mode":"pipeline","model":{"norm":"batchnorm"},"train":{"batch_size":8},
+                 "pipeline":{"micro_batches":5}})");
+    QCOMPARE(p.field, std::string("pipeline.micro_batches"));
+    QVERIFY(p.message.find("at most 4") != std::string::npos);
+    p = only(R"({"model":{"norm":"batchnorm"},"probe":{"batch_size":1}})");
+    QCOMPARE(p.field, std::string("probe.batch_size"));
+    for (const char* bad :
+         {R"({"dataset":{"validation":0.6}})", R"({"dataset":{"validation":-0.01}})"}) {
+      p = only(bad);
+      QCOMPARE(p.field, std::string("dataset.validation"));
+      QVERIFY(p.message.find("between 0 and 0.5") != std::string::npos);
+    }
+    try {
+      parseSpec(R"({"dataset":{"validation":"10%"}})");
+      QFAIL("a string was read as a number");
+    } catch (const SpecError& e) {
+      QCOMPARE(e.field(), std::string("dataset.validation"));
     }
   }
 

@@ -4,6 +4,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 
@@ -93,13 +94,93 @@ class TestTraining : public QObject {
     QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
     auto last = obs.series(series::kGradCosine, 2);
     QVERIFY(last.size() >= 4);
-    for (double c : last) QVERIFY2(std::abs(c - 1.0) < 1e-5, std::to_string(c).c_str());
+    // The last stage's local loss is the model's: the same gradient, to rounding.
+    for (double c : last) QVERIFY2(std::abs(c - 1.0) < 1e-6, std::to_string(c).c_str());
     auto first = obs.series(series::kGradCosine, 0);
-    QVERIFY(!first.empty());
-    for (double c : first) QVERIFY(c > -1.0001 && c < 1.0001);
-    QVERIFY(std::abs(first.back() - 1.0) >
-            1e-4);  // an upstream stage's local gradient is not the true one
+    QVERIFY(first.size() >= 4);
+    // Stage 0's aux head and the rest of the network both separate the 4 clusters: their
+    // gradients agree in direction (a sign or stage mix-up makes this fail), but an upstream
+    // stage's local gradient is not the true one at any probe. The exact values of a known
+    // construction (1 where the local loss is the model's, the closed form otherwise) are
+    // checked in test_snapshots.
+    for (double c : first) {
+      QVERIFY2(c > 0.05, std::to_string(c).c_str());
+      QVERIFY2(c < 1.0 - 1e-4, std::to_string(c).c_str());
+    }
     QVERIFY(!obs.series(series::kGradCosine, 0, 0).empty());  // per layer too
+  }
+
+  void validationIsMeasuredBesideTheTestSet() {
+    // A quarter of the 2048 samples held out: one epoch is 1536 / 32 = 48 steps in every mode,
+    // and every evaluation measures the validation split too.
+    for (const char* mode : {"local", "backprop", "pipeline"}) {
+      RecordingObserver obs;
+      const RunSummary s = train(
+          small(std::string("train.max_steps=0 dataset.validation=0.25 eval.interval=16 mode=") +
+                mode),
+          obs);
+      QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+      QCOMPARE(obs.info.totalSteps, int64_t{48});
+      QCOMPARE(s.steps, int64_t{48});
+      QVERIFY2(s.valAccuracy > 0.5, mode);  // the clusters' true labels
+      QVERIFY(std::isfinite(s.valLoss) && s.valLoss > 0);
+      const auto val = obs.series(series::kValAccuracy, -1);
+      QCOMPARE(val.size(), obs.series(series::kTestAccuracy, -1).size());
+      QCOMPARE(val.size(), size_t{3});  // after 16 and 32 steps, and at the end
+      QCOMPARE(val.back(), s.valAccuracy);
+      QCOMPARE(obs.series(series::kValLoss, -1).size(), size_t{3});
+      const std::string json = summaryToJson(s);
+      QVERIFY(json.find("\"val_accuracy\":null") == std::string::npos);
+      QVERIFY(json.find("\"val_loss\":null") == std::string::npos);
+    }
+    // Off: no series, null in the summary.
+    RecordingObserver obs;
+    const RunSummary s = train(small(), obs);
+    QVERIFY(std::isnan(s.valAccuracy) && std::isnan(s.valLoss));
+    QVERIFY(obs.series(series::kValAccuracy, -1).empty());
+    QVERIFY(obs.series(series::kValLoss, -1).empty());
+    const std::string json = summaryToJson(s);
+    QVERIFY(json.find("\"val_accuracy\":null") != std::string::npos);
+    QVERIFY(json.find("\"val_loss\":null") != std::string::npos);
+  }
+
+  void validationKeepsTheTrueLabels() {
+    // Random training labels cannot be learnt; the held-out samples keep their own, so a
+    // model that memorises noise stays at chance on them as on the test set (4 classes).
+    RecordingObserver obs;
+    const RunSummary s =
+        train(small("dataset.validation=0.2 dataset.random_labels=true mode=backprop"), obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    QVERIFY2(s.valAccuracy < 0.45, std::to_string(s.valAccuracy).c_str());
+    // With real labels the same split is learnt.
+    RecordingObserver real;
+    const RunSummary r = train(small("dataset.validation=0.2 mode=backprop"), real);
+    QVERIFY2(r.valAccuracy > 0.8, std::to_string(r.valAccuracy).c_str());
+  }
+
+  void evalAtStepsAreAlwaysMeasured() {
+    // No interval, a budget nothing fits in: only the forced evaluations and the final one.
+    // 0 and 500 lie outside the run; 120, its end, is the final evaluation.
+    RecordingObserver obs;
+    RunOptions options;
+    options.evalAtSteps = {30, 90, 0, 120, 500};
+    const ExperimentSpec spec =
+        small("dataset.validation=0.25 eval.interval=0 measure.budget=0.000001");
+    auto run = createRun(spec, &obs, options);
+    run->start();
+    const RunSummary s = run->wait();
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    auto stepsOf = [&](const char* name) {
+      std::vector<int64_t> steps;
+      std::lock_guard lock(obs.mutex);
+      for (const auto& p : obs.points)
+        if (p.name == name) steps.push_back(p.step);
+      return steps;
+    };
+    QCOMPARE(stepsOf(series::kValAccuracy), (std::vector<int64_t>{29, 89, 120}));
+    QCOMPARE(stepsOf(series::kTestAccuracy), (std::vector<int64_t>{29, 89, 120}));
+    QCOMPARE(s.evalPoints, int64_t{2});
+    QCOMPARE(obs.info.specJson, specToJson(spec));  // not part of the spec
   }
 
   void gradientIsTruncatedAtTheBoundary() {

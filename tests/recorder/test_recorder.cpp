@@ -153,6 +153,43 @@ class TestRecorder : public QObject {
     QCOMPARE(events.back().kind, std::string("completed"));
   }
 
+  void validationSeriesAreStoredLikeTheOthers() {
+    // A validation split: the fake engine's val_accuracy / val_loss, at its evaluations and at
+    // one a caller forced (after 15 steps: step 14), reach the store point for point and the
+    // summary JSON as it is.
+    storage::RunStore store(freshPath());
+    recorder::Recorder rec(store, {});
+    Capture cap;
+    engine::ExperimentSpec s = spec("val");
+    s.dataset.validation = 0.1;
+    engine::FakeScript script{60, 0.0002, -1, 0, 3};
+    script.evalAtSteps = {15};
+    const auto summary = runFake(rec, cap, script, s);
+    QVERIFY(std::isfinite(summary.valAccuracy) && std::isfinite(summary.valLoss));
+    const int64_t id = *rec.runId();
+    storage::RunReader reader(store);
+    for (const char* name : {engine::series::kValAccuracy, engine::series::kValLoss}) {
+      std::vector<int64_t> steps;
+      for (const auto& p : cap.points)
+        if (p.name == name) steps.push_back(p.step);
+      QCOMPARE(steps, (std::vector<int64_t>{14, 20, 40}));
+      const auto got = reader.loadSeries(id, {name, -1, -1});
+      QCOMPARE(got.size(), steps.size());
+      for (size_t i = 0; i < got.size(); ++i) QCOMPARE(got[i].step, steps[i]);
+    }
+    const auto run = reader.run(id);
+    QVERIFY(run->summaryJson.find("\"val_accuracy\":null") == std::string::npos);
+    QVERIFY(run->summaryJson.find("\"val_accuracy\":") != std::string::npos);
+    // Without a split the fake emits none, and the summary says null.
+    Capture plain;
+    recorder::Recorder rec2(store, {});
+    const auto off = runFake(rec2, plain, script, spec("plain"));
+    QVERIFY(std::isnan(off.valAccuracy));
+    for (const auto& p : plain.points) QVERIFY(p.name != engine::series::kValAccuracy);
+    QVERIFY(reader.run(*rec2.runId())->summaryJson.find("\"val_accuracy\":null") !=
+            std::string::npos);
+  }
+
   void failedRunKeepsItsError() {
     storage::RunStore store(freshPath());
     recorder::Recorder rec(store);

@@ -316,6 +316,47 @@ class TestTrainingForm : public QObject {
     QVERIFY(ws.runButton()->isEnabled());
   }
 
+  void validationInitAndNormHaveEditors() {
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(baseSpec());
+    TrainingForm* form = ws.modelPanel()->trainingForm();
+    auto* validation = qobject_cast<QDoubleSpinBox*>(form->editorFor("dataset.validation"));
+    auto* init = qobject_cast<QComboBox*>(form->editorFor("model.init"));
+    auto* norm = qobject_cast<QComboBox*>(form->editorFor("model.norm"));
+    QVERIFY(validation && init && norm);
+    for (QWidget* w : {static_cast<QWidget*>(validation), static_cast<QWidget*>(init),
+                       static_cast<QWidget*>(norm)})
+      QVERIFY(!w->toolTip().isEmpty());
+    QCOMPARE(validation->text(), QStringLiteral("none"));
+    validation->setValue(0.1);
+    QCOMPARE(doc.spec().dataset.validation, 0.1);
+    QCOMPARE(validation->maximum(), 0.5);
+    init->setCurrentIndex(init->findData(QStringLiteral("kaiming")));
+    Q_EMIT init->activated(init->currentIndex());
+    QCOMPARE(doc.spec().model.init, std::string("kaiming"));
+    norm->setCurrentIndex(norm->findData(QStringLiteral("layernorm")));
+    Q_EMIT norm->activated(norm->currentIndex());
+    QCOMPARE(doc.spec().model.norm, std::string("layernorm"));
+    doc.undoStack()->undo();
+    QCOMPARE(doc.spec().model.norm, std::string("none"));
+    QCOMPARE(norm->currentData().toString(), QStringLiteral("none"));
+
+    // Values the spec refuses are outlined where they are edited, with the reason.
+    auto spec = baseSpec();
+    spec.model.init = "he";
+    spec.model.kind = "cnn";
+    spec.model.norm = "layernorm";
+    spec.dataset.validation = 0.7;
+    doc.load(spec);
+    for (const char* key : {"model.init", "model.norm", "dataset.validation"}) {
+      QVERIFY2(hasInvalidOutline(form->editorFor(key)), key);
+      QVERIFY2(form->editorFor(key)->toolTip().startsWith(QString::fromLatin1(key) + ": "), key);
+    }
+    QVERIFY(norm->isEnabled());  // to set it back to none
+    QVERIFY(!ws.runButton()->isEnabled());
+  }
+
   void aBatchSizeOfZeroCanBeTypedAway() {
     // A spec with batch size 0: the box shows 0 (not a clamped 1), typing 1 fixes it, and
     // typing 0 again is an edit the validation names, not a silent revert.

@@ -85,6 +85,8 @@ static int64_t stepsFor(const engine::ExperimentSpec& spec, int64_t fallback) {
   if (samples <= 0 && spec.dataset.kind == "fashion-mnist") samples = 60000;
   if (samples <= 0 && spec.dataset.kind == "cifar10") samples = 50000;
   if (samples <= 0) return fallback;
+  if (spec.dataset.validation > 0 && spec.dataset.validation <= 0.5)  // held out, as the engine
+    samples -= engine::validationCount(samples, spec.dataset.validation);
   const int64_t batch = std::max(1, spec.train.batchSize);
   return std::max<int64_t>(1, spec.train.epochs * ((samples + batch - 1) / batch));
 }

@@ -233,6 +233,31 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
     edit("dataset.random_labels", tr("Random labels"),
          [on](Spec& s) { s.dataset.randomLabels = on; });
   });
+  m_validation = realField(
+      "dataset.validation", 0, 0.5, 3, 0.05,
+      tr("Share of the training samples held out for validation (0 to 0.5; 0: none). The "
+         "same samples for every seed and method of the dataset; training uses the rest, "
+         "with their true labels kept and no augmentation. Every evaluation then measures "
+         "validation accuracy and loss beside the test set's."),
+      tr("Validation split"), [](Spec& s, double v) { s.dataset.validation = v; });
+  m_validation->setSpecialValueText(tr("none"));
+  m_init = choiceField(
+      "model.init",
+      {{QStringLiteral("default"), tr("LibTorch default")},
+       {QStringLiteral("kaiming"), tr("Kaiming (He)")},
+       {QStringLiteral("xavier"), tr("Xavier (Glorot)")}},
+      tr("Initial weights of every linear and convolution layer, aux heads included: "
+         "LibTorch's own (default), Kaiming/He (normal, fan-in) or Xavier/Glorot (uniform); "
+         "biases start at 0 with the last two. Drawn from the seed either way."),
+      tr("Initialisation"), [](Spec& s, const std::string& v) { s.model.init = v; });
+  m_norm = choiceField(
+      "model.norm",
+      {{QStringLiteral("none"), tr("none")},
+       {QStringLiteral("layernorm"), tr("LayerNorm")},
+       {QStringLiteral("batchnorm"), tr("BatchNorm")}},
+      tr("MLP only: a normalisation in every hidden layer, Linear → norm → activation (the "
+         "classifier has none). Batch norm needs batches of 2 rows or more."),
+      tr("Normalisation"), [](Spec& s, const std::string& v) { s.model.norm = v; });
   for (auto& [key, editor] : m_editors) {
     m_tips[key] = editor->toolTip();
     offerVary(editor, QString::fromStdString(key),
@@ -255,6 +280,9 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   tf->addRow(tr("Warm-up steps"), m_warmup);
   tf->addRow(tr("Clip gradients"), m_clipNorm);
   tf->addRow(tr("Overlap layers"), m_overlap);
+  tf->addRow(tr("Initialisation"), m_init);
+  tf->addRow(tr("Normalisation"), m_norm);
+  tf->addRow(tr("Validation"), m_validation);
   tf->addRow(QString(), m_augment);
   tf->addRow(QString(), m_randomLabels);
   auto* pipeline = new QGroupBox(tr("Pipelined backprop"), this);
@@ -383,6 +411,11 @@ void TrainingForm::refresh() {
   m_augment->setChecked(s.dataset.augment);
   m_augment->setEnabled(s.dataset.kind != "synthetic" || s.dataset.augment);
   m_randomLabels->setChecked(s.dataset.randomLabels);
+  m_validation->setValue(s.dataset.validation);
+  // A value the box does not offer (a typo in a file) shows as no choice, outlined red.
+  m_init->setCurrentIndex(m_init->findData(QString::fromStdString(s.model.init)));
+  m_norm->setCurrentIndex(m_norm->findData(QString::fromStdString(s.model.norm)));
+  m_norm->setEnabled(s.model.kind == "mlp" || s.model.norm != "none");
   m_pipelineSchedule->setCurrentIndex(
       m_pipelineSchedule->findData(QString::fromStdString(s.pipeline.schedule)));
   m_evalInterval->setValue(shownInt(s.eval.interval, m_evalInterval));

@@ -1,8 +1,9 @@
 #pragma once
 // How to train the designed model: optimizer and its settings, steps, batch, seed, queue
-// capacity and backprop threads; evaluation and gradient-cosine probes; checkpoints. Every edit
-// is an undo step (typing in one field merges into one), and a field the spec validation
-// complains about is outlined in red with the message as its tooltip.
+// capacity and backprop threads; the validation split, initialisation and normalisation;
+// evaluation and gradient-cosine probes; checkpoints. Every edit is an undo step (typing in one
+// field merges into one), and a field the spec validation complains about is outlined in red with
+// the message as its tooltip.
 
 #include <QWidget>
 #include <functional>
@@ -78,6 +79,9 @@ class TrainingForm : public QWidget {
   QSpinBox* m_overlap;
   QCheckBox* m_augment;
   QCheckBox* m_randomLabels;
+  QDoubleSpinBox* m_validation;
+  QComboBox* m_init;
+  QComboBox* m_norm;
   QComboBox* m_pipelineSchedule;
   QSpinBox* m_evalInterval;
   QSpinBox* m_evalSamples;

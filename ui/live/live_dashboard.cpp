@@ -24,10 +24,13 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   m_loss = new PlotPanel(tr("Local loss"), tr("nats"), data, this);
   m_loss->addRule({s::kLoss, true, {}, Qt::SolidLine, 1.3, {}});
   m_loss->addRule({s::kTestLoss, false, tr("test"), Qt::SolidLine, 2.0, {}, true, false, true});
+  m_loss->addRule({s::kValLoss, false, tr("val"), Qt::DashLine, 2.0, {}, true, false, true});
   m_accuracy = new PlotPanel(tr("Accuracy"), tr("fraction correct"), data, this);
   m_accuracy->addRule({s::kAccuracy, true, tr(" local"), Qt::SolidLine, 1.2, {}});
   m_accuracy->addRule(
       {s::kTestAccuracy, false, tr("test"), Qt::SolidLine, 2.0, {}, true, false, true});
+  m_accuracy->addRule(
+      {s::kValAccuracy, false, tr("val"), Qt::DashLine, 2.0, {}, true, false, true});
   m_accuracy->setFixedYRange(0, 1);
   m_cosine = new PlotPanel(tr("Gradient cosine (local vs true)"), tr("cosine"), data, this);
   m_cosine->addRule({s::kGradCosine, true, {}, Qt::SolidLine, 1.8, {}, true});

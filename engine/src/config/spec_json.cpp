@@ -204,6 +204,7 @@ ExperimentSpec parseSpec(std::string_view text) {
                         "expected true or false, found " + detail::typeName(v));
       spec.dataset.randomLabels = v.get<bool>();
     }
+    r.get("validation", spec.dataset.validation);
     r.finish();
   }
   if (auto* m = top.child("model")) {
@@ -218,6 +219,8 @@ ExperimentSpec parseSpec(std::string_view text) {
     r.get("depth", spec.model.depth);
     r.get("heads", spec.model.heads);
     r.get("mlp_ratio", spec.model.mlpRatio);
+    r.get("init", spec.model.init);
+    r.get("norm", spec.model.norm);
     r.finish();
   }
   if (auto* p = top.child("partition")) {
@@ -428,6 +431,10 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
   if (spec.debug.failCheckpoint != -1) doc["debug"]["fail_checkpoint"] = spec.debug.failCheckpoint;
   // Newer keys only where they differ from their defaults: older specs stay byte-identical.
   if (spec.dataset.randomLabels) doc["dataset"]["random_labels"] = true;
+  if (spec.dataset.validation != DatasetSpec{}.validation)
+    doc["dataset"]["validation"] = spec.dataset.validation;
+  if (spec.model.init != ModelSpec{}.init) doc["model"]["init"] = spec.model.init;
+  if (spec.model.norm != ModelSpec{}.norm) doc["model"]["norm"] = spec.model.norm;
   if (spec.measure.budget != MeasureSpec{}.budget)
     doc["measure"] = {{"budget", spec.measure.budget}};
   const DistributedSpec defaults;

@@ -65,6 +65,10 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"dataset.augment",
                    "crops and flips are for image datasets; the synthetic one has "
                    "feature vectors: set it to false"});
+  if (!(d.validation >= 0 && d.validation <= 0.5))
+    out.push_back({"dataset.validation",
+                   "must be the share of the training samples held out for validation, between "
+                   "0 and 0.5 (0.1: 10 %; 0: none)"});
   if (d.kind == "synthetic") {
     if (d.syntheticTrain < 1) out.push_back({"dataset.synthetic_train", "must be >= 1"});
     if (d.syntheticTest < 1) out.push_back({"dataset.synthetic_test", "must be >= 1"});
@@ -87,6 +91,17 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
       out.push_back({"model.activation",
                      "unknown activation '" + m.activation + "'; use relu, gelu or tanh"});
   }
+  if (m.init != "default" && m.init != "kaiming" && m.init != "xavier")
+    out.push_back(
+        {"model.init", "unknown initialisation '" + m.init + "'; use default, kaiming or xavier"});
+  if (m.norm != "none" && m.norm != "layernorm" && m.norm != "batchnorm")
+    out.push_back(
+        {"model.norm", "unknown normalisation '" + m.norm + "'; use none, layernorm or batchnorm"});
+  else if (m.norm != "none" && m.kind != "mlp")
+    out.push_back({"model.norm", "normalisation layers are an mlp setting (the " + m.kind +
+                                     " has its own " +
+                                     (m.kind == "cnn" ? "batch norm" : "layer norm") +
+                                     " built in): set it to none"});
 
   const auto& p = spec.partition;
   if (p.balance != "manual" && p.balance != "flops")
@@ -139,6 +154,20 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"pipeline.micro_batches", "must be between 1 and train.batch_size (" +
                                                  std::to_string(t.batchSize) +
                                                  "), or 0 for one per stage"});
+  if (m.kind == "mlp" && m.norm == "batchnorm") {
+    // Batch statistics of a single row are undefined: LibTorch refuses to train on them.
+    if (t.batchSize < 2)
+      out.push_back({"train.batch_size", "batch norm (model.norm) needs batches of 2 or more"});
+    const int micro = pl.microBatches > 0 ? pl.microBatches : stages;
+    if (spec.mode == Mode::Pipeline && t.batchSize >= 2 && t.batchSize < 2 * micro)
+      out.push_back({"pipeline.micro_batches",
+                     "batch norm (model.norm) needs micro-batches of 2 rows or more: at most " +
+                         std::to_string(t.batchSize / 2) + " for batch size " +
+                         std::to_string(t.batchSize)});
+    if (spec.probe.batchSize < 2 && spec.mode == Mode::Local && spec.probe.interval >= 0)
+      out.push_back(
+          {"probe.batch_size", "batch norm (model.norm) needs a probe batch of 2 or more"});
+  }
   if (pl.schedule != "gpipe" && pl.schedule != "1f1b")
     out.push_back(
         {"pipeline.schedule", "unknown schedule '" + pl.schedule + "'; use gpipe or 1f1b"});

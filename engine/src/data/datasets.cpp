@@ -196,7 +196,40 @@ int64_t probeTrainSamples(const DatasetSpec& spec) {
       throw DatasetError(labelsPath + ": not an IDX label file of unsigned bytes");
     n = (int64_t{head[4]} << 24) | (int64_t{head[5]} << 16) | (int64_t{head[6]} << 8) | head[7];
   }
-  return spec.limitTrain > 0 ? std::min(n, spec.limitTrain) : n;
+  if (spec.limitTrain > 0) n = std::min(n, spec.limitTrain);
+  return n - validationCount(n, spec.validation);
+}
+
+int64_t validationCount(int64_t trainSamples, double fraction) {
+  if (!(fraction >= 0 && fraction <= 0.5))
+    throw SpecError("dataset.validation",
+                    "must be the share of the training samples held out for validation, "
+                    "between 0 and 0.5 (0.1: 10 %; 0: none)");
+  return std::llround(fraction * static_cast<double>(std::max<int64_t>(0, trainSamples)));
+}
+
+std::vector<int64_t> validationIndices(int64_t trainSamples, double fraction) {
+  const int64_t count = validationCount(trainSamples, fraction);
+  if (count == 0) return {};
+  // SplitMix64 (portable, unlike std::shuffle's use of a distribution) from a fixed constant.
+  uint64_t state = 0x56A11DA7105EEDull;
+  auto next = [&state] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  std::vector<int64_t> order(static_cast<size_t>(trainSamples));
+  for (int64_t i = 0; i < trainSamples; ++i) order[static_cast<size_t>(i)] = i;
+  // Fisher-Yates from the front: position i takes a random one of i..n-1, so only the first
+  // `count` positions need drawing.
+  for (int64_t i = 0; i < count; ++i) {
+    const auto j = i + static_cast<int64_t>(next() % static_cast<uint64_t>(trainSamples - i));
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
+  }
+  order.resize(static_cast<size_t>(count));
+  std::sort(order.begin(), order.end());
+  return order;
 }
 
 ByteDataset makeSyntheticDataset(const DatasetSpec& spec, uint64_t seed) {

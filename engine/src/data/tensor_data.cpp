@@ -25,6 +25,26 @@ TensorData loadTensorData(const DatasetSpec& spec, uint64_t seed) {
   data.trainX = toTensor(bytes.train);
   data.testX = toTensor(bytes.test);
   data.trainY = labels(bytes.train);
+  // The validation split, from the training samples with their true labels, before random
+  // labels are drawn for the rest (so they stay those of a run without validation when it is 0).
+  if (const std::vector<int64_t> held = validationIndices(bytes.train.size(), spec.validation);
+      !held.empty()) {
+    if (static_cast<int64_t>(held.size()) >= bytes.train.size())
+      throw DatasetError(spec.kind + ": dataset.validation holds out every training sample");
+    auto valIndex = torch::from_blob(const_cast<int64_t*>(held.data()),
+                                     {static_cast<int64_t>(held.size())}, torch::kInt64);
+    auto keep = torch::ones({bytes.train.size()}, torch::kBool);
+    keep.index_fill_(0, valIndex, false);
+    auto trainIndex = keep.nonzero().flatten();
+    data.valX = data.trainX.index_select(0, valIndex);
+    data.valY = data.trainY.index_select(0, valIndex);
+    data.trainX = data.trainX.index_select(0, trainIndex);
+    data.trainY = data.trainY.index_select(0, trainIndex);
+  } else if (spec.validation > 0) {
+    throw DatasetError(spec.kind + ": dataset.validation " + std::to_string(spec.validation) +
+                       " of " + std::to_string(bytes.train.size()) +
+                       " training samples holds out none; raise it or set it to 0");
+  }
   if (spec.randomLabels) {
     // Drawn once per run from the seed alone, so every method of a seed sees the same labels.
     std::mt19937_64 rng(seed ^ 0x5EED1ABE15ull);
@@ -37,6 +57,7 @@ TensorData loadTensorData(const DatasetSpec& spec, uint64_t seed) {
   const float std = std::max(1e-6f, data.trainX.std().item<float>());
   data.trainX.sub_(mean).div_(std);
   data.testX.sub_(mean).div_(std);
+  if (data.valX.defined()) data.valX.sub_(mean).div_(std);
   data.shape.dims = bytes.train.sampleShape;
   data.shape.numClasses = bytes.numClasses;
   return data;

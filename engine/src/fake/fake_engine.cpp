@@ -182,12 +182,23 @@ class FakeRun final : public Run {
       batch.push_back({series::kSamplesPerSec, -1, -1, step, t,
                        m_spec.train.batchSize / std::max(1e-6, m_script.stepSeconds)});
       batch.push_back({series::kProgress, -1, -1, step, t, (step + 1.0) / m_script.steps});
-      if (m_spec.eval.interval > 0 && step > 0 && step % m_spec.eval.interval == 0) {
+      const bool forced = std::find(m_script.evalAtSteps.begin(), m_script.evalAtSteps.end(),
+                                    step + 1) != m_script.evalAtSteps.end();
+      if ((m_spec.eval.interval > 0 && step > 0 && step % m_spec.eval.interval == 0) || forced) {
         summary.testAccuracy =
             std::clamp(0.9 - 0.8 * std::exp(-step / 80.0) + seedOffset, 0.0, 1.0);
         summary.testLoss = 2.3 * std::exp(-step / 80.0) + 0.3;
         batch.push_back({series::kTestAccuracy, -1, -1, step, t, summary.testAccuracy});
         batch.push_back({series::kTestLoss, -1, -1, step, t, summary.testLoss});
+        if (m_spec.dataset.validation > 0) {
+          // Held-out training samples: a little above the test curve, by the same settings.
+          summary.valAccuracy = std::clamp(
+              0.91 - 0.8 * std::exp(-step / 80.0) + seedOffset + 0.02 * m_spec.dataset.validation,
+              0.0, 1.0);
+          summary.valLoss = 2.3 * std::exp(-step / 80.0) + 0.28;
+          batch.push_back({series::kValAccuracy, -1, -1, step, t, summary.valAccuracy});
+          batch.push_back({series::kValLoss, -1, -1, step, t, summary.valLoss});
+        }
       }
       m_reporter.add(batch);
       m_step.store(step + 1);

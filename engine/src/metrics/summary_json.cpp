@@ -41,6 +41,8 @@ std::string summaryToJson(const RunSummary& s) {
                     {"samples_per_sec", num(s.samplesPerSec)},
                     {"test_accuracy", num(s.testAccuracy)},
                     {"test_loss", num(s.testLoss)},
+                    {"val_accuracy", num(s.valAccuracy)},
+                    {"val_loss", num(s.valLoss)},
                     {"wall_seconds", num(s.wallSeconds)},
                     {"paused_seconds", num(s.pausedSeconds)},
                     {"cpu_utilization", num(s.cpuUtilization)},

@@ -30,6 +30,12 @@ static std::string activationName(const std::string& a) {
   return "ReLU";
 }
 
+static std::string normName(const std::string& n) {
+  if (n == "layernorm") return "LayerNorm + ";
+  if (n == "batchnorm") return "BatchNorm + ";
+  return "";
+}
+
 namespace detail {
 
 void planMlp(const ModelSpec& model, ModelPlan& plan) {
@@ -44,11 +50,19 @@ void planMlp(const ModelSpec& model, ModelPlan& plan) {
     l.index = static_cast<int>(i);
     l.name = "fc" + std::to_string(i + 1);
     l.description = "Linear " + std::to_string(in) + "→" + std::to_string(w) + " + " +
-                    activationName(model.activation);
+                    normName(model.norm) + activationName(model.activation);
     l.outShape = {w};
     l.params = in * w + w;
     l.flops = 2 * in * w + 2 * w;
     l.activationBytes = w * 4;
+    if (model.norm == "layernorm" || model.norm == "batchnorm") {
+      // A scale and a shift per feature (batch norm's running statistics are buffers, not
+      // parameters); about 5 FLOPs per feature for layer norm (mean, variance, normalise,
+      // affine), 4 for batch norm (as the cnn plan counts it); the Linear's output is kept too.
+      l.params += 2 * w;
+      l.flops += (model.norm == "layernorm" ? 5 : 4) * w;
+      l.activationBytes += w * 4;
+    }
     plan.layers.push_back(l);
     in = w;
   }

@@ -10,13 +10,16 @@
 namespace stagewise::engine {
 
 /// The layers of `plan` as modules, initialised deterministically from `seed` (layer i always
-/// gets the same weights for a seed, whatever the cut or mode).
+/// gets the same weights for a seed, whatever the cut or mode) as `spec.init` says, with
+/// `spec.norm` in every hidden MLP layer.
 std::vector<torch::nn::Sequential> buildLayers(const ModelSpec& spec, const ModelPlan& plan,
                                                uint64_t seed);
 
-/// An aux head for a stage whose output has `inShape` (per sample).
-torch::nn::Sequential buildAuxHead(const StageSettings& settings, const std::vector<int64_t>& inShape,
-                                   int numClasses, uint64_t seed);
+/// An aux head for a stage whose output has `inShape` (per sample), initialised as model.init
+/// `init` says (default, kaiming or xavier).
+torch::nn::Sequential buildAuxHead(const StageSettings& settings,
+                                   const std::vector<int64_t>& inShape, int numClasses,
+                                   uint64_t seed, const std::string& init = "default");
 
 /// All parameters of a list of modules, in order.
 std::vector<torch::Tensor> parametersOf(const std::vector<torch::nn::Sequential>& modules);

@@ -35,23 +35,29 @@ std::set<int64_t> keptPoints(int64_t interval, int64_t total, int minPoints) {
 }  // namespace
 
 MeasureBudget::MeasureBudget(double budget, int64_t totalSteps, int64_t probeInterval,
-                             int64_t evalInterval, int minPoints)
+                             int64_t evalInterval, int minPoints,
+                             const std::set<int64_t>& forcedEvals)
     : m_budget(budget),
       m_totalSteps(totalSteps),
       m_probeInterval(probeInterval),
       m_evalInterval(evalInterval),
       m_keptProbes(keptPoints(probeInterval, totalSteps, minPoints)),
-      m_keptEvals(keptPoints(evalInterval, totalSteps, minPoints)) {}
+      m_keptEvals(keptPoints(evalInterval, totalSteps, minPoints)) {
+  for (int64_t s : forcedEvals)
+    if (s >= 0 && s + 1 < totalSteps) m_forcedEvals.insert(s);
+}
 
 int MeasureBudget::candidates(int64_t step) const {
   if (step + 1 >= m_totalSteps) return 0;
   int kinds = 0;
   if (m_probeInterval > 0 && (step + 1) % m_probeInterval == 0) kinds |= kProbe;
   if (m_evalInterval > 0 && (step + 1) % m_evalInterval == 0) kinds |= kEval;
+  if (forced(step)) kinds |= kEval;
   return kinds;
 }
 
 bool MeasureBudget::kept(int kind, int64_t step) const {
+  if (kind == kEval && forced(step)) return true;
   return (kind == kProbe ? m_keptProbes : m_keptEvals).count(step) > 0;
 }
 

@@ -18,8 +18,10 @@ class MeasureBudget {
 
   /// `budget` <= 0: no budget (every point asked for is measured). Intervals as in the spec:
   /// a point after step s when (s + 1) is a multiple (0 or -1: none during training).
+  /// `forcedEvals`: steps s after which an evaluation is always measured (RunOptions::
+  /// evalAtSteps less one); those at or past the last step are ignored.
   MeasureBudget(double budget, int64_t totalSteps, int64_t probeInterval, int64_t evalInterval,
-                int minPoints);
+                int minPoints, const std::set<int64_t>& forcedEvals = {});
 
   /// The kinds a step is a point of (a bit set of Kind; 0: none). Never the last step: the end
   /// is measured after training, outside the budget.
@@ -53,8 +55,12 @@ class MeasureBudget {
   void setCpuOrigin(double processCpuS) { m_origin = processCpuS; }
   /// CPU seconds training took so far: the process's since the origin, less measuring.
   double trainingCpuS() const;
-  /// True when `step` is one of the points kept whatever the budget (tests, docs).
+  /// True when `step` is one of the points kept whatever the budget (tests, docs); forced
+  /// evaluations are kept too.
   bool kept(int kind, int64_t step) const;
+  /// True when an evaluation after `step` was asked for by the caller (never to be skipped,
+  /// however far behind the analysis thread is).
+  bool forced(int64_t step) const { return m_forcedEvals.count(step) > 0; }
 
  private:
   bool fits(double estimate, double trainingCpuS) const;
@@ -63,6 +69,7 @@ class MeasureBudget {
   double m_origin = 0;
   int64_t m_totalSteps, m_probeInterval, m_evalInterval;
   std::set<int64_t> m_keptProbes, m_keptEvals;
+  std::set<int64_t> m_forcedEvals;
   mutable std::mutex m_mutex;
   double m_spent = 0;    ///< charged, plus reservations
   double m_charged = 0;  ///< charged only

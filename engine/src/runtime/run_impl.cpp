@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <random>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -91,6 +92,8 @@ class TorchRun final : public Run {
     m_fanout.add(observer);
     FixedIntraOpThreads deterministicBuild(1);  // the data and model are the same on any thread
     m_info = engineInfo();
+    for (int64_t n : options.evalAtSteps)
+      if (n >= 1) m_forcedEvals.insert(n - 1);  // an evaluation after step s is at s + 1 steps
     // Validate what needs no data first, so a typo does not wait for a dataset load.
     m_data = loadTensorData(spec.dataset, spec.train.seed);
     m_plan = planModel(spec.model, m_data.shape);
@@ -101,6 +104,7 @@ class TorchRun final : public Run {
     m_partition = makePartition(spec, m_plan);
     m_method = makeMethod(m_spec);
     buildStages();
+    checkBatchNormRows();
     if (memory::install()) {  // each stage's memory, counted by the allocator
       m_memory.first = memory::acquire(static_cast<int>(m_stages.size()));
       m_memory.count = static_cast<int>(m_stages.size());
@@ -242,8 +246,10 @@ class TorchRun final : public Run {
       if (m_method->auxHead(p)) {
         const auto& outShape = m_plan.layers[static_cast<size_t>(p.lastLayer)].outShape;
         const uint64_t auxSeed = seed + 7919ull * static_cast<uint64_t>(p.index + 1);
-        s->modules.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed);
-        shadow.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed);
+        s->modules.aux =
+            buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed, m_spec.model.init);
+        shadow.aux =
+            buildAuxHead(p.settings, outShape, m_data.shape.numClasses, auxSeed, m_spec.model.init);
       }
       for (auto& l : s->modules.layers) l->to(s->device);
       if (s->modules.aux) s->modules.aux->to(s->device);
@@ -273,11 +279,12 @@ class TorchRun final : public Run {
     for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(0);
     m_ctx.startStep = 0;
     const bool probe = m_method->probes() && m_spec.probe.interval >= 0;
-    m_budget = std::make_unique<MeasureBudget>(m_spec.measure.budget, m_ctx.totalSteps,
-                                               probe ? m_spec.probe.interval : 0,
-                                               m_spec.eval.interval, MeasureSpec::kMinPoints);
+    m_budget = std::make_unique<MeasureBudget>(
+        m_spec.measure.budget, m_ctx.totalSteps, probe ? m_spec.probe.interval : 0,
+        m_spec.eval.interval, MeasureSpec::kMinPoints, m_forcedEvals);
     m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k), *m_budget);
-    if (probe || m_spec.eval.interval > 0) m_ctx.snapshots = m_snapshots.get();
+    if (probe || m_spec.eval.interval > 0 || !m_forcedEvals.empty())
+      m_ctx.snapshots = m_snapshots.get();
     // a fixed, seeded probe batch from the training set
     std::mt19937_64 rng(seed ^ 0x9B0BEull);
     const int64_t n = m_data.trainX.size(0);
@@ -294,6 +301,33 @@ class TorchRun final : public Run {
       m_testX = m_testX.slice(0, 0, m_spec.eval.maxSamples);
       m_testY = m_testY.slice(0, 0, m_spec.eval.maxSamples);
     }
+    // The validation set likewise: its first eval.max_samples periodically, all at the end.
+    m_valX = m_data.valX;
+    m_valY = m_data.valY;
+    if (m_valX.defined() && m_spec.eval.maxSamples > 0 && m_spec.eval.maxSamples < m_valX.size(0)) {
+      m_valX = m_valX.slice(0, 0, m_spec.eval.maxSamples);
+      m_valY = m_valY.slice(0, 0, m_spec.eval.maxSamples);
+    }
+  }
+
+  /// model.norm batchnorm: LibTorch cannot train batch norm on one row, so a batch (or a
+  /// pipeline micro-batch) of one row is refused before the run starts, naming what to change.
+  /// validateSpec checks the full batches; the last batch of an epoch needs the dataset's size.
+  void checkBatchNormRows() const {
+    if (m_spec.model.kind != "mlp" || m_spec.model.norm != "batchnorm") return;
+    const int64_t n = m_data.trainX.size(0), batch = m_spec.train.batchSize;
+    const int64_t perEpoch = (n + batch - 1) / batch, rest = n % batch;
+    if (rest == 0 || m_ctx.totalSteps < perEpoch) return;  // no short batch is ever trained
+    const int64_t micro = m_spec.mode != Mode::Pipeline ? 1
+                          : m_spec.pipeline.microBatches > 0
+                              ? m_spec.pipeline.microBatches
+                              : static_cast<int64_t>(m_stages.size());
+    if (rest < 2 * micro)
+      throw SpecError("train.batch_size",
+                      "batch norm (model.norm) needs 2 rows or more per " +
+                          std::string(micro > 1 ? "micro-batch" : "batch") + ", but the last " +
+                          "batch of an epoch holds " + std::to_string(rest) + " of the " +
+                          std::to_string(n) + " training samples; choose another batch size");
   }
 
   RunInfo runInfo() const {
@@ -337,7 +371,8 @@ class TorchRun final : public Run {
   }
 
   /// `t`: when the last stage finished `step` (the points' time, not when they were measured).
-  /// The final measurement (`summary` given) evaluates on the whole test set. Returns the CPU
+  /// The final measurement (`summary` given) evaluates on the whole test set (and validation
+  /// set, when dataset.validation holds one out). Returns the CPU
   /// seconds the probe and the evaluation took on this thread.
   std::pair<double, double> measure(int64_t step, double t, bool probe, bool eval,
                                     RunSummary* summary) {
@@ -347,10 +382,17 @@ class TorchRun final : public Run {
       const double c0 = threadCpuSeconds();
       EvalResult r = summary ? evaluate(m_shadow, m_data.testX, m_data.testY)
                              : evaluate(m_shadow, m_testX, m_testY);
-      evalS = threadCpuSeconds() - c0;
       points.push_back({series::kTestAccuracy, -1, -1, step, t, r.accuracy});
       points.push_back({series::kTestLoss, -1, -1, step, t, r.loss});
       if (summary) summary->testAccuracy = r.accuracy, summary->testLoss = r.loss;
+      if (m_valX.defined()) {
+        const EvalResult v = summary ? evaluate(m_shadow, m_data.valX, m_data.valY)
+                                     : evaluate(m_shadow, m_valX, m_valY);
+        points.push_back({series::kValAccuracy, -1, -1, step, t, v.accuracy});
+        points.push_back({series::kValLoss, -1, -1, step, t, v.loss});
+        if (summary) summary->valAccuracy = v.accuracy, summary->valLoss = v.loss;
+      }
+      evalS = threadCpuSeconds() - c0;
     }
     const double p0 = threadCpuSeconds();
     if (probe) {
@@ -628,7 +670,8 @@ class TorchRun final : public Run {
   std::mutex m_clockMutex;      ///< pause / resume against the clock's start
   bool m_clockStarted = false;  ///< m_ctx.start is set (under m_clockMutex)
   bool m_pauseEarly = false;    ///< a pause asked for before it (under m_clockMutex)
-  torch::Tensor m_probeX, m_probeY, m_testX, m_testY;
+  torch::Tensor m_probeX, m_probeY, m_testX, m_testY, m_valX, m_valY;
+  std::set<int64_t> m_forcedEvals;  ///< RunOptions::evalAtSteps, as steps (N - 1)
   std::thread m_supervisor;
   mutable std::mutex m_mutex;
   std::condition_variable m_done;

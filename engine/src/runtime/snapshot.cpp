@@ -44,9 +44,12 @@ void SnapshotCoordinator::offer(int stage, int64_t step, const std::vector<torch
       // A kept point (with no budget: every point) waits however far behind the analysis
       // thread is (it runs at the lowest priority and catches up once training ends); another
       // is skipped then.
+      // An evaluation the caller forced (RunOptions::evalAtSteps: a pruner counts on it) waits
+      // however many are queued.
       const bool kept = m_budget.budget() <= 0 || m_budget.kept(MeasureBudget::kProbe, step) ||
                         m_budget.kept(MeasureBudget::kEval, step);
-      if (p.kinds != 0 && m_ready.size() >= (kept ? kMaxWaiting : kMaxPending)) {
+      if (p.kinds != 0 && !m_budget.forced(step) &&
+          m_ready.size() >= (kept ? kMaxWaiting : kMaxPending)) {
         m_budget.release(step);
         p.kinds = 0;
         ++m_dropped;

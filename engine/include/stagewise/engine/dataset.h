@@ -64,8 +64,18 @@ ByteDataset loadByteDataset(const DatasetSpec& spec);
 InputShape probeInputShape(const DatasetSpec& spec);
 
 /// The training samples a run of the spec sees per epoch (the file's count, or
-/// `limit_train` when smaller), read from the labels' header. Throws DatasetError.
+/// `limit_train` when smaller, less the `validation` share held out), read from the labels'
+/// header. Throws DatasetError.
 int64_t probeTrainSamples(const DatasetSpec& spec);
+
+/// dataset.validation: how many of `trainSamples` samples are held out, round(fraction * n).
+/// Throws SpecError naming dataset.validation for a fraction outside [0, 0.5].
+int64_t validationCount(int64_t trainSamples, double fraction);
+/// The held-out samples' indices among the first `trainSamples`, ascending: the first
+/// validationCount() of a fixed permutation of 0..n-1 (Fisher-Yates driven by SplitMix64 from a
+/// constant), so the split depends on n and the fraction alone, never on the seed, and a larger
+/// fraction holds out a superset. Throws SpecError as validationCount.
+std::vector<int64_t> validationIndices(int64_t trainSamples, double fraction);
 
 /// A deterministic synthetic dataset of Gaussian clusters as floats (features in [0,255]).
 ByteDataset makeSyntheticDataset(const DatasetSpec& spec, uint64_t seed);

@@ -1,6 +1,7 @@
 #pragma once
 // Entry points of the LibTorch engine (library stagewise_engine). Torch-free header.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -46,9 +47,12 @@ struct RunOptions {
   /// A checkpoint folder (".../step-N") to continue from: weights, optimizer state and the data
   /// position are restored, so the losses go on exactly as in an uninterrupted run.
   std::string resumeFrom;
-  /// Numbers of finished steps N after which an evaluation (validation and test) is always
-  /// measured, whatever measure.budget and eval.interval say (its points carry step N - 1): the
-  /// rungs a search's pruner reads. Not part of the spec; nothing feeds back into training.
+  /// Numbers N of finished steps after which the run always evaluates (validation and test),
+  /// whatever measure.budget decides and whatever eval.interval is: the points carry step
+  /// N - 1, as every evaluation after step s does. N < 1 and N >= the run's total steps are
+  /// ignored (the final evaluation covers the end). These points are never skipped while the
+  /// analysis thread is behind. Not part of the spec; nothing feeds back into training. A
+  /// distributed run needs the same list on every rank.
   std::vector<int64_t> evalAtSteps;
 };
 

@@ -2,7 +2,9 @@
 // A torch-free engine that replays a scripted metric stream through the real Run/RunObserver API,
 // so the store and the workbench can be built and tested without LibTorch.
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "stagewise/engine/run.h"
 #include "stagewise/engine/spec.h"
@@ -15,6 +17,9 @@ struct FakeScript {
   int64_t failAtStep = -1;   ///< fail the run at this step (stage `failStage`)
   int failStage = 0;
   uint64_t seed = 1;
+  /// As RunOptions::evalAtSteps: after these numbers of finished steps the fake evaluates
+  /// whatever eval.interval says (points at step N - 1).
+  std::vector<int64_t> evalAtSteps{};
 };
 
 /// A run that emits plausible, deterministic per-stage losses, utilization, cosines, events and

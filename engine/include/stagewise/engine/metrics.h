@@ -36,6 +36,9 @@ inline constexpr const char* kGradCosine = "grad_cosine";
 inline constexpr const char* kSamplesPerSec = "samples_per_sec";
 inline constexpr const char* kTestAccuracy = "test_accuracy";
 inline constexpr const char* kTestLoss = "test_loss";
+// per run, with dataset.validation > 0: the held-out training samples, at every evaluation
+inline constexpr const char* kValAccuracy = "val_accuracy";
+inline constexpr const char* kValLoss = "val_loss";
 inline constexpr const char* kCpuUtilization = "cpu_utilization";  // process CPU / cores, 0..1
 inline constexpr const char* kProgress = "progress";               // 0..1
 inline constexpr const char* kMeasureShare = "measure_share";      // measuring CPU / all, 0..1
@@ -146,6 +149,9 @@ struct RunSummary {
   double samplesPerSec = 0;  ///< after a 20-step warm-up
   double testAccuracy = kNoValue;
   double testLoss = kNoValue;
+  /// The validation split (dataset.validation) at the end; NaN (null) when there is none.
+  double valAccuracy = kNoValue;
+  double valLoss = kNoValue;
   double wallSeconds = 0;    ///< training time: time spent paused is not in it
   double pausedSeconds = 0;  ///< time the run spent paused (not in wallSeconds)
   double cpuUtilization = 0;

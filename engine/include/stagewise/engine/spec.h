@@ -60,6 +60,10 @@ struct DatasetSpec {
   /// Every training label replaced by one drawn uniformly from the classes, seeded by
   /// train.seed (the test set keeps its labels): can a method memorise what it cannot learn?
   bool randomLabels = false;
+  /// The share of the training samples held out for validation (0: none; at most 0.5). Which
+  /// ones depends on the training-set size alone (not the seed): every method and seed of a
+  /// dataset sees the same split. Training uses the rest; validation keeps the true labels.
+  double validation = 0.0;
 };
 
 struct ModelSpec {
@@ -74,6 +78,13 @@ struct ModelSpec {
   int depth = 4;                  ///< vit: encoder blocks
   int heads = 4;                  ///< vit: attention heads (must divide dim)
   int mlpRatio = 2;               ///< vit: MLP hidden width = dim * mlp_ratio
+  /// Initial weights of every Linear and convolution (the layers and the aux heads): default
+  /// (LibTorch's own) | kaiming (He: normal, fan-in) | xavier (Glorot: uniform); biases 0 with
+  /// kaiming and xavier. Drawn from the seed like the default.
+  std::string init = "default";
+  /// mlp: a normalisation in every hidden layer, Linear -> norm -> activation: none |
+  /// layernorm | batchnorm. The classifier has none.
+  std::string norm = "none";
 };
 
 struct PartitionSpec {
