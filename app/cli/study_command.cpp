@@ -157,7 +157,13 @@ class StudyRunner {
       TrainHooks hooks;
       hooks.onRecorded = [&](int64_t runId) { m_driver.link(*job, runId); };
       hooks.observer = watch.get();
-      if (watch) hooks.stopWhen = [&] { return watch->shouldStop(); };
+      if (watch) {
+        hooks.stopWhen = [&] { return watch->shouldStop(); };
+        // Stopped as soon as the pruner decides, from the run's reporting thread.
+        hooks.onCreated = [&](engine::Run& run) {
+          watch->setOnPrune([&run] { run.requestStop(); });
+        };
+      }
       TrainOutcome outcome;
       ++ran;
       try {

@@ -66,6 +66,7 @@ TrainOutcome trainInProcess(const engine::ExperimentSpec& spec, const engine::Ru
   (void)resumeRunId;
 #endif
   auto run = engine::createRun(spec, &fanout, options);
+  if (hooks.onCreated) hooks.onCreated(*run);
   installStopSignals();
   run->start();
   bool stopAsked = false;

@@ -38,6 +38,8 @@ struct TrainHooks {
   engine::RunObserver* observer = nullptr;
   /// Polled while the run trains: true stops it (kept as `stopped`).
   std::function<bool()> stopWhen;
+  /// Called with the run once it exists, before it starts (to stop it from an observer).
+  std::function<void(engine::Run&)> onCreated;
 };
 
 /// Trains `spec` with `options`, recording into `store` when given (continuing record

@@ -40,10 +40,13 @@ void PruneWatch::onMetrics(const std::vector<engine::MetricPoint>& points) {
                   "(the best %d go on)",
                   static_cast<long long>(done), m_spec.metric.c_str(), p.value, d.rank,
                   d.competitors, d.promoted);
-    std::lock_guard lock(m_mutex);
-    m_prunedAt = done;
-    m_reason = text;
-    m_stop.store(true);
+    {
+      std::lock_guard lock(m_mutex);
+      m_prunedAt = done;
+      m_reason = text;
+      m_stop.store(true);
+    }
+    if (m_onPrune) m_onPrune();
   }
 }
 

@@ -314,6 +314,158 @@ class TestStudyCli : public QObject {
     QCOMPARE(rawInt(path, "SELECT count(*) FROM runs"), runs);
   }
 
+  void searchPrunesTunesAndComparesAtTheirBest() {
+    // The issue's study, small: each method's learning rate searched (Sobol, 4 trials), pruned
+    // at 20, 40 and 80 steps (halving), each method's best re-run on 2 fresh seeds.
+    QTemporaryDir dir;
+    const QString db = dir.filePath("runs.db");
+    const QByteArray spec = QByteArray(kSmall).replace(
+        R"("train":{"max_steps":60})",
+        R"("train":{"max_steps":120},"study":{"vary":{"mode":["local","backprop"]},
+           "search":{"train.lr":{"log_uniform":[1e-4,0.3]}},"trials":4,"sampler":"sobol",
+           "prune":{"min_steps":20,"reduction":2},"tune":{"seeds":2}})");
+    // Without a validation split nothing can choose: refused before anything is stored.
+    Result refused =
+        runCli({"study", "run", "--config", writeFile(dir, "s.json", spec), "--db", db});
+    QCOMPARE(refused.code, 2);
+    QVERIFY2(refused.err.contains("dataset.validation"), qPrintable(refused.err));
+    QVERIFY(!QFile::exists(db));
+
+    // A few milliseconds a step, so that a pruned trial is stopped before its end.
+    Result r = runCli({"study", "run", "--config", writeFile(dir, "s.json", spec), "--set",
+                       "dataset.validation=0.25", "--set", "stage_defaults.delay_ms=3", "--db", db,
+                       "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err.right(3000)));
+    const QJsonObject show = r.lastJson();
+    QCOMPARE(show["runs_total"].toInt(), 2 * (4 + 2));
+    const QJsonArray tuned = show["tuned"].toArray();
+    QCOMPARE(tuned.size(), 2);
+    const QJsonArray rows = exportJson(db, show["study_id"].toInt());
+    int pruned = 0;
+    for (const auto& t : tuned) {
+      const QJsonObject o = t.toObject();
+      const QString mode = o["keys"].toObject()["mode"].toString();
+      QCOMPARE(o["trials"].toInt(), 4);
+      QCOMPARE(o["completed"].toInt() + o["pruned"].toInt() + o["failed"].toInt(), 4);
+      pruned += o["pruned"].toInt();
+      QCOMPARE(o["metric"].toString(), QString("val_accuracy"));
+      const QJsonObject test = o["test_accuracy"].toObject();
+      QCOMPARE(test["n"].toInt(), 2);
+      QVERIFY(test["ci95"].isArray());
+      QVERIFY(test["ci95"].toArray()[0].toDouble() <= test["mean"].toDouble());
+      // The best is the completed trial of this mode with the highest validation accuracy.
+      double bestVal = -1, bestLr = 0;
+      for (const auto& v : rows) {
+        const QJsonObject row = v.toObject();
+        if (row["keys"].toObject()["mode"].toString() != mode || row["point"].toInt() >= 8)
+          continue;
+        if (row["status"].toString() == "completed" && row["val_accuracy"].toDouble() > bestVal)
+          bestVal = row["val_accuracy"].toDouble(),
+          bestLr = row["keys"].toObject()["train.lr"].toDouble();
+        if (row["status"].toString() == "pruned") {
+          // Stopped at a rung, before the end.
+          const int at = row["pruned_at"].toInt();
+          QVERIFY2(at == 20 || at == 40 || at == 80, qPrintable(QString::number(at)));
+        }
+      }
+      QCOMPARE(o["best"].toObject()["train.lr"].toDouble(), bestLr);
+      QCOMPARE(o["best_value"].toDouble(), bestVal);
+      // The tuned runs ran the chosen rate on seeds 2 and 3.
+      int tunedRows = 0;
+      for (const auto& v : rows) {
+        const QJsonObject row = v.toObject();
+        if (row["point"].toInt() < 8 || row["keys"].toObject()["mode"].toString() != mode) continue;
+        ++tunedRows;
+        QCOMPARE(row["keys"].toObject()["train.lr"].toDouble(), bestLr);
+        QVERIFY(row["seed"].toInt() == 2 || row["seed"].toInt() == 3);
+        QCOMPARE(row["status"].toString(), QString("completed"));
+      }
+      QCOMPARE(tunedRows, 2);
+    }
+    QVERIFY2(pruned > 0, "no trial was pruned: the test no longer exercises pruning");
+    QCOMPARE(show["runs_pruned"].toInt(), pruned);
+    // Every trial drew its rate from the distribution, the same four for both modes (Sobol).
+    std::map<int, double> lrOfTrial;
+    for (const auto& v : rows) {
+      const QJsonObject row = v.toObject();
+      const int point = row["point"].toInt();
+      if (point >= 8) continue;
+      const double lr = row["keys"].toObject()["train.lr"].toDouble();
+      QVERIFY(lr >= 1e-4 && lr <= 0.3);
+      if (lrOfTrial.count(point / 2)) QCOMPARE(lrOfTrial[point / 2], lr);
+      lrOfTrial[point / 2] = lr;
+    }
+    QCOMPARE(lrOfTrial.size(), size_t(4));
+    // The table says what was chosen, and on what.
+    Result table = runCli({"study", "show", QString::number(show["study_id"].toInt()), "--db", db});
+    QVERIFY(table.out.contains("test acc (tuned)"));
+    QVERIFY(table.out.contains("chosen on val_accuracy"));
+  }
+
+  void searchKilledThenResumedDrawsTheSameTrials() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("runs.db");
+    const QStringList args = {"study",     "run",
+                              "--config",  writeFile(dir, "spec.json", kSmall),
+                              "--set",     "dataset.validation=0.25",
+                              "--set",     "train.max_steps=300",
+                              "--set",     "stage_defaults.delay_ms=2",
+                              "--search",  "train.lr=log_uniform:1e-4:0.3",
+                              "--trials",  "4",
+                              "--sampler", "random",
+                              "--prune",   "--tune-seeds",
+                              "1",         "--db",
+                              db};
+    QProcess p;
+    p.start(kCli, args);
+    QVERIFY(p.waitForStarted());
+    // Killed in its third trial (two trials ended: completed or pruned).
+    QTRY_VERIFY_WITH_TIMEOUT(
+        countNow(db,
+                 "SELECT count(*) FROM points p JOIN series s ON s.id = p.series_id "
+                 "WHERE s.run_id = 3") > 0,
+        180000);
+    p.kill();
+    QVERIFY(p.waitForFinished(10000));
+    const std::string path = db.toStdString();
+    const QJsonArray before = exportJson(db, 1);
+    std::map<int, QJsonObject> ended;
+    for (const auto& v : before) {
+      const QJsonObject row = v.toObject();
+      if (row["status"].toString() == "completed" || row["status"].toString() == "pruned")
+        ended[row["point"].toInt()] = row;
+    }
+    QCOMPARE(ended.size(), size_t(2));
+
+    Result resumed = runCli({"study", "resume", "1", "--db", db, "--json"});
+    QVERIFY2(resumed.code == 0, qPrintable(resumed.err.right(2000)));
+    QCOMPARE(QString::fromStdString(rawQuery(path, "PRAGMA integrity_check")), QString("ok"));
+    const auto points = rowsByPoint(exportJson(db, 1));
+    QCOMPARE(points.size(), size_t(4 + 1));
+    for (const auto& [point, row] : ended) {
+      // Ended trials were not repeated, and a pruned one stays pruned.
+      QCOMPARE(points.at(point).size(), size_t(1));
+      QCOMPARE(points.at(point)[0]["run_id"].toInt(), row["run_id"].toInt());
+      QCOMPARE(points.at(point)[0]["status"].toString(), row["status"].toString());
+    }
+    // The killed trial ran again with the same drawn rate; every trial drew what a fresh
+    // study with the same sample seed draws.
+    for (const auto& v : before) {
+      const QJsonObject row = v.toObject();
+      for (const auto& again : points.at(row["point"].toInt()))
+        QCOMPARE(again["keys"].toObject()["train.lr"].toDouble(),
+                 row["keys"].toObject()["train.lr"].toDouble());
+    }
+    QCOMPARE(points.at(2)[0]["status"].toString(), QString("interrupted"));
+    QVERIFY(points.at(2)[0]["replaced"].toBool());
+    QCOMPARE(resumed.lastJson()["tuned"]
+                 .toArray()[0]
+                 .toObject()["test_accuracy"]
+                 .toObject()["n"]
+                 .toInt(),
+             1);
+  }
+
   void aFailedRunIsReportedAndTheStudyGoesOn() {
     QTemporaryDir dir;
     const QString db = dir.filePath("runs.db");

@@ -36,6 +36,10 @@ class PruneWatch : public engine::RunObserver {
   void onMetrics(const std::vector<engine::MetricPoint>& points) override;
   /// The trial fell behind at a rung: stop its run (thread-safe).
   bool shouldStop() const { return m_stop.load(); }
+  /// Called once, on the run's reporting thread, when the trial is pruned: stop the run there
+  /// and then, rather than when someone next polls shouldStop() (a short run may end first).
+  /// Set it before the run starts.
+  void setOnPrune(std::function<void()> stop) { m_onPrune = std::move(stop); }
   /// The rung (steps) that stopped it, and why (after shouldStop()).
   int64_t prunedAt() const;
   std::string reason() const;
@@ -46,6 +50,7 @@ class PruneWatch : public engine::RunObserver {
   std::vector<int64_t> m_rungs;
   std::set<int64_t> m_seen;
   std::atomic<bool> m_stop{false};
+  std::function<void()> m_onPrune;
   mutable std::mutex m_mutex;
   int64_t m_prunedAt = 0;
   std::string m_reason;
