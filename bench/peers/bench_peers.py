@@ -3,7 +3,10 @@
 
 Each round runs every row once, the order rotated from round to round so that slow phases of
 the machine fall on different rows; the table gives each row's median samples/s over rounds and
-its ratio to the faster of the two local peers (dgl, threads).
+its ratio to the fastest peer of its kind (local: dgl or threads; backprop), tuned peers
+included. A tuned peer is the code a careful engineer writes (issue 32): denormals flushed in
+every compute thread, and the faster of Adam's two CPU implementations (the per-parameter loop,
+torch 1.13's CPU default, or foreach=True), measured for each peer before the rounds.
 
     python3 bench/peers/bench_peers.py --cli build/app/cli/stagewise-cli --rounds 5 --steps 1875
 """
@@ -17,12 +20,24 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-LOCAL_PEERS = ("peer dgl", "peer threads")
+# The peers' kinds: each row is compared with the fastest peer of its kind.
+KIND_OF = {"peer dgl": "local", "peer threads": "local", "peer backprop t1": "backprop",
+           "peer backprop t2": "backprop", "stagewise local": "local",
+           "stagewise local, defaults": "local", "stagewise backprop t1": "backprop",
+           "stagewise backprop t2": "backprop"}
+PEER_SCRIPTS = {"peer dgl": ("peer_dgl.py",), "peer threads": ("peer_threads.py",),
+                "peer backprop t1": ("peer_backprop.py", "--threads", "1"),
+                "peer backprop t2": ("peer_backprop.py", "--threads", "2")}
+
+
+def kind(name):
+    return KIND_OF[name.replace(", tuned", "")]
 OFF = ["--set", "eval.interval=0", "--set", "probe.interval=-1"]  # no evaluation, no probes
 
 
-def rows(args, python):
-    """(name, what, command, is_peer) for every row of the table."""
+def rows(args, python, adam=None):
+    """(name, what, command, is_peer) for every row of the table; `adam` gives each tuned
+    peer's Adam (no tuned rows without it)."""
     def peer(script, *extra):
         return [python, os.path.join(HERE, script), "--steps", str(args.steps),
                 "--seed", str(args.seed), *extra]
@@ -40,6 +55,11 @@ def rows(args, python):
         ("peer backprop t2", "end to end, 2 intra-op threads",
          peer("peer_backprop.py", "--threads", "2"), True),
     ]
+    for name, script in PEER_SCRIPTS.items():
+        if adam and name in adam:
+            out.append((f"{name}, tuned", f"as {name.split()[1]}, denormals flushed, Adam "
+                        f"{adam[name]}", peer(*script, "--flush-denormal", "--adam", adam[name]),
+                        True))
     if not args.peers_only:
         out += [
             ("stagewise local", "mode=local, eval and probes off",
@@ -88,18 +108,47 @@ def run(cmd, env, timeout):
     return json.loads(lines[-1])  # both peers and `--json` end stdout with a summary object
 
 
+def calibrate(args, python, env):
+    """For each peer, its tuned run with each Adam implementation, alternating, `rounds` times:
+    the faster by median is the one the tuned row uses. Returns ({peer: adam}, table lines)."""
+    chosen, lines = {}, ["| peer (tuned) | Adam loop, samples/s | Adam foreach, samples/s | "
+                         "chosen |", "|---|---:|---:|---|"]
+    for name, script in PEER_SCRIPTS.items():
+        speeds = {"loop": [], "foreach": []}
+        for k in range(args.calibrate_rounds):
+            order = ("loop", "foreach") if k % 2 == 0 else ("foreach", "loop")
+            for adam in order:
+                cmd = [python, os.path.join(HERE, script[0]), *script[1:], "--steps",
+                       str(args.calibrate_steps), "--seed", str(args.seed), "--flush-denormal",
+                       "--adam", adam]
+                speeds[adam].append(run(cmd, env, args.timeout)["samples_per_sec"])
+        med = {a: statistics.median(v) for a, v in speeds.items()}
+        chosen[name] = max(med, key=med.get)
+        lines.append(f"| {name} | {med['loop']:,.0f} | {med['foreach']:,.0f} | {chosen[name]} |")
+        print(f"calibration: {name}: loop {med['loop']:,.0f}, foreach {med['foreach']:,.0f} "
+              f"samples/s: {chosen[name]}", file=sys.stderr, flush=True)
+    return chosen, lines
+
+
 def table(names, what, results):
-    """Markdown rows; the ratio is the median over rounds of row / reference in that round."""
+    """Markdown rows; the ratio is the median over rounds of row / the fastest peer of its kind
+    (by median) in that round."""
     speeds = {n: [r["samples_per_sec"] for r in results if r["row"] == n] for n in names}
     med = {n: statistics.median(v) for n, v in speeds.items()}
-    ref = max(LOCAL_PEERS, key=lambda n: med[n])
+    refs = {}
+    for k in ("local", "backprop"):
+        peers = [n for n in names if n.startswith("peer") and kind(n) == k]
+        if peers:
+            refs[k] = max(peers, key=lambda n: med[n])
     per_round = {(r["round"], r["row"]): r["samples_per_sec"] for r in results}
     rounds = sorted({r["round"] for r in results})
-    lines = [f"| row | what | median samples/s | min–max | × {ref} |", "|---|---|---:|---:|---:|"]
+    lines = ["| row | what | median samples/s | min–max | × fastest peer of its kind |",
+             "|---|---|---:|---:|---:|"]
     for n in names:
+        ref = refs[kind(n)]
         ratio = statistics.median(per_round[(k, n)] / per_round[(k, ref)] for k in rounds)
         lines.append(f"| {n} | {what[n]} | {med[n]:,.0f} | {min(speeds[n]):,.0f}–"
-                     f"{max(speeds[n]):,.0f} | {ratio:.2f} |")
+                     f"{max(speeds[n]):,.0f} | {ratio:.2f} × {ref} |")
     return "\n".join(lines)
 
 
@@ -115,6 +164,11 @@ def main():
     ap.add_argument("--peers-only", action="store_true", help="skip the Stagewise rows")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds one run may take")
     ap.add_argument("--out", help="write every run of every round to this JSON file")
+    ap.add_argument("--no-tuned", action="store_true",
+                    help="leave out the tuned peers (denormals flushed, the faster Adam)")
+    ap.add_argument("--calibrate-steps", type=int, default=400,
+                    help="steps of each run that picks a tuned peer's Adam")
+    ap.add_argument("--calibrate-rounds", type=int, default=2)
     args = ap.parse_args()
     if not args.peers_only and not (os.path.isfile(args.cli) and os.access(args.cli, os.X_OK)):
         sys.exit(f"bench_peers: no stagewise-cli at {args.cli}: build it first "
@@ -124,9 +178,10 @@ def main():
     env = peer_env()
 
     results = []
+    adam, calibration = ({}, []) if args.no_tuned else calibrate(args, python, env)
     with tempfile.TemporaryDirectory() as tmp:
         args.db = os.path.join(tmp, "runs.db")
-        plan = rows(args, python)
+        plan = rows(args, python, adam)
         for k in range(args.rounds):
             order = plan[k % len(plan):] + plan[:k % len(plan)]  # rotate: interleaved rounds
             for name, _, cmd, is_peer in order:
@@ -137,6 +192,10 @@ def main():
 
     names = [p[0] for p in plan]
     print(table(names, {p[0]: p[1] for p in plan}, results))
+    if calibration:
+        print(f"\nEach tuned peer's Adam, chosen by {args.calibrate_rounds} alternating runs of "
+              f"{args.calibrate_steps} steps each (median samples/s, denormals flushed):\n")
+        print("\n".join(calibration))
     first_peer = next(r for r in results if r["row"].startswith("peer"))
     cli_blas = sorted({r.get("blas") for r in results if r["row"].startswith("stagewise")} - {None})
     print(f"\n{os.cpu_count()} cores, batch 32, {args.steps} steps per run, "
@@ -154,6 +213,7 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"steps": args.steps, "rounds": args.rounds, "python": python,
+                       "adam": adam,
                        "env": {k: env.get(k) for k in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")},
                        "results": results}, f, indent=1)
 

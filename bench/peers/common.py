@@ -28,9 +28,33 @@ def parse_args(description, extra=None):
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--steps", type=int, default=EPOCH_STEPS, help="batches to train on")
     ap.add_argument("--seed", type=int, default=1)
+    # What a careful engineer adds (issue 32): denormals flushed to zero in every thread that
+    # computes (the flag is per thread; a thread started later inherits the one that starts it),
+    # and the faster of Adam's two CPU implementations, measured (bench_peers.py --tuned).
+    ap.add_argument("--flush-denormal", action="store_true",
+                    help="torch.set_flush_denormal(True) in every compute thread")
+    ap.add_argument("--adam", choices=("loop", "foreach"), default="loop",
+                    help="Adam's per-parameter loop (torch 1.13's CPU default) or foreach=True")
     if extra:
         extra(ap)
-    return ap.parse_args()
+    args = ap.parse_args()
+    tune_thread(args)
+    return args
+
+
+def tune_thread(args):
+    """Applies the per-thread settings in the calling thread (call it in every thread)."""
+    if args.flush_denormal and not torch.set_flush_denormal(True):
+        raise SystemExit("this CPU cannot flush denormals (no SSE3)")
+
+
+def make_adam(params, args):
+    return torch.optim.Adam(params, lr=LR, foreach=args.adam == "foreach")
+
+
+def tuning(args):
+    """The report's fields that say how the peer was tuned."""
+    return {"flush_denormal": bool(args.flush_denormal), "adam": args.adam}
 
 
 def read_idx(path):
@@ -74,7 +98,7 @@ def build_layers(in_features=784):
     return layers
 
 
-def build_stages(seed):
+def build_stages(seed, args=None):
     """The layers cut at CUTS; each stage but the last gets an aux head Linear(512, 10)."""
     torch.manual_seed(seed)
     layers = build_layers()
@@ -84,7 +108,8 @@ def build_stages(seed):
         body = nn.Sequential(*layers[bounds[k]:bounds[k + 1]])
         last = k == len(bounds) - 2
         aux = nn.Identity() if last else nn.Linear(HIDDEN[bounds[k + 1] - 1], CLASSES)
-        opt = torch.optim.Adam([*body.parameters(), *aux.parameters()], lr=LR)
+        params = [*body.parameters(), *aux.parameters()]
+        opt = make_adam(params, args) if args else torch.optim.Adam(params, lr=LR)
         stages.append((body, aux, opt))
     return stages
 

@@ -15,7 +15,7 @@ def main():
     x_all, y_all = common.load_fashion_mnist()
     torch.manual_seed(args.seed)
     model = nn.Sequential(*common.build_layers())
-    opt = torch.optim.Adam(model.parameters(), lr=common.LR)
+    opt = common.make_adam(model.parameters(), args)
     meter = common.Meter()
     for x, y in common.batches(x_all, y_all, args.steps, args.seed):
         loss = F.cross_entropy(model(x), y)
@@ -23,7 +23,7 @@ def main():
         loss.backward()
         opt.step()
         meter.step_done(len(y), loss.item())
-    meter.report("backprop", threads=torch.get_num_threads())
+    meter.report("backprop", threads=torch.get_num_threads(), **common.tuning(args))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ def main():
     args = common.parse_args(__doc__.splitlines()[0])
     torch.set_num_threads(1)  # one intra-op thread, as each Stagewise stage has
     x_all, y_all = common.load_fashion_mnist()
-    stages = common.build_stages(args.seed)
+    stages = common.build_stages(args.seed, args)
     meter = common.Meter()
     for x, y in common.batches(x_all, y_all, args.steps, args.seed):
         for body, aux, opt in stages:
@@ -22,7 +22,7 @@ def main():
             opt.step()
             x = out.detach()  # no gradient crosses the boundary
         meter.step_done(len(y), loss.item())
-    meter.report("dgl", threads=1)
+    meter.report("dgl", threads=1, **common.tuning(args))
 
 
 if __name__ == "__main__":
