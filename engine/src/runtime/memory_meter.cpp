@@ -80,7 +80,7 @@ std::atomic<bool> g_installed{false};
 constexpr int kDevices = 64;
 
 /// The CUDA device index of "cuda" / "cuda:N"; -1 for anything else or an unparsable name.
-int cudaIndex(const std::string& device) {
+[[maybe_unused]] int cudaIndex(const std::string& device) {
   if (device.rfind("cuda", 0) != 0) return -1;
   try {
     const c10::Device d(device);
