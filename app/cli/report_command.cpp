@@ -37,9 +37,12 @@ const char* kReportUsage =
 
   Checks each of the paper's findings (gradient similarity, communication, memory, throughput
   over stages, accuracy, overlapping updates, the compute/time front, random labels) against
-  runs made on this machine, as one study per finding in the run store. Stored runs of the same
-  spec and seed are reused, so a second call is quick; throughput is measured anew each time.
-  Writes DIR/report.html (self-contained) and DIR/report.json.
+  runs made on this machine, as one study per finding in the run store. Before the learning
+  findings it searches each method's learning rate on a validation split (the same trials for
+  each), then judges them with each method at its own chosen rate, the base's shared rate
+  beside. Stored runs of the same spec and seed are reused, so a second call is quick;
+  throughput is measured anew each time. Writes DIR/report.html (self-contained) and
+  DIR/report.json.
 
   --config BASE  the base experiment (a file or a preset; default mlp-fmnist-4stage)
   --quick        fewer steps and 2 seeds: about 10 minutes on 2 cores

@@ -31,17 +31,20 @@ ReportSession::ReportSession(storage::RunStore& store, Suite suite, std::vector<
 
 namespace {
 
-/// Completed runs (and pruned ones: a search's trials) by what they trained; the newest wins.
+/// Completed runs (and pruned and failed ones: a search's trials, whose failing at a high rate
+/// is a result) by what they trained; the newest wins.
 struct StoredRuns {
   std::map<std::string, int64_t> completed;
   std::map<std::string, std::pair<int64_t, int64_t>> pruned;  ///< run and its steps
+  std::map<std::string, int64_t> failed;
 };
 
 StoredRuns storedRuns(storage::RunStore& store) {
   StoredRuns out;
   storage::RunReader reader(store);
   storage::RunFilter filter;
-  filter.statuses = {storage::RunStatus::Completed, storage::RunStatus::Pruned};
+  filter.statuses = {storage::RunStatus::Completed, storage::RunStatus::Pruned,
+                     storage::RunStatus::Failed};
   storage::RunOrder oldestFirst;
   oldestFirst.descending = false;
   for (const auto& r : reader.listRuns(filter, oldestFirst)) {
@@ -50,6 +53,8 @@ StoredRuns storedRuns(storage::RunStore& store) {
     const std::string identity = reuseIdentity(full->specJson);
     if (full->status == storage::RunStatus::Pruned)
       out.pruned[identity] = {r.id, full->steps.value_or(0)};
+    else if (full->status == storage::RunStatus::Failed)
+      out.failed[identity] = r.id;
     else
       out.completed[identity] = r.id;
   }
@@ -104,6 +109,12 @@ std::vector<size_t> ReportSession::begin() {
         m_store.markRunPruned(m_studyIds[*m_searchStudy], runId, rung,
                               "pruned at rung " + std::to_string(rung) +
                                   " steps in an earlier report: reused");
+        ++m_reused;
+        continue;
+      }
+    if (m_jobs[i].trial)
+      if (auto it = stored.failed.find(m_jobs[i].identity); it != stored.failed.end()) {
+        linkRun(i, it->second);
         ++m_reused;
         continue;
       }
