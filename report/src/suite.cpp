@@ -171,8 +171,11 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   unprobed.push_back("probe.interval=-1");
   // issue 32 §5: first each method's learning rate, searched on a validation split.
   {
+    // Evaluations at every sixth of the run: the rungs among them (the CLI also forces the
+    // rungs, runOptions), and the workbench, which does not prune, sees validation curves too.
+    const int64_t rung = std::max<int64_t>(1, learnSteps / kSearchFirstRung);
     std::vector<std::string> sets = learn;
-    sets.push_back("eval.interval=0");  // the rungs and the end evaluate (runOptions)
+    sets.push_back("eval.interval=" + std::to_string(rung));
     sets.push_back("probe.interval=-1");
     if (base.dataset.validation <= 0) {
       sets.push_back("dataset.validation=" + json(kSearchValidation).dump());
@@ -193,7 +196,7 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
     search.sampler = "sobol";
     study::PruneSpec prune;
     prune.metric = "val_accuracy";
-    prune.minSteps = std::max<int64_t>(1, learnSteps / kSearchFirstRung);
+    prune.minSteps = rung;
     prune.reduction = 3;
     search.prune = prune;
     study::checkSearch(suite.studies.back().plan);
