@@ -37,9 +37,12 @@ const char* kReportUsage =
 
   Checks each of the paper's findings (gradient similarity, communication, memory, throughput
   over stages, accuracy, overlapping updates, the compute/time front, random labels) against
-  runs made on this machine, as one study per finding in the run store. Stored runs of the same
-  spec and seed are reused, so a second call is quick; throughput is measured anew each time.
-  Writes DIR/report.html (self-contained) and DIR/report.json.
+  runs made on this machine, as one study per finding in the run store. Before the learning
+  findings it searches each method's learning rate on a validation split (the same trials for
+  each), then judges them with each method at its own chosen rate, the base's shared rate
+  beside. Stored runs of the same spec and seed are reused, so a second call is quick;
+  throughput is measured anew each time. Writes DIR/report.html (self-contained) and
+  DIR/report.json.
 
   --config BASE  the base experiment (a file or a preset; default mlp-fmnist-4stage)
   --quick        fewer steps and 2 seeds: about 10 minutes on 2 cores
@@ -114,13 +117,13 @@ int reportCommand(const std::vector<std::string>& argv) {
   // Everything is planned and checked before anything trains or is stored.
   study::ShapeCache shapes;
   report::Suite suite;
-  std::vector<report::SuiteJob> jobs;
+  std::vector<report::SuiteJob> planned;
   try {
     report::SuiteOptions options;
     options.quick = quick;
     options.cores = info.hardwareCores;
     suite = report::planSuite(base, options, shapes);
-    jobs = report::planJobs(suite, info.devices, shapes);
+    planned = report::planJobs(suite, info.devices, shapes);
   } catch (const study::StudyError& e) {
     throw UsageError(path + ": " + e.what());
   }
@@ -134,61 +137,108 @@ int reportCommand(const std::vector<std::string>& argv) {
     throw UsageError("cannot write into the report folder '" + out.string() + "'");
 
   storage::RunStore store(storage::resolveDbPath(args.value("--db")));
-  report::ReportSession session(store, suite, jobs, reportName(), quick);
+  report::ReportSession session(store, suite, std::move(planned), reportName(), quick);
+  auto jobs = [&session](size_t i) -> const report::SuiteJob& { return session.jobs()[i]; };
   const std::vector<size_t> left = session.begin();
   std::cerr << "[info] " << (quick ? "quick " : "") << "report: " << suite.studies.size()
-            << " studies, " << jobs.size() << " runs (" << session.reused()
+            << " studies, " << session.jobs().size() << " runs (" << session.reused()
             << " reused from the store, " << left.size() << " to train) into " << store.path()
             << "\n";
 
-  double total = 0, done = 0;
-  for (size_t i : left) total += jobSamples(jobs[i].spec);
-  const auto start = std::chrono::steady_clock::now();
   installStopSignals();
   int failed = 0;
-  for (size_t n = 0; n < left.size(); ++n) {
-    const size_t i = left[n];
-    engine::ExperimentSpec spec = jobs[i].spec;
-    spec.name = session.runName(i);
-    const double weight = jobSamples(spec);
-    ProgressPrinter printer(std::cerr, isatty(STDERR_FILENO) != 0, quiet);
-    printer.setContext([&, n, weight](const engine::Progress& p) {
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const double part = p.totalSteps > 0 ? static_cast<double>(p.step) / p.totalSteps : 0;
-      const double fraction = total > 0 ? (done + part * weight) / total : 0;
-      const double eta = fraction > 0.002 ? elapsed * (1 - fraction) / fraction : -1;
-      return "[report run " + std::to_string(n + 1) + " of " + std::to_string(left.size()) +
-             ", ETA " + formatDuration(eta) + "] ";
-    });
-    if (!quiet)
-      std::cerr << "[info] run " << n + 1 << " of " << left.size() << ": " << jobs[i].label << "\n";
-    TrainOutcome outcome;
-    try {
-      outcome = trainInProcess(
-          spec, {}, &store, std::nullopt, printer,
-          TrainHooks{.onRecorded = [&](int64_t runId) { session.linkRun(i, runId); }});
-    } catch (const std::exception& e) {
-      ++failed;
-      session.runEnded(i, false, e.what());
-      std::cerr << "[failed] " << jobs[i].label << ": " << e.what() << "\n";
+  // Trains `list`'s jobs one at a time; false when a stop signal ended it.
+  auto runJobs = [&](const std::vector<size_t>& list) {
+    double total = 0, done = 0;
+    for (size_t i : list) total += jobSamples(jobs(i).spec);
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t n = 0; n < list.size(); ++n) {
+      const size_t i = list[n];
+      const report::SuiteJob& job = jobs(i);
+      engine::ExperimentSpec spec = job.spec;
+      spec.name = session.runName(i);
+      const double weight = jobSamples(spec);
+      ProgressPrinter printer(std::cerr, isatty(STDERR_FILENO) != 0, quiet);
+      printer.setContext([&, n, weight](const engine::Progress& p) {
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double part = p.totalSteps > 0 ? static_cast<double>(p.step) / p.totalSteps : 0;
+        const double fraction = total > 0 ? (done + part * weight) / total : 0;
+        const double eta = fraction > 0.002 ? elapsed * (1 - fraction) / fraction : -1;
+        return "[report run " + std::to_string(n + 1) + " of " + std::to_string(list.size()) +
+               ", ETA " + formatDuration(eta) + "] ";
+      });
+      if (!quiet)
+        std::cerr << "[info] run " << n + 1 << " of " << list.size() << ": " << job.label << "\n";
+      // issue 32 §5: a search trial evaluates at the rungs and is stopped when it falls behind.
+      const auto watch = session.watch(i);
+      TrainHooks hooks;
+      hooks.onRecorded = [&](int64_t runId) { session.linkRun(i, runId); };
+      hooks.observer = watch.get();
+      if (watch) {
+        hooks.stopWhen = [&] { return watch->shouldStop(); };
+        hooks.onCreated = [&](engine::Run& run) {
+          watch->setOnPrune([&run] { run.requestStop(); });
+        };
+      }
+      TrainOutcome outcome;
+      try {
+        outcome = trainInProcess(spec, session.runOptions(i), &store, std::nullopt, printer, hooks);
+      } catch (const std::exception& e) {
+        ++failed;
+        session.runEnded(i, false, e.what());
+        std::cerr << "[failed] " << job.label << ": " << e.what() << "\n";
+        done += weight;
+        continue;
+      }
       done += weight;
-      continue;
+      const bool completed = outcome.summary.status == engine::RunStatus::Completed;
+      const bool pruned = watch && watch->shouldStop() && !stopSignal() &&
+                          outcome.summary.status == engine::RunStatus::Stopped;
+      if (outcome.summary.status == engine::RunStatus::Failed && job.trial) {
+        // A trial that diverges at a high rate is a result of the search, not a failure.
+        if (!quiet)
+          std::cerr << "[info] " << job.label << " failed (" << outcome.summary.error
+                    << "): kept as a failed trial\n";
+        session.runEnded(i, false, {});
+      } else {
+        if (outcome.summary.status == engine::RunStatus::Failed) {
+          ++failed;
+          std::cerr << "[failed] " << job.label << ": " << outcome.summary.error << "\n";
+        }
+        session.runEnded(i, completed, outcome.summary.error, pruned ? watch.get() : nullptr);
+      }
+      if (pruned && !quiet) std::cerr << "[info] " << job.label << ": " << watch->reason() << "\n";
+      if (stopSignal()) return false;
     }
-    done += weight;
-    const bool completed = outcome.summary.status == engine::RunStatus::Completed;
-    if (outcome.summary.status == engine::RunStatus::Failed) {
-      ++failed;
-      std::cerr << "[failed] " << jobs[i].label << ": " << outcome.summary.error << "\n";
-    }
-    session.runEnded(i, completed, outcome.summary.error);
-    if (stopSignal()) {
-      session.finish(/*stopped=*/true);
-      std::cerr << "[info] report stopped; run the same command again: the completed runs are "
-                   "reused\n";
-      return 130;
-    }
+    return true;
+  };
+  auto stopped = [&] {
+    session.finish(/*stopped=*/true);
+    std::cerr << "[info] report stopped; run the same command again: the completed runs are "
+                 "reused\n";
+    return 130;
+  };
+  const auto start = std::chrono::steady_clock::now();
+  if (!runJobs(left)) return stopped();
+  // issue 32 §5: the learning findings again, each method at the rate its search chose.
+  std::vector<size_t> tuned;
+  try {
+    tuned = session.planTuned(info.devices);
+  } catch (const study::StudyError& e) {
+    throw UsageError(path + ": " + e.what());
   }
+  {
+    std::string rates;
+    for (const auto& [mode, lr] : session.chosenRates()) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%s%s %.3g", rates.empty() ? "" : ", ", mode.c_str(), lr);
+      rates += text;
+    }
+    std::cerr << "[info] the learning-rate search chose " << (rates.empty() ? "none" : rates)
+              << " (on validation); " << tuned.size() << " tuned runs to train\n";
+  }
+  if (!runJobs(tuned)) return stopped();
   session.finish(/*stopped=*/false);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -115,11 +115,12 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
                                 const std::vector<int64_t>& studyIds, int cores,
                                 study::ShapeCache& shapes) {
   std::map<int64_t, RunData> cache;
+  bool tunedPass = false;  // issue 32 §5: the learning findings' tuned studies, then shared lr
   // The completed runs of a finding's study, with the point's values (JSON texts) of each.
   auto runsOf = [&](const std::string& finding) {
     std::vector<std::pair<std::vector<std::string>, const RunData*>> out;
     for (size_t i = 0; i < suite.studies.size() && i < studyIds.size(); ++i) {
-      if (suite.studies[i].finding != finding) continue;
+      if (suite.studies[i].finding != finding || suite.studies[i].tuned != tunedPass) continue;
       std::map<int, bool> seen;
       for (const auto& link : reader.studyRuns(studyIds[i])) {
         if (link.replaced || link.runStatus != storage::RunStatus::Completed) continue;
@@ -168,6 +169,41 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
   findings.push_back(judgeFront(all("compute_time_front")));
   findings.push_back(
       judgeRandomLabels(split("random_labels", 0, local), split("random_labels", 0, backprop)));
+
+  // issue 32 §5: the learning findings judged again on their tuned studies' runs (each method
+  // at its own chosen rate); those become the findings' verdicts, the shared rate's stand beside.
+  bool hasTuned = false;
+  for (const auto& s : suite.studies) hasTuned = hasTuned || s.tuned;
+  if (!hasTuned) return findings;
+  tunedPass = true;
+  auto atRates = [](const Finding& f) {
+    Finding::AtRates a;
+    a.verdict = f.verdict;
+    a.oursJson = f.oursJson;
+    a.oursText = f.oursText;
+    a.why = f.why;
+    a.runs = f.runs;
+    return a;
+  };
+  for (auto& f : findings) {
+    Finding tuned;
+    if (f.id == "gradient_similarity")
+      tuned = judgeGradientSimilarity(all("gradient_similarity"));
+    else if (f.id == "accuracy")
+      tuned = judgeAccuracy(split("accuracy", 0, local), split("accuracy", 0, backprop));
+    else if (f.id == "overlap")
+      tuned = judgeOverlap(split("overlap", 0, "0"), split("overlap", 0, "1"));
+    else if (f.id == "compute_time_front")
+      tuned = judgeFront(all("compute_time_front"));
+    else if (f.id == "random_labels")
+      tuned = judgeRandomLabels(split("random_labels", 0, local), split("random_labels", 0, backprop));
+    else
+      continue;
+    const Finding::AtRates shared = atRates(f);
+    f = std::move(tuned);
+    f.tuned = atRates(f);
+    f.sharedLr = shared;
+  }
   return findings;
 }
 

@@ -1,11 +1,13 @@
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "format.h"
+#include "search_stage.h"
 #include "stagewise/report/report.h"
 
 namespace stagewise::report {
@@ -64,6 +66,22 @@ std::string reportJson(const ReportDoc& doc) {
     o["runs"] = f.runs;
     auto it = doc.studyIds.find(f.id);
     o["study_id"] = it == doc.studyIds.end() ? ordered_json(nullptr) : ordered_json(it->second);
+    // issue 32 §5
+    auto atRates = [](const Finding::AtRates& a) {
+      const ordered_json settings = ordered_json::parse(a.settingsJson, nullptr, false);
+      const ordered_json ours =
+          ordered_json::parse(a.oursJson.empty() ? "{}" : a.oursJson, nullptr, false);
+      return ordered_json{
+          {"settings", settings.is_discarded() ? ordered_json::object() : settings},
+          {"verdict", toString(a.verdict)},
+          {"ours", ours.is_discarded() ? ordered_json::object() : ours},
+          {"ours_text", a.oursText},
+          {"why", a.why},
+          {"runs", a.runs},
+          {"study_id", a.studyId > 0 ? ordered_json(a.studyId) : ordered_json(nullptr)}};
+    };
+    if (f.tuned) o["tuned"] = atRates(*f.tuned);
+    if (f.sharedLr) o["shared_lr"] = atRates(*f.sharedLr);
     findings.push_back(o);
   }
   j["findings"] = findings;
@@ -77,19 +95,32 @@ std::string reportJson(const ReportDoc& doc) {
   j["specs"] = specs;
   j["store"] = doc.storePath;
   j["failures"] = doc.failures;
+  if (doc.search) j["search"] = searchJson(*doc.search);  // issue 32 §5
   return j.dump(2);
 }
 
 std::string verdictTable(const ReportDoc& doc) {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-22s %-15s %s\n", "finding", "verdict", "ours");
+  std::snprintf(line, sizeof line, "%-22s %-15s %-15s %s\n", "finding", "verdict", "shared lr",
+                "ours");
   out << line;
   for (const auto& f : doc.findings) {
-    std::snprintf(line, sizeof line, "%-22s %-15s %s\n", f.id.c_str(), toString(f.verdict).c_str(),
-                  f.oursText.c_str());
+    // issue 32 §5: the verdict at each method's chosen rate, and at the base's shared rate.
+    const std::string shared = f.sharedLr ? toString(f.sharedLr->verdict) : "-";
+    std::snprintf(line, sizeof line, "%-22s %-15s %-15s %s\n", f.id.c_str(),
+                  toString(f.verdict).c_str(), shared.c_str(), f.oursText.c_str());
     out << line;
   }
+  if (doc.search)
+    for (const auto& m : doc.search->methods) {
+      char lr[32] = "none (the base's)";
+      if (std::isfinite(m.chosenLr)) std::snprintf(lr, sizeof lr, "%.3g", m.chosenLr);
+      std::snprintf(line, sizeof line, "lr search: %-9s train.lr %s (%s %s, trial %d of %zu)\n",
+                    m.mode.c_str(), lr, doc.search->metric.c_str(), fmt(m.bestValue, 4).c_str(),
+                    m.chosenTrial, m.trials.size());
+      out << line;
+    }
   return out.str();
 }
 

@@ -2,9 +2,11 @@
 // inline and no reference outside itself: no scripts, fonts, style sheets or images to fetch.
 
 #include <nlohmann/json.hpp>
+#include <cstdio>
 #include <sstream>
 
 #include "format.h"
+#include "search_stage.h"
 #include "stagewise/report/report.h"
 
 namespace stagewise::report {
@@ -51,6 +53,8 @@ th { background: #f4f4f4; }
 .not_reproduced { background: #f7d7d7; color: #7a1010; }
 .inconclusive { background: #fbefc8; color: #6b4e00; }
 .quick { background: #fbefc8; padding: 0.5em 0.8em; border-radius: 4px; }
+.shared { border-left: 3px solid #bbb; padding-left: 0.6em; color: #444; }
+.sharedlr { font-size: 0.8em; background: #eee; color: #444; padding: 0.05em 0.35em; border-radius: 3px; }
 .muted { color: #666; font-size: 0.92em; }
 pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
 figure { margin: 1em 0; }
@@ -71,6 +75,21 @@ std::string runList(const std::vector<int64_t>& runs) {
   return out.empty() ? "none" : out;
 }
 
+/// "local 0.0003, backprop 0.0001" from a finding's settings JSON.
+std::string ratesText(const std::string& settingsJson) {
+  const nlohmann::ordered_json s = nlohmann::ordered_json::parse(settingsJson, nullptr, false);
+  std::string out;
+  if (!s.is_object()) return out;
+  for (const auto& [mode, v] : s.items()) {
+    char lr[32] = "n/a";
+    if (v.contains("train.lr") && v["train.lr"].is_number())
+      std::snprintf(lr, sizeof lr, "%.3g", v["train.lr"].get<double>());
+    out += (out.empty() ? "" : ", ") + mode + " " + lr;
+    if (v.contains("chosen") && v["chosen"] == false) out += " (none chosen: the base's)";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
@@ -86,13 +105,27 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
   if (doc.quick)
     h << "<p class=\"quick\"><b>Quick report</b>: fewer steps and 2 seeds per group. Its verdicts "
          "are indicative; run the full report (without --quick) for the findings' real test.</p>\n";
+  // issue 32 §5: the learning-rate search, then the findings at each method's chosen rate.
+  auto drawPlot = [&](size_t finding, size_t pi, const Plot& p) {
+    if (markup) return markup(finding, pi, p);
+    try {
+      return renderSvg(p);
+    } catch (const std::exception& e) {
+      return "<p class=\"muted\">(plot not drawn: " + escapeHtml(e.what()) + ")</p>";
+    }
+  };
+  if (doc.search)
+    h << searchHtml(*doc.search, [&](size_t pi, const Plot& p) {
+      return drawPlot(doc.findings.size(), pi, p);
+    });
   h << "<h2>Findings</h2>\n<table>\n<tr><th>finding</th><th>the paper</th><th>ours</th>"
-       "<th>verdict</th></tr>\n";
+       "<th>verdict</th><th>shared lr</th></tr>\n";
   for (const auto& f : doc.findings) {
     h << "<tr><td><a href=\"#" << escapeHtml(f.id) << "\">" << escapeHtml(f.id) << "</a></td><td>"
       << escapeHtml(f.claim);
     if (f.paperValue) h << " <b>(" << escapeHtml(fmt(*f.paperValue, 2)) << ")</b>";
     h << "</td><td>" << escapeHtml(f.oursText) << "</td><td>" << verdictBadge(f.verdict)
+      << "</td><td>" << (f.sharedLr ? verdictBadge(f.sharedLr->verdict) : std::string("–"))
       << "</td></tr>\n";
   }
   h << "</table>\n";
@@ -111,19 +144,18 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
     h << "<p><b>Ours.</b> " << escapeHtml(f.oursText) << "</p>\n";
     h << "<p><b>Rule.</b> " << escapeHtml(f.rule) << "</p>\n";
     h << "<p><b>Verdict.</b> " << verdictBadge(f.verdict) << " " << escapeHtml(f.why) << ".</p>\n";
-    for (size_t pi = 0; pi < f.plots.size(); ++pi) {
-      h << "<figure>";
-      if (markup) {
-        h << markup(fi, pi, f.plots[pi]);
-      } else {
-        try {
-          h << renderSvg(f.plots[pi]);
-        } catch (const std::exception& e) {
-          h << "<p class=\"muted\">(plot not drawn: " << escapeHtml(e.what()) << ")</p>";
-        }
-      }
-      h << "</figure>\n";
-    }
+    if (f.tuned)
+      h << "<p class=\"muted\">Each method at its own chosen rate: "
+        << escapeHtml(ratesText(f.tuned->settingsJson)) << ".</p>\n";
+    if (f.sharedLr)
+      h << "<p class=\"shared\"><span class=\"sharedlr\">shared lr</span> At the base's rate for "
+           "every method ("
+        << escapeHtml(ratesText(f.sharedLr->settingsJson)) << "): "
+        << verdictBadge(f.sharedLr->verdict) << " " << escapeHtml(f.sharedLr->oursText) << " "
+        << escapeHtml(f.sharedLr->why) << ". Runs: " << escapeHtml(runList(f.sharedLr->runs))
+        << ".</p>\n";
+    for (size_t pi = 0; pi < f.plots.size(); ++pi)
+      h << "<figure>" << drawPlot(fi, pi, f.plots[pi]) << "</figure>\n";
     const nlohmann::ordered_json ours =
         nlohmann::ordered_json::parse(f.oursJson.empty() ? "{}" : f.oursJson, nullptr, false);
     h << "<details><summary>Numbers (JSON)</summary><pre>"

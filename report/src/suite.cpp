@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/partition.h"
 #include "stagewise/study/results.h"
+#include "stagewise/study/search.h"
 
 namespace stagewise::report {
 
@@ -25,6 +27,11 @@ constexpr int kEvaluations = 12;                 // evaluations and probes asked
 constexpr int64_t kQuickEvalSamples = 2000;      // quick: evaluate on the first 2000 test samples
 constexpr int kRandomLabelEpochs[2] = {60, 30};  // full, quick
 constexpr int64_t kRandomLabelSamples[2] = {2048, 1024};
+// issue 32 §5: the learning-rate search before the learning findings.
+constexpr int kSearchTrials[2] = {16, 6};               // full, quick: trials per method
+constexpr double kSearchLrLow = 1e-5, kSearchLrHigh = 1e-2;  // log_uniform
+constexpr double kSearchValidation = 0.1;  // the split when the base has none
+constexpr int kSearchFirstRung = 6;        // the first rung at 1/6 of a run, then x3
 
 std::string cutsJson(const std::vector<int>& cuts) {
   return json(cuts).dump();
@@ -162,6 +169,39 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   // for measuring and their wall times compare); the cosines of local runs, and overlap.
   std::vector<std::string> unprobed = learn;
   unprobed.push_back("probe.interval=-1");
+  // issue 32 §5: first each method's learning rate, searched on a validation split.
+  {
+    // Evaluations at every sixth of the run: the rungs among them (the CLI also forces the
+    // rungs, runOptions), and the workbench, which does not prune, sees validation curves too.
+    const int64_t rung = std::max<int64_t>(1, learnSteps / kSearchFirstRung);
+    std::vector<std::string> sets = learn;
+    sets.push_back("eval.interval=" + std::to_string(rung));
+    sets.push_back("probe.interval=-1");
+    if (base.dataset.validation <= 0) {
+      sets.push_back("dataset.validation=" + json(kSearchValidation).dump());
+      suite.adaptations.push_back(
+          "the learning-rate search holds out " + fmtInt(100 * kSearchValidation) +
+          " % of the training samples for validation (dataset.validation=" +
+          json(kSearchValidation).dump() +
+          "), which chooses each method's rate; the findings' runs train on the whole set");
+    }
+    add(kSearchStudy, sets, {{"mode", {local, backprop}}}, 1, false);
+    study::SearchSpec& search = suite.studies.back().plan.search;
+    study::Distribution lr;
+    lr.kind = study::Distribution::Kind::LogUniform;
+    lr.low = kSearchLrLow;
+    lr.high = kSearchLrHigh;
+    search.keys = {{"train.lr", lr}};
+    search.trials = kSearchTrials[q];
+    search.sampler = "sobol";
+    study::PruneSpec prune;
+    prune.metric = "val_accuracy";
+    prune.minSteps = rung;
+    prune.reduction = 3;
+    search.prune = prune;
+    study::checkSearch(suite.studies.back().plan);
+  }
+  suite.baseLr = base.train.lr;
   add("accuracy", unprobed, {{"mode", {local, backprop}}}, suite.seeds, false);
   add("gradient_similarity", learn, {{"mode", {local}}}, suite.seeds, false);
   add("overlap", learn, {{"local.overlap", {"0", "1"}}}, suite.seeds, false);
@@ -212,7 +252,65 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   suite.adaptations.push_back("random labels: the first " + std::to_string(rlSamples) +
                               " training samples with labels drawn at random, " +
                               std::to_string(kRandomLabelEpochs[q]) + " epochs");
+  // issue 32 §5: every learning finding twice, at each method's chosen rate and at the base's.
+  const size_t studies = suite.studies.size();
+  for (size_t i = 0; i < studies; ++i) {
+    if (suite.studies[i].fresh || suite.studies[i].plan.isSearch()) continue;
+    SuiteStudy tuned = suite.studies[i];
+    tuned.tuned = true;
+    suite.studies.push_back(std::move(tuned));
+  }
   return suite;
+}
+
+namespace {
+
+/// The search's trials in its order (trial t of every method before trial t + 1); the draws
+/// depend only on the seed and the trial, so every method is searched over the same rates.
+std::vector<study::GridPoint> trialPoints(const study::StudyPlan& plan) {
+  std::vector<study::GridPoint> out;
+  const int methods = static_cast<int>(study::varyGrid(plan).size());
+  for (int t = 0; t < plan.search.trials; ++t)
+    for (int p = 0; p < methods; ++p)
+      out.push_back(study::trialPoint(plan, p, t, study::drawTrial(plan.search, plan.sampleSeed, t)));
+  return out;
+}
+
+/// A tuned study's point's mode (its varied mode, else the base's).
+std::string modeOf(const engine::ExperimentSpec& spec) {
+  return engine::toString(spec.mode);
+}
+
+}  // namespace
+
+std::vector<SuiteJob> planTunedJobs(const Suite& suite, const std::map<std::string, double>& lrOf,
+                                    const std::vector<std::string>& devices,
+                                    study::ShapeCache& shapes) {
+  std::vector<SuiteJob> jobs;
+  std::map<std::string, size_t> at;
+  for (size_t si = 0; si < suite.studies.size(); ++si) {
+    const SuiteStudy& s = suite.studies[si];
+    if (!s.tuned) continue;
+    for (const auto& point : study::expandGrid(s.plan)) {
+      study::ResolvedPoint r = study::resolvePoint(s.baseSpecJson, s.plan, point, devices, shapes);
+      if (auto lr = lrOf.find(modeOf(r.spec)); lr != lrOf.end()) r.spec.train.lr = lr->second;
+      const std::string identity = reuseIdentity(engine::specToJson(r.spec));
+      auto it = at.find(identity);
+      if (it == at.end()) {
+        SuiteJob job;
+        job.spec = std::move(r.spec);
+        job.identity = identity;
+        job.round = static_cast<int>(point.seed);
+        char lr[32];
+        std::snprintf(lr, sizeof lr, "%.3g", job.spec.train.lr);
+        job.label = s.finding + " (tuned lr " + lr + "): " + study::describePoint(s.plan, point);
+        it = at.emplace(identity, jobs.size()).first;
+        jobs.push_back(std::move(job));
+      }
+      jobs[it->second].links.push_back({si, point});
+    }
+  }
+  return jobs;
 }
 
 std::vector<SuiteJob> planJobs(const Suite& suite, const std::vector<std::string>& devices,
@@ -221,7 +319,9 @@ std::vector<SuiteJob> planJobs(const Suite& suite, const std::vector<std::string
   std::map<std::string, size_t> freshAt, learningAt;
   for (size_t si = 0; si < suite.studies.size(); ++si) {
     const SuiteStudy& s = suite.studies[si];
-    for (const auto& point : study::expandGrid(s.plan)) {
+    if (s.tuned) continue;  // issue 32 §5: at the rates the search chooses (planTunedJobs)
+    const bool search = s.plan.isSearch();
+    for (const auto& point : search ? trialPoints(s.plan) : study::expandGrid(s.plan)) {
       study::ResolvedPoint r = study::resolvePoint(s.baseSpecJson, s.plan, point, devices, shapes);
       const std::string identity = reuseIdentity(engine::specToJson(r.spec));
       auto& jobs = s.fresh ? fresh : learning;
@@ -234,6 +334,8 @@ std::vector<SuiteJob> planJobs(const Suite& suite, const std::vector<std::string
         job.fresh = s.fresh;
         job.round = static_cast<int>(point.seed);
         job.label = s.finding + ": " + study::describePoint(s.plan, point);
+        if (search) job.label += ", trial " + std::to_string(point.trial + 1);
+        job.trial = search;
         it = at.emplace(identity, jobs.size()).first;
         jobs.push_back(std::move(job));
       }

@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
+#include <map>
 
 #include "../storage/store_test_util.h"
 
@@ -128,10 +129,39 @@ class TestReportCli : public QObject {
     }
     // Measured, so they decide: the bytes are the method's (half, with the labels on top).
     QCOMPARE(findings[1].toObject()["verdict"].toString(), QStringLiteral("reproduced"));
-    // One study per finding, completed.
-    QCOMPARE(rawInt(db.toStdString(), "SELECT count(*) FROM studies"), 8LL);
+    // issue 32 §5: each method's rate searched on validation; the learning findings at the
+    // chosen rates, the shared rate's result beside.
+    const QJsonObject search = doc["search"].toObject();
+    QCOMPARE(search["metric"].toString(), QStringLiteral("val_accuracy"));
+    QCOMPARE(search["methods"].toArray().size(), 2);
+    std::map<QString, double> chosen;
+    for (const auto& m : search["methods"].toArray()) {
+      const QJsonObject method = m.toObject();
+      QCOMPARE(method["trials"].toArray().size(), 6);
+      QVERIFY2(method["chosen"].isObject(), qPrintable(method["mode"].toString()));
+      chosen[method["mode"].toString()] = method["chosen"].toObject()["train.lr"].toDouble();
+    }
+    for (const int i : {0, 4, 5, 6, 7}) {
+      const QJsonObject f = findings[i].toObject();
+      QVERIFY2(f["tuned"].isObject() && f["shared_lr"].isObject(), qPrintable(ids[i]));
+      QCOMPARE(f["tuned"].toObject()["verdict"], f["verdict"]);
+      const QJsonObject settings = f["tuned"].toObject()["settings"].toObject();
+      for (const auto& mode : settings.keys())
+        QCOMPARE(settings[mode].toObject()["train.lr"].toDouble(), chosen[mode]);
+    }
+    QVERIFY(r.out.contains(QStringLiteral("shared lr")));
+    // The tuned runs trained at the chosen rates, the accuracy ones once per method and seed.
+    for (const auto& [mode, lr] : chosen) {
+      const std::string sql = "SELECT count(*) FROM runs WHERE name LIKE '%accuracy (tuned lr%' "
+                              "AND mode='" + mode.toStdString() + "' AND abs(json_extract(spec_json, "
+                              "'$.train.lr') / " + QString::number(lr, 'g', 17).toStdString() +
+                              " - 1) < 1e-9";
+      QCOMPARE(rawInt(db.toStdString(), sql), 2LL);
+    }
+    // One study per finding, the search, and each learning finding's tuned twin; completed.
+    QCOMPARE(rawInt(db.toStdString(), "SELECT count(*) FROM studies"), 14LL);
     QCOMPARE(rawInt(db.toStdString(), "SELECT count(*) FROM studies WHERE status='completed'"),
-             8LL);
+             14LL);
     // The page: well-formed, every plot inline, nothing fetched from elsewhere.
     QFile html(out + "/report.html");
     QVERIFY(html.open(QIODevice::ReadOnly));

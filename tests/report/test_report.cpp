@@ -8,6 +8,7 @@
 #include <QtTest>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -358,7 +359,30 @@ class TestReport : public QObject {
     const Suite suite = planSuite(base, options, shapes);
     std::set<std::string> findings;
     for (const auto& st : suite.studies) findings.insert(st.finding);
-    QCOMPARE(findings, std::set<std::string>(kFindingIds.begin(), kFindingIds.end()));
+    std::set<std::string> expected(kFindingIds.begin(), kFindingIds.end());
+    expected.insert(kSearchStudy);
+    QCOMPARE(findings, expected);
+    // issue 32 §5: every learning finding has a tuned twin, planned after the search; the search
+    // is the same for each method, on a validation split the findings' runs do not hold out.
+    int tunedStudies = 0;
+    for (const auto& st : suite.studies) {
+      if (!st.tuned) continue;
+      ++tunedStudies;
+      QVERIFY(st.finding != kSearchStudy && !st.fresh);
+    }
+    QCOMPARE(tunedStudies, 5);
+    const SuiteStudy* search = nullptr;
+    for (const auto& st : suite.studies)
+      if (st.finding == kSearchStudy) search = &st;
+    QVERIFY(search && search->plan.isSearch());
+    QCOMPARE(search->plan.search.trials, 6);
+    QCOMPARE(search->plan.search.keys.size(), size_t{1});
+    QCOMPARE(search->plan.search.keys[0].key, std::string("train.lr"));
+    QVERIFY(search->plan.search.prune.has_value());
+    QCOMPARE(search->plan.search.choosingMetric(), std::string("val_accuracy"));
+    QCOMPARE(engine::parseSpec(search->baseSpecJson).dataset.validation, 0.1);
+    for (const auto& st : suite.studies)
+      if (st.finding != kSearchStudy) QCOMPARE(engine::parseSpec(st.baseSpecJson).dataset.validation, 0.0);
     QCOMPARE(suite.baseStages, 4);
     QCOMPARE(suite.seeds, 2);
     const auto jobs = planJobs(suite, {"cpu"}, shapes);
@@ -397,6 +421,16 @@ class TestReport : public QObject {
         QVERIFY(!j.spec.dataset.randomLabels);
     }
     QCOMPARE(shared, 2);         // one local run per seed
+    // The search's trials: 6 per method, the same rates for each, no tuned run yet.
+    std::map<std::string, std::vector<double>> trialRates;
+    for (const auto& j : jobs) {
+      for (const auto& l : j.links) QVERIFY(!suite.studies[l.study].tuned);
+      if (j.trial) trialRates[engine::toString(j.spec.mode)].push_back(j.spec.train.lr);
+      if (j.trial) QCOMPARE(j.spec.dataset.validation, 0.1);
+    }
+    QCOMPARE(trialRates["local"].size(), size_t{6});
+    QCOMPARE(trialRates["local"], trialRates["backprop"]);
+    for (double lr : trialRates["local"]) QVERIFY(lr >= 1e-5 && lr <= 1e-2);
     QCOMPARE(measuredTwice, 4);  // local and pipeline at the base cut, once per round
     // Quick mode says what it changed.
     QVERIFY(!suite.adaptations.empty());
@@ -440,6 +474,145 @@ class TestReport : public QObject {
     const ReportDoc doc = session.build(describeMachine(2, "OpenBLAS", "1.13", {"cpu"}), 1.0);
     QCOMPARE(doc.findings.size(), kFindingIds.size());
     for (size_t i = 0; i < kFindingIds.size(); ++i) QCOMPARE(doc.findings[i].id, kFindingIds[i]);
+  }
+
+  // issue 32 §5: the search chooses each method's rate on validation alone (a scrambled test
+  // accuracy and a pruned trial's better rung value change nothing), the tuned runs train at
+  // those rates, the shared-lr runs at the base's, and the documents carry both.
+  void tunedRunsUseEachMethodsRateChosenOnValidation() {
+    Store s;
+    const std::string base = report_fixture::specJsonOf(FakeRun{});
+    SuiteOptions options;
+    options.quick = true;
+    const Suite suite = planSuite(base, options, s.shapes);
+    const auto jobs = planJobs(suite, {"cpu"}, s.shapes);
+    ReportSession session(s.store, suite, jobs, "report test", true);
+    const auto left = session.begin();
+    size_t searchStudy = 0;
+    for (size_t i = 0; i < suite.studies.size(); ++i)
+      if (suite.studies[i].finding == kSearchStudy) searchStudy = i;
+    // Validation peaks at a different rate for each method; the test accuracy is its mirror, so
+    // choosing on it would pick the worst rate. The last trial of each method is pruned with a
+    // value above every completed one: never chosen.
+    auto val = [](const std::string& mode, double lr) {
+      const double peak = mode == "local" ? -3.5 : -4.0;
+      return 0.9 - 0.1 * std::abs(std::log10(lr) - peak);
+    };
+    std::map<std::string, double> expected, bestVal;
+    std::map<std::string, int> seen;
+    int trials = 0;
+    const auto rungs = study::rungSteps(*suite.studies[searchStudy].plan.search.prune,
+                                        engine::parseSpec(suite.studies[searchStudy].baseSpecJson)
+                                            .train.maxSteps);
+    QVERIFY(!rungs.empty());
+    const int64_t rung = rungs.front();
+    for (size_t i : left) {
+      const SuiteJob& j = session.jobs()[i];
+      if (!j.trial) continue;
+      ++trials;
+      const std::string mode = engine::toString(j.spec.mode);
+      const bool prune = ++seen[mode] == 6;
+      const double v = prune ? 0.99 : val(mode, j.spec.train.lr);
+      storage::NewRun run;
+      run.name = session.runName(i);
+      run.mode = mode;
+      run.specJson = engine::specToJson(j.spec);
+      run.batchSize = j.spec.train.batchSize;
+      run.totalSteps = j.spec.train.maxSteps;
+      const int64_t id = s.store.writer().createRun(run);
+      storage::RunFinish f;
+      f.status = prune ? storage::RunStatus::Stopped : storage::RunStatus::Completed;
+      f.steps = prune ? rung : j.spec.train.maxSteps;
+      f.testAccuracy = 1 - v;
+      f.summaryJson = nlohmann::json({{"val_accuracy", v}, {"test_accuracy", 1 - v}}).dump();
+      s.store.writer().finishRun(id, f);
+      s.store.writer().flush();
+      session.linkRun(i, id);
+      if (prune)
+        s.store.markRunPruned(session.studyIds()[searchStudy], id, rung, "pruned at the rung");
+      session.runEnded(i, !prune);
+      if (!prune && (!bestVal.count(mode) || v > bestVal[mode]))
+        bestVal[mode] = v, expected[mode] = j.spec.train.lr;
+    }
+    QCOMPARE(trials, 12);
+    const auto tuned = session.planTuned({"cpu"});
+    QVERIFY(!tuned.empty());
+    QCOMPARE(session.chosenRates(), expected);
+    QVERIFY(expected["local"] != expected["backprop"]);
+    // Every tuned run trains at its method's chosen rate and makes points of tuned studies only;
+    // every shared-lr run at the base's rate.
+    std::set<std::string> tunedFindings;
+    for (size_t i : tuned) {
+      const SuiteJob& j = session.jobs()[i];
+      QCOMPARE(j.spec.train.lr, expected.at(engine::toString(j.spec.mode)));
+      for (const auto& l : j.links) {
+        QVERIFY(suite.studies[l.study].tuned);
+        tunedFindings.insert(suite.studies[l.study].finding);
+      }
+    }
+    QCOMPARE(tunedFindings.size(), size_t{5});
+    for (const auto& j : session.jobs())
+      if (!j.trial && !j.fresh && j.links.size() && !suite.studies[j.links[0].study].tuned)
+        QCOMPARE(j.spec.train.lr, 1e-3);
+    QVERIFY(session.planTuned({"cpu"}).empty());  // once
+
+    session.finish(false);
+    const ReportDoc doc = session.build(describeMachine(2, "OpenBLAS", "1.13", {"cpu"}), 1.0);
+    QVERIFY(doc.search.has_value());
+    const auto json = nlohmann::json::parse(reportJson(doc));
+    const auto& search = json["search"];
+    QCOMPARE(search["metric"].get<std::string>(), std::string("val_accuracy"));
+    QCOMPARE(search["methods"].size(), size_t{2});
+    for (const auto& m : search["methods"]) {
+      const std::string mode = m["mode"];
+      QCOMPARE(m["trials"].size(), size_t{6});
+      QCOMPARE(m["chosen"]["train.lr"].get<double>(), expected[mode]);
+      QCOMPARE(m["trials"][5]["status"].get<std::string>(), std::string("pruned"));
+      QCOMPARE(m["trials"][5]["pruned_at"].get<int64_t>(), rung);
+      QCOMPARE(m["best_so_far"].back().get<double>(), bestVal[mode]);
+    }
+    int learning = 0;
+    for (const auto& f : json["findings"]) {
+      const std::string id = f["id"];
+      const bool isLearning = id == "accuracy" || id == "gradient_similarity" || id == "overlap" ||
+                              id == "compute_time_front" || id == "random_labels";
+      QCOMPARE(f.contains("tuned"), isLearning);
+      QCOMPARE(f.contains("shared_lr"), isLearning);
+      if (!isLearning) continue;
+      ++learning;
+      for (const auto& [mode, settings] : f["tuned"]["settings"].items()) {
+        QCOMPARE(settings["train.lr"].get<double>(), expected[mode]);
+        QCOMPARE(settings["val_accuracy"].get<double>(), bestVal[mode]);
+      }
+      for (const auto& [mode, settings] : f["shared_lr"]["settings"].items())
+        QCOMPARE(settings["train.lr"].get<double>(), 1e-3);
+      QVERIFY(f["tuned"]["study_id"] != f["shared_lr"]["study_id"]);
+      QCOMPARE(f["study_id"], f["tuned"]["study_id"]);
+    }
+    QCOMPARE(learning, 5);
+    // The CLI table has the shared-lr column; the page the search section, well-formed.
+    const std::string table = verdictTable(doc);
+    QVERIFY(table.find("shared lr") != std::string::npos);
+    QVERIFY(table.find("lr search: local") != std::string::npos);
+    const QString html = QString::fromStdString(reportHtml(doc));
+    QXmlStreamReader xml(html);
+    while (!xml.atEnd()) xml.readNext();
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QVERIFY(html.contains("id=\"lr_search\""));
+    QVERIFY(html.indexOf("id=\"lr_search\"") < html.indexOf("<h2>Findings</h2>"));
+    QVERIFY(html.contains("class=\"sharedlr\">shared lr</span>"));
+
+    // A second report reuses every trial, the pruned ones staying pruned.
+    ReportSession again(s.store, suite, jobs, "report test 2", true);
+    again.begin();
+    QCOMPARE(again.reused(), size_t{12});
+    storage::RunReader reader(s.store);
+    int pruned = 0;
+    for (const auto& l : reader.studyRuns(again.studyIds()[searchStudy]))
+      pruned += l.prunedAt.has_value() && *l.prunedAt == rung;
+    QCOMPARE(pruned, 2);
+    QVERIFY(again.planTuned({"cpu"}).size() == tuned.size());
+    QCOMPARE(again.chosenRates(), expected);
   }
 
   void documentsAreWhatTheyClaim() {

@@ -213,6 +213,35 @@ void StudyQueue::runNext() {
   if (m_report) {
     for (size_t i = 0; i < m_entries.size(); ++i)
       if (m_entries[i].state == EntryState::Waiting) return runNextOfReport(i);
+    // issue 32 §5: the search has ended; the learning findings again at each method's rate.
+    // (The workbench trains every trial to its end: it does not prune.)
+    std::vector<size_t> tuned;
+    try {
+      tuned = m_report->planTuned(m_devices);
+    } catch (const std::exception& e) {
+      Q_EMIT message(tr("The report's tuned runs could not be planned: %1")
+                         .arg(QString::fromStdString(e.what())));
+    }
+    if (!tuned.empty()) {
+      QStringList rates;
+      for (const auto& [mode, lr] : m_report->chosenRates())
+        rates << QStringLiteral("%1 %2").arg(QString::fromStdString(mode)).arg(lr, 0, 'g', 3);
+      Q_EMIT message(tr("Replication report: the learning-rate search chose %1 (on validation); "
+                        "%2 tuned runs to train")
+                         .arg(rates.isEmpty() ? tr("none") : rates.join(QStringLiteral(", ")))
+                         .arg(tuned.size()));
+      for (size_t job : tuned) {
+        Entry e;
+        e.job = job;
+        e.label = m_report->jobs()[job].label;
+        e.point.index = int(m_entries.size());
+        e.resolved.spec = m_report->jobs()[job].spec;
+        e.resolved.identity = m_report->jobs()[job].identity;
+        m_entries.push_back(std::move(e));
+      }
+      showEntries();
+      return runNext();
+    }
     finish(false);
     return;
   }

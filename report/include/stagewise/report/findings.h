@@ -76,6 +76,21 @@ struct Finding {
   std::string why;  ///< one sentence
   std::vector<int64_t> runs;
   std::vector<Plot> plots;
+  // issue 32 §5
+  /// A learning finding judged at a set of learning rates, by the same rule.
+  struct AtRates {
+    /// Per method its settings, JSON: {"local": {"train.lr": 0.0003, "val_accuracy": 0.84}}
+    /// (tuned: the rate the search chose and the validation metric it was chosen on).
+    std::string settingsJson = "{}";
+    Verdict verdict = Verdict::Inconclusive;
+    std::string oursJson, oursText, why;
+    std::vector<int64_t> runs;
+    int64_t studyId = 0;  ///< the study of these runs in the store
+  };
+  /// The learning findings (accuracy, gradient similarity, overlap, the front, random labels)
+  /// are judged twice: `tuned`, each method at its own chosen rate (what the fields above say),
+  /// and `sharedLr`, every method at the base's rate. Empty for the systems findings.
+  std::optional<AtRates> tuned, sharedLr;
 };
 
 /// The ids, in the report's order.

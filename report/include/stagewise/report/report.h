@@ -45,14 +45,55 @@ struct ReportDoc {
   };
   std::vector<SpecRuns> specs;
   std::vector<std::string> failures;  ///< runs that failed, with why
+  // issue 32 §5
+  /// The learning-rate search the suite ran before the learning findings: per method its
+  /// trials, the rate chosen on validation and the best so far.
+  struct SearchTrial {
+    int trial = 0;  ///< 1-based, in the search's order
+    double lr = 0;
+    double value = kNaN;      ///< the validation metric (a pruned trial's: at its rung)
+    std::string status;       ///< completed | pruned | failed | stopped | not run
+    int64_t steps = 0;        ///< steps it trained
+    int64_t prunedAt = 0;     ///< the rung that stopped it (0: none)
+    int64_t runId = 0;
+  };
+  struct SearchMethod {
+    std::string mode;
+    std::vector<SearchTrial> trials;
+    double chosenLr = kNaN;   ///< NaN: no trial completed; the method trains at the base's rate
+    double bestValue = kNaN;  ///< the chosen trial's validation metric
+    int chosenTrial = 0;      ///< 1-based; 0: none
+    std::vector<double> bestSoFar;  ///< after each trial (NaN before the first completed one)
+  };
+  struct Search {
+    int64_t studyId = 0;
+    std::string key = "train.lr";
+    std::string distributionJson;  ///< {"log_uniform": [1e-05, 0.01]}
+    int trials = 0;                ///< per method
+    std::string sampler;
+    std::string metric;     ///< the validation metric that chooses
+    std::string pruneJson;  ///< {"metric", "min_steps", "reduction"}; "null": none
+    double validation = 0;  ///< the split the trials held out
+    double baseLr = 0;      ///< the shared rate
+    int64_t steps = 0;      ///< steps the trials trained, all together
+    std::vector<SearchMethod> methods;
+    std::vector<Plot> plots;  ///< best so far against trials; the metric against the rate
+  };
+  std::optional<Search> search;
 };
 
 /// report.json: {"version", "quick", "created_at", "seconds", "machine": {...}, "base",
 /// "adaptations", "findings": [{"id", "title", "claim", "paper_value", "paper_source", "ours",
 /// "ours_text", "rule", "verdict", "why", "runs", "study_id"}], "specs", "store", "failures"}.
+/// A learning finding adds "tuned" and "shared_lr" ({"settings", "verdict", "ours", "ours_text",
+/// "why", "runs"}); the search adds "search": {"study_id", "key", "distribution", "trials",
+/// "sampler", "metric", "prune", "validation", "base_lr", "steps", "methods": [{"mode",
+/// "chosen": {"train.lr", "trial", METRIC}, "best_so_far", "trials": [{"trial", "train.lr",
+/// METRIC, "status", "steps", "pruned_at", "run"}]}]}.
 std::string reportJson(const ReportDoc& doc);
 
-/// Markup for one plot: the finding's index, the plot's index within it, the plot.
+/// Markup for one plot: the finding's index, the plot's index within it, the plot. The search's
+/// plots come with the finding index findings.size().
 using PlotMarkup = std::function<std::string(size_t finding, size_t plot, const Plot& p)>;
 
 /// report.html. By default every plot is inline SVG (renderSvg); `markup` replaces that (the

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "stagewise/report/report.h"
 #include "stagewise/report/suite.h"
+#include "stagewise/study/driver.h"
 
 namespace stagewise::storage {
 class RunStore;
@@ -26,9 +28,23 @@ class ReportSession {
                 bool quick);
 
   /// Records the studies and links every run the store already has for a job that may be
-  /// reused (the same spec and seed, completed). Returns the indices of the jobs left to run,
-  /// in order. Throws storage::StoreError.
+  /// reused (the same spec and seed, completed; a search trial's also pruned). Returns the
+  /// indices of the jobs left to run, in order. Throws storage::StoreError.
   std::vector<size_t> begin();
+
+  // issue 32 §5
+  /// Once the jobs begin() returned have ended: reads each method's rate from the search (on
+  /// validation) and plans the tuned studies' runs at those rates, reusing stored runs as
+  /// begin() does. Returns the indices of the jobs left to run (appended to jobs()); empty the
+  /// second time. Throws study::StudyError when a tuned point does not resolve.
+  std::vector<size_t> planTuned(const std::vector<std::string>& devices);
+  /// The options a job's run trains with: a search trial evaluates at the rungs.
+  engine::RunOptions runOptions(size_t job) const;
+  /// The pruning watch for a search trial's run (null for other jobs). Add it to the run's
+  /// observers and stop the run when it asks; then pass it to runEnded.
+  std::unique_ptr<study::PruneWatch> watch(size_t job);
+  /// mode -> the rate the search chose (after planTuned).
+  const std::map<std::string, double>& chosenRates() const { return m_chosen; }
 
   const Suite& suite() const { return m_suite; }
   const std::vector<SuiteJob>& jobs() const { return m_jobs; }
@@ -39,8 +55,10 @@ class ReportSession {
 
   /// Links job `job`'s run to every point it makes (call as soon as the record exists).
   void linkRun(size_t job, int64_t runId);
-  /// The job's run ended; `error` names why when it failed (kept for the report).
-  void runEnded(size_t job, bool completed, const std::string& error = {});
+  /// The job's run ended; `error` names why when it failed (kept for the report). `watch`: the
+  /// search trial's pruning watch (a trial it stopped is kept as pruned).
+  void runEnded(size_t job, bool completed, const std::string& error = {},
+                const study::PruneWatch* watch = nullptr);
   /// Closes the studies: stopped (to be made again by the same command) or completed.
   void finish(bool stopped);
 
@@ -62,6 +80,16 @@ class ReportSession {
   std::vector<std::string> m_failures;
   size_t m_reused = 0;
   std::shared_ptr<const void> m_keep;
+  // issue 32 §5
+  /// Links `links` of a job to `runId` in their studies.
+  void linkPoints(const std::vector<SuiteJob::Link>& links, int64_t runId);
+  /// The search study's index in the suite, its driver (rungs, pruning) and the trial job's
+  /// point there.
+  std::optional<size_t> m_searchStudy;
+  std::unique_ptr<study::StudyDriver> m_searchDriver;
+  std::optional<study::StudyDriver::Job> driverJob(size_t job) const;
+  bool m_tunedPlanned = false;
+  std::map<std::string, double> m_chosen;
 };
 
 /// "2026-12-02T17:05:11Z" for now.

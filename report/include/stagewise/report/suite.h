@@ -4,6 +4,7 @@
 // (a run that several studies need is made once and linked to each). Torch-free and Qt-free.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,16 @@ struct SuiteStudy {
   study::StudyPlan plan;
   /// Measured anew by every report, in interleaved rounds (seeds are rounds): throughput.
   bool fresh = false;
+  // issue 32 §5
+  /// A learning finding's study at each method's own chosen rate (the search's): its runs are
+  /// planned by planTunedJobs once the search has ended. Its twin with `tuned` false trains at
+  /// the base's rate (the shared lr).
+  bool tuned = false;
 };
+
+/// The finding id of the suite's learning-rate search (a search study, before the learning
+/// findings): mode varied over local and backprop, train.lr searched, chosen on validation.
+inline const std::string kSearchStudy = "lr_search";
 
 struct Suite {
   std::string baseSpecJson;  ///< the user's base after --set
@@ -35,6 +45,8 @@ struct Suite {
   std::vector<SuiteStudy> studies;
   /// What the suite changed for this base, in words (shown in the report).
   std::vector<std::string> adaptations;
+  // issue 32 §5
+  double baseLr = 0;  ///< the base's train.lr: the shared rate of the shared-lr runs
 };
 
 /// The suite for a base experiment (its JSON, --set applied). Throws study::StudyError with
@@ -54,13 +66,25 @@ struct SuiteJob {
   };
   std::vector<Link> links;
   std::string label;  ///< "accuracy: mode=local, seed 2"
+  // issue 32 §5
+  /// A trial of the learning-rate search: the run evaluates at the rungs (runOptions) and may be
+  /// pruned (ReportSession::watch).
+  bool trial = false;
 };
 
-/// Every run of the suite, resolved and checked (throws study::StudyError naming the point):
-/// the fresh (throughput) runs first, round by round, then the others in study order, each spec
-/// once however many studies need it.
+/// Every run of the suite known before it trains, resolved and checked (throws
+/// study::StudyError naming the point): the fresh (throughput) runs first, round by round, then
+/// the others in study order (the search's trials, in the search's order, before the learning
+/// runs at the shared rate), each spec once however many studies need it. The tuned studies'
+/// runs wait for the search (planTunedJobs).
 std::vector<SuiteJob> planJobs(const Suite& suite, const std::vector<std::string>& devices,
                                study::ShapeCache& shapes);
+
+/// The tuned studies' runs: each point's spec at its method's chosen rate (`lrOf`: mode ->
+/// train.lr; a mode missing from it trains at the base's rate), each spec once.
+std::vector<SuiteJob> planTunedJobs(const Suite& suite, const std::map<std::string, double>& lrOf,
+                                    const std::vector<std::string>& devices,
+                                    study::ShapeCache& shapes);
 
 /// What makes two runs the same run for reuse: the canonical spec JSON without `name`,
 /// `checkpoint` and `debug` (and what the mode does not read, as study::specIdentity).
