@@ -28,7 +28,15 @@ struct Result {
   QString out, err;
 };
 
-Result runCli(const QStringList& args, int timeoutMs = 600000) {
+#ifdef STAGEWISE_REPORT_QUICK
+// The quick protocol with its learning-rate search (issue 32 §5) on 2 cores: about twice the
+// runs of the protocol before it.
+constexpr int kCliTimeoutMs = 1800000;
+#else
+constexpr int kCliTimeoutMs = 600000;
+#endif
+
+Result runCli(const QStringList& args, int timeoutMs = kCliTimeoutMs) {
   QProcess p;
   p.start(kCli, args);
   p.waitForFinished(timeoutMs);
