@@ -50,18 +50,23 @@ th { background: #f4f4f4; }
 .reproduced { background: #d8f0dd; color: #11561f; }
 .not_reproduced { background: #f7d7d7; color: #7a1010; }
 .inconclusive { background: #fbefc8; color: #6b4e00; }
+.holds_by_construction { background: #e4e4ee; color: #333366; }
+.extra { color: #666; font-style: italic; }
 .quick { background: #fbefc8; padding: 0.5em 0.8em; border-radius: 4px; }
 .muted { color: #666; font-size: 0.92em; }
 pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
 figure { margin: 1em 0; }
 )";
 
-std::string verdictBadge(Verdict v) {
-  const std::string id = toString(v);
-  std::string words = id;
-  for (char& c : words)
-    if (c == '_') c = ' ';
-  return "<span class=\"verdict " + id + "\">" + words + "</span>";
+std::string verdictBadge(const Finding& f) {
+  return "<span class=\"verdict " + toString(f.verdict) + "\">" + escapeHtml(verdictWords(f)) +
+         "</span>";
+}
+
+/// Which of the paper's findings it tests, in words.
+std::string testsWords(const Finding& f) {
+  if (f.paperFinding <= 0) return "extra check, not a claim of the paper";
+  return "the paper's finding " + std::to_string(f.paperFinding);
 }
 
 std::string runList(const std::vector<int64_t>& runs) {
@@ -86,17 +91,32 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
   if (doc.quick)
     h << "<p class=\"quick\"><b>Quick report</b>: fewer steps and 2 seeds per group. Its verdicts "
          "are indicative; run the full report (without --quick) for the findings' real test.</p>\n";
-  h << "<h2>Findings</h2>\n<table>\n<tr><th>finding</th><th>the paper</th><th>ours</th>"
-       "<th>verdict</th></tr>\n";
+  h << "<h2>Findings</h2>\n<table>\n<tr><th>finding</th><th>tests</th><th>the paper</th>"
+       "<th>ours</th><th>verdict</th></tr>\n";
   for (const auto& f : doc.findings) {
-    h << "<tr><td><a href=\"#" << escapeHtml(f.id) << "\">" << escapeHtml(f.id) << "</a></td><td>"
-      << escapeHtml(f.claim);
+    h << "<tr><td><a href=\"#" << escapeHtml(f.id) << "\">" << escapeHtml(f.id) << "</a></td><td"
+      << (f.paperFinding > 0 ? "" : " class=\"extra\"") << ">" << escapeHtml(testsWords(f))
+      << "</td><td>" << escapeHtml(f.claim);
     if (f.paperValue) h << " <b>(" << escapeHtml(fmt(*f.paperValue, 2)) << ")</b>";
-    h << "</td><td>" << escapeHtml(f.oursText) << "</td><td>" << verdictBadge(f.verdict)
+    h << "</td><td>" << escapeHtml(f.oursText) << "</td><td>" << verdictBadge(f)
       << "</td></tr>\n";
   }
   h << "</table>\n";
-  h << "<p class=\"muted\">Every rule was fixed before the data was seen (docs/replication.md). "
+  h << "<p><b>Summary.</b> " << escapeHtml(tallyText(tally(doc.findings))) << ".</p>\n";
+  h << "<details><summary>The paper's six findings and which finding here tests each"
+       "</summary><ol>\n";
+  for (size_t n = 0; n < kPaperFindings.size(); ++n) {
+    std::string by;
+    for (const auto& f : doc.findings)
+      if (f.paperFinding == static_cast<int>(n + 1)) by += (by.empty() ? "" : ", ") + f.id;
+    h << "<li>" << escapeHtml(kPaperFindings[n]) << " <span class=\"muted\">("
+      << escapeHtml(by.empty() ? "not tested by this report" : "tested by " + by)
+      << ")</span></li>\n";
+  }
+  h << "</ol></details>\n";
+  h << "<p class=\"muted\">Every rule was fixed before the data was seen (docs/replication.md); a "
+       "learning finding whose methods were still improving at the end is inconclusive: not "
+       "converged. "
        "The paper's throughput and communication numbers come from Graphcore IPUs, one stage per "
        "processor; this machine has "
     << doc.machine.cores << " core(s) that all stages share.</p>\n";
@@ -104,13 +124,27 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
   for (size_t fi = 0; fi < doc.findings.size(); ++fi) {
     const Finding& f = doc.findings[fi];
     h << "<h2 id=\"" << escapeHtml(f.id) << "\">" << escapeHtml(f.title) << " "
-      << verdictBadge(f.verdict) << "</h2>\n";
-    h << "<p><b>The paper.</b> " << escapeHtml(f.claim) << "</p>\n";
+      << verdictBadge(f) << "</h2>\n";
+    if (f.paperFinding > 0)
+      h << "<p class=\"muted\">Tests the paper's finding " << f.paperFinding << ": "
+        << escapeHtml(kPaperFindings[size_t(f.paperFinding - 1)]) << ".</p>\n";
+    else
+      h << "<p class=\"extra\">An extra check, not a claim of the paper; not counted in the "
+           "summary.</p>\n";
+    h << "<p><b>" << (f.paperFinding > 0 ? "The paper." : "The check.") << "</b> "
+      << escapeHtml(f.claim) << "</p>\n";
     if (!f.paperSource.empty())
       h << "<p class=\"muted\">Source: " << escapeHtml(f.paperSource) << "</p>\n";
     h << "<p><b>Ours.</b> " << escapeHtml(f.oursText) << "</p>\n";
+    if (!f.settings.empty())
+      h << "<p><b>Settings.</b> " << escapeHtml(f.settings) << "</p>\n";
     h << "<p><b>Rule.</b> " << escapeHtml(f.rule) << "</p>\n";
-    h << "<p><b>Verdict.</b> " << verdictBadge(f.verdict) << " " << escapeHtml(f.why) << ".</p>\n";
+    h << "<p><b>Verdict.</b> " << verdictBadge(f) << " " << escapeHtml(f.why) << ".";
+    if (f.verdict == Verdict::HoldsByConstruction)
+      h << " <i>Holds by construction: not counted as evidence.</i>";
+    if (!f.carriedBy.empty())
+      h << " <span class=\"muted\">Carried by: " << escapeHtml(f.carriedBy) << ".</span>";
+    h << "</p>\n";
     for (size_t pi = 0; pi < f.plots.size(); ++pi) {
       h << "<figure>";
       if (markup) {
