@@ -120,14 +120,17 @@ class TestReportCli : public QObject {
     for (int i = 0; i < findings.size(); ++i) {
       const QJsonObject f = findings[i].toObject();
       QCOMPARE(f["id"].toString(), ids[i]);
-      QVERIFY(QStringList({"reproduced", "not_reproduced", "inconclusive"})
+      QVERIFY(QStringList({"reproduced", "not_reproduced", "inconclusive", "holds_by_construction"})
                   .contains(f["verdict"].toString()));
+      QCOMPARE(f["kind"].toString(), ids[i] == "random_labels" ? QStringLiteral("extra")
+                                                               : QStringLiteral("paper"));
       QVERIFY(!f["rule"].toString().isEmpty() && !f["why"].toString().isEmpty());
       QVERIFY2(!f["runs"].toArray().isEmpty(), qPrintable(ids[i]));
       QVERIFY(f["study_id"].toInt() > 0);
     }
-    // Measured, so they decide: the bytes are the method's (half, with the labels on top).
-    QCOMPARE(findings[1].toObject()["verdict"].toString(), QStringLiteral("reproduced"));
+    // The bytes are the method's (half, with the labels on top): by construction, not evidence.
+    QCOMPARE(findings[1].toObject()["verdict"].toString(), QStringLiteral("holds_by_construction"));
+    QCOMPARE(findings[1].toObject()["reason"].toString(), QStringLiteral("by_construction"));
     // One study per finding, completed.
     QCOMPARE(rawInt(db.toStdString(), "SELECT count(*) FROM studies"), 8LL);
     QCOMPARE(rawInt(db.toStdString(), "SELECT count(*) FROM studies WHERE status='completed'"),

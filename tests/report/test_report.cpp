@@ -648,6 +648,31 @@ class TestReport : public QObject {
     }
     QCOMPARE(shared, 2);         // one local run per seed
     QCOMPARE(measuredTwice, 4);  // local and pipeline at the base cut, once per round
+    // The pipeline's M is swept (1, K, 2K) in the throughput rounds; memory also measures
+    // 2K micro-batches and twice the stages; communication reads M = K.
+    std::set<std::pair<int, int>> pipelineThroughput, pipelineMemory;
+    std::set<size_t> localMemoryStages;
+    for (const auto& j : jobs) {
+      std::set<size_t> studies;
+      for (const auto& l : j.links) studies.insert(l.study);
+      const int k = int(j.spec.partition.cuts.size()) + 1;
+      if (j.spec.mode == engine::Mode::Pipeline) {
+        if (studies.count(studyOf("throughput_vs_stages")))
+          pipelineThroughput.insert({k, j.spec.pipeline.microBatches});
+        if (studies.count(studyOf("memory")))
+          pipelineMemory.insert({k, j.spec.pipeline.microBatches});
+        if (studies.count(studyOf("communication")))
+          QCOMPARE(j.spec.pipeline.microBatches, 4);
+      }
+      if (j.spec.mode == engine::Mode::Local && studies.count(studyOf("memory")))
+        localMemoryStages.insert(size_t(k));
+    }
+    for (int k : {1, 2, 3, 4})
+      for (int m : {1, 4, 8}) QVERIFY(pipelineThroughput.count({k, m}));
+    QCOMPARE(pipelineThroughput.size(), size_t{12});
+    QCOMPARE(pipelineMemory, (std::set<std::pair<int, int>>{
+                                 {4, 1}, {4, 4}, {4, 8}, {8, 1}, {8, 4}, {8, 8}}));
+    QCOMPARE(localMemoryStages, (std::set<size_t>{4, 8}));
     // Quick mode says what it changed.
     QVERIFY(!suite.adaptations.empty());
   }
