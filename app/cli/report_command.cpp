@@ -38,8 +38,12 @@ const char* kReportUsage =
   Checks each of the paper's findings (gradient similarity, communication, memory, throughput
   over stages, accuracy, overlapping updates, the compute/time front, random labels) against
   runs made on this machine, as one study per finding in the run store. Stored runs of the same
-  spec and seed are reused, so a second call is quick; throughput is measured anew each time.
-  Writes DIR/report.html (self-contained) and DIR/report.json.
+  spec and seed are reused, so a second call is quick; throughput and memory are measured anew
+  each time, the pipeline at its fastest micro-batch count. Writes DIR/report.html
+  (self-contained) and DIR/report.json, and prints a table: each finding, which of the paper's
+  six findings it tests (or "extra"), its verdict (reproduced, not reproduced, inconclusive,
+  inconclusive: not converged, holds by construction) and the numbers, then a summary that
+  counts only the paper's findings and never one that holds by construction.
 
   --config BASE  the base experiment (a file or a preset; default mlp-fmnist-4stage)
   --quick        fewer steps and 2 seeds: about 10 minutes on 2 cores
