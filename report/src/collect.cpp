@@ -41,7 +41,8 @@ void flopsFromSpec(const engine::ExperimentSpec& spec, RunData& r, study::ShapeC
     r.stageParams.clear();
     for (const auto& st : stages) {
       int64_t n = 0;
-      for (int l = st.firstLayer; l <= st.lastLayer && l < static_cast<int>(plan.layers.size()); ++l)
+      for (int l = st.firstLayer; l <= st.lastLayer && l < static_cast<int>(plan.layers.size());
+           ++l)
         n += plan.layers[size_t(l)].params;
       r.stageParams.push_back(n + (spec.mode == engine::Mode::Local ? st.auxParams : 0));
     }

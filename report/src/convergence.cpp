@@ -69,13 +69,17 @@ void check(Finding& f,
       const double g = projectedGain(curve, length);
       if (std::isfinite(g)) gains.push_back(g), steps.push_back(static_cast<double>(r.steps));
     }
-    const double g = stats::mean(gains);
-    const bool up = g > rules::kRisingGain;
+    const double g = stats::mean(gains), se = stats::stdErr(gains);
+    const bool beyondNoise = !std::isfinite(se) || g - rules::kNoise * se > 0;
+    const bool up = g > rules::kRisingGain && beyondNoise;
     // The gain over a run length falls as 1 / length when the metric approaches its limit as
     // a - c / t: a run (g / threshold) times as long would gain less than the threshold.
     const int64_t need =
         up ? static_cast<int64_t>(std::ceil(stats::mean(steps) * g / rules::kRisingGain)) : 0;
-    per[label] = {{"gain", jsonNumber(g)}, {"runs", gains.size()}, {"rising", up}};
+    per[label] = {{"gain", jsonNumber(g)},
+                  {"stderr", jsonNumber(se)},
+                  {"runs", gains.size()},
+                  {"rising", up}};
     if (up) {
       per[label]["decide_steps"] = need;
       rising.push_back(label);
@@ -92,14 +96,14 @@ void check(Finding& f,
   std::string who;
   for (size_t i = 0; i < rising.size(); ++i)
     who += (i ? (i + 1 == rising.size() ? " and " : ", ") : "") + rising[i];
-  const std::string words = metricName == "val_accuracy"     ? "validation accuracy"
-                            : metricName == "test_accuracy"  ? "test accuracy"
-                                                             : "training accuracy";
+  const std::string words = metricName == "val_accuracy"    ? "validation accuracy"
+                            : metricName == "test_accuracy" ? "test accuracy"
+                                                            : "training accuracy";
   std::string before = toString(f.verdict);
   std::replace(before.begin(), before.end(), '_', ' ');
   f.why = who + "'s " + words + " was still rising at the end (up to " + fmt(worstGain * 100, 1) +
           " points over another run length at the last quarter's rate, more than " +
-          fmt(rules::kRisingGain * 100, 0) + "); a run of about " + std::to_string(decide) +
+          fmt(rules::kRisingGain * 100, 0) + " and beyond the seeds' noise); a run of about " + std::to_string(decide) +
           " steps would decide it. Judged as it stands, the verdict would be " + before + ": " +
           f.why;
   f.verdict = Verdict::Inconclusive;

@@ -21,11 +21,12 @@ double projectedGain(const std::vector<std::pair<double, double>>& curve, double
 /// evaluations (x: samples seen); or the model head's training accuracy (x: step).
 enum class Metric { Evaluations, HeadAccuracy };
 
-/// Applies the rule to each method's runs (a label and the runs) and, when a method is still
+/// Applies the rule (rules::kRising*, with rules::kNoise) to each method's runs (a label and the runs) and, when a method is still
 /// rising and the finding has a verdict from data, turns it into Inconclusive with reason
 /// "not_converged", says so in `why` (with the verdict the rule would have given), and sets
 /// decideSteps. Always fills convergenceJson.
-void check(Finding& f, const std::vector<std::pair<std::string, const std::vector<RunData>*>>& methods,
+void check(Finding& f,
+           const std::vector<std::pair<std::string, const std::vector<RunData>*>>& methods,
            Metric metric = Metric::Evaluations);
 
 }  // namespace stagewise::report::convergence

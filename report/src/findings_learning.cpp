@@ -461,17 +461,17 @@ Finding judgeFront(const std::vector<RunData>& runs) {
                " in wall time here (target " + fmt(target * 100, 1) + " %)";
   const double rs = tL / tB, rw = wL / wB;
   auto side = [](double r) {
-    return !std::isfinite(r)                 ? stats::Side::Unclear
-           : r <= rules::kFrontReproduced    ? stats::Side::Holds
-           : r >= 1                          ? stats::Side::Fails
-                                             : stats::Side::Unclear;
+    return !std::isfinite(r)              ? stats::Side::Unclear
+           : r <= rules::kFrontReproduced ? stats::Side::Holds
+           : r >= 1                       ? stats::Side::Fails
+                                          : stats::Side::Unclear;
   };
   const stats::Side ss = side(rs), sw = side(rw);
   auto carried = [&](stats::Side by) {
     return ss == by && sw == by ? "both" : ss == by ? "flops_model" : "wall_time";
   };
-  const std::string both = "the FLOPs model gives " + fmt(rs, 2) + "x, the wall time here " +
-                           fmt(rw, 2) + "x";
+  const std::string both =
+      "the FLOPs model gives " + fmt(rs, 2) + "x, the wall time here " + fmt(rw, 2) + "x";
   if (!std::isfinite(tL) || !std::isfinite(tB)) {
     f.verdict = Verdict::Inconclusive;
     f.carriedBy = "neither";
@@ -481,20 +481,21 @@ Finding judgeFront(const std::vector<RunData>& runs) {
              (sw == stats::Side::Holds && ss != stats::Side::Fails)) {
     f.verdict = Verdict::Reproduced;
     f.carriedBy = carried(stats::Side::Holds);
-    f.why = "the fastest local group reached the target ahead of the fastest backprop group: " +
-            both + " (carried by " +
-            (f.carriedBy == "both" ? std::string("both measures")
-             : f.carriedBy == "flops_model"
-                 ? std::string("the FLOPs model alone; the wall time did not fail")
-                 : std::string("the wall time alone; the FLOPs model did not fail")) +
-            ")";
+    f.why =
+        "the fastest local group reached the target ahead of the fastest backprop group: " + both +
+        " (carried by " +
+        (f.carriedBy == "both" ? std::string("both measures")
+         : f.carriedBy == "flops_model"
+             ? std::string("the FLOPs model alone; the wall time did not fail")
+             : std::string("the wall time alone; the FLOPs model did not fail")) +
+        ")";
   } else if ((ss == stats::Side::Fails && sw != stats::Side::Holds) ||
              (sw == stats::Side::Fails && ss != stats::Side::Holds)) {
     f.verdict = Verdict::NotReproduced;
     f.carriedBy = carried(stats::Side::Fails);
     f.why = "no local group reached the target in less time than backprop: " + both +
             " (carried by " +
-            (f.carriedBy == "both" ? std::string("both measures")
+            (f.carriedBy == "both"          ? std::string("both measures")
              : f.carriedBy == "flops_model" ? std::string("the FLOPs model")
                                             : std::string("the wall time")) +
             ")";

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "format.h"
 #include "stagewise/report/findings.h"
@@ -138,8 +138,8 @@ Finding judgeCommunication(const std::vector<RunData>& local,
     f.verdict = Verdict::HoldsByConstruction;
     f.reason = "by_construction";
     f.why =
-        "by construction: a gradient has the size of its activation, so pipelined backprop sends every "
-        "boundary's activation forward and an equally large gradient back, local mode the "
+        "by construction: a gradient has the size of its activation, so pipelined backprop sends "
+        "every boundary's activation forward and an equally large gradient back, local mode the "
         "activation only: r = " +
         fmt(r, 3) +
         " follows from the methods, and r > 0.75 cannot happen in this engine. The runs "
@@ -303,7 +303,8 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
   std::string dominant;
   double dominantDelta = 0;
   for (const auto& [name, d] : deltas)
-    if (std::isfinite(d) && std::abs(d) > std::abs(dominantDelta)) dominant = name, dominantDelta = d;
+    if (std::isfinite(d) && std::abs(d) > std::abs(dominantDelta))
+      dominant = name, dominantDelta = d;
   ours["parts"] = {{"local", partsJson(pl)},
                    {"pipeline", partsJson(pp)},
                    {"dominant", dominant.empty() ? ordered_json(nullptr) : ordered_json(dominant)}};
@@ -321,8 +322,8 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
                        {"pipeline_peak", jsonNumber(pk)},
                        {"ratio", jsonNumber(lk / pk)}});
     if (k != baseK || m != bestM)
-      scaleText += std::string(scaleText.empty() ? "" : ", ") + std::to_string(k) + " stages M = " +
-                   std::to_string(m) + ": q = " + fmt(lk / pk, 2);
+      scaleText += std::string(scaleText.empty() ? "" : ", ") + std::to_string(k) +
+                   " stages M = " + std::to_string(m) + ": q = " + fmt(lk / pk, 2);
   }
   ours["by_setting"] = scaling;
   f.oursJson = ours.dump();
@@ -338,25 +339,26 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
     return f;
   }
   auto partWords = [](const std::string& name) {
-    return name == "activations"   ? std::string("the activations kept for backward")
-           : name == "rest"        ? std::string("the rest (temporaries, micro-batch buffers, "
-                                                 "batches queued, probe snapshots)")
-                                   : std::string("gradients and optimizer state (local mode's "
-                                                 "include its aux head's)");
+    return name == "activations" ? std::string("the activations kept for backward")
+           : name == "rest"      ? std::string(
+                                       "the rest (temporaries, micro-batch buffers, "
+                                            "batches queued, probe snapshots)")
+                            : std::string(
+                                  "gradients and optimizer state (local mode's "
+                                  "include its aux head's)");
   };
   const std::string difference =
-      dominant.empty()
-          ? std::string()
-          : "; what made the difference: " + partWords(dominant) + ", " +
-                fmtBytes(dominant == "activations" ? pl.activations
-                         : dominant == "rest"      ? pl.rest
-                                                   : pl.state) +
-                " local against " +
-                fmtBytes(dominant == "activations" ? pp.activations
-                         : dominant == "rest"      ? pp.rest
-                                                   : pp.state) +
-                " pipeline (largest stages: " + std::to_string(pl.stage + 1) + " and " +
-                std::to_string(pp.stage + 1) + ")";
+      dominant.empty() ? std::string()
+                       : "; what made the difference: " + partWords(dominant) + ", " +
+                             fmtBytes(dominant == "activations" ? pl.activations
+                                      : dominant == "rest"      ? pl.rest
+                                                                : pl.state) +
+                             " local against " +
+                             fmtBytes(dominant == "activations" ? pp.activations
+                                      : dominant == "rest"      ? pp.rest
+                                                                : pp.state) +
+                             " pipeline (largest stages: " + std::to_string(pl.stage + 1) +
+                             " and " + std::to_string(pp.stage + 1) + ")";
   const std::string scale = scaleText.empty() ? "" : "; elsewhere " + scaleText;
   f.oursText = "q = " + fmt(q, 3) + " (largest stage " + fmtBytes(ml) + " local, " + fmtBytes(mp) +
                " pipeline at M = " + std::to_string(bestM) + ", " + fmtBytes(mb) +
@@ -374,8 +376,8 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
     f.why = "the peaks are within 10 % of each other (q = " + fmt(q, 2) + ")" + difference;
   }
   Plot plot;
-  plot.title = "Peak memory per stage (allocator; the pipeline at M = " + std::to_string(bestM) +
-               ")";
+  plot.title =
+      "Peak memory per stage (allocator; the pipeline at M = " + std::to_string(bestM) + ")";
   plot.yLabel = "bytes";
   PlotSeries sl{"local", {}, {}, {}, {}, PlotSeries::Style::Bars, 0};
   PlotSeries sp{"pipelined backprop", {}, {}, {}, {}, PlotSeries::Style::Bars, 1};

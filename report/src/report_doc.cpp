@@ -60,9 +60,8 @@ Tally tally(const std::vector<Finding>& findings) {
 
 std::string tallyText(const Tally& t) {
   std::string s = std::to_string(t.reproduced) + " of " + std::to_string(t.paper) +
-                  " findings that test the paper reproduced, " +
-                  std::to_string(t.notReproduced) + " not reproduced, " +
-                  std::to_string(t.inconclusive) + " inconclusive";
+                  " findings that test the paper reproduced, " + std::to_string(t.notReproduced) +
+                  " not reproduced, " + std::to_string(t.inconclusive) + " inconclusive";
   if (t.notConverged > 0) s += " (" + std::to_string(t.notConverged) + " not converged)";
   s += "; " + std::to_string(t.byConstruction) + " holds by construction (not evidence)";
   s += "; " + std::to_string(t.extra) + " extra check" + (t.extra == 1 ? "" : "s") +
@@ -122,8 +121,8 @@ std::string reportJson(const ReportDoc& doc) {
     o["reason"] = f.reason.empty() ? ordered_json(nullptr) : ordered_json(f.reason);
     o["why"] = f.why;
     o["carried_by"] = f.carriedBy.empty() ? ordered_json(nullptr) : ordered_json(f.carriedBy);
-    const ordered_json conv = ordered_json::parse(
-        f.convergenceJson.empty() ? "null" : f.convergenceJson, nullptr, false);
+    const ordered_json conv =
+        ordered_json::parse(f.convergenceJson.empty() ? "null" : f.convergenceJson, nullptr, false);
     o["convergence"] = conv.is_discarded() ? ordered_json(nullptr) : conv;
     o["decide_steps"] = f.decideSteps > 0 ? ordered_json(f.decideSteps) : ordered_json(nullptr);
     o["runs"] = f.runs;
@@ -148,12 +147,11 @@ std::string reportJson(const ReportDoc& doc) {
 std::string verdictTable(const ReportDoc& doc) {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-22s %-8s %-28s %s\n", "finding", "tests", "verdict",
-                "ours");
+  std::snprintf(line, sizeof line, "%-22s %-8s %-28s %s\n", "finding", "tests", "verdict", "ours");
   out << line;
   for (const auto& f : doc.findings) {
-    const std::string tests = f.paperFinding > 0 ? "paper " + std::to_string(f.paperFinding)
-                                                 : std::string("extra");
+    const std::string tests =
+        f.paperFinding > 0 ? "paper " + std::to_string(f.paperFinding) : std::string("extra");
     std::snprintf(line, sizeof line, "%-22s %-8s %-28s ", f.id.c_str(), tests.c_str(),
                   verdictWords(f).c_str());
     out << line << f.oursText << "\n";

@@ -98,8 +98,7 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
       << (f.paperFinding > 0 ? "" : " class=\"extra\"") << ">" << escapeHtml(testsWords(f))
       << "</td><td>" << escapeHtml(f.claim);
     if (f.paperValue) h << " <b>(" << escapeHtml(fmt(*f.paperValue, 2)) << ")</b>";
-    h << "</td><td>" << escapeHtml(f.oursText) << "</td><td>" << verdictBadge(f)
-      << "</td></tr>\n";
+    h << "</td><td>" << escapeHtml(f.oursText) << "</td><td>" << verdictBadge(f) << "</td></tr>\n";
   }
   h << "</table>\n";
   h << "<p><b>Summary.</b> " << escapeHtml(tallyText(tally(doc.findings))) << ".</p>\n";
@@ -123,8 +122,8 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
 
   for (size_t fi = 0; fi < doc.findings.size(); ++fi) {
     const Finding& f = doc.findings[fi];
-    h << "<h2 id=\"" << escapeHtml(f.id) << "\">" << escapeHtml(f.title) << " "
-      << verdictBadge(f) << "</h2>\n";
+    h << "<h2 id=\"" << escapeHtml(f.id) << "\">" << escapeHtml(f.title) << " " << verdictBadge(f)
+      << "</h2>\n";
     if (f.paperFinding > 0)
       h << "<p class=\"muted\">Tests the paper's finding " << f.paperFinding << ": "
         << escapeHtml(kPaperFindings[size_t(f.paperFinding - 1)]) << ".</p>\n";
@@ -136,8 +135,7 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
     if (!f.paperSource.empty())
       h << "<p class=\"muted\">Source: " << escapeHtml(f.paperSource) << "</p>\n";
     h << "<p><b>Ours.</b> " << escapeHtml(f.oursText) << "</p>\n";
-    if (!f.settings.empty())
-      h << "<p><b>Settings.</b> " << escapeHtml(f.settings) << "</p>\n";
+    if (!f.settings.empty()) h << "<p><b>Settings.</b> " << escapeHtml(f.settings) << "</p>\n";
     h << "<p><b>Rule.</b> " << escapeHtml(f.rule) << "</p>\n";
     h << "<p><b>Verdict.</b> " << verdictBadge(f) << " " << escapeHtml(f.why) << ".";
     if (f.verdict == Verdict::HoldsByConstruction)

@@ -122,8 +122,8 @@ class TestReportCli : public QObject {
       QCOMPARE(f["id"].toString(), ids[i]);
       QVERIFY(QStringList({"reproduced", "not_reproduced", "inconclusive", "holds_by_construction"})
                   .contains(f["verdict"].toString()));
-      QCOMPARE(f["kind"].toString(), ids[i] == "random_labels" ? QStringLiteral("extra")
-                                                               : QStringLiteral("paper"));
+      QCOMPARE(f["kind"].toString(),
+               ids[i] == "random_labels" ? QStringLiteral("extra") : QStringLiteral("paper"));
       QVERIFY(!f["rule"].toString().isEmpty() && !f["why"].toString().isEmpty());
       QVERIFY2(!f["runs"].toArray().isEmpty(), qPrintable(ids[i]));
       QVERIFY(f["study_id"].toInt() > 0);

@@ -41,9 +41,9 @@ struct FakeRun {
   };
   std::vector<Eval> evals;
   std::vector<std::pair<int64_t, double>> headAccuracy;  // the last stage's accuracy per step
-  std::vector<int64_t> peakActivation;                    // per stage (empty: 1000)
-  int microBatches = 0;                                   // pipeline.micro_batches
-  std::vector<Eval> valEvals;                             // val_accuracy
+  std::vector<int64_t> peakActivation;                   // per stage (empty: 1000)
+  int microBatches = 0;                                  // pipeline.micro_batches
+  std::vector<Eval> valEvals;                            // val_accuracy
 };
 
 inline std::string specJsonOf(const FakeRun& r) {
