@@ -108,6 +108,7 @@ void check(Finding& f,
           f.why;
   f.verdict = Verdict::Inconclusive;
   f.reason = "not_converged";
+  if (!f.carriedBy.empty()) f.carriedBy = "neither";  // the measures' verdict stays in `why`
   f.decideSteps = decide;
 }
 

@@ -531,6 +531,8 @@ class TestReport : public QObject {
     QTest::newRow("both fail") << 209 << 1.0 << Verdict::NotReproduced << "both";
     QTest::newRow("the FLOPs model fails, the wall time between")
         << 209 << 0.2 << Verdict::NotReproduced << "flops_model";
+    // Local reaches the target at its last evaluation: still rising, whatever both measures say.
+    QTest::newRow("not converged") << 299 << 0.1 << Verdict::Inconclusive << "neither";
   }
   void front() {
     QFETCH(int, localStep);
@@ -556,6 +558,7 @@ class TestReport : public QObject {
     QVERIFY2(f.verdict == verdict, (f.oursText + " / " + f.why + ratios).c_str());
     QCOMPARE(QString::fromStdString(f.carriedBy), carriedBy);
     QCOMPARE(QString::fromStdString(findingJson(f)["carried_by"].get<std::string>()), carriedBy);
+    QCOMPARE(f.reason == "not_converged", localStep == 299);
     QCOMPARE(f.paperFinding, 1);
     QCOMPARE(f.plots.size(), size_t{2});
   }
