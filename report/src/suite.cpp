@@ -136,6 +136,11 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
     const bool rowsOk = base.model.norm != "batchnorm" || batch >= 2 * m;
     if (m <= batch && rowsOk) microBatches.push_back(std::to_string(m));
   }
+  std::string swept;
+  for (const auto& m : microBatches) swept += (swept.empty() ? "" : ", ") + m;
+  suite.adaptations.push_back("pipelined backprop at M = " + swept +
+                              " micro-batches per batch; throughput and memory compare with the "
+                              "fastest");
   if (base.model.kind == "cnn")
     suite.adaptations.push_back(
         "the CNN has batch norm: pipelined backprop normalises each "
