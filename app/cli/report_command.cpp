@@ -41,8 +41,12 @@ const char* kReportUsage =
   findings it searches each method's learning rate on a validation split (the same trials for
   each), then judges them with each method at its own chosen rate, the base's shared rate
   beside. Stored runs of the same spec and seed are reused, so a second call is quick;
-  throughput is measured anew each time. Writes DIR/report.html (self-contained) and
-  DIR/report.json.
+  throughput and memory are measured anew each time, the pipeline at its fastest micro-batch
+  count. Writes DIR/report.html (self-contained) and DIR/report.json, and prints a table: each
+  finding, which of the paper's six findings it tests (or "extra"), its verdict (reproduced, not
+  reproduced, inconclusive, inconclusive: not converged, holds by construction), the verdict at
+  the shared rate and the numbers, then a summary that counts only the paper's findings and
+  never one that holds by construction.
 
   --config BASE  the base experiment (a file or a preset; default mlp-fmnist-4stage)
   --quick        fewer steps and 2 seeds: about 10 minutes on 2 cores

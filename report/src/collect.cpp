@@ -36,6 +36,16 @@ void flopsFromSpec(const engine::ExperimentSpec& spec, RunData& r, study::ShapeC
     r.numClasses = it->second.numClasses;
     const auto partition = engine::makePartition(spec, plan);
     const auto stages = engine::methodStages(spec, plan, partition);
+    // Parameters each stage trains: its layers' (methodStages keeps the cut's first stage's
+    // count for backprop's one stage) and, in local mode, its aux head's.
+    r.stageParams.clear();
+    for (const auto& st : stages) {
+      int64_t n = 0;
+      for (int l = st.firstLayer; l <= st.lastLayer && l < static_cast<int>(plan.layers.size());
+           ++l)
+        n += plan.layers[size_t(l)].params;
+      r.stageParams.push_back(n + (spec.mode == engine::Mode::Local ? st.auxParams : 0));
+    }
     const auto perStage = engine::trainFlopsPerSample(
         stages, plan, spec.mode == engine::Mode::Local ? spec.local.overlap : 0);
     double total = 0, most = 0;
@@ -65,6 +75,8 @@ RunData collectRun(storage::RunReader& reader, int64_t runId, study::ShapeCache&
     const engine::ExperimentSpec spec = engine::parseSpec(run->specJson);
     r.seed = static_cast<int64_t>(spec.train.seed);
     r.overlap = spec.local.overlap;
+    r.microBatches = spec.pipeline.microBatches;
+    r.optimizerStates = spec.train.optimizer == "adam" ? 2 : spec.train.momentum > 0 ? 1 : 0;
     flopsFromSpec(spec, r, shapes);
   } catch (const engine::SpecError&) {
     // A spec from an older Stagewise that no longer parses: its numbers still count.
@@ -91,12 +103,17 @@ RunData collectRun(storage::RunReader& reader, int64_t runId, study::ShapeCache&
   std::sort(r.stageData.begin(), r.stageData.end(),
             [](const RunData::Stage& a, const RunData::Stage& b) { return a.index < b.index; });
   r.stages = std::max<int>(1, static_cast<int>(r.stageData.size()));
+  if (r.mode == "pipeline" && r.microBatches <= 0) r.microBatches = r.stages;
 
   for (const auto& p : reader.loadSeries(runId, {"test_accuracy", -1, -1})) {
     // A periodic evaluation's step is the index of the step it follows; the final one's is the
     // step count (as study::loadStudyResults reads them).
     const int64_t done = std::min<int64_t>(p.step + 1, std::max<int64_t>(r.steps, p.step));
     r.evals.push_back({p.timeS, static_cast<double>(done) * r.batchSize, p.value});
+  }
+  for (const auto& p : reader.loadSeries(runId, {"val_accuracy", -1, -1})) {
+    const int64_t done = std::min<int64_t>(p.step + 1, std::max<int64_t>(r.steps, p.step));
+    r.valEvals.push_back({p.timeS, static_cast<double>(done) * r.batchSize, p.value});
   }
   for (const auto& info : reader.listSeries(runId)) {
     if (info.key.name == "grad_cosine") {
@@ -179,6 +196,7 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
   auto atRates = [](const Finding& f) {
     Finding::AtRates a;
     a.verdict = f.verdict;
+    a.reason = f.reason;
     a.oursJson = f.oursJson;
     a.oursText = f.oursText;
     a.why = f.why;

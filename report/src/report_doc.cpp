@@ -33,6 +33,44 @@ MachineInfo describeMachine(int cores, const std::string& blas, const std::strin
   return m;
 }
 
+Tally tally(const std::vector<Finding>& findings) {
+  Tally t;
+  for (const auto& f : findings) {
+    if (f.paperFinding <= 0) {
+      ++t.extra;
+      continue;
+    }
+    ++t.paper;
+    switch (f.verdict) {
+      case Verdict::Reproduced:
+        ++t.reproduced;
+        break;
+      case Verdict::NotReproduced:
+        ++t.notReproduced;
+        break;
+      case Verdict::Inconclusive:
+        ++t.inconclusive;
+        t.notConverged += f.reason == "not_converged";
+        break;
+      case Verdict::HoldsByConstruction:
+        ++t.byConstruction;
+        break;
+    }
+  }
+  return t;
+}
+
+std::string tallyText(const Tally& t) {
+  std::string s = std::to_string(t.reproduced) + " of " + std::to_string(t.paper) +
+                  " findings that test the paper reproduced, " + std::to_string(t.notReproduced) +
+                  " not reproduced, " + std::to_string(t.inconclusive) + " inconclusive";
+  if (t.notConverged > 0) s += " (" + std::to_string(t.notConverged) + " not converged)";
+  s += "; " + std::to_string(t.byConstruction) + " holds by construction (not evidence)";
+  s += "; " + std::to_string(t.extra) + " extra check" + (t.extra == 1 ? "" : "s") +
+       " (not a claim of the paper, not counted)";
+  return s;
+}
+
 std::string reportJson(const ReportDoc& doc) {
   ordered_json j;
   j["version"] = ReportDoc::kVersion;
@@ -48,11 +86,30 @@ std::string reportJson(const ReportDoc& doc) {
   const ordered_json base = ordered_json::parse(doc.baseSpecJson, nullptr, false);
   j["base"] = base.is_discarded() ? ordered_json(doc.baseSpecJson) : base;
   j["adaptations"] = doc.adaptations;
+  ordered_json paper = ordered_json::array();
+  for (size_t n = 0; n < kPaperFindings.size(); ++n) {
+    ordered_json by = ordered_json::array();
+    for (const auto& f : doc.findings)
+      if (f.paperFinding == static_cast<int>(n + 1)) by.push_back(f.id);
+    paper.push_back({{"n", n + 1}, {"claim", kPaperFindings[n]}, {"tested_by", by}});
+  }
+  j["paper_findings"] = paper;
+  const Tally t = tally(doc.findings);
+  j["summary"] = {{"paper", t.paper},
+                  {"reproduced", t.reproduced},
+                  {"not_reproduced", t.notReproduced},
+                  {"inconclusive", t.inconclusive},
+                  {"not_converged", t.notConverged},
+                  {"holds_by_construction", t.byConstruction},
+                  {"extra", t.extra},
+                  {"text", tallyText(t)}};
   ordered_json findings = ordered_json::array();
   for (const auto& f : doc.findings) {
     ordered_json o;
     o["id"] = f.id;
     o["title"] = f.title;
+    o["kind"] = kindOf(f);
+    o["paper_finding"] = f.paperFinding > 0 ? ordered_json(f.paperFinding) : ordered_json(nullptr);
     o["claim"] = f.claim;
     o["paper_value"] = f.paperValue ? ordered_json(*f.paperValue) : ordered_json(nullptr);
     o["paper_source"] = f.paperSource;
@@ -60,9 +117,16 @@ std::string reportJson(const ReportDoc& doc) {
         ordered_json::parse(f.oursJson.empty() ? "{}" : f.oursJson, nullptr, false);
     o["ours"] = ours.is_discarded() ? ordered_json::object() : ours;
     o["ours_text"] = f.oursText;
+    o["settings"] = f.settings.empty() ? ordered_json(nullptr) : ordered_json(f.settings);
     o["rule"] = f.rule;
     o["verdict"] = toString(f.verdict);
+    o["reason"] = f.reason.empty() ? ordered_json(nullptr) : ordered_json(f.reason);
     o["why"] = f.why;
+    o["carried_by"] = f.carriedBy.empty() ? ordered_json(nullptr) : ordered_json(f.carriedBy);
+    const ordered_json conv =
+        ordered_json::parse(f.convergenceJson.empty() ? "null" : f.convergenceJson, nullptr, false);
+    o["convergence"] = conv.is_discarded() ? ordered_json(nullptr) : conv;
+    o["decide_steps"] = f.decideSteps > 0 ? ordered_json(f.decideSteps) : ordered_json(nullptr);
     o["runs"] = f.runs;
     auto it = doc.studyIds.find(f.id);
     o["study_id"] = it == doc.studyIds.end() ? ordered_json(nullptr) : ordered_json(it->second);
@@ -74,6 +138,7 @@ std::string reportJson(const ReportDoc& doc) {
       return ordered_json{
           {"settings", settings.is_discarded() ? ordered_json::object() : settings},
           {"verdict", toString(a.verdict)},
+          {"reason", a.reason.empty() ? ordered_json(nullptr) : ordered_json(a.reason)},
           {"ours", ours.is_discarded() ? ordered_json::object() : ours},
           {"ours_text", a.oursText},
           {"why", a.why},
@@ -102,16 +167,19 @@ std::string reportJson(const ReportDoc& doc) {
 std::string verdictTable(const ReportDoc& doc) {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-22s %-15s %-15s %s\n", "finding", "verdict", "shared lr",
-                "ours");
+  std::snprintf(line, sizeof line, "%-22s %-8s %-28s %-28s %s\n", "finding", "tests", "verdict",
+                "shared lr", "ours");
   out << line;
   for (const auto& f : doc.findings) {
+    const std::string tests =
+        f.paperFinding > 0 ? "paper " + std::to_string(f.paperFinding) : std::string("extra");
     // issue 32 §5: the verdict at each method's chosen rate, and at the base's shared rate.
-    const std::string shared = f.sharedLr ? toString(f.sharedLr->verdict) : "-";
-    std::snprintf(line, sizeof line, "%-22s %-15s %-15s %s\n", f.id.c_str(),
-                  toString(f.verdict).c_str(), shared.c_str(), f.oursText.c_str());
-    out << line;
+    const std::string shared = f.sharedLr ? verdictWords(*f.sharedLr) : "-";
+    std::snprintf(line, sizeof line, "%-22s %-8s %-28s %-28s ", f.id.c_str(), tests.c_str(),
+                  verdictWords(f).c_str(), shared.c_str());
+    out << line << f.oursText << "\n";
   }
+  out << tallyText(tally(doc.findings)) << "\n";
   if (doc.search)
     for (const auto& m : doc.search->methods) {
       char lr[32] = "none (the base's)";

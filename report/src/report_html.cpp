@@ -52,6 +52,8 @@ th { background: #f4f4f4; }
 .reproduced { background: #d8f0dd; color: #11561f; }
 .not_reproduced { background: #f7d7d7; color: #7a1010; }
 .inconclusive { background: #fbefc8; color: #6b4e00; }
+.holds_by_construction { background: #e4e4ee; color: #333366; }
+.extra { color: #666; font-style: italic; }
 .quick { background: #fbefc8; padding: 0.5em 0.8em; border-radius: 4px; }
 .shared { border-left: 3px solid #bbb; padding-left: 0.6em; color: #444; }
 .sharedlr { font-size: 0.8em; background: #eee; color: #444; padding: 0.05em 0.35em; border-radius: 3px; }
@@ -60,12 +62,19 @@ pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; 
 figure { margin: 1em 0; }
 )";
 
-std::string verdictBadge(Verdict v) {
-  const std::string id = toString(v);
-  std::string words = id;
-  for (char& c : words)
-    if (c == '_') c = ' ';
-  return "<span class=\"verdict " + id + "\">" + words + "</span>";
+std::string verdictBadge(const Finding& f) {
+  return "<span class=\"verdict " + toString(f.verdict) + "\">" + escapeHtml(verdictWords(f)) +
+         "</span>";
+}
+std::string verdictBadge(const Finding::AtRates& a) {
+  return "<span class=\"verdict " + toString(a.verdict) + "\">" + escapeHtml(verdictWords(a)) +
+         "</span>";
+}
+
+/// Which of the paper's findings it tests, in words.
+std::string testsWords(const Finding& f) {
+  if (f.paperFinding <= 0) return "extra check, not a claim of the paper";
+  return "the paper's finding " + std::to_string(f.paperFinding);
 }
 
 std::string runList(const std::vector<int64_t>& runs) {
@@ -118,32 +127,59 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
     h << searchHtml(*doc.search, [&](size_t pi, const Plot& p) {
       return drawPlot(doc.findings.size(), pi, p);
     });
-  h << "<h2>Findings</h2>\n<table>\n<tr><th>finding</th><th>the paper</th><th>ours</th>"
-       "<th>verdict</th><th>shared lr</th></tr>\n";
+  h << "<h2>Findings</h2>\n<table>\n<tr><th>finding</th><th>tests</th><th>the paper</th>"
+       "<th>ours</th><th>verdict</th><th>shared lr</th></tr>\n";
   for (const auto& f : doc.findings) {
-    h << "<tr><td><a href=\"#" << escapeHtml(f.id) << "\">" << escapeHtml(f.id) << "</a></td><td>"
-      << escapeHtml(f.claim);
+    h << "<tr><td><a href=\"#" << escapeHtml(f.id) << "\">" << escapeHtml(f.id) << "</a></td><td"
+      << (f.paperFinding > 0 ? "" : " class=\"extra\"") << ">" << escapeHtml(testsWords(f))
+      << "</td><td>" << escapeHtml(f.claim);
     if (f.paperValue) h << " <b>(" << escapeHtml(fmt(*f.paperValue, 2)) << ")</b>";
-    h << "</td><td>" << escapeHtml(f.oursText) << "</td><td>" << verdictBadge(f.verdict)
-      << "</td><td>" << (f.sharedLr ? verdictBadge(f.sharedLr->verdict) : std::string("–"))
-      << "</td></tr>\n";
+    h << "</td><td>" << escapeHtml(f.oursText) << "</td><td>" << verdictBadge(f) << "</td><td>"
+      << (f.sharedLr ? verdictBadge(*f.sharedLr) : std::string("–")) << "</td></tr>\n";
   }
   h << "</table>\n";
-  h << "<p class=\"muted\">Every rule was fixed before the data was seen (docs/replication.md). "
+  h << "<p><b>Summary.</b> " << escapeHtml(tallyText(tally(doc.findings))) << ".</p>\n";
+  h << "<details><summary>The paper's six findings and which finding here tests each"
+       "</summary><ol>\n";
+  for (size_t n = 0; n < kPaperFindings.size(); ++n) {
+    std::string by;
+    for (const auto& f : doc.findings)
+      if (f.paperFinding == static_cast<int>(n + 1)) by += (by.empty() ? "" : ", ") + f.id;
+    h << "<li>" << escapeHtml(kPaperFindings[n]) << " <span class=\"muted\">("
+      << escapeHtml(by.empty() ? "not tested by this report" : "tested by " + by)
+      << ")</span></li>\n";
+  }
+  h << "</ol></details>\n";
+  h << "<p class=\"muted\">Every rule was fixed before the data was seen (docs/replication.md); a "
+       "learning finding whose methods were still improving at the end is inconclusive: not "
+       "converged. "
        "The paper's throughput and communication numbers come from Graphcore IPUs, one stage per "
        "processor; this machine has "
     << doc.machine.cores << " core(s) that all stages share.</p>\n";
 
   for (size_t fi = 0; fi < doc.findings.size(); ++fi) {
     const Finding& f = doc.findings[fi];
-    h << "<h2 id=\"" << escapeHtml(f.id) << "\">" << escapeHtml(f.title) << " "
-      << verdictBadge(f.verdict) << "</h2>\n";
-    h << "<p><b>The paper.</b> " << escapeHtml(f.claim) << "</p>\n";
+    h << "<h2 id=\"" << escapeHtml(f.id) << "\">" << escapeHtml(f.title) << " " << verdictBadge(f)
+      << "</h2>\n";
+    if (f.paperFinding > 0)
+      h << "<p class=\"muted\">Tests the paper's finding " << f.paperFinding << ": "
+        << escapeHtml(kPaperFindings[size_t(f.paperFinding - 1)]) << ".</p>\n";
+    else
+      h << "<p class=\"extra\">An extra check, not a claim of the paper; not counted in the "
+           "summary.</p>\n";
+    h << "<p><b>" << (f.paperFinding > 0 ? "The paper." : "The check.") << "</b> "
+      << escapeHtml(f.claim) << "</p>\n";
     if (!f.paperSource.empty())
       h << "<p class=\"muted\">Source: " << escapeHtml(f.paperSource) << "</p>\n";
     h << "<p><b>Ours.</b> " << escapeHtml(f.oursText) << "</p>\n";
+    if (!f.settings.empty()) h << "<p><b>Settings.</b> " << escapeHtml(f.settings) << "</p>\n";
     h << "<p><b>Rule.</b> " << escapeHtml(f.rule) << "</p>\n";
-    h << "<p><b>Verdict.</b> " << verdictBadge(f.verdict) << " " << escapeHtml(f.why) << ".</p>\n";
+    h << "<p><b>Verdict.</b> " << verdictBadge(f) << " " << escapeHtml(f.why) << ".";
+    if (f.verdict == Verdict::HoldsByConstruction)
+      h << " <i>Holds by construction: not counted as evidence.</i>";
+    if (!f.carriedBy.empty())
+      h << " <span class=\"muted\">Carried by: " << escapeHtml(f.carriedBy) << ".</span>";
+    h << "</p>\n";
     if (f.tuned)
       h << "<p class=\"muted\">Each method at its own chosen rate: "
         << escapeHtml(ratesText(f.tuned->settingsJson)) << ".</p>\n";
@@ -151,7 +187,7 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
       h << "<p class=\"shared\"><span class=\"sharedlr\">shared lr</span> At the base's rate for "
            "every method ("
         << escapeHtml(ratesText(f.sharedLr->settingsJson)) << "): "
-        << verdictBadge(f.sharedLr->verdict) << " " << escapeHtml(f.sharedLr->oursText) << " "
+        << verdictBadge(*f.sharedLr) << " " << escapeHtml(f.sharedLr->oursText) << " "
         << escapeHtml(f.sharedLr->why) << ". Runs: " << escapeHtml(runList(f.sharedLr->runs))
         << ".</p>\n";
     for (size_t pi = 0; pi < f.plots.size(); ++pi)

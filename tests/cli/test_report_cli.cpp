@@ -129,14 +129,17 @@ class TestReportCli : public QObject {
     for (int i = 0; i < findings.size(); ++i) {
       const QJsonObject f = findings[i].toObject();
       QCOMPARE(f["id"].toString(), ids[i]);
-      QVERIFY(QStringList({"reproduced", "not_reproduced", "inconclusive"})
+      QVERIFY(QStringList({"reproduced", "not_reproduced", "inconclusive", "holds_by_construction"})
                   .contains(f["verdict"].toString()));
+      QCOMPARE(f["kind"].toString(),
+               ids[i] == "random_labels" ? QStringLiteral("extra") : QStringLiteral("paper"));
       QVERIFY(!f["rule"].toString().isEmpty() && !f["why"].toString().isEmpty());
       QVERIFY2(!f["runs"].toArray().isEmpty(), qPrintable(ids[i]));
       QVERIFY(f["study_id"].toInt() > 0);
     }
-    // Measured, so they decide: the bytes are the method's (half, with the labels on top).
-    QCOMPARE(findings[1].toObject()["verdict"].toString(), QStringLiteral("reproduced"));
+    // The bytes are the method's (half, with the labels on top): by construction, not evidence.
+    QCOMPARE(findings[1].toObject()["verdict"].toString(), QStringLiteral("holds_by_construction"));
+    QCOMPARE(findings[1].toObject()["reason"].toString(), QStringLiteral("by_construction"));
     // issue 32 §5: each method's rate searched on validation; the learning findings at the
     // chosen rates, the shared rate's result beside.
     const QJsonObject search = doc["search"].toObject();
@@ -190,13 +193,15 @@ class TestReportCli : public QObject {
     QVERIFY(page.contains(QStringLiteral("Quick report")));
     QVERIFY(r.out.contains(QStringLiteral("random_labels")));  // the verdict table
 
-    // Again: everything is reused but the throughput runs, measured anew.
+    // Again: everything is reused but the throughput and memory runs, measured anew (a run is
+    // named after the first finding that needs it: memory's own are its larger settings).
     const Result again =
         runCli({"report", "--quick", "--config", base, "--db", db, "--out", out, "--quiet"});
     QVERIFY2(again.code == 0, qPrintable(again.err.right(2000)));
     const int fresh =
         int(rawInt(db.toStdString(),
-                   "SELECT count(*) FROM runs WHERE name LIKE '%throughput_vs_stages%'")) /
+                   "SELECT count(*) FROM runs WHERE name LIKE '%throughput_vs_stages%' OR "
+                   "name LIKE '%· memory:%'")) /
         2;
     QCOMPARE(toTrain(again.err), fresh);
     QVERIFY(fresh < trained);

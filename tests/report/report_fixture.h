@@ -41,6 +41,9 @@ struct FakeRun {
   };
   std::vector<Eval> evals;
   std::vector<std::pair<int64_t, double>> headAccuracy;  // the last stage's accuracy per step
+  std::vector<int64_t> peakActivation;                   // per stage (empty: 1000)
+  int microBatches = 0;                                  // pipeline.micro_batches
+  std::vector<Eval> valEvals;                            // val_accuracy
 };
 
 inline std::string specJsonOf(const FakeRun& r) {
@@ -54,6 +57,7 @@ inline std::string specJsonOf(const FakeRun& r) {
   s.train.seed = static_cast<uint64_t>(r.seed);
   s.train.maxSteps = r.steps;
   s.local.overlap = r.overlap;
+  s.pipeline.microBatches = r.microBatches;
   s.dataset.randomLabels = r.randomLabels;
   return stagewise::engine::specToJson(s);
 }
@@ -86,6 +90,8 @@ inline int64_t storeRun(stagewise::storage::RunStore& store, const FakeRun& r) {
     points.push_back({"grad_cosine", c.stage, c.layer, c.step, double(c.step), c.value});
   for (const auto& e : r.evals)
     points.push_back({"test_accuracy", -1, -1, e.step, e.time, e.accuracy});
+  for (const auto& e : r.valEvals)
+    points.push_back({"val_accuracy", -1, -1, e.step, e.time, e.accuracy});
   for (const auto& [step, a] : r.headAccuracy)
     points.push_back(
         {"accuracy", static_cast<int>(run.stages.size()) - 1, -1, step, double(step), a});
@@ -99,7 +105,7 @@ inline int64_t storeRun(stagewise::storage::RunStore& store, const FakeRun& r) {
                       {"bytes_sent", at(r.bytesSent, int64_t{0})},
                       {"grad_bytes_sent", at(r.gradBytesSent, int64_t{0})},
                       {"peak_memory_bytes", at(r.peakMemory, int64_t{-1})},
-                      {"peak_activation_bytes", 1000},
+                      {"peak_activation_bytes", at(r.peakActivation, int64_t{1000})},
                       {"final_accuracy", at(r.finalAccuracy, 0.5)}});
   }
   RunFinish f;

@@ -17,8 +17,10 @@
 
 namespace stagewise::report {
 
-enum class Verdict { Reproduced, NotReproduced, Inconclusive };
-/// "reproduced", "not_reproduced", "inconclusive".
+/// HoldsByConstruction: the rule's outcome follows from how the engine works, not from what the
+/// runs measured (the reason says why); never counted as evidence.
+enum class Verdict { Reproduced, NotReproduced, Inconclusive, HoldsByConstruction };
+/// "reproduced", "not_reproduced", "inconclusive", "holds_by_construction".
 std::string toString(Verdict verdict);
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -60,6 +62,12 @@ struct RunData {
   std::map<int, std::vector<std::pair<int64_t, double>>> stageCosine;
   /// The model head's training accuracy per step (the last stage's `accuracy` series).
   std::vector<std::pair<int64_t, double>> headAccuracy;
+  // issue 32 §6
+  int microBatches = 0;     ///< pipeline: M micro-batches per batch (resolved: 0 -> stages)
+  int optimizerStates = 0;  ///< tensors of optimizer state per parameter (adam 2, sgd 1 or 0)
+  std::vector<int64_t> stageParams;  ///< per stage: parameters it trains (body + aux head)
+  /// Validation accuracy over training (empty when dataset.validation is 0).
+  std::vector<study::EvalPoint> valEvals;
 };
 
 /// One finding as the report states it.
@@ -83,6 +91,7 @@ struct Finding {
     /// (tuned: the rate the search chose and the validation metric it was chosen on).
     std::string settingsJson = "{}";
     Verdict verdict = Verdict::Inconclusive;
+    std::string reason;  ///< as Finding::reason ("not_converged", ...)
     std::string oursJson, oursText, why;
     std::vector<int64_t> runs;
     int64_t studyId = 0;  ///< the study of these runs in the store
@@ -91,7 +100,34 @@ struct Finding {
   /// are judged twice: `tuned`, each method at its own chosen rate (what the fields above say),
   /// and `sharedLr`, every method at the base's rate. Empty for the systems findings.
   std::optional<AtRates> tuned, sharedLr;
+  // issue 32 §6: which of the paper's findings it tests and how its verdict was reached
+  int paperFinding = 0;   ///< 1..6 (kPaperFindings); 0: an extra check, not a claim of the paper
+  std::string reason;     ///< "by_construction", "not_converged" or empty
+  std::string carriedBy;  ///< compute_time_front: "flops_model", "wall_time", "both", "neither"
+  std::string settings;   ///< the methods' settings the finding compares (pipeline's M), in words
+  std::string convergenceJson;  ///< the not-converged check per method (a JSON object), or empty
+  int64_t decideSteps = 0;      ///< not converged: a run length (steps) that would decide it
 };
+
+/// The paper's six findings (issue 32 §5), numbered as Finding::paperFinding.
+inline const std::vector<std::string> kPaperFindings = {
+    "up to 10x fewer sequential steps on MLPs and 2x on Transformers",
+    "+40 % samples/s over backprop for ResNet-34 on ImageNet, from better hardware use",
+    "about half the communication of pipelined backprop: 43.2 MB against 86.4 MB on 4 processors",
+    "memory consistently lower or comparable, most of all with many micro-batches and processors",
+    "local updates keep features and gradients similar to backprop's",
+    "activation recomputation lowers backprop's memory but does not cancel local parallelism's "
+    "advantage at scale"};
+
+/// "extra" for a check that is none of the paper's findings, else "paper".
+inline std::string kindOf(const Finding& f) {
+  return f.paperFinding > 0 ? "paper" : "extra";
+}
+/// The verdict as a reader reads it: "reproduced", "not reproduced", "inconclusive",
+/// "inconclusive: not converged", "holds by construction".
+std::string verdictWords(const Finding& f);
+/// The same for a finding judged at a set of rates (its tuned or shared-lr result).
+std::string verdictWords(const Finding::AtRates& a);
 
 /// The ids, in the report's order.
 inline const std::vector<std::string> kFindingIds = {
@@ -117,6 +153,19 @@ inline constexpr double kFrontTarget = 0.98;        ///< target = 0.98 x the wor
 inline constexpr double kFitReproduced = 0.5;       ///< random labels: backprop's fit
 inline constexpr double kFitGap = 0.2;              ///< ... and its lead over local
 inline constexpr double kFitGapNot = 0.05;
+/// Not converged (every learning finding): per run, the least-squares slope of its metric over
+/// the last quarter of its evaluations (at least kRisingPoints of them), times the run's length,
+/// is the gain another run length would bring at that rate. A method is still rising when its
+/// runs' mean gain exceeds kRisingGain (the accuracy rule's tolerance: another run length could
+/// move it by more than the comparison tolerates) and is positive beyond noise (mean - kNoise
+/// standard errors over its runs > 0; one run has no noise estimate); the finding is then
+/// inconclusive: not converged.
+inline constexpr double kRisingPart = 0.25;
+inline constexpr int kRisingPoints = 3;
+inline constexpr double kRisingGain = 0.02;
+/// Communication holds by construction when every boundary's gradient (pipeline) is as large as
+/// its activation, and local mode sends what the pipeline sends forward, within this share.
+inline constexpr double kSameBytes = 0.01;
 }  // namespace rules
 
 /// 1. Cosine falls toward the input: per seed, the Spearman rank correlation between a layer's

@@ -82,9 +82,28 @@ struct ReportDoc {
   std::optional<Search> search;
 };
 
+/// The verdicts counted for a summary (issue 32 §6). Only the paper's findings count as
+/// evidence: a finding that holds by construction and an extra check never add to `reproduced`
+/// or `notReproduced`.
+struct Tally {
+  int paper = 0;  ///< findings that test one of the paper's findings
+  int reproduced = 0;
+  int notReproduced = 0;
+  int inconclusive = 0;  ///< not converged included
+  int notConverged = 0;
+  int byConstruction = 0;
+  int extra = 0;  ///< extra checks, whatever their verdict
+};
+Tally tally(const std::vector<Finding>& findings);
+/// "2 of 7 findings that test the paper reproduced, 1 not reproduced, 3 inconclusive (2 not
+/// converged); 1 holds by construction (not evidence); 1 extra check (not counted)".
+std::string tallyText(const Tally& t);
+
 /// report.json: {"version", "quick", "created_at", "seconds", "machine": {...}, "base",
-/// "adaptations", "findings": [{"id", "title", "claim", "paper_value", "paper_source", "ours",
-/// "ours_text", "rule", "verdict", "why", "runs", "study_id"}], "specs", "store", "failures"}.
+/// "adaptations", "paper_findings": [{"n", "claim", "tested_by"}], "summary": {Tally},
+/// "findings": [{"id", "title", "kind", "paper_finding", "claim", "paper_value", "paper_source",
+/// "ours", "ours_text", "settings", "rule", "verdict", "reason", "why", "carried_by",
+/// "convergence", "decide_steps", "runs", "study_id"}], "specs", "store", "failures"}.
 /// A learning finding adds "tuned" and "shared_lr" ({"settings", "verdict", "ours", "ours_text",
 /// "why", "runs"}); the search adds "search": {"study_id", "key", "distribution", "trials",
 /// "sampler", "metric", "prune", "validation", "base_lr", "steps", "methods": [{"mode",
