@@ -107,7 +107,10 @@ void designTwoByTwo(MainWindow& window) {
 class TestStudyGui : public QObject {
   Q_OBJECT
  private Q_SLOTS:
-  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    AppSettings::setSpread(study::Spread::Std);  // a choice kept from an earlier run aside
+  }
 
   void panelEditsAreUndoableSavedAndChecked() {
     MainWindow window(recordingServices(nullptr, 0.001), nullptr);
@@ -256,6 +259,28 @@ class TestStudyGui : public QObject {
       }
       QVERIFY(checked > 5);
     }
+    // The band follows the chosen spread: ± 95 % CI of two runs is t(1) = 12.706 standard
+    // errors (std / sqrt(2)) either side; the groups' table takes the same choice.
+    compare->groupCombo()->setCurrentIndex(4);  // mean ± 95 % CI
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->bands().size() == 2, 5000);
+    QVERIFY(compare->spread() == study::Spread::Ci95);
+    QCOMPARE(runs->groupTable()->spreadCombo()->currentData().toString(), QStringLiteral("ci95"));
+    QVERIFY(AppSettings::spread() == study::Spread::Ci95);
+    for (const auto& band : compare->bands())
+      for (size_t k = 0; k < band.x.size(); ++k)
+        if (std::isfinite(band.mean[k]))
+          QVERIFY2(std::abs((band.hi[k] - band.mean[k]) - 12.7062047 * 0.004 / 2) < 1e-6,
+                   qPrintable(QString::number(band.hi[k] - band.mean[k])));
+    // And back from the table: the standard error.
+    runs->groupTable()->spreadCombo()->setCurrentIndex(
+        runs->groupTable()->spreadCombo()->findData(QStringLiteral("sem")));
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->bands().size() == 2, 5000);
+    QVERIFY(compare->spread() == study::Spread::Sem);
+    for (const auto& band : compare->bands())
+      for (size_t k = 0; k < band.x.size(); ++k)
+        if (std::isfinite(band.mean[k]))
+          QVERIFY(std::abs((band.mean[k] - band.lo[k]) - 0.004 / 2) < 1e-9);
+    compare->groupCombo()->setCurrentIndex(1);
     // The grouped table: mean ± std per group, time-to-target, the front; by chosen keys.
     StudyGroupTable* groups = runs->groupTable();
     runs->listTabs()->setCurrentWidget(groups);
