@@ -235,7 +235,8 @@ SearchSection::SearchSection(DesignDocument* doc, Edit edit, QWidget* parent)
   auto* form = new QFormLayout;
   form->addRow(tr("Trials"), m_trials);
   form->addRow(tr("Sampler"), m_sampler);
-  auto* boxes = new QHBoxLayout;
+  // One above the other: the side column is about 320 px wide.
+  auto* boxes = new QVBoxLayout;
   boxes->addWidget(m_prune);
   boxes->addWidget(m_tune);
   auto* layout = new QVBoxLayout(this);
