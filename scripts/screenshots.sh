@@ -117,8 +117,9 @@ spec["study"] = {"vary": {"mode": ["local", "backprop"]},
                  "tune": {"metric": "val_accuracy", "seeds": 3}, "name": "tuned methods"}
 json.dump(spec, open(sys.argv[2], "w"), indent=2)
 PY
-ACTIONS="sleep 3; xdotool mousemove 1170 367 click 1; sleep 1" \
-  take design-search 4 --theme light --spec "$tmp/search.json"
+# The tab, then the side column scrolled down to the trials, pruning and tuning.
+ACTIONS="sleep 3; xdotool mousemove 1170 367 click 1; sleep 1; xdotool mousemove 1160 62 \
+click --repeat 25 --delay 30 5; sleep 1" take design-search 4 --theme light --spec "$tmp/search.json"
 # The real LibTorch engine, when this build has it and Fashion-MNIST is installed: local then
 # backprop on the same data, overlaid. The shot waits until the backprop run is in the store.
 if [ "$(basename "$app")" = stagewise ] && [ -d "${STAGEWISE_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}" ]; then
