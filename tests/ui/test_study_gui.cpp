@@ -338,10 +338,13 @@ class TestStudyGui : public QObject {
     panel->vary(QStringLiteral("mode"));
     QVERIFY(panel->setValues(QStringLiteral("mode"), QStringLiteral("[\"local\", \"backprop\"]")));
     // Search the learning rate, added from the key box (completed from the format's keys).
+    // Until a key is searched only the key box shows.
+    QVERIFY(!search->table()->isVisibleTo(search) && !search->trialsSpin()->isVisibleTo(search));
     QVERIFY(search->keyCombo()->findText(QStringLiteral("train.lr")) >= 0);
     search->keyCombo()->setCurrentText(QStringLiteral("train.lr"));
     search->addButton()->click();
     QCOMPARE(search->table()->rowCount(), 1);
+    QVERIFY(search->table()->isVisibleTo(search) && search->trialsSpin()->isVisibleTo(search));
     QCOMPARE(search->distributionCombo(0)->currentText(), QStringLiteral("log_uniform"));
     QCOMPARE(window.document()->study().search.trials, study::kDefaultTrials);
     // A range the wrong way round is outlined with the message and changes nothing.

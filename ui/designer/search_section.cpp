@@ -239,13 +239,18 @@ SearchSection::SearchSection(DesignDocument* doc, Edit edit, QWidget* parent)
   auto* boxes = new QVBoxLayout;
   boxes->addWidget(m_prune);
   boxes->addWidget(m_tune);
+  // Until a key is searched only the key box shows: a grid study keeps its summary in view.
+  m_options = new QWidget(this);
+  auto* options = new QVBoxLayout(m_options);
+  options->setContentsMargins(0, 0, 0, 0);
+  options->addLayout(form);
+  options->addLayout(boxes);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_table);
   layout->addWidget(m_rowProblem);
   layout->addLayout(keyRow);
-  layout->addLayout(form);
-  layout->addLayout(boxes);
+  layout->addWidget(m_options);
   refresh();
 }
 
@@ -435,9 +440,9 @@ void SearchSection::refresh() {
                      : tr("%1: %2 points, each its own search")
                            .arg(vary.join(QStringLiteral(" × ")))
                            .arg(points));
-  for (QWidget* w : std::initializer_list<QWidget*>{m_trials, m_sampler, m_prune, m_tune})
-    w->setEnabled(searching);
-  m_remove->setEnabled(searching);
+  m_table->setVisible(searching);
+  m_options->setVisible(searching);
+  m_remove->setVisible(searching);
   m_updating = false;
 }
 

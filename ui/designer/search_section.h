@@ -82,6 +82,7 @@ class SearchSection : public QWidget {
   QSpinBox* m_tuneSeeds;
   QLabel* m_tunePer;
   QLabel* m_rowProblem;
+  QWidget* m_options;
   std::vector<QString> m_problems;  // per row
 };
 
