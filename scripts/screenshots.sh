@@ -103,6 +103,23 @@ ACTIONS="sleep 3; xdotool mousemove 1170 367 click 1; sleep 1" \
   take design-study 4 --theme light --spec "$tmp/study.json"
 ACTIONS="sleep 3; xdotool mousemove 1170 367 click 1; sleep 1; xdotool mousemove 1376 767 \
 click 1; sleep 12" take train-study 4 --theme light --spec "$tmp/study.json"
+# A search: each method's learning rate searched (Sobol, pruned, tuned on 3 seeds) on a
+# validation split, in Design's Study tab.
+python3 - "$preset" "$tmp/search.json" <<'PY'
+import json, sys
+spec = json.load(open(sys.argv[1]))
+spec["dataset"]["validation"] = 0.1
+spec["study"] = {"vary": {"mode": ["local", "backprop"]},
+                 "search": {"train.lr": {"log_uniform": [1e-5, 0.1]},
+                            "train.batch_size": {"choice": [32, 128]}},
+                 "trials": 12, "sampler": "sobol",
+                 "prune": {"metric": "val_accuracy", "min_steps": 100, "reduction": 3},
+                 "tune": {"metric": "val_accuracy", "seeds": 3}, "name": "tuned methods"}
+json.dump(spec, open(sys.argv[2], "w"), indent=2)
+PY
+# The tab, then the side column scrolled down to the trials, pruning and tuning.
+ACTIONS="sleep 3; xdotool mousemove 1170 367 click 1; sleep 1; xdotool mousemove 1160 62 \
+click --repeat 25 --delay 30 5; sleep 1" take design-search 4 --theme light --spec "$tmp/search.json"
 # The real LibTorch engine, when this build has it and Fashion-MNIST is installed: local then
 # backprop on the same data, overlaid. The shot waits until the backprop run is in the store.
 if [ "$(basename "$app")" = stagewise ] && [ -d "${STAGEWISE_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}" ]; then

@@ -47,6 +47,11 @@ static ui::EngineServices engineServices(bool fake) {
     services.createRun = [](const engine::ExperimentSpec& spec, engine::RunObserver* observer) {
       return engine::createRun(spec, observer);
     };
+    services.createRunWithOptions = [](const engine::ExperimentSpec& spec,
+                                       engine::RunObserver* observer,
+                                       const engine::RunOptions& options) {
+      return engine::createRun(spec, observer, options);
+    };
     services.resumeRun = [](const engine::ExperimentSpec& spec, engine::RunObserver* observer,
                             const std::string& checkpoint) {
       engine::RunOptions options;

@@ -81,7 +81,8 @@ int StudyDriver::doneCount() {
 }
 
 std::optional<StudyDriver::Job> StudyDriver::next(
-    const std::function<void(const std::string&)>& note) {
+    const std::function<void(const std::string&)>& note,
+    const std::function<void(int point, int64_t runId)>& onShared) {
   storage::RunReader reader(m_store);
   const auto record = reader.study(m_studyId);
   if (!record) throw StudyError("there is no study " + std::to_string(m_studyId));
@@ -104,6 +105,7 @@ std::optional<StudyDriver::Job> StudyDriver::next(
       l.valuesJson = pointValuesJson(w.point);
       m_store.linkStudyRun(m_studyId, l);
       m_handedOut.insert(w.point.index);
+      if (onShared) onShared(w.point.index, shared->second);
       if (note)
         note("run " + std::to_string(w.point.index + 1) + " of " + std::to_string(m_total) + " (" +
              what + ") is the same run as run " + std::to_string(shared->second) + ": shared");

@@ -32,6 +32,7 @@
 #include "stagewise/report/report.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
+#include "stagewise/study/results.h"
 #endif
 
 using namespace stagewise;
@@ -50,6 +51,9 @@ EngineServices realServices() {
   services.createRun = [](const engine::ExperimentSpec& spec, engine::RunObserver* observer) {
     return engine::createRun(spec, observer);
   };
+  services.createRunWithOptions =
+      [](const engine::ExperimentSpec& spec, engine::RunObserver* observer,
+         const engine::RunOptions& options) { return engine::createRun(spec, observer, options); };
   services.profileMethods = [](const engine::ExperimentSpec& spec,
                                const std::function<bool(int, int)>& progress) {
     return engine::profileMethods(spec, 4, progress);
@@ -372,6 +376,49 @@ class TestRealEngineGui : public QObject {
       QCOMPARE(run->mode, engine::toString(e.resolved.spec.mode));
     }
     QCOMPARE(reader.studyRuns(queue->studyId()).size(), size_t(2));
+    QVERIFY(reader.study(queue->studyId())->status == storage::StudyStatus::Completed);
+  }
+
+  void aSearchOnTheRealEngine() {
+    // One tiny search queued in Train on the real engine (synthetic data, 60 steps): 3 trials
+    // of the learning rate with a validation split, pruned at 15 and 30 steps, the best re-run
+    // on one fresh seed. Every trial is evaluated at the rungs (forced evaluations: the spec
+    // itself never evaluates before the end), and the tuned run has the best trial's lr.
+    auto spec = tinySpec(60);
+    spec.dataset.validation = 0.25;
+    Recorded r(spec);
+    study::StudyObject object;
+    object.search.keys = {study::parseSearchArgument("train.lr=log_uniform:1e-4:1e-2")};
+    object.search.trials = 3;
+    object.search.sampler = "sobol";
+    object.search.prune = study::PruneSpec{"val_accuracy", 15, 2};
+    object.search.tune = study::TuneSpec{"val_accuracy", 1};
+    r.f.doc.editStudy(object, QStringLiteral("search lr"));
+    QVERIFY(r.workspace->startStudy());
+    StudyQueue* queue = r.workspace->studyQueue();
+    QTRY_VERIFY_WITH_TIMEOUT(!queue->isRunning(), 120000);
+    QCOMPARE(queue->entries().size(), size_t(4));
+    storage::RunReader reader(*r.store);
+    const auto series = reader.studySeries(queue->studyId(), {"val_accuracy", -1, -1});
+    for (const auto& e : queue->entries()) {
+      QVERIFY(e.state == StudyQueue::EntryState::Completed ||
+              (e.state == StudyQueue::EntryState::Pruned && e.point.trial >= 0));
+      if (e.point.trial < 0) continue;
+      const auto it = series.find(e.runId);
+      QVERIFY(it != series.end());
+      QVERIFY(std::any_of(it->second.begin(), it->second.end(),
+                          [](const auto& p) { return p.step == 14; }));
+    }
+    const auto results = study::loadStudyResults(reader, queue->studyId());
+    QCOMPARE(results.tuned.size(), size_t(1));
+    const study::TunedResult& t = results.tuned[0];
+    QCOMPARE(t.test.n, 1);
+    const auto tunedRun = reader.run(t.tunedRuns.at(0));
+    const auto bestRun = reader.run(t.bestRunId);
+    QVERIFY(tunedRun && bestRun);
+    QCOMPARE(engine::parseSpec(tunedRun->specJson).train.lr,
+             engine::parseSpec(bestRun->specJson).train.lr);
+    QCOMPARE(engine::parseSpec(tunedRun->specJson).train.seed, uint64_t(2));
     QVERIFY(reader.study(queue->studyId())->status == storage::StudyStatus::Completed);
   }
 

@@ -2,10 +2,16 @@
 // the values and seeds in the study panel (undoable, saved with the experiment), run the
 // 4-run study from Design, watch the queue in Train, then group its runs in Runs (the band's
 // data) and read the front. And the queue's controls: skip a waiting run, stop the current run
-// (the study goes on), stop the study (kept resumable in the store).
+// (the study goes on), stop the study (kept resumable in the store). And a search designed in
+// the panel (a method varied, the learning rate searched, pruning and tuning) run through the
+// same study driver as the CLI: pruned trials in the queue with their rung, the tuned
+// comparison in Runs → Groups, and the study views' data.
+#include <qcustomplot.h>
 #include <QAction>
 #include <QComboBox>
+#include <QGroupBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTabWidget>
@@ -19,10 +25,13 @@
 #include <map>
 #include <set>
 
+#include "common/app_settings.h"
 #include "common/fake_services.h"
+#include "common/invalid_outline.h"
 #include "common/spec_io.h"
 #include "designer/design_workspace.h"
 #include "designer/model_panel.h"
+#include "designer/search_section.h"
 #include "designer/study_panel.h"
 #include "designer/training_form.h"
 #include "designer/vary_action.h"
@@ -34,9 +43,11 @@
 #include "runs/run_table_model.h"
 #include "runs/runs_workspace.h"
 #include "runs/study_groups.h"
+#include "runs/study_views.h"
 #include "stagewise/recorder/recorder.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/study/results.h"
+#include "stagewise/study/search_views.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -96,7 +107,10 @@ void designTwoByTwo(MainWindow& window) {
 class TestStudyGui : public QObject {
   Q_OBJECT
  private Q_SLOTS:
-  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    AppSettings::setSpread(study::Spread::Std);  // a choice kept from an earlier run aside
+  }
 
   void panelEditsAreUndoableSavedAndChecked() {
     MainWindow window(recordingServices(nullptr, 0.001), nullptr);
@@ -245,6 +259,28 @@ class TestStudyGui : public QObject {
       }
       QVERIFY(checked > 5);
     }
+    // The band follows the chosen spread: ± 95 % CI of two runs is t(1) = 12.706 standard
+    // errors (std / sqrt(2)) either side; the groups' table takes the same choice.
+    compare->groupCombo()->setCurrentIndex(4);  // mean ± 95 % CI
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->bands().size() == 2, 5000);
+    QVERIFY(compare->spread() == study::Spread::Ci95);
+    QCOMPARE(runs->groupTable()->spreadCombo()->currentData().toString(), QStringLiteral("ci95"));
+    QVERIFY(AppSettings::spread() == study::Spread::Ci95);
+    for (const auto& band : compare->bands())
+      for (size_t k = 0; k < band.x.size(); ++k)
+        if (std::isfinite(band.mean[k]))
+          QVERIFY2(std::abs((band.hi[k] - band.mean[k]) - 12.7062047 * 0.004 / 2) < 1e-6,
+                   qPrintable(QString::number(band.hi[k] - band.mean[k])));
+    // And back from the table: the standard error.
+    runs->groupTable()->spreadCombo()->setCurrentIndex(
+        runs->groupTable()->spreadCombo()->findData(QStringLiteral("sem")));
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->bands().size() == 2, 5000);
+    QVERIFY(compare->spread() == study::Spread::Sem);
+    for (const auto& band : compare->bands())
+      for (size_t k = 0; k < band.x.size(); ++k)
+        if (std::isfinite(band.mean[k]))
+          QVERIFY(std::abs((band.mean[k] - band.lo[k]) - 0.004 / 2) < 1e-9);
+    compare->groupCombo()->setCurrentIndex(1);
     // The grouped table: mean ± std per group, time-to-target, the front; by chosen keys.
     StudyGroupTable* groups = runs->groupTable();
     runs->listTabs()->setCurrentWidget(groups);
@@ -288,6 +324,195 @@ class TestStudyGui : public QObject {
     const auto onFront = study::paretoFront(xy);
     for (size_t i = 0; i < front.size(); ++i) QCOMPARE(front[i].onFront, bool(onFront[i]));
     QVERIFY(front[0].onFront || front[1].onFront);
+  }
+
+  void searchWithPruningAndTuning() {
+    test::TempStore t;
+    MainWindow window(recordingServices(t.store, 0.0003), t.store);
+    window.resize(1400, 950);
+    window.document()->load(baseSpec(240));
+    window.show();
+    StudyPanel* panel = window.designWorkspace()->studyPanel();
+    SearchSection* search = panel->searchSection();
+    QUndoStack* undo = window.document()->undoStack();
+    panel->vary(QStringLiteral("mode"));
+    QVERIFY(panel->setValues(QStringLiteral("mode"), QStringLiteral("[\"local\", \"backprop\"]")));
+    // Search the learning rate, added from the key box (completed from the format's keys).
+    // Until a key is searched only the key box shows.
+    QVERIFY(!search->table()->isVisibleTo(search) && !search->trialsSpin()->isVisibleTo(search));
+    QVERIFY(search->keyCombo()->findText(QStringLiteral("train.lr")) >= 0);
+    search->keyCombo()->setCurrentText(QStringLiteral("train.lr"));
+    search->addButton()->click();
+    QCOMPARE(search->table()->rowCount(), 1);
+    QVERIFY(search->table()->isVisibleTo(search) && search->trialsSpin()->isVisibleTo(search));
+    QCOMPARE(search->distributionCombo(0)->currentText(), QStringLiteral("log_uniform"));
+    QCOMPARE(window.document()->study().search.trials, study::kDefaultTrials);
+    // A range the wrong way round is outlined with the message and changes nothing.
+    const std::string before = study::studyObjectJson(window.document()->study());
+    QVERIFY(!search->setRow(0, QStringLiteral("log_uniform"), QStringLiteral("0.1, 0.0001")));
+    QVERIFY(hasInvalidOutline(search->table()->cellWidget(0, 2)));
+    QVERIFY2(search->rowProblem(0).contains(QStringLiteral("study.search.train.lr")),
+             qPrintable(search->rowProblem(0)));
+    QCOMPARE(study::studyObjectJson(window.document()->study()), before);
+    // Typed into the range cell, as a user would.
+    auto* range = qobject_cast<QLineEdit*>(search->table()->cellWidget(0, 2));
+    QVERIFY(range);
+    range->setText(QStringLiteral("1e-4, 0.1"));
+    Q_EMIT range->editingFinished();
+    QCOMPARE(window.document()->study().search.keys.at(0).dist.high, 0.1);
+    QVERIFY(!hasInvalidOutline(search->table()->cellWidget(0, 2)));
+    search->trialsSpin()->setValue(6);
+    search->samplerCombo()->setCurrentText(QStringLiteral("sobol"));
+    search->pruneBox()->setChecked(true);
+    search->minStepsSpin()->setValue(30);
+    search->reductionSpin()->setValue(2);
+    search->tuneBox()->setChecked(true);
+    search->tuneSeedsSpin()->setValue(2);
+    QVERIFY2(search->tunePerLabel()->text().contains(QStringLiteral("mode")),
+             qPrintable(search->tunePerLabel()->text()));
+    const study::StudyObject& s = window.document()->study();
+    QCOMPARE(s.search.trials, 6);
+    QCOMPARE(s.search.sampler, std::string("sobol"));
+    QVERIFY(s.search.prune && s.search.prune->minSteps == 30 && s.search.prune->reduction == 2);
+    QVERIFY(s.search.tune && s.search.tune->seeds == 2);
+    // Choosing needs a validation split: said, and Run study is off until there is one.
+    QVERIFY2(panel->problem().contains(QStringLiteral("dataset.validation")),
+             qPrintable(panel->problem()));
+    QVERIFY(!panel->runButton()->isEnabled());
+    engine::ExperimentSpec split = window.document()->spec();
+    split.dataset.validation = 0.1;
+    window.document()->edit(split, QStringLiteral("validation split"));
+    QVERIFY2(panel->problem().isEmpty(), qPrintable(panel->problem()));
+    QCOMPARE(panel->runCount(), 2 * (6 + 2));  // two searches of 6 trials and 2 tuned runs
+    QVERIFY2(panel->summaryLabel()->text().contains(QStringLiteral("2 searches")),
+             qPrintable(panel->summaryLabel()->text()));
+    // Undo like every Design edit: the tune seeds, then back.
+    undo->undo();  // the split
+    undo->undo();  // tune seeds 2 -> 3 (the default)
+    QCOMPARE(window.document()->study().search.tune->seeds, 3);
+    QCOMPARE(search->tuneSeedsSpin()->value(), 3);
+    undo->redo();
+    undo->redo();
+    QCOMPARE(panel->runCount(), 16);
+    // A searched key that is also varied is refused, its row outlined.
+    search->keyCombo()->setCurrentText(QStringLiteral("train.batch_size"));
+    search->addButton()->click();
+    QCOMPARE(search->table()->rowCount(), 2);
+    panel->vary(QStringLiteral("train.batch_size"));
+    QVERIFY2(panel->problem().contains(QStringLiteral("train.batch_size")),
+             qPrintable(panel->problem()));
+    QVERIFY(hasInvalidOutline(search->table()->cellWidget(1, 2)));
+    undo->undo();  // the vary
+    undo->undo();  // the second searched key
+    QCOMPARE(search->table()->rowCount(), 1);
+    QVERIFY(panel->problem().isEmpty());
+
+    // Run it: the queue is the study driver's, as `study run`'s.
+    panel->runButton()->click();
+    StudyQueue* queue = window.trainWorkspace()->studyQueue();
+    QVERIFY(queue->isRunning());
+    QTRY_VERIFY_WITH_TIMEOUT(!queue->isRunning(), 60000);
+    QCOMPARE(queue->entries().size(), size_t(16));
+    std::set<int64_t> prunedRuns;
+    const std::set<int64_t> rungs = {30, 60, 120};
+    for (int i = 0; i < int(queue->entries().size()); ++i) {
+      const auto& e = queue->entries()[size_t(i)];
+      QVERIFY2(e.state == Entry::Completed || e.state == Entry::Pruned,
+               qPrintable(queue->view()->topLevelItem(i)->text(2)));
+      QVERIFY(e.runId > 0);
+      if (e.state != Entry::Pruned) continue;
+      QVERIFY(e.point.trial >= 0);  // only trials are pruned, never tuned runs
+      QVERIFY(rungs.count(e.prunedAt));
+      QCOMPARE(e.rung, int(std::distance(rungs.begin(), rungs.find(e.prunedAt))) + 1);
+      const QString status = queue->view()->topLevelItem(i)->text(2);
+      QVERIFY2(status.contains(QStringLiteral("pruned at rung %1").arg(e.rung)),
+               qPrintable(status));
+      prunedRuns.insert(e.runId);
+    }
+    QVERIFY(!prunedRuns.empty());
+
+    // The store agrees with `study show`: per mode the best completed trial by val_accuracy,
+    // its settings re-run on 2 fresh seeds.
+    storage::RunReader reader(*t.store);
+    const auto results = study::loadStudyResults(reader, queue->studyId());
+    QVERIFY(results.study.status == storage::StudyStatus::Completed);
+    QCOMPARE(results.tuned.size(), size_t(2));
+    for (size_t p = 0; p < 2; ++p) {
+      double best = -1;
+      std::vector<std::string> bestValues;
+      for (const auto& row : results.rows)
+        if (row.link.point < 12 && row.link.point % 2 == int(p) &&
+            row.run.status == storage::RunStatus::Completed && row.valAccuracy &&
+            *row.valAccuracy > best) {
+          best = *row.valAccuracy;
+          bestValues.assign(row.values.begin() + 1, row.values.end());
+        }
+      QCOMPARE(results.tuned[p].bestValue.value_or(-2), best);
+      QCOMPARE(results.tuned[p].best, bestValues);
+      QCOMPARE(results.tuned[p].test.n, 2);
+      QVERIFY(results.tuned[p].ci95);
+      for (const auto& row : results.rows)
+        if (row.link.point < 12)
+          QCOMPARE(row.run.status == storage::RunStatus::Pruned,
+                   bool(prunedRuns.count(row.run.id)));
+    }
+
+    // Runs → Groups: the tuned comparison first, then the study views.
+    window.showWorkspace(MainWindow::kRuns);
+    RunsWorkspace* runs = window.runsWorkspace();
+    runs->poll();
+    QTRY_VERIFY_WITH_TIMEOUT(runs->studyCombo()->count() == 2, 5000);
+    runs->studyCombo()->setCurrentIndex(1);
+    StudyGroupTable* groups = runs->groupTable();
+    runs->listTabs()->setCurrentWidget(groups);
+    QTRY_VERIFY_WITH_TIMEOUT(groups->isLoaded() && groups->results(), 5000);
+    QTableWidget* tuned = groups->tunedTable();
+    QVERIFY(tuned->isVisible());
+    QCOMPARE(tuned->rowCount(), 2);
+    QCOMPARE(tuned->horizontalHeaderItem(0)->text(), QStringLiteral("mode"));
+    QCOMPARE(tuned->horizontalHeaderItem(2)->text(), QStringLiteral("chosen on val_accuracy"));
+    const QLocale locale;
+    for (int r = 0; r < 2; ++r) {
+      const study::TunedResult& tr = results.tuned[size_t(r)];
+      QCOMPARE(tuned->item(r, 0)->text(), QString::fromStdString(r == 0 ? "local" : "backprop"));
+      QCOMPARE(tuned->item(r, 1)->text(),
+               QStringLiteral("train.lr=") + QString::fromStdString(tr.best.at(0)));
+      QCOMPARE(tuned->item(r, 2)->text(), locale.toString(*tr.bestValue, 'f', 4));
+      QVERIFY2(tuned->item(r, 3)->text().startsWith(
+                   locale.toString(tr.test.mean, 'f', 4) + QStringLiteral(" ± ") +
+                   locale.toString(tr.ci95->second - tr.test.mean, 'f', 4)),
+               qPrintable(tuned->item(r, 3)->text()));
+      QCOMPARE(tuned->item(r, 4)->text(), QStringLiteral("2"));
+    }
+    // The parallel coordinates: one line per trial, the lr axis logarithmic, each line at its
+    // run's learning rate, pruned trials marked.
+    StudyViews* views = groups->views();
+    QVERIFY(views->isVisible());
+    const study::SearchViews& v = views->views();
+    QCOMPARE(v.axes.size(), size_t(2));
+    QVERIFY(v.axes[0].log);
+    QCOMPARE(v.axes[0].low, 1e-4);
+    QCOMPARE(v.axes[0].high, 0.1);
+    QCOMPARE(v.trials.size(), size_t(12));
+    for (const auto& trial : v.trials) {
+      const auto run = reader.run(trial.runId);
+      QVERIFY(run);
+      const double lr = engine::parseSpec(run->specJson).train.lr;
+      const auto line = study::parallelLine(v, trial);
+      QVERIFY(std::abs(line[0] - std::log(lr / 1e-4) / std::log(1e3)) < 1e-9);
+      QCOMPARE(trial.pruned, bool(prunedRuns.count(trial.runId)));
+    }
+    views->viewCombo()->setCurrentIndex(StudyViews::Parallel);
+    QCOMPARE(views->plot()->graphCount(), 12);
+    views->viewCombo()->setCurrentIndex(StudyViews::BestSoFar);
+    QCOMPARE(views->plot()->graphCount(), 2);
+    views->viewCombo()->setCurrentIndex(StudyViews::Importance);
+    QVERIFY(std::isfinite(v.importance.at(0)));
+    // The fake's accuracy follows log lr: the learning rate explains much of it.
+    QVERIFY2(v.importance[0] > 0.5, qPrintable(QString::number(v.importance[0])));
+    // The spread: a 95 % CI in the groups' table, kept in the settings.
+    groups->spreadCombo()->setCurrentIndex(groups->spreadCombo()->findData(QStringLiteral("ci95")));
+    QVERIFY(AppSettings::spread() == study::Spread::Ci95);
   }
 
   void skipStopRunAndStopStudy() {

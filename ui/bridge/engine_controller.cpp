@@ -35,7 +35,7 @@ int EngineController::phaseProcesses(int phase) const {
 
 bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan,
                              const ResumePoint& resume, int processes,
-                             std::function<void(int64_t)> onRecorded) {
+                             std::function<void(int64_t)> onRecorded, RunHooks hooks) {
   if (isBusy() || !m_services.createRun || processes < 1 || plan.empty()) return false;
   if (!resume.checkpoint.empty() && (!m_services.resumeRun || plan.size() != 1)) return false;
   if (processes > 1 && (!m_services.createDistributedRun || !resume.checkpoint.empty()))
@@ -52,9 +52,8 @@ bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan,
   m_progress = {};
   setState(State::Starting);
   m_worker = std::thread(
-      [this, spec, modes = m_modes, resume, processes, onRecorded = std::move(onRecorded)] {
-        work(spec, modes, resume, processes, onRecorded);
-      });
+      [this, spec, modes = m_modes, resume, processes, onRecorded = std::move(onRecorded),
+       hooks = std::move(hooks)] { work(spec, modes, resume, processes, onRecorded, hooks); });
   m_drain.start();
   return true;
 }
@@ -62,9 +61,16 @@ bool EngineController::start(const engine::ExperimentSpec& spec, RunPlan plan,
 std::unique_ptr<engine::Run> EngineController::createPhaseRun(const engine::ExperimentSpec& spec,
                                                               engine::RunObserver* observer,
                                                               int phase, const ResumePoint& resume,
-                                                              int processes) {
-  if (phase == 0 && !resume.checkpoint.empty())
-    return m_services.resumeRun(spec, observer, resume.checkpoint);
+                                                              int processes,
+                                                              const RunHooks& hooks) {
+  const bool resuming = phase == 0 && !resume.checkpoint.empty();
+  if (!hooks.evalAtSteps.empty() && m_services.createRunWithOptions && processes <= 1) {
+    engine::RunOptions options;
+    options.evalAtSteps = hooks.evalAtSteps;
+    if (resuming) options.resumeFrom = resume.checkpoint;
+    return m_services.createRunWithOptions(spec, observer, options);
+  }
+  if (resuming) return m_services.resumeRun(spec, observer, resume.checkpoint);
   if (spec.mode != engine::Mode::Backprop && processes > 1)
     return m_services.createDistributedRun(spec, observer, processes,
                                            [this] { return m_stopRequested.load(); });
@@ -73,7 +79,7 @@ std::unique_ptr<engine::Run> EngineController::createPhaseRun(const engine::Expe
 
 void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes,
                             ResumePoint resume, int processes,
-                            std::function<void(int64_t)> onRecorded) {
+                            std::function<void(int64_t)> onRecorded, RunHooks hooks) {
   // The runs of one plan of several modes share a tag: one comparison in Runs.
   const std::string planTag =
       "compare-" +
@@ -107,12 +113,12 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
                                   std::string("this run will not be saved: ") + e.what()});
       }
     }
-    FanoutObserver fanout({&feed, recorder.get()});
+    FanoutObserver fanout({&feed, recorder.get(), hooks.observer});
     engine::RunSummary summary;
     try {
       // Declared after the observers, so it is destroyed (joined) before them.
       std::unique_ptr<engine::Run> run =
-          createPhaseRun(phaseSpec, &fanout, int(phase), resume, processes);
+          createPhaseRun(phaseSpec, &fanout, int(phase), resume, processes, hooks);
       // Unpublished before the run is destroyed, however this block is left.
       struct Unpublish {
         EngineController* self;
@@ -126,6 +132,7 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
         m_run = run.get();
         if (m_stopRequested) run->requestStop();
       }
+      if (hooks.onCreated) hooks.onCreated(*run);
       run->start();
       if (m_pauseRequested) run->pause();
       summary = run->wait();

@@ -30,6 +30,15 @@ struct ResumePoint {
   std::optional<int64_t> continueRunId;  ///< the store record to continue, if known
 };
 
+/// What a study adds to one run: evaluations after these step counts (a search's rungs), an
+/// extra observer (the pruning watch; it must outlive the plan), and a call with the run as soon
+/// as it exists (on the worker thread), so the observer can stop it from the run's own thread.
+struct RunHooks {
+  std::vector<int64_t> evalAtSteps;
+  engine::RunObserver* observer = nullptr;
+  std::function<void(engine::Run&)> onCreated;
+};
+
 class EngineController : public QObject {
   Q_OBJECT
  public:
@@ -44,9 +53,9 @@ class EngineController : public QObject {
   /// `processes` > 1 spreads the local and pipeline phases' stages over that many local processes
   /// (the services must run distributed; not with a checkpoint).
   /// `onRecorded` is told each phase's store record id as soon as it exists (on an engine
-  /// thread).
+  /// thread). `hooks` apply to every phase.
   bool start(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume = {},
-             int processes = 1, std::function<void(int64_t)> onRecorded = {});
+             int processes = 1, std::function<void(int64_t)> onRecorded = {}, RunHooks hooks = {});
   /// Whether the engine can continue runs from checkpoints.
   bool canResume() const { return bool(m_services.resumeRun); }
   /// Whether the engine can spread a local run over several processes.
@@ -85,9 +94,10 @@ class EngineController : public QObject {
   void setState(State state);
   std::unique_ptr<engine::Run> createPhaseRun(const engine::ExperimentSpec& spec,
                                               engine::RunObserver* observer, int phase,
-                                              const ResumePoint& resume, int processes);
+                                              const ResumePoint& resume, int processes,
+                                              const RunHooks& hooks);
   void work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes, ResumePoint resume,
-            int processes, std::function<void(int64_t)> onRecorded);
+            int processes, std::function<void(int64_t)> onRecorded, RunHooks hooks);
 
   EngineServices m_services;
   RunFeed m_feed;

@@ -51,6 +51,17 @@ void AppSettings::setSmoothing(double weight) {
   QSettings().setValue(QStringLiteral("train/smoothing"), weight);
 }
 
+study::Spread AppSettings::spread() {
+  return study::spreadFromId(QSettings()
+                                 .value(QStringLiteral("runs/spread"), QStringLiteral("std"))
+                                 .toString()
+                                 .toStdString());
+}
+void AppSettings::setSpread(study::Spread spread) {
+  QSettings().setValue(QStringLiteral("runs/spread"),
+                       QString::fromStdString(study::spreadId(spread)));
+}
+
 int AppSettings::processes() {
   return std::max(1, QSettings().value(QStringLiteral("train/processes"), 1).toInt());
 }

@@ -6,6 +6,7 @@
 #include <QStringList>
 
 #include "common/theme.h"
+#include "stagewise/study/search_views.h"
 
 namespace stagewise::ui {
 
@@ -25,6 +26,9 @@ struct AppSettings {
   static double smoothing();
   static void setSmoothing(double weight);
   /// Processes a local run is spread over (Train workspace); 1: stages as threads here.
+  /// The spread shown around a mean in group tables and the overlay's bands.
+  static study::Spread spread();
+  static void setSpread(study::Spread spread);
   static int processes();
   static void setProcesses(int processes);
   /// Experiment files opened or saved, newest first (File → Open Recent), at most kMaxRecent;

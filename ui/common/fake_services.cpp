@@ -91,6 +91,23 @@ static int64_t stepsFor(const engine::ExperimentSpec& spec, int64_t fallback) {
   return std::max<int64_t>(1, spec.train.epochs * ((samples + batch - 1) / batch));
 }
 
+static std::unique_ptr<engine::Run> fakeRun(const engine::FakeScript& script,
+                                            const engine::ExperimentSpec& spec,
+                                            engine::RunObserver* observer,
+                                            std::vector<int64_t> evalAtSteps) {
+  engine::FakeScript s = script;
+  s.steps = stepsFor(spec, script.steps);
+  s.seed = spec.train.seed;
+  s.evalAtSteps = std::move(evalAtSteps);
+  if (spec.debug.failAtStep >= 0) {
+    s.failAtStep = spec.debug.failAtStep;
+    s.failStage = spec.debug.stage;
+  }
+  auto perLayer = std::make_unique<PerLayerCosines>(observer);
+  auto run = engine::createFakeRun(spec, perLayer.get(), s);
+  return std::make_unique<ObservedRun>(std::move(perLayer), std::move(run));
+}
+
 EngineServices fakeEngineServices(const engine::FakeScript& script) {
   EngineServices services;
   services.engine.torchVersion = "none (fake engine)";
@@ -100,16 +117,15 @@ EngineServices fakeEngineServices(const engine::FakeScript& script) {
   services.engine.hardwareCores = int(std::max(1u, std::thread::hardware_concurrency()));
   services.engine.fake = true;
   services.createRun = [script](const engine::ExperimentSpec& spec, engine::RunObserver* observer) {
-    engine::FakeScript s = script;
-    s.steps = stepsFor(spec, script.steps);
-    s.seed = spec.train.seed;
-    if (spec.debug.failAtStep >= 0) {
-      s.failAtStep = spec.debug.failAtStep;
-      s.failStage = spec.debug.stage;
-    }
-    auto perLayer = std::make_unique<PerLayerCosines>(observer);
-    auto run = engine::createFakeRun(spec, perLayer.get(), s);
-    return std::make_unique<ObservedRun>(std::move(perLayer), std::move(run));
+    return fakeRun(script, spec, observer, {});
+  };
+  // The fake evaluates at forced steps too (a search's rungs); it has no checkpoints to resume.
+  services.createRunWithOptions = [script](const engine::ExperimentSpec& spec,
+                                           engine::RunObserver* observer,
+                                           const engine::RunOptions& options) {
+    if (!options.resumeFrom.empty())
+      throw std::runtime_error("the fake engine cannot continue from a checkpoint");
+    return fakeRun(script, spec, observer, options.evalAtSteps);
   };
   // "Measured" layer times, made up but deterministic: FLOPs, except that the last two layers
   // (small matrices that use the cores poorly) take three times what their FLOPs say, so the

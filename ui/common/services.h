@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "stagewise/engine/engine.h"
 #include "stagewise/engine/metrics.h"
 #include "stagewise/engine/partition.h"
 #include "stagewise/engine/run.h"
@@ -25,6 +26,12 @@ using RunFactory = std::function<std::unique_ptr<engine::Run>(const engine::Expe
 /// engine restores weights, optimizer state and the data position. May throw.
 using ResumeFactory = std::function<std::unique_ptr<engine::Run>(
     const engine::ExperimentSpec&, engine::RunObserver*, const std::string& checkpoint)>;
+
+/// Creates (does not start) a run with options: evaluations forced after given step counts (a
+/// search's rungs, so pruning sees each one) and, with `resumeFrom`, a checkpoint to continue.
+/// May throw like RunFactory.
+using OptionsRunFactory = std::function<std::unique_ptr<engine::Run>(
+    const engine::ExperimentSpec&, engine::RunObserver*, const engine::RunOptions&)>;
 
 /// Creates (does not start) a local-mode run whose stages are spread over `processes` local
 /// processes (this one is rank 0 and reports the whole run). Blocks until every process has
@@ -94,6 +101,9 @@ struct EngineServices {
   RunFactory createRun;
   ResumeFactory resumeRun;                     ///< optional: enables resuming from a checkpoint
   DistributedRunFactory createDistributedRun;  ///< optional: enables running in N processes
+  /// Optional: a study's runs with forced evaluations (without it a search's rungs are measured
+  /// only where eval.interval happens to fall, and pruning may see fewer of them).
+  OptionsRunFactory createRunWithOptions;
   ObserverFactory createRecorder;              ///< optional
   LayerProfiler profileLayers;                 ///< optional: enables "balance by measured time"
   MethodProfiler profileMethods;               ///< optional: enables the estimate's samples/s

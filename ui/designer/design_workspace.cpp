@@ -87,8 +87,9 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   studyLayout->addStretch(1);
   m_sideTabs->addTab(estimatePage, tr("Estimate"));
   m_sideTabs->addTab(studyPage, tr("Study"));
-  m_sideTabs->setTabToolTip(1, tr("Sweep settings over values and seeds; the runs queue in "
-                                  "Train and are grouped in Runs (right-click a field → Vary…)"));
+  m_sideTabs->setTabToolTip(1, tr("Sweep settings over values and seeds, or search them (each "
+                                  "method at its own best settings); the runs queue in Train and "
+                                  "are grouped in Runs (right-click a field → Vary…)"));
   connect(m_estimate, &EstimatePanel::methodEstimateChanged, m_study, &StudyPanel::refresh);
   connect(m_model, &ModelPanel::varyRequested, this, [this, studyPage](const QString& key) {
     m_sideTabs->setCurrentWidget(studyPage);

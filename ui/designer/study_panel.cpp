@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "common/format.h"
+#include "designer/search_section.h"
 #include "stagewise/engine/dataset.h"
 
 namespace stagewise::ui {
@@ -161,11 +162,19 @@ StudyPanel::StudyPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   form->addRow(tr("Sample"), m_sample);
   form->addRow(tr("Target"), m_target);
   form->addRow(tr("Name"), m_name);
+  m_search = new SearchSection(
+      doc,
+      [this](const std::function<void(study::StudyObject&)>& change, const QString& text) {
+        edit(change, text);
+      },
+      this);
+  connect(m_search, &SearchSection::message, this, &StudyPanel::message);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_keys);
   layout->addLayout(keyRow);
   layout->addLayout(buttons);
+  layout->addWidget(m_search);
   layout->addLayout(form);
   layout->addWidget(m_summary);
   layout->addWidget(m_problem);
@@ -289,6 +298,7 @@ void StudyPanel::showKeys() {
 
 void StudyPanel::refresh() {
   showKeys();
+  m_search->refresh();
   m_updating = true;
   const auto& s = m_doc->study();
   m_seeds->setValue(s.seeds.value_or(1));
@@ -300,84 +310,155 @@ void StudyPanel::refresh() {
   recompute();
 }
 
+std::map<engine::Mode, double> StudyPanel::secondsPerFlop() {
+  // Each method's speed for the design as it is; a point's run scales it by its FLOPs.
+  std::map<engine::Mode, double> out;
+  const auto rates = m_rates ? m_rates() : std::nullopt;
+  if (!rates || m_doc->partition().stages.empty()) return out;
+  for (auto [mode, sps] : {std::pair{engine::Mode::Local, rates->localSamplesPerSec},
+                           std::pair{engine::Mode::Pipeline, rates->pipelineSamplesPerSec},
+                           std::pair{engine::Mode::Backprop, rates->backpropSamplesPerSec}}) {
+    engine::ExperimentSpec here = m_doc->spec();
+    here.mode = mode;
+    const double f = engine::runTrainFlopsPerSample(here, m_doc->plan());
+    if (sps > 0 && f > 0) out[mode] = 1.0 / (sps * f);
+  }
+  return out;
+}
+
+bool StudyPanel::addPrediction(const study::ResolvedPoint& r, double times,
+                               const std::map<engine::Mode, double>& rates, double& seconds) {
+  const std::string datasetKey = r.spec.dataset.kind + "\n" + r.spec.dataset.path;
+  auto n = m_trainSamples.find(datasetKey);
+  if (n == m_trainSamples.end())
+    n = m_trainSamples.emplace(datasetKey, engine::probeTrainSamples(r.spec.dataset)).first;
+  const double samples =
+      double(stepsOf(r.spec, n->second)) * double(std::max(1, r.spec.train.batchSize));
+  const engine::ModelPlan model = engine::planModel(r.spec.model, m_shapes.at(datasetKey));
+  const double flops = samples * engine::runTrainFlopsPerSample(r.spec, model) * times;
+  m_predictedFlops += flops;
+  const auto rate = rates.find(r.spec.mode);
+  if (rate == rates.end()) return false;
+  seconds += flops * rate->second;
+  return true;
+}
+
+void StudyPanel::recomputeSearch(const study::StudyPlan& given) {
+  study::StudyPlan plan = given;
+  if (plan.search.trials == 0) plan.search.trials = study::kDefaultTrials;
+  study::checkSearch(plan);
+  const std::string base = engine::specToJson(m_doc->spec());
+  const std::string metric = plan.search.choosingMetric();
+  if ((plan.search.prune || plan.search.tune || metric.rfind("val_", 0) == 0) &&
+      !(m_doc->spec().dataset.validation > 0))
+    throw study::StudyError(
+        "the search chooses on " + metric +
+        ", which needs a validation split: set dataset.validation in the form (e.g. 0.1), the "
+        "share of the training set held out");
+  const auto& devices = m_doc->engineDescription().devices;
+  // Every vary point with each key at its bounds must run (as `study run` checks).
+  for (const auto& p : study::searchCheckPoints(plan))
+    study::resolvePoint(base, plan, p, devices, m_shapes);
+  // The cost: each vary point's trials and tuned runs at the middle of each range (pruned
+  // trials stop earlier: this is the most the search takes).
+  std::vector<std::string> middle;
+  for (const auto& k : plan.search.keys) middle.push_back(k.dist.valueAt(0.5));
+  const auto rates = secondsPerFlop();
+  double seconds = 0;
+  bool timed = !rates.empty();
+  const int points = int(study::varyGrid(plan).size());
+  const int runsPerPoint = plan.search.trials + (plan.search.tune ? plan.search.tune->seeds : 0);
+  for (int v = 0; v < points; ++v) {
+    const auto r =
+        study::resolvePoint(base, plan, study::trialPoint(plan, v, 0, middle), devices, m_shapes);
+    timed &= addPrediction(r, runsPerPoint, rates, seconds);
+  }
+  m_runCount = points * runsPerPoint;
+  if (timed) m_predictedS = seconds;
+}
+
 void StudyPanel::recompute() {
   m_name->setPlaceholderText(QString::fromStdString(m_doc->spec().name.empty()
                                                         ? std::string("experiment")
                                                         : m_doc->spec().name) +
                              tr(" study"));
   m_points.clear();
+  m_runCount = 0;
   m_problemText.clear();
   m_predictedS = -1;
   m_predictedFlops = 0;
+  m_search->markKey({}, {});
   const study::StudyObject& object = m_doc->study();
   QString summary;
+  const study::StudyPlan plan = study::planOf(object);
   if (object.empty()) {
     summary =
         tr("No study: vary a setting (right-click a field of the form → Vary…, or name "
-           "one above) or run more than one seed.");
+           "one above), search one, or run more than one seed.");
   } else {
-    const study::StudyPlan plan = study::planOf(object);
     try {
-      std::vector<study::GridPoint> points = study::expandGrid(plan);
-      const std::string base = engine::specToJson(m_doc->spec());
-      const auto rates = m_rates ? m_rates() : std::nullopt;
-      // Each method's speed for the design as it is; a point's run scales it by its FLOPs.
-      std::map<engine::Mode, double> secondsPerFlop;
-      if (rates && !m_doc->partition().stages.empty()) {
-        for (auto [mode, sps] : {std::pair{engine::Mode::Local, rates->localSamplesPerSec},
-                                 std::pair{engine::Mode::Pipeline, rates->pipelineSamplesPerSec},
-                                 std::pair{engine::Mode::Backprop, rates->backpropSamplesPerSec}}) {
-          engine::ExperimentSpec here = m_doc->spec();
-          here.mode = mode;
-          const double f = engine::runTrainFlopsPerSample(here, m_doc->plan());
-          if (sps > 0 && f > 0) secondsPerFlop[mode] = 1.0 / (sps * f);
+      if (plan.isSearch()) {
+        recomputeSearch(plan);
+      } else {
+        std::vector<study::GridPoint> points = study::expandGrid(plan);
+        const std::string base = engine::specToJson(m_doc->spec());
+        const auto rates = secondsPerFlop();
+        double seconds = 0;
+        bool timed = !rates.empty();
+        for (const auto& p : points) {
+          const study::ResolvedPoint r =
+              study::resolvePoint(base, plan, p, m_doc->engineDescription().devices, m_shapes);
+          timed &= addPrediction(r, 1, rates, seconds);
         }
+        m_points = std::move(points);
+        m_runCount = int(m_points.size());
+        if (timed) m_predictedS = seconds;
       }
-      double seconds = 0;
-      bool timed = !secondsPerFlop.empty();
-      for (const auto& p : points) {
-        const study::ResolvedPoint r =
-            study::resolvePoint(base, plan, p, m_doc->engineDescription().devices, m_shapes);
-        const std::string datasetKey = r.spec.dataset.kind + "\n" + r.spec.dataset.path;
-        auto n = m_trainSamples.find(datasetKey);
-        if (n == m_trainSamples.end())
-          n = m_trainSamples.emplace(datasetKey, engine::probeTrainSamples(r.spec.dataset)).first;
-        const double samples =
-            double(stepsOf(r.spec, n->second)) * double(std::max(1, r.spec.train.batchSize));
-        const engine::ModelPlan model = engine::planModel(r.spec.model, m_shapes.at(datasetKey));
-        const double flops = samples * engine::runTrainFlopsPerSample(r.spec, model);
-        m_predictedFlops += flops;
-        const auto rate = secondsPerFlop.find(r.spec.mode);
-        if (rate == secondsPerFlop.end())
-          timed = false;
-        else
-          seconds += flops * rate->second;
-      }
-      m_points = std::move(points);
-      if (timed) m_predictedS = seconds;
     } catch (const study::StudyError& e) {
       m_problemText =
           QString::fromStdString(e.what()).replace(QStringLiteral("--vary "), QString());
     } catch (const std::exception& e) {
       m_problemText = QString::fromStdString(e.what());
     }
+    if (!m_problemText.isEmpty()) {
+      m_runCount = 0;
+      // A problem that names a searched key outlines its row.
+      for (const auto& k : object.search.keys)
+        if (m_problemText.contains(QString::fromStdString("study.search." + k.key)))
+          m_search->markKey(k.key, m_problemText);
+    }
     if (m_problemText.isEmpty()) {
-      const int seeds = std::any_of(object.keys.begin(), object.keys.end(),
-                                    [](const study::VariedKey& k) { return k.key == "train.seed"; })
-                            ? 1
-                            : plan.seeds;
-      const int combinations = runCount() / seeds;
-      summary =
-          (runCount() == 1 ? tr("1 run") : tr("%1 runs").arg(runCount())) +
-          (seeds > 1 ? (combinations == 1 ? tr(": 1 combination × %1 seeds")
-                                          : tr(": %1 combinations × %2 seeds").arg(combinations))
-                           .arg(seeds)
-                     : QString()) +
-          QStringLiteral(" · ") +
-          (m_predictedS >= 0
-               ? tr("about %1, from the measured estimate").arg(formatDuration(m_predictedS))
-               : tr("%1 FLOP of training; Measure in the estimate to predict the time")
-                     .arg(formatCount(m_predictedFlops)));
+      const QString cost =
+          m_predictedS >= 0
+              ? tr("about %1, from the measured estimate").arg(formatDuration(m_predictedS))
+              : tr("%1 FLOP of training; Measure in the estimate to predict the time")
+                    .arg(formatCount(m_predictedFlops));
+      if (plan.isSearch()) {
+        const int points = int(study::varyGrid(plan).size());
+        const int trials = plan.search.trials > 0 ? plan.search.trials : study::kDefaultTrials;
+        const int tuned = plan.search.tune ? plan.search.tune->seeds : 0;
+        summary = tr("%1 runs at most: %2 × (%3 trials%4)")
+                      .arg(runCount())
+                      .arg(points == 1 ? tr("1 search") : tr("%1 searches").arg(points))
+                      .arg(trials)
+                      .arg(tuned ? tr(" + %1 tuned runs").arg(tuned) : QString()) +
+                  (plan.search.prune ? tr(", fewer steps where trials are pruned") : QString()) +
+                  QStringLiteral(" · ") + cost;
+      } else {
+        const int seeds =
+            std::any_of(object.keys.begin(), object.keys.end(),
+                        [](const study::VariedKey& k) { return k.key == "train.seed"; })
+                ? 1
+                : plan.seeds;
+        const int combinations = runCount() / seeds;
+        summary =
+            (runCount() == 1 ? tr("1 run") : tr("%1 runs").arg(runCount())) +
+            (seeds > 1 ? (combinations == 1 ? tr(": 1 combination × %1 seeds")
+                                            : tr(": %1 combinations × %2 seeds").arg(combinations))
+                             .arg(seeds)
+                       : QString()) +
+            QStringLiteral(" · ") + cost;
+      }
     }
   }
   m_summary->setText(summary);

@@ -25,6 +25,8 @@ class QTableWidget;
 
 namespace stagewise::ui {
 
+class SearchSection;
+
 class StudyPanel : public QWidget {
   Q_OBJECT
  public:
@@ -45,9 +47,12 @@ class StudyPanel : public QWidget {
   QLabel* summaryLabel() const { return m_summary; }
   QLabel* problemLabel() const { return m_problem; }
   QPushButton* runButton() const { return m_run; }
+  /// The search: searched keys, trials, sampler, pruning, tuning.
+  SearchSection* searchSection() const { return m_search; }
 
-  /// The runs the study makes now (0: no study, or one that cannot run).
-  int runCount() const { return int(m_points.size()); }
+  /// The runs the study makes now (0: no study, or one that cannot run); a search's at most
+  /// (pruned trials train fewer steps).
+  int runCount() const { return m_runCount; }
   /// Why the study cannot run (a bad value, a grid point named with its values), or empty.
   QString problem() const { return m_problemText; }
   /// Predicted seconds of the whole study; < 0 when the estimate is not measured.
@@ -80,6 +85,13 @@ class StudyPanel : public QWidget {
   void edit(const std::function<void(study::StudyObject&)>& change, const QString& text);
   void recompute();
   void showKeys();
+  /// A search's points and predicted cost (recompute's search half); throws StudyError.
+  void recomputeSearch(const study::StudyPlan& plan);
+  /// Adds a point's training FLOPs (and its seconds when the method's speed is measured) times
+  /// `times` to the prediction; false when its method's speed is unknown.
+  bool addPrediction(const study::ResolvedPoint& point, double times,
+                     const std::map<engine::Mode, double>& secondsPerFlop, double& seconds);
+  std::map<engine::Mode, double> secondsPerFlop();
 
   DesignDocument* m_doc;
   std::function<std::optional<engine::MethodEstimate>()> m_rates;
@@ -97,6 +109,8 @@ class StudyPanel : public QWidget {
   QLabel* m_problem;
   QPushButton* m_run;
   std::vector<study::GridPoint> m_points;
+  int m_runCount = 0;
+  SearchSection* m_search;
   QString m_problemText;
   double m_predictedS = -1;
   double m_predictedFlops = 0;

@@ -8,6 +8,7 @@
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -15,6 +16,7 @@
 
 #include "common/format.h"
 #include "stagewise/report/session.h"
+#include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 
 namespace stagewise::ui {
@@ -38,6 +40,8 @@ QString stateText(StudyQueue::EntryState s) {
       return QObject::tr("skipped");
     case S::Shared:
       return QObject::tr("shared");
+    case S::Pruned:
+      return QObject::tr("pruned");
   }
   return {};
 }
@@ -52,14 +56,18 @@ StudyQueue::StudyQueue(RunStarter starter, QWidget* parent)
   m_view->setRootIsDecorated(false);
   m_view->setUniformRowHeights(true);
   m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
-  m_view->setHeaderLabels(
-      {tr("#"), tr("Settings"), tr("Status"), tr("Test acc."), tr("Time"), tr("Run")});
+  m_view->setHeaderLabels({tr("#"), tr("Settings"), tr("Status"), tr("Val acc."), tr("Test acc."),
+                           tr("Time"), tr("Run")});
   m_view->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_view->header()->setSectionResizeMode(1, QHeaderView::Stretch);
   m_view->header()->setStretchLastSection(false);
   m_view->setToolTip(
       tr("The study's runs in order: done, running and waiting. A run whose spec equals an "
-         "earlier one's (backprop ignores the cuts) shares that run."));
+         "earlier one's (backprop ignores the cuts) shares that run. A search lists its trials "
+         "as the sampler draws them; a trial that falls behind at a rung is pruned (the rung and "
+         "why are in its status), and each point's tuned runs appear once its trials have "
+         "ended. Val acc.: validation accuracy (what a search chooses on; a pruned trial's at "
+         "its rung)."));
   m_skip = new QPushButton(tr("Skip"), this);
   m_skip->setToolTip(
       tr("Leave the selected waiting runs out (the running one: stop it and go on). Skipped "
@@ -86,52 +94,94 @@ QString StudyQueue::start(const std::string& baseSpecJson, const study::StudyObj
   if (isRunning()) return tr("A study is already running.");
   if (!m_store)
     return tr("Studies are kept in the run store, and none is open (File → Run store).");
-  std::vector<Entry> entries;
   study::StudyPlan plan;
+  size_t points = 0;
   try {
     plan = study::planOf(object);
-    study::ShapeCache shapes;
-    for (const auto& p : study::expandGrid(plan)) {
-      Entry e;
-      e.point = p;
-      e.resolved = study::resolvePoint(baseSpecJson, plan, p, m_devices, shapes);
-      entries.push_back(std::move(e));
-    }
+    if (plan.isSearch() && plan.search.trials == 0) plan.search.trials = study::kDefaultTrials;
+    study::checkStudy(baseSpecJson, plan, m_devices);
+    points =
+        plan.isSearch() ? size_t(study::searchPointCount(plan)) : study::expandGrid(plan).size();
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what()).replace(QStringLiteral("--vary "), QString());
   }
-  if (entries.empty()) return tr("The study has no runs.");
+  if (points == 0) return tr("The study has no runs.");
   try {
     m_studyId = m_store->createStudy(
-        study::newStudyRecord(name, baseSpecJson, plan, object.target, entries.size()));
+        study::newStudyRecord(name, baseSpecJson, plan, object.target, points));
+    m_driver = std::make_unique<study::StudyDriver>(*m_store, m_studyId, m_devices);
   } catch (const std::exception& e) {
+    m_studyId = 0;
     return tr("The study could not be stored: %1").arg(QString::fromStdString(e.what()));
   }
   m_lastStudyId = m_studyId;
   m_reportEntries = false;
   m_name = name;
-  m_plan = std::move(plan);
-  m_entries = std::move(entries);
+  m_plan = m_driver->plan();
+  m_entries.clear();
+  m_job.reset();
+  m_watch.reset();
   m_current = -1;
   m_skipCurrent = m_stopping = false;
   m_currentFraction = 0;
   m_clock.start();
+  syncEntries();
   showEntries();
-  Q_EMIT message(tr("Study %1 '%2': %3 runs")
-                     .arg(m_studyId)
-                     .arg(QString::fromStdString(name))
-                     .arg(m_entries.size()));
+  Q_EMIT message(
+      (m_plan.isSearch()
+           ? tr("Study %1 '%2': a search of %3 runs%4")
+                 .arg(m_studyId)
+                 .arg(QString::fromStdString(name))
+                 .arg(points)
+                 .arg(m_plan.search.prune ? tr(" at most (trials may be pruned)") : QString())
+           : tr("Study %1 '%2': %3 runs")
+                 .arg(m_studyId)
+                 .arg(QString::fromStdString(name))
+                 .arg(points)));
   runNext();
   return {};
 }
 
-void StudyQueue::noteRunId(QPointer<StudyQueue> self, size_t index, int64_t runId) {
+void StudyQueue::syncEntries() {
+  if (!m_driver || !m_store) return;
+  std::vector<study::PointWork> work;
+  try {
+    storage::RunReader reader(*m_store);
+    const auto record = reader.study(m_studyId);
+    if (!record) return;
+    work = study::pendingWork(reader, *record);
+  } catch (const std::exception& e) {
+    Q_EMIT message(
+        tr("The study's points could not be read: %1").arg(QString::fromStdString(e.what())));
+    return;
+  }
+  for (const auto& w : work) {
+    if (Entry* e = entryFor(w.point.index)) {
+      if (e->state == EntryState::Waiting) e->point = w.point;  // a tuned run's chosen values
+      continue;
+    }
+    Entry e;
+    e.point = w.point;
+    m_entries.push_back(std::move(e));
+  }
+  std::stable_sort(m_entries.begin(), m_entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.point.index < b.point.index; });
+}
+
+StudyQueue::Entry* StudyQueue::entryFor(int point) {
+  for (auto& e : m_entries)
+    if (e.point.index == point) return &e;
+  return nullptr;
+}
+
+void StudyQueue::noteRunId(QPointer<StudyQueue> self, int point, int64_t runId) {
   if (!self) return;
   QMetaObject::invokeMethod(
       self.data(),
-      [self, index, runId] {
-        if (self && index < self->m_entries.size()) {
-          self->m_entries[index].runId = runId;
+      [self, point, runId] {
+        if (!self) return;
+        if (Entry* e = self->entryFor(point)) {
+          e->runId = runId;
           self->showEntries();
         }
       },
@@ -187,20 +237,20 @@ void StudyQueue::runNextOfReport(size_t i) {
   m_currentFraction = 0;
   e.state = EntryState::Running;
   auto onRecorded = [session = m_report, job = e.job, self = QPointer<StudyQueue>(this),
-                     index = i](int64_t runId) {
+                     point = e.point.index](int64_t runId) {
     try {
       session->linkRun(job, runId);  // the store is thread-safe
     } catch (const std::exception&) {
       // the run goes on; the report leaves out what it cannot find
     }
-    noteRunId(self, index, runId);
+    noteRunId(self, point, runId);
   };
   showEntries();
   const QString note = tr("Replication report, run %1 of %2: %3")
                            .arg(i + 1)
                            .arg(m_entries.size())
                            .arg(QString::fromStdString(e.label));
-  if (!m_starter(spec, note, onRecorded)) {
+  if (!m_starter(spec, note, onRecorded, {}, {})) {
     e.state = EntryState::Failed;
     m_report->runEnded(e.job, false, "it could not start");
     m_current = -1;
@@ -245,58 +295,82 @@ void StudyQueue::runNext() {
     finish(false);
     return;
   }
-  // Completed runs by identity: a point whose resolved spec equals one shares its run.
-  std::map<std::string, int64_t> completed;
-  for (const auto& e : m_entries)
-    if (e.state == EntryState::Completed && e.runId) completed[e.resolved.identity] = e.runId;
-  for (size_t i = 0; i < m_entries.size(); ++i) {
-    Entry& e = m_entries[i];
-    if (e.state != EntryState::Waiting) continue;
-    storage::StudyRunRecord link;
-    link.point = e.point.index;
-    link.seed = e.point.seed;
-    link.valuesJson = study::pointValuesJson(e.point);
-    if (auto shared = completed.find(e.resolved.identity); shared != completed.end()) {
-      link.runId = shared->second;
-      try {
-        m_store->linkStudyRun(m_studyId, link);
-      } catch (const std::exception& ex) {
-        Q_EMIT message(
-            tr("The study's link could not be stored: %1").arg(QString::fromStdString(ex.what())));
-      }
-      e.state = EntryState::Shared;
-      e.runId = shared->second;
-      continue;
+  runNextOfStudy();
+}
+
+void StudyQueue::runNextOfStudy() {
+  while (isRunning()) {
+    syncEntries();
+    std::optional<study::StudyDriver::Job> job;
+    try {
+      job = m_driver->next(
+          [this](const std::string& text) { Q_EMIT message(QString::fromStdString(text)); },
+          [this](int point, int64_t runId) {
+            if (Entry* e = entryFor(point)) {
+              e->state = EntryState::Shared;
+              e->runId = runId;
+            }
+          });
+    } catch (const std::exception& ex) {
+      Q_EMIT message(tr("The study cannot go on: %1").arg(QString::fromStdString(ex.what())));
+      finish(true);
+      return;
     }
-    engine::ExperimentSpec spec = e.resolved.spec;
-    study::nameStudyRun(spec, m_name, m_studyId, m_plan, e.point);
-    m_current = int(i);
+    if (!job) break;
+    syncEntries();
+    Entry* e = entryFor(job->work.point.index);
+    if (!e) {  // not listed by pendingWork (cannot happen: the driver hands out its points)
+      m_entries.push_back({});
+      e = &m_entries.back();
+      e->point = job->work.point;
+    }
+    e->state = EntryState::Running;
+    e->point = job->work.point;
+    e->resolved.spec = job->spec;
+    m_current = int(e - m_entries.data());
     m_skipCurrent = false;
     m_currentFraction = 0;
-    e.state = EntryState::Running;
+    m_watch = m_driver->watch(*job);
+    m_job = std::move(job);
+    RunHooks hooks;
+    hooks.evalAtSteps = m_job->options.evalAtSteps;
+    hooks.observer = m_watch.get();
+    if (m_watch)
+      // Stopped from the run's reporting thread the moment the pruner decides, as the CLI does.
+      hooks.onCreated = [watch = m_watch.get()](engine::Run& run) {
+        watch->setOnPrune([&run] { run.requestStop(); });
+      };
+    ResumePoint resume;
+    if (m_job->continueRunId) {
+      resume.checkpoint = m_job->options.resumeFrom;
+      resume.continueRunId = m_job->continueRunId;
+    }
     // Linked from the engine's thread as soon as the record exists (the store is
     // thread-safe), so a study killed mid-run still knows its run; the queue hears it after.
-    const int64_t studyId = m_studyId;
-    auto onRecorded = [store = m_store, studyId, link, self = QPointer<StudyQueue>(this),
-                       index = i](int64_t runId) mutable {
-      link.runId = runId;
+    m_recordedId = std::make_shared<std::atomic<int64_t>>(0);
+    auto onRecorded = [driver = m_driver.get(), job = *m_job, recorded = m_recordedId,
+                       self = QPointer<StudyQueue>(this)](int64_t runId) {
+      recorded->store(runId);
       try {
-        store->linkStudyRun(studyId, link);
+        driver->link(job, runId);
       } catch (const std::exception&) {
-        // said by the queue below: the run goes on regardless
+        // the run goes on regardless; `study resume` finds it by its name
       }
-      noteRunId(self, index, runId);
+      noteRunId(self, job.work.point.index, runId);
     };
     const QString note = tr("Study %1, run %2 of %3: %4")
                              .arg(m_studyId)
-                             .arg(e.point.index + 1)
-                             .arg(m_entries.size())
-                             .arg(QString::fromStdString(study::describePoint(m_plan, e.point)));
+                             .arg(m_job->position)
+                             .arg(m_job->total)
+                             .arg(QString::fromStdString(m_job->description));
     showEntries();
-    if (!m_starter(spec, note, onRecorded)) {
-      e.state = EntryState::Failed;
+    if (!m_starter(m_job->spec, note, onRecorded, resume, hooks)) {
+      entryFor(m_job->work.point.index)->state = EntryState::Failed;
+      m_driver->ended(*m_job, std::nullopt, engine::RunStatus::Failed, nullptr);
       m_current = -1;
-      Q_EMIT message(tr("Run %1 of the study could not start").arg(e.point.index + 1));
+      m_job.reset();
+      m_watch.reset();
+      Q_EMIT message(tr("Run %1 of the study could not start").arg(e->point.index + 1));
       continue;
     }
     return;
@@ -315,7 +389,33 @@ void StudyQueue::runEnded(const std::optional<engine::RunSummary>& summary) {
     e.state = summary->status == engine::RunStatus::Completed ? EntryState::Completed
               : summary->status == engine::RunStatus::Failed  ? EntryState::Failed
                                                               : EntryState::Stopped;
+    e.valAccuracy = summary->valAccuracy;
     if (m_skipCurrent && e.state == EntryState::Stopped) e.state = EntryState::Skipped;
+  }
+  if (m_job && m_driver) {
+    const int64_t recorded = m_recordedId ? m_recordedId->load() : 0;
+    const std::optional<int64_t> runId = recorded
+                                             ? std::optional<int64_t>(recorded)
+                                             : (e.runId ? std::optional(e.runId) : std::nullopt);
+    const auto status = summary ? summary->status : engine::RunStatus::Failed;
+    // Stopping the study is not pruning, whatever the watch says (as the CLI on Ctrl+C).
+    const study::PruneWatch* watch = m_stopping || m_skipCurrent ? nullptr : m_watch.get();
+    try {
+      m_driver->ended(*m_job, runId, status, watch);
+    } catch (const std::exception& ex) {
+      Q_EMIT message(
+          tr("The trial's end could not be stored: %1").arg(QString::fromStdString(ex.what())));
+    }
+    if (watch && watch->shouldStop() && status == engine::RunStatus::Stopped) {
+      e.state = EntryState::Pruned;
+      e.prunedAt = watch->prunedAt();
+      e.pruneReason = watch->reason();
+      const auto& rungs = m_job->options.evalAtSteps;
+      e.rung = int(std::find(rungs.begin(), rungs.end(), e.prunedAt) - rungs.begin()) + 1;
+    }
+    if (runId) e.runId = *runId;
+    m_job.reset();
+    m_watch.reset();
   }
   if (m_report)
     m_report->runEnded(e.job, e.state == EntryState::Completed,
@@ -344,6 +444,7 @@ void StudyQueue::skipSelected() {
     if (i < 0 || size_t(i) >= m_entries.size()) continue;
     if (m_entries[size_t(i)].state == EntryState::Waiting) {
       m_entries[size_t(i)].state = EntryState::Skipped;
+      if (m_driver && !m_report) m_driver->skip(m_entries[size_t(i)].point.index);
     } else if (i == m_current) {
       m_skipCurrent = true;
       Q_EMIT stopRunRequested();
@@ -404,7 +505,7 @@ void StudyQueue::finish(bool stopped) {
   bool complete = true;
   for (const auto& e : m_entries)
     complete &= e.state == EntryState::Completed || e.state == EntryState::Shared ||
-                e.state == EntryState::Failed;
+                e.state == EntryState::Failed || e.state == EntryState::Pruned;
   // Left-out or stopped runs: the study stays resumable (stopped), as the CLI leaves it.
   const auto status =
       stopped || !complete ? storage::StudyStatus::Stopped : storage::StudyStatus::Completed;
@@ -440,19 +541,42 @@ void StudyQueue::showEntries() {
   for (int i = 0; i < int(m_entries.size()); ++i) {
     const Entry& e = m_entries[size_t(i)];
     QTreeWidgetItem* item = m_view->topLevelItem(i);
-    item->setText(2, stateText(e.state));
+    item->setText(0, QString::number(e.point.index + 1));
+    if (e.label.empty() && e.state == EntryState::Waiting)  // a tuned run's values may change
+      item->setText(1, QString::fromStdString(study::describePoint(m_plan, e.point)));
+    item->setText(2, statusText(e));
+    item->setToolTip(
+        2, e.state == EntryState::Pruned ? QString::fromStdString(e.pruneReason) : QString());
     const bool ended = e.state == EntryState::Completed || e.state == EntryState::Stopped ||
-                       e.state == EntryState::Failed || e.state == EntryState::Skipped;
-    item->setText(3, ended && std::isfinite(e.testAccuracy) && e.wallSeconds > 0
+                       e.state == EntryState::Failed || e.state == EntryState::Skipped ||
+                       e.state == EntryState::Pruned;
+    item->setText(3, ended && std::isfinite(e.valAccuracy) ? locale.toString(e.valAccuracy, 'f', 4)
+                                                           : QString());
+    item->setText(4, ended && e.state != EntryState::Pruned && std::isfinite(e.testAccuracy) &&
+                             e.wallSeconds > 0
                          ? locale.toString(e.testAccuracy, 'f', 4)
                          : QString());
-    item->setText(4, ended && e.wallSeconds > 0 ? formatDuration(e.wallSeconds) : QString());
-    item->setText(5, e.runId ? QString::number(e.runId) : QString());
+    item->setText(5, ended && e.wallSeconds > 0 ? formatDuration(e.wallSeconds) : QString());
+    item->setText(6, e.runId ? QString::number(e.runId) : QString());
     QFont font = item->font(0);
     font.setBold(e.state == EntryState::Running);
-    for (int c = 0; c < 6; ++c) item->setFont(c, font);
+    font.setItalic(e.state == EntryState::Pruned);
+    for (int c = 0; c < 7; ++c) {
+      item->setFont(c, font);
+      // Pruned trials drawn faint, as in the study views.
+      item->setForeground(c, e.state == EntryState::Pruned
+                                 ? m_view->palette().brush(QPalette::Disabled, QPalette::Text)
+                                 : m_view->palette().brush(QPalette::Text));
+    }
   }
   updateHeader();
+}
+
+QString StudyQueue::statusText(const Entry& e) {
+  if (e.state == EntryState::Pruned)
+    return e.rung > 0 ? tr("pruned at rung %1 (%2 steps)").arg(e.rung).arg(e.prunedAt)
+                      : tr("pruned at %1 steps").arg(e.prunedAt);
+  return stateText(e.state);
 }
 
 void StudyQueue::updateHeader() {
@@ -473,7 +597,9 @@ void StudyQueue::updateHeader() {
                            .arg(m_lastStudyId)
                            .arg(QString::fromStdString(m_name))
                            .arg(done)
-                           .arg(m_entries.size());
+                           .arg(std::max<size_t>(
+                               m_entries.size(),
+                               m_driver && !m_reportEntries ? size_t(m_driver->totalCount()) : 0));
   if (isRunning()) {
     // The runs so far (the current one by its progress) predict the rest.
     int ran = 0;

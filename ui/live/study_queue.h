@@ -1,7 +1,9 @@
 #pragma once
 // A study run from the workbench: its runs one at a time, as `stagewise-cli study run` runs
-// them (the same resolved specs, names, sharing of identical runs and store links), shown as a
-// queue in Train: done, running and waiting runs with their settings, status and accuracy. The
+// them, through the same study::StudyDriver (the same resolved specs, names, sharing of
+// identical runs, store links; a search's trials as the sampler draws them, pruned at their
+// rungs, then each point's tuned runs), shown as a queue in Train: done, running and waiting
+// runs with their settings, status (a pruned trial with the rung that stopped it) and accuracy. The
 // Train workspace's Stop stops the current run and the study goes on; Skip leaves a waiting run
 // out (or stops the running one and goes on); Stop study stops the run and the study. A study
 // left unfinished (stopped, skipped, the window closed) continues with
@@ -10,12 +12,16 @@
 #include <QElapsedTimer>
 #include <QPointer>
 #include <QWidget>
+#include <atomic>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
 
+#include "bridge/engine_controller.h"
 #include "stagewise/engine/metrics.h"
 #include "stagewise/engine/run.h"
+#include "stagewise/study/driver.h"
 #include "stagewise/study/points.h"
 
 namespace stagewise::report {
@@ -37,18 +43,21 @@ namespace stagewise::ui {
 class StudyQueue : public QWidget {
   Q_OBJECT
  public:
-  /// Starts one run of the study (its spec, a note for the log, and where its record id goes);
-  /// false when it cannot start.
+  /// Starts one run of the study (its spec, a note for the log, where its record id goes, the
+  /// checkpoint it continues from, and a search's rung evaluations and pruning watch); false
+  /// when it cannot start.
   using RunStarter = std::function<bool(const engine::ExperimentSpec& spec, const QString& note,
-                                        std::function<void(int64_t)> onRecorded)>;
+                                        std::function<void(int64_t)> onRecorded,
+                                        const ResumePoint& resume, RunHooks hooks)>;
 
   StudyQueue(RunStarter starter, QWidget* parent = nullptr);
 
   void setStore(std::shared_ptr<storage::RunStore> store) { m_store = std::move(store); }
   void setDevices(std::vector<std::string> devices) { m_devices = std::move(devices); }
 
-  /// Resolves every point of the study (each checked as `train` checks a spec), records the
-  /// study in the store and starts its first run. Returns empty, or why it cannot start
+  /// Checks the study as `study run` does (every grid point resolved; a search's points at its
+  /// bounds, with a validation split when it chooses), records it in the store and starts its
+  /// first run. Returns empty, or why it cannot start
   /// (nothing is stored then).
   QString start(const std::string& baseSpecJson, const study::StudyObject& study,
                 const std::string& name);
@@ -61,7 +70,7 @@ class StudyQueue : public QWidget {
   bool isRunning() const { return m_studyId != 0; }
   int64_t studyId() const { return m_lastStudyId; }
 
-  enum class EntryState { Waiting, Running, Completed, Stopped, Failed, Skipped, Shared };
+  enum class EntryState { Waiting, Running, Completed, Stopped, Failed, Skipped, Shared, Pruned };
   struct Entry {
     std::string label;  ///< what the queue shows (a report's run: "finding: settings")
     size_t job = 0;     ///< a report's run: its job in the session
@@ -70,7 +79,12 @@ class StudyQueue : public QWidget {
     EntryState state = EntryState::Waiting;
     int64_t runId = 0;
     double testAccuracy = 0;
+    double valAccuracy = std::nan("");
     double wallSeconds = 0;
+    /// Pruned: the rung that stopped it (1-based, of the search's rungs), its steps, and why.
+    int rung = 0;
+    int64_t prunedAt = 0;
+    std::string pruneReason;
   };
   const std::vector<Entry>& entries() const { return m_entries; }
   QTreeWidget* view() const { return m_view; }
@@ -80,6 +94,8 @@ class StudyQueue : public QWidget {
 
   /// The current run ended with `summary` (or could not start: none); the next one starts.
   void runEnded(const std::optional<engine::RunSummary>& summary);
+  /// The queue's status text of an entry ("pruned at rung 2 (300 steps)").
+  static QString statusText(const Entry& entry);
   /// Progress of the current run, for the study's ETA.
   void runProgress(const engine::Progress& progress);
 
@@ -102,7 +118,11 @@ class StudyQueue : public QWidget {
   void runNext();
   void runNextOfReport(size_t entry);
   /// From an engine thread: the run of entry `index` has its record; shown on the UI thread.
-  static void noteRunId(QPointer<StudyQueue> self, size_t index, int64_t runId);
+  static void noteRunId(QPointer<StudyQueue> self, int point, int64_t runId);
+  /// Adds the points the driver knows now (a search's next trials, its tuned runs) as waiting.
+  void syncEntries();
+  Entry* entryFor(int point);
+  void runNextOfStudy();
   void finish(bool stopped);
   void finishReport(bool stopped);
   void showEntries();
@@ -118,6 +138,10 @@ class StudyQueue : public QWidget {
   int64_t m_lastStudyId = 0;
   std::string m_name;
   study::StudyPlan m_plan;
+  std::unique_ptr<study::StudyDriver> m_driver;
+  std::optional<study::StudyDriver::Job> m_job;
+  std::unique_ptr<study::PruneWatch> m_watch;
+  std::shared_ptr<std::atomic<int64_t>> m_recordedId;
   std::vector<Entry> m_entries;
   int m_current = -1;
   bool m_skipCurrent = false;

@@ -141,8 +141,8 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   m_log = new EventLog(this);
   m_queue = new StudyQueue(
       [this](const engine::ExperimentSpec& spec, const QString& note,
-             std::function<void(int64_t)> onRecorded) {
-        return begin(spec, {spec.mode}, {}, note, 1, std::move(onRecorded));
+             std::function<void(int64_t)> onRecorded, const ResumePoint& resume, RunHooks hooks) {
+        return begin(spec, {spec.mode}, resume, note, 1, std::move(onRecorded), std::move(hooks));
       },
       this);
   m_queue->setDevices(doc->engineDescription().devices);
@@ -348,8 +348,9 @@ bool TrainWorkspace::resumeRun(const engine::ExperimentSpec& spec, const ResumeP
 
 bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,
                            const ResumePoint& resume, const QString& note, int processes,
-                           std::function<void(int64_t)> onRecorded) {
-  if (!m_controller->start(spec, plan, resume, processes, std::move(onRecorded))) return false;
+                           std::function<void(int64_t)> onRecorded, RunHooks hooks) {
+  if (!m_controller->start(spec, plan, resume, processes, std::move(onRecorded), std::move(hooks)))
+    return false;
   m_data.clear();
   m_summaries.clear();
   m_banner->hide();

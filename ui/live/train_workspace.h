@@ -82,7 +82,8 @@ class TrainWorkspace : public QWidget {
 
  private:
   bool begin(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume,
-             const QString& note, int processes, std::function<void(int64_t)> onRecorded = {});
+             const QString& note, int processes, std::function<void(int64_t)> onRecorded = {},
+             RunHooks hooks = {});
   void onBatch(const PhaseBatch& batch);
   void setLivePace(const engine::RunInfo* phase);
   void onProgress(const engine::Progress& progress, int phase, int phases);

@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 
+#include "common/app_settings.h"
 #include "common/plot_frame.h"
 #include "common/theme.h"
 #include "stagewise/engine/metrics.h"
@@ -69,10 +70,14 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   m_group->addItem(tr("each run"));
   m_group->addItem(tr("groups: mean ± std"));
   m_group->addItem(tr("groups: mean, min–max"));
+  m_group->addItem(tr("groups: mean ± standard error"));
+  m_group->addItem(tr("groups: mean ± 95 % CI"));
   m_group->setToolTip(
       tr("Group the runs that are equal in every setting except the seed (a study's seeds), "
          "or in the settings chosen in \"by keys\": each group's mean with a band, on a "
-         "common grid"));
+         "common grid. The band: ± sample std, min–max, ± standard error (std / √n) or the "
+         "95 % confidence interval of the mean (Student t); Groups' tables follow the same "
+         "choice, which is kept for next time."));
   m_groupKeys = new QToolButton(this);
   m_groupKeys->setText(tr("by keys"));
   m_groupKeys->setPopupMode(QToolButton::InstantPopup);
@@ -145,7 +150,10 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
 
   connect(m_metric, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
   connect(m_align, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
-  connect(m_group, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
+  connect(m_group, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (index > 0) Q_EMIT spreadChanged(spread());
+    reload();
+  });
   connect(m_summaryMetric, &QComboBox::currentIndexChanged, this, &ComparePanel::drawSummary);
   // Smoothing and the scale redraw what is loaded; neither asks the store again.
   connect(m_overlayFrame, &PlotFrame::smoothingChanged, this, &ComparePanel::drawOverlay);
@@ -427,8 +435,25 @@ QString ComparePanel::groupLabel(size_t first) const {
   return parts.join(QStringLiteral(", "));
 }
 
+namespace {
+// The group combo's entries after "each run", by spread.
+constexpr study::Spread kBandSpreads[] = {study::Spread::Std, study::Spread::MinMax,
+                                          study::Spread::Sem, study::Spread::Ci95};
+}  // namespace
+
+study::Spread ComparePanel::spread() const {
+  const int i = m_group->currentIndex();
+  return i > 0 && i <= 4 ? kBandSpreads[i - 1] : AppSettings::spread();
+}
+
+void ComparePanel::setSpread(study::Spread spread) {
+  if (m_group->currentIndex() == 0 || this->spread() == spread) return;
+  for (int i = 0; i < 4; ++i)
+    if (kBandSpreads[i] == spread) m_group->setCurrentIndex(i + 1);
+}
+
 void ComparePanel::drawBands(const storage::AlignedSeries& a) {
-  const bool minMax = m_group->currentIndex() == 2;
+  const study::Spread spread = this->spread();
   int groups = 0;
   for (int g : m_groupOf) groups = std::max(groups, g + 1);
   for (int g = 0; g < groups; ++g) {
@@ -451,12 +476,9 @@ void ComparePanel::drawBands(const storage::AlignedSeries& a) {
       }
       const auto s = study::stat(v);
       band.mean.push_back(s.mean);
-      if (minMax) {
-        band.lo.push_back(*std::min_element(v.begin(), v.end()));
-        band.hi.push_back(*std::max_element(v.begin(), v.end()));
-      } else {
-        band.lo.push_back(s.mean - s.std), band.hi.push_back(s.mean + s.std);
-      }
+      const auto [lo, hi] = study::spreadBounds(s, spread);
+      band.lo.push_back(lo);
+      band.hi.push_back(hi);
     }
     const QColor color = stageColor(g);
     QVector<QCPGraphData> mean, lo, hi;

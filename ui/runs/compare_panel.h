@@ -7,6 +7,7 @@
 #include <set>
 
 #include "runs/store_executor.h"
+#include "stagewise/study/search_views.h"
 
 class QComboBox;
 class QCustomPlot;
@@ -38,6 +39,10 @@ class ComparePanel : public QWidget {
   /// Each run, or groups (runs equal in every key but the seed) as a mean with a band of ±1
   /// sample std or min–max, on the common grid of the overlay.
   QComboBox* groupCombo() const { return m_group; }
+  /// The band's spread while grouped (else the saved choice).
+  study::Spread spread() const;
+  /// Draws the groups' bands with `spread` (only while grouped: each run stays each run).
+  void setSpread(study::Spread spread);
   /// One group as drawn: its runs, a label from the keys that tell it apart, and per grid x
   /// the mean and the band's edges (NaN where no run of the group has a value), of the runs'
   /// values as smoothed by the overlay's smoothing control.
@@ -81,6 +86,8 @@ class ComparePanel : public QWidget {
 
  Q_SIGNALS:
   void loaded();
+  /// The user chose another band (Groups' tables follow).
+  void spreadChanged(stagewise::study::Spread spread);
   void failed(const QString& message);
 
  private:

@@ -84,6 +84,16 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
 
   m_compare = new ComparePanel(m_executor.get(), this);
   m_groups = new StudyGroupTable(m_executor.get(), this);
+  // One choice of spread: the overlay's band and the groups' tables follow each other.
+  connect(m_compare, &ComparePanel::spreadChanged, this, [this](study::Spread spread) {
+    QComboBox* combo = m_groups->spreadCombo();
+    const int i = combo->findData(QString::fromStdString(study::spreadId(spread)));
+    if (i >= 0 && i != combo->currentIndex()) combo->setCurrentIndex(i);
+  });
+  connect(m_groups->spreadCombo(), &QComboBox::currentIndexChanged, this, [this] {
+    m_compare->setSpread(
+        study::spreadFromId(m_groups->spreadCombo()->currentData().toString().toStdString()));
+  });
   m_listTabs = new QTabWidget(this);
   m_listTabs->setDocumentMode(true);
   m_listTabs->addTab(m_table, tr("Runs"));

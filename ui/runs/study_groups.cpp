@@ -7,22 +7,41 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
+#include <QSplitter>
 #include <QTableWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "common/app_settings.h"
 #include "common/format.h"
+#include "runs/study_views.h"
+#include "stagewise/study/search_views.h"
 
 namespace stagewise::ui {
 
 namespace {
 
-QString meanStd(const study::Stat& s, int decimals) {
+/// "mean ± half" for a symmetric spread, "mean [lo, hi]" for min–max.
+QString meanSpread(const study::Stat& s, int decimals, study::Spread spread) {
   const QLocale locale;
   QString text = locale.toString(s.mean, 'f', decimals);
-  if (s.n > 1) text += QStringLiteral(" ± ") + locale.toString(s.std, 'f', decimals);
-  return text;
+  if (s.n < 2) return text;
+  const auto [lo, hi] = study::spreadBounds(s, spread);
+  if (spread == study::Spread::MinMax)
+    return text + QStringLiteral(" [") + locale.toString(lo, 'f', decimals) + QStringLiteral(", ") +
+           locale.toString(hi, 'f', decimals) + QLatin1Char(']');
+  return text + QStringLiteral(" ± ") + locale.toString(hi - s.mean, 'f', decimals);
+}
+
+QString durationSpread(const study::Stat& s, study::Spread spread) {
+  QString text = formatDuration(s.mean);
+  if (s.n < 2) return text;
+  const auto [lo, hi] = study::spreadBounds(s, spread);
+  if (spread == study::Spread::MinMax)
+    return text + QStringLiteral(" [") + formatDuration(lo) + QStringLiteral(", ") +
+           formatDuration(hi) + QLatin1Char(']');
+  return text + QStringLiteral(" ± ") + formatDuration(hi - s.mean);
 }
 
 QString unquoted(const std::string& json) {
@@ -61,7 +80,7 @@ StudyGroupTable::StudyGroupTable(StoreExecutor* executor, QWidget* parent)
   m_groupBy->addItem(tr("Each run"));
   m_groupBy->setToolTip(
       tr("Groups: the runs equal in the chosen keys (every varied key by default, so a group "
-         "pools the seeds), as mean ± sample std. Each run: one row per run."));
+         "pools the seeds), as mean and the spread chosen beside. Each run: one row per run."));
   m_keys = new QToolButton(this);
   m_keys->setText(tr("Keys"));
   m_keys->setPopupMode(QToolButton::InstantPopup);
@@ -77,8 +96,41 @@ StudyGroupTable::StudyGroupTable(StoreExecutor* executor, QWidget* parent)
   m_target->setToolTip(
       tr("The test accuracy for time-to-target (the study's own by default; without one, the "
          "lowest best accuracy of its completed runs, so every run reaches it)."));
+  m_spread = new QComboBox(this);
+  m_spread->addItem(tr("± std"), QStringLiteral("std"));
+  m_spread->addItem(tr("± standard error"), QStringLiteral("sem"));
+  m_spread->addItem(tr("± 95 % CI"), QStringLiteral("ci95"));
+  m_spread->addItem(tr("min–max"), QStringLiteral("minmax"));
+  m_spread->setToolTip(
+      tr("What follows a mean: the sample standard deviation; the standard error of the mean "
+         "(std / √n); the 95 % confidence interval of the mean (Student's t, n − 1 degrees of "
+         "freedom); or the smallest and largest value. The overlay's band in Compare follows."));
+  m_spread->setCurrentIndex(std::max(
+      0, m_spread->findData(QString::fromStdString(study::spreadId(AppSettings::spread())))));
   m_note = new QLabel(this);
   m_note->setWordWrap(true);
+  m_tunedNote = new QLabel(this);
+  m_tunedNote->setWordWrap(true);
+  m_tunedTable = new QTableWidget(this);
+  m_tunedTable->verticalHeader()->hide();
+  m_tunedTable->setAlternatingRowColors(true);
+  m_tunedTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_tunedTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_tunedTable->horizontalHeader()->setStretchLastSection(true);
+  m_tunedTable->setToolTip(
+      tr("The tuned comparison: each point's search chose its settings on the validation "
+         "metric (never on test); its best trial then ran again on fresh seeds, and those runs' "
+         "test accuracy is the point's result, mean ± 95 % CI (Student t) over the seeds."));
+  m_tunedBox = new QWidget(this);
+  auto* tunedLayout = new QVBoxLayout(m_tunedBox);
+  tunedLayout->setContentsMargins(0, 0, 0, 0);
+  auto* tunedTitle = new QLabel(tr("<b>Tuned comparison</b>"), m_tunedBox);
+  tunedLayout->addWidget(tunedTitle);
+  tunedLayout->addWidget(m_tunedNote);
+  tunedLayout->addWidget(m_tunedTable, 1);
+  m_tunedBox->hide();
+  m_views = new StudyViews(this);
+  m_views->hide();
   m_table = new QTableWidget(this);
   m_table->setSortingEnabled(true);
   m_table->verticalHeader()->hide();
@@ -92,11 +144,27 @@ StudyGroupTable::StudyGroupTable(StoreExecutor* executor, QWidget* parent)
   bar->addWidget(m_groupBy);
   bar->addWidget(m_keys);
   bar->addWidget(m_target);
+  bar->addWidget(m_spread);
   bar->addWidget(m_note, 1);
+  auto* groupsBox = new QWidget(this);
+  auto* groupsLayout = new QVBoxLayout(groupsBox);
+  groupsLayout->setContentsMargins(0, 0, 0, 0);
+  groupsLayout->addLayout(bar);
+  groupsLayout->addWidget(m_table, 1);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(m_tunedBox);
+  split->addWidget(groupsBox);
+  split->addWidget(m_views);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  split->setStretchFactor(2, 2);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addLayout(bar);
-  layout->addWidget(m_table, 1);
+  layout->addWidget(split, 1);
+  connect(m_spread, &QComboBox::currentIndexChanged, this, [this] {
+    AppSettings::setSpread(study::spreadFromId(m_spread->currentData().toString().toStdString()));
+    fill();
+  });
 
   connect(m_groupBy, &QComboBox::currentIndexChanged, this, &StudyGroupTable::fill);
   connect(m_target, &QDoubleSpinBox::valueChanged, this, &StudyGroupTable::reload);
@@ -168,7 +236,74 @@ std::vector<std::string> StudyGroupTable::chosenKeys() const {
   return keys;
 }
 
+void StudyGroupTable::fillTuned() {
+  const bool search = m_results && !m_results->tuned.empty();
+  m_tunedBox->setVisible(search);
+  m_views->setVisible(search);
+  m_views->setViews(search ? study::searchViews(*m_results) : study::SearchViews{});
+  m_tunedTable->clear();
+  m_tunedTable->setRowCount(0);
+  if (!search) return;
+  const study::StudyResults& r = *m_results;
+  const QLocale locale;
+  const size_t varied = r.plan.keys.size();
+  QStringList headers;
+  for (size_t i = 0; i < varied; ++i) headers << QString::fromStdString(r.keys[i]);
+  const QString metric = QString::fromStdString(r.tuned.front().metric);
+  headers << tr("chosen settings") << tr("chosen on %1").arg(metric)
+          << tr("test accuracy (mean ± 95 % CI)") << tr("n") << tr("trials");
+  m_tunedTable->setColumnCount(int(headers.size()));
+  m_tunedTable->setHorizontalHeaderLabels(headers);
+  m_tunedTable->setRowCount(int(r.tuned.size()));
+  for (int row = 0; row < int(r.tuned.size()); ++row) {
+    const study::TunedResult& t = r.tuned[size_t(row)];
+    int c = 0;
+    for (const auto& v : t.varyValues)
+      m_tunedTable->setItem(row, c++, cell(unquoted(v), std::nan("")));
+    QStringList chosen;
+    for (size_t k = 0; k < t.best.size() && varied + k < r.keys.size(); ++k)
+      chosen << QString::fromStdString(r.keys[varied + k]) + QLatin1Char('=') + unquoted(t.best[k]);
+    m_tunedTable->setItem(
+        row, c++,
+        cell(chosen.isEmpty() ? tr("not chosen yet") : chosen.join(QStringLiteral(", ")),
+             std::nan("")));
+    auto* on = cell(t.bestValue ? locale.toString(*t.bestValue, 'f', 4) : QString(),
+                    t.bestValue.value_or(std::nan("")));
+    if (t.bestRunId) on->setToolTip(tr("the best trial: run #%1").arg(t.bestRunId));
+    m_tunedTable->setItem(row, c++, on);
+    QString test;
+    if (t.test.n > 0) {
+      test = locale.toString(t.test.mean, 'f', 4);
+      if (t.ci95)
+        test += QStringLiteral(" ± ") + locale.toString(t.ci95->second - t.test.mean, 'f', 4) +
+                QStringLiteral(" [") + locale.toString(t.ci95->first, 'f', 4) +
+                QStringLiteral(", ") + locale.toString(t.ci95->second, 'f', 4) + QLatin1Char(']');
+    } else {
+      test = r.plan.search.tune ? tr("no tuned run yet") : tr("not tuned (no tune seeds)");
+    }
+    m_tunedTable->setItem(row, c++, cell(test, t.test.n > 0 ? t.test.mean : std::nan("")));
+    m_tunedTable->setItem(row, c++, cell(QString::number(t.test.n), t.test.n));
+    auto* trials = cell(tr("%1: %2 completed, %3 pruned, %4 failed")
+                            .arg(t.trials)
+                            .arg(t.completed)
+                            .arg(t.pruned)
+                            .arg(t.failed),
+                        t.trials);
+    m_tunedTable->setItem(row, c++, trials);
+  }
+  m_tunedTable->resizeColumnsToContents();
+  m_tunedNote->setText(
+      tr("Each point searched %1 trials (%2 sampler%3), chose on %4 (validation), and ran the "
+         "best again on %5 fresh seeds; test accuracy is reported, never used to choose.")
+          .arg(r.plan.search.trials)
+          .arg(QString::fromStdString(r.plan.search.sampler))
+          .arg(r.plan.search.prune ? tr(", pruned by successive halving") : QString())
+          .arg(metric)
+          .arg(r.plan.search.tune ? r.plan.search.tune->seeds : 0));
+}
+
 void StudyGroupTable::fill() {
+  fillTuned();
   m_table->setSortingEnabled(false);
   m_table->clear();
   m_groups.clear();
@@ -183,6 +318,8 @@ void StudyGroupTable::fill() {
   }
   const study::StudyResults& r = *m_results;
   const QLocale locale;
+  const study::Spread spread =
+      study::spreadFromId(m_spread->currentData().toString().toStdString());
   // The chosen keys' positions among the study's.
   const std::vector<std::string> chosen = chosenKeys();
   std::vector<size_t> at;
@@ -233,16 +370,14 @@ void StudyGroupTable::fill() {
       for (const auto& v : g.values) m_table->setItem(row, c++, cell(unquoted(v), std::nan("")));
       m_table->setItem(row, c++, cell(QString::fromStdString(g.mode), std::nan("")));
       m_table->setItem(row, c++, cell(QString::number(g.accuracy.n), g.accuracy.n));
-      m_table->setItem(row, c++, cell(meanStd(g.accuracy, 4), g.accuracy.mean));
-      m_table->setItem(row, c++, cell(meanStd(g.samplesPerSec, 0), g.samplesPerSec.mean));
-      QString wall = formatDuration(g.wallS.mean);
-      if (g.wallS.n > 1) wall += QStringLiteral(" ± ") + formatDuration(g.wallS.std);
-      m_table->setItem(row, c++, cell(wall, g.wallS.mean));
+      m_table->setItem(row, c++, cell(meanSpread(g.accuracy, 4, spread), g.accuracy.mean));
+      m_table->setItem(row, c++,
+                       cell(meanSpread(g.samplesPerSec, 0, spread), g.samplesPerSec.mean));
+      m_table->setItem(row, c++, cell(durationSpread(g.wallS, spread), g.wallS.mean));
       m_table->setItem(row, c++, cell(formatCount(g.trainFlops.mean), g.trainFlops.mean));
       QString ttt = tr("not reached (0 of %1)").arg(g.accuracy.n);
       if (g.targetTimeS) {
-        ttt = formatDuration(g.targetTimeS->mean);
-        if (g.targetTimeS->n > 1) ttt += QStringLiteral(" ± ") + formatDuration(g.targetTimeS->std);
+        ttt = durationSpread(*g.targetTimeS, spread);
         ttt += tr(" (%1 of %2)").arg(g.reached).arg(g.accuracy.n);
       }
       m_table->setItem(row, c++, cell(ttt, g.targetTimeS ? g.targetTimeS->mean : double(INFINITY)));

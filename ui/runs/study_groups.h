@@ -4,6 +4,11 @@
 // std of test accuracy, samples/s, wall time and training FLOPs, time-to-target (over the runs
 // that reached it, "k of n"), and whether the group is on the front; or one row per run. It is
 // `stagewise-cli study show` in the workbench, from the same code (stagewise_study_results).
+// A search shows its tuned comparison first: per point of the vary grid, the settings its
+// search chose, the validation value they were chosen on, and the tuned runs' test accuracy as
+// mean ± 95 % CI (Student t) over the tuned seeds; then the study views (parallel coordinates,
+// best so far, slices, importance). The groups' spread is std, standard error, 95 % CI or
+// min–max, as chosen (kept in the settings, and the overlay's band follows it).
 
 #include <QWidget>
 #include <optional>
@@ -16,8 +21,11 @@ class QDoubleSpinBox;
 class QLabel;
 class QTableWidget;
 class QToolButton;
+class QSplitter;
 
 namespace stagewise::ui {
+
+class StudyViews;
 
 class StudyGroupTable : public QWidget {
   Q_OBJECT
@@ -37,6 +45,15 @@ class StudyGroupTable : public QWidget {
   QDoubleSpinBox* targetSpin() const { return m_target; }
   QTableWidget* table() const { return m_table; }
   QLabel* note() const { return m_note; }
+  /// The spread shown after ± (std, standard error, 95 % CI, min–max).
+  QComboBox* spreadCombo() const { return m_spread; }
+  /// A search's tuned comparison, one row per vary point (hidden for a grid study).
+  QTableWidget* tunedTable() const { return m_tunedTable; }
+  QLabel* tunedNote() const { return m_tunedNote; }
+  /// The search's study views (hidden for a grid study).
+  StudyViews* views() const { return m_views; }
+  /// The study as loaded (empty before).
+  const std::optional<study::StudyResults>& results() const { return m_results; }
   /// The groups as shown (empty before the study has loaded, and when rows are runs).
   const std::vector<study::Group>& groups() const { return m_groups; }
   bool isLoaded() const { return m_loadedTicket == m_ticket; }
@@ -49,6 +66,7 @@ class StudyGroupTable : public QWidget {
 
  private:
   void fill();
+  void fillTuned();
   std::vector<std::string> chosenKeys() const;
 
   StoreExecutor* m_executor;
@@ -62,6 +80,11 @@ class StudyGroupTable : public QWidget {
   QDoubleSpinBox* m_target;
   QLabel* m_note;
   QTableWidget* m_table;
+  QComboBox* m_spread;
+  QWidget* m_tunedBox;
+  QLabel* m_tunedNote;
+  QTableWidget* m_tunedTable;
+  StudyViews* m_views;
 };
 
 }  // namespace stagewise::ui

@@ -76,7 +76,12 @@ class StudyDriver {
   /// already handed out. A point whose resolved spec equals a completed run's is linked to that
   /// run on the way (`note` says so). Empty: nothing left to run now. Throws StudyError when a
   /// point's spec is invalid (it names the point and the field).
-  std::optional<Job> next(const std::function<void(const std::string&)>& note = {});
+  /// `onShared` is told each point linked that way (its index and the run it shares).
+  std::optional<Job> next(const std::function<void(const std::string&)>& note = {},
+                          const std::function<void(int point, int64_t runId)>& onShared = {});
+  /// Leaves point `index` out of this driver's runs (the workbench's Skip): next() never hands
+  /// it out; a later `study resume` runs it.
+  void skip(int index) { m_handedOut.insert(index); }
   /// Links the job's run to its point (as soon as the run has a record; idempotent).
   void link(const Job& job, int64_t runId);
   /// The pruning watch for the job's run (null: the study does not prune, or it is not a trial).
