@@ -206,6 +206,36 @@ class TestRealEngineGui : public QObject {
     QVERIFY2(loss->readout().contains(QStringLiteral("(step 199)")), qPrintable(loss->readout()));
   }
 
+  void theMeasurementShareHasOneSource() {
+    // Issue 36 §1.4: the header's "measuring x %", the log's share and its counts, and the
+    // points received (what the store keeps) agree once the run ends.
+    auto spec = tinySpec(400);
+    spec.probe.interval = 50;
+    spec.eval.interval = 100;
+    Fixture f(spec);
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    const engine::RunSummary& s = f.workspace.summaries().back();
+    QVERIFY2(s.status == engine::RunStatus::Completed, s.error.c_str());
+    QVERIFY(std::isfinite(s.measureShare));
+    const QString share = QString::number(s.measureShare * 100, 'f', 1);
+    QCOMPARE(f.workspace.measureLabel()->text(), QStringLiteral("measuring %1 %").arg(share));
+    const SeriesBuffer* series = f.series(engine::series::kMeasureShare);
+    QVERIFY(series && !series->empty());
+    QCOMPARE(series->rawY(series->size() - 1), double(float(s.measureShare)));
+    QString line;
+    for (const QString& m : f.workspace.eventLog()->messages())
+      if (m.contains(QStringLiteral("measuring took"))) line = m;
+    QVERIFY2(line.contains(QStringLiteral("measuring took %1 %").arg(share)), qPrintable(line));
+    // The counts: during training, then the final probe and evaluation (stored too).
+    QVERIFY2(line.contains(QStringLiteral("%1 probe").arg(s.probePoints)), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("%1 evaluation").arg(s.evalPoints)), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("final ones")), qPrintable(line));
+    QCOMPARE(int(f.series(engine::series::kGradCosine, 0)->size()), int(s.probePoints) + 1);
+    QCOMPARE(int(f.series(engine::series::kTestAccuracy)->size()), int(s.evalPoints) + 1);
+  }
+
   /// Local then pipelined backprop on the real engine: the pipeline phase's measured gradient
   /// bytes and both phases' allocator peaks reach the workbench's panels, and match the summary.
   void pipelineShowsMeasuredBytesAndMemory() {

@@ -433,15 +433,23 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
     if (s.pausedSeconds >= 0.05)
       line += tr(" (training time %1; paused %2, not counted)")
                   .arg(formatDuration(s.wallSeconds), formatDuration(s.pausedSeconds));
-    if (std::isfinite(s.measureShare))
-      line += tr("; measuring took %1 % of it (%2 probes, %3 evaluations%4)")
-                  .arg(s.measureShare * 100, 0, 'f', 1)
-                  .arg(s.probePoints)
-                  .arg(s.evalPoints)
-                  .arg(s.thinnedPoints > 0 ? tr(", %1 left out by the %2 % budget")
+    if (std::isfinite(s.measureShare)) {
+      // One source: the summary's share and counts, in the header too. The counts are the
+      // points measured during training (what the share charges); the final probe and
+      // evaluation, after training, are stored as well but not charged.
+      const QString share = QString::number(s.measureShare * 100, 'f', 1);
+      m_measure->setText(tr("measuring %1 %").arg(share));
+      QStringList points;
+      if (s.probePoints > 0) points << tr("%n probe(s)", nullptr, int(s.probePoints));
+      points << tr("%n evaluation(s)", nullptr, int(s.evalPoints));
+      line += tr("; measuring took %1 % of it (%2 during training, then the final ones, not "
+                 "charged%3)")
+                  .arg(share, points.join(tr(" and ")),
+                       s.thinnedPoints > 0 ? tr("; %1 left out by the %2 % budget")
                                                  .arg(s.thinnedPoints)
                                                  .arg(s.measureBudget * 100, 0, 'f', 0)
                                            : QString());
+    }
     m_log->addNote(line, s.status == engine::RunStatus::Failed);
     if (s.status == engine::RunStatus::Failed)
       showFailure(s.failedStage >= 0

@@ -50,6 +50,8 @@ class TrainWorkspace : public QWidget {
   int runProcesses() const;
   QProgressBar* progressBar() const { return m_progress; }
   QLabel* failureBanner() const { return m_banner; }
+  /// "measuring x %": the live share, then the summary's (the log's) once the run ends.
+  QLabel* measureLabel() const { return m_measure; }
   /// The study queue (shown once a study has been run).
   StudyQueue* studyQueue() const { return m_queue; }
   /// Where studies are recorded (none: a study cannot run).

@@ -575,6 +575,9 @@ class TorchRun final : public Run {
     s.evalPoints = c.evals;
     s.thinnedPoints = c.thinnedProbes + c.thinnedEvals;
     s.skippedPoints = m_snapshots->dropped();
+    // The series ends on the summary's share (measuring what was queued at the end is charged
+    // after the last live point): the live header, the log and the store say one number.
+    m_reporter.add(MetricPoint{series::kMeasureShare, -1, -1, s.steps, m_ctx.now(), s.measureShare});
     const double budget = m_spec.measure.budget;
     if (budget > 0 && s.measureShare > budget * 1.25)
       m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
