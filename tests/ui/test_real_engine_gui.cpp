@@ -23,6 +23,7 @@
 #include "live/plot_panel.h"
 #include "live/timeline_panel.h"
 #include "live/train_workspace.h"
+#include "stagewise/engine/checkpoint.h"
 #include "stagewise/engine/engine.h"
 #ifdef STAGEWISE_HAVE_RECORDER
 #include <nlohmann/json.hpp>
@@ -371,6 +372,65 @@ class TestRealEngineGui : public QObject {
       QCOMPARE(*r.testAccuracy, s.testAccuracy);
       QVERIFY(r.status == storage::RunStatus::Completed);
     }
+  }
+
+  void aResumedRunShowsTheWholeRun() {
+    // Issue 36 §1.2 in Train: resumed from its checkpoint at step 60 into the same record, the
+    // run shows its first 60 steps (from the store) and the rest (live), and the bytes it sent
+    // keep growing across the resume.
+    QTemporaryDir checkpoints;
+    auto spec = tinySpec(120);
+    spec.checkpoint.interval = 60;
+    spec.checkpoint.dir = checkpoints.path().toStdString();
+    QTemporaryDir dir;
+    auto store =
+        std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
+    Fixture f(spec);
+    f.services.createRecorder =
+        [db = store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.tags = request.tags;
+      options.resumeRunId = request.continueRunId;
+      options.onRecordCreated = request.onRecorded;
+      return std::make_unique<recorder::Recorder>(*db, options);
+    };
+    f.services.resumeRun = [](const engine::ExperimentSpec& s, engine::RunObserver* observer,
+                              const std::string& checkpoint) {
+      engine::RunOptions options;
+      options.resumeFrom = checkpoint;
+      return engine::createRun(s, observer, options);
+    };
+    EngineController controller(f.services);
+    TrainWorkspace ws(&controller, &f.doc);
+    ws.setStore(store);
+    ws.show();
+    QSignalSpy finished(&ws, &TrainWorkspace::runFinished);
+    QVERIFY(ws.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    storage::RunReader reader(*store);
+    std::vector<storage::RunRecord> runs;
+    QTRY_VERIFY_WITH_TIMEOUT((runs = reader.listRuns(), runs.size() == 1 && runs[0].steps), 10000);
+    const int64_t id = runs[0].id;
+    const std::string step60 = spec.checkpoint.dir + "/step-60";
+    QVERIFY(QDir(QString::fromStdString(step60)).exists());
+
+    QVERIFY(ws.resumeRun(engine::readCheckpointInfo(step60).spec, ResumePoint{step60, id},
+                         QStringLiteral("#1")));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 60000);
+    QVERIFY(ws.summaries().back().status == engine::RunStatus::Completed);
+    const SeriesBuffer* loss = ws.data()->series({0, engine::series::kLoss, 0, -1});
+    QVERIFY(loss);
+    QCOMPARE(int(loss->size()), 120);
+    QCOMPARE(loss->x(0, XAxisKind::Step), 0.0);
+    QCOMPARE(loss->x(119, XAxisKind::Step), 119.0);
+    const SeriesBuffer* bytes = ws.data()->series({0, engine::series::kBytesSent, 0, -1});
+    QVERIFY(bytes && bytes->size() >= 2);
+    for (size_t i = 1; i < bytes->size(); ++i)
+      QVERIFY2(bytes->rawY(i) >= bytes->rawY(i - 1),
+               qPrintable(QStringLiteral("bytes sent fell from %1 to %2 at step %3")
+                              .arg(bytes->rawY(i - 1))
+                              .arg(bytes->rawY(i))
+                              .arg(bytes->x(i, XAxisKind::Step))));
   }
 
   void aStudyRunIsTheRunOfItsResolvedSpec() {

@@ -5,6 +5,7 @@
 
 #include <QWidget>
 #include <memory>
+#include <optional>
 
 #include "bridge/engine_controller.h"
 #include "live/live_data.h"
@@ -113,6 +114,10 @@ class TrainWorkspace : public QWidget {
   QLabel* m_banner;
   StudyQueue* m_queue;
   std::shared_ptr<storage::RunStore> m_store;
+  /// A resumed run's stored record and the checkpoint's step: its points before that step are
+  /// shown with the first batch, so Train shows the whole run, not only the resumed part.
+  std::optional<std::pair<int64_t, int64_t>> m_earlierPart;
+  void showEarlierPart(int phase);
   std::vector<engine::RunSummary> m_summaries;
 };
 
