@@ -404,6 +404,46 @@ class TestRunsWorkspace : public QObject {
     applyTheme(*qApp, Theme::Light);
   }
 
+  void aShownRunThatCompletesRedrawsItsOverlay() {
+    // Issue 36 §1.2: a run selected while it trains elsewhere; its last points and the end
+    // arrive: the overlay reaches its last step without selecting it again.
+    test::TempStore t;
+    storage::NewRun live;
+    live.name = "live";
+    live.mode = "local";
+    live.specJson = engine::specToJson(runSpec("live", {2}));
+    live.modelKind = "mlp";
+    auto& writer = t.store->writer();
+    const int64_t id = writer.createRun(live);
+    std::vector<storage::PointInput> first;
+    for (int step = 0; step < 100; ++step) first.push_back({"loss", 0, -1, step, step * 0.01, 1.0});
+    writer.appendPoints(id, std::move(first));
+    writer.flush();
+    RunsWorkspace ws(t.store);
+    ws.setPollInterval(100);
+    ws.show();
+    waitLoaded(ws, 1);
+    ComparePanel* compare = ws.comparePanel();
+    QVERIFY(compare->selectMetric(engine::series::kLoss, 0));
+    selectRows(ws, {id});
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->overlayPlot()->graphCount() == 1,
+                             5000);
+    const auto lastKey = [&] {
+      const auto* g = compare->overlayPlot()->graph(0);
+      return g->data()->isEmpty() ? -1.0 : (g->data()->constEnd() - 1)->key;
+    };
+    QCOMPARE(lastKey(), 99.0);
+    std::vector<storage::PointInput> rest;
+    for (int step = 100; step < 300; ++step) rest.push_back({"loss", 0, -1, step, step * 0.01, 0.5});
+    writer.appendPoints(id, std::move(rest));
+    storage::RunFinish finish;
+    finish.status = storage::RunStatus::Completed;
+    finish.steps = 300;
+    writer.finishRun(id, finish);
+    writer.flush();
+    QTRY_COMPARE_WITH_TIMEOUT(lastKey(), 299.0, 5000);
+  }
+
   void anExternalTagChangeSurvivesANotesEdit() {
     // Issue 36 §1.3: tags changed by `stagewise-cli runs tag` (another connection) while the run
     // is shown reach the editor; editing the notes writes the notes only; a field changed
