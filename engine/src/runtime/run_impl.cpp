@@ -134,6 +134,9 @@ class TorchRun final : public Run {
   /// to allocate it (docs/reliability.md). STAGEWISE_MEMORY_CHECK=0 skips the check.
   void checkMemory() const {
     if (const char* v = std::getenv("STAGEWISE_MEMORY_CHECK"); v && std::string(v) == "0") return;
+    // Host memory only: a stage on a GPU keeps its weights and activations there.
+    for (const auto& st : m_partition.stages)
+      if (st.settings.device != "cpu") return;
     const std::string problem =
         memoryProblem(estimateMemoryNeed(m_spec, m_plan), availableMemory(), m_spec.model.kind);
     if (!problem.empty()) throw std::runtime_error(problem);
