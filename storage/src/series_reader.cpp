@@ -236,7 +236,8 @@ DecimatedSeries RunReader::loadDecimated(int64_t runId, const SeriesKey& key, in
 }
 
 AlignedSeries RunReader::alignSeries(const std::vector<SeriesRef>& refs, int points, XAxis axis,
-                                     std::optional<XRange> range) {
+                                     std::optional<XRange> range, double smoothing) {
+  smoothing = std::clamp(smoothing, 0.0, 0.999);
   AlignedSeries out;
   out.axis = axis;
   if (points <= 0) return out;
@@ -264,6 +265,36 @@ AlignedSeries RunReader::alignSeries(const std::vector<SeriesRef>& refs, int poi
   }
   for (const auto& info : infos) {
     std::vector<double> values(static_cast<size_t>(points), kNaN);
+    // Smoothed: every point from the series' first, the average carried through those before
+    // the range, each column's last smoothed value kept.
+    std::vector<std::pair<double, double>> smoothedOwn;
+    const bool sparse = info && info->pointCount > 0 && info->pointCount * 2 <= points;
+    if (info && info->pointCount > 0 && smoothing > 0) {
+      ColumnAccumulator acc(lo, hi, points, /*align=*/true);
+      double ema = 0, norm = 0;
+      scanPoints(*m_impl->db, info->id, axis, std::nullopt, [&](int64_t step, double t, double v) {
+        if (std::isfinite(v)) {
+          ema = smoothing * ema + (1 - smoothing) * v;
+          norm = smoothing * norm + (1 - smoothing);
+        }
+        const double shown = norm > 0 ? ema / norm : v;
+        const double x = axis == XAxis::Step ? static_cast<double>(step) : t;
+        if (x < lo || x > hi) return;
+        acc.add(x, x, shown, shown, shown, shown, 1);
+        if (sparse) smoothedOwn.emplace_back(x, shown);
+      });
+      size_t next = 0;
+      double held = kNaN;
+      auto& columns = acc.columns();
+      const int lastColumn = columns.empty() ? -1 : columns.back().first;
+      for (int k = 0; k <= lastColumn; ++k) {
+        if (next < columns.size() && columns[next].first == k) held = columns[next++].second.last;
+        values[static_cast<size_t>(k)] = held;
+      }
+      out.values.push_back(std::move(values));
+      out.points.push_back(std::move(smoothedOwn));
+      continue;
+    }
     if (info && info->pointCount > 0) {
       Decimation d = decimate(*m_impl->db, info->id, info->pointCount, axis, lo, hi, points,
                               /*wholeSeries=*/false, /*align=*/true);

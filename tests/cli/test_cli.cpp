@@ -140,6 +140,36 @@ class TestCli : public QObject {
     QVERIFY(o["error"].toString().contains("stage 1"));
   }
 
+  void aModelTooLargeForMemoryIsOneLine() {
+    // Issue 36 §1.9: four 65,536-wide layers under a 6 GiB address-space limit. The check
+    // before building refuses in one line that says what is needed and what to reduce; with
+    // the check switched off, LibTorch's allocation failure is one line too, never its stack
+    // trace.
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kSmall);
+    const QString train = QStringLiteral("ulimit -v 6291456 && exec \"%1\" train --config \"%2\" "
+                                         "--no-store --set 'model.hidden=[65536,65536,65536,65536]'")
+                              .arg(kCli, spec);
+    for (const bool check : {true, false}) {
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      if (!check) env.insert("STAGEWISE_MEMORY_CHECK", "0");
+      QProcess p;
+      p.setProcessEnvironment(env);
+      p.start("/bin/sh", {"-c", train});
+      QVERIFY(p.waitForFinished(120000));
+      const QString err = QString::fromUtf8(p.readAllStandardError()).trimmed();
+      QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() != 0, qPrintable(err));
+      QVERIFY2(err.count('\n') == 0, qPrintable(err));
+      QVERIFY2(err.startsWith("error: "), qPrintable(err));
+      QVERIFY2(!err.contains("frame #") && !err.contains("enforce fail"), qPrintable(err));
+      if (check) {
+        QVERIFY2(err.contains("needs at least") && err.contains("model.hidden"), qPrintable(err));
+      } else {
+        QVERIFY2(err.contains("out of memory"), qPrintable(err));
+      }
+    }
+  }
+
   void sigtermStopsCleanly() {
     QTemporaryDir dir;
     QProcess p;

@@ -68,6 +68,55 @@ class TestCheckpoint : public QObject {
     QCOMPARE(readCheckpointInfo(dir.path().toStdString()).step, int64_t{60});
   }
 
+  void cumulativeCountersContinueAcrossResume() {
+    // Issue 36 §1.2: bytes sent (and pipeline's gradient bytes, local's would-be backprop
+    // bytes) continue from the checkpoint: no point after the resume drops below the count at
+    // the checkpoint, and the resumed run's summary counts the whole run, as the uninterrupted
+    // run's does.
+    for (const std::string mode : {"local", "pipeline"}) {
+      QTemporaryDir dir;
+      RecordingObserver full;
+      const ExperimentSpec s0 = spec(dir.path().toStdString(), {"mode=" + mode});
+      RunSummary s = train(s0, full);
+      QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+      const CheckpointInfo info = readCheckpointInfo(dir.path().toStdString() + "/step-30");
+      RecordingObserver resumed;
+      RunOptions options;
+      options.resumeFrom = info.path;
+      RunSummary r = train(info.spec, resumed, options);
+      QVERIFY2(r.status == RunStatus::Completed, r.error.c_str());
+      for (int k = 0; k < 3; ++k) {
+        const auto& whole = s.stages[size_t(k)];
+        const auto& tail = r.stages[size_t(k)];
+        QVERIFY(whole.bytesSent > 0 || k == 2);
+        QCOMPARE(tail.bytesSent, whole.bytesSent);
+        QCOMPARE(tail.gradBytesSent, whole.gradBytesSent);
+        QCOMPARE(tail.backpropBytes, whole.backpropBytes);
+        // What stage k had sent after its 30 steps: the uninterrupted run's count at step 29
+        // or later bounds it from above, the resumed run's first point from below.
+        std::lock_guard lock(resumed.mutex);
+        for (const auto& p : resumed.points) {
+          if (p.stage != k) continue;
+          if (p.name != series::kBytesSent && p.name != series::kGradBytesSent &&
+              p.name != series::kBackpropBytes)
+            continue;
+          const double perStep = p.name == series::kBytesSent ? double(whole.bytesSent) / 80
+                                 : p.name == series::kGradBytesSent
+                                     ? double(whole.gradBytesSent) / 80
+                                     : double(whole.backpropBytes) / 80;
+          // At step p.step (0-based) the stage has finished p.step + 1 steps.
+          QVERIFY2(p.value >= perStep * (p.step + 1) * 0.9,
+                   qPrintable(QStringLiteral("%1 %2 stage %3 step %4: %5")
+                                  .arg(QString::fromStdString(mode),
+                                       QString::fromStdString(p.name))
+                                  .arg(k)
+                                  .arg(p.step)
+                                  .arg(p.value)));
+        }
+      }
+    }
+  }
+
   void resumesWithAValidationSplit() {
     // The split depends on the dataset alone: a resumed run trains on the same samples (the
     // same losses) and measures the same validation samples, with nothing saved for it.

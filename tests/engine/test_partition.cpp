@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "partition/schedule_sim.h"
+#include "stagewise/engine/memory_need.h"
 #include "stagewise/engine/partition.h"
 
 using namespace stagewise::engine;
@@ -30,6 +31,59 @@ class TestPartition : public QObject {
     QCOMPARE(p.layers[0].activationBytes, int64_t{512 * 4});
     QVERIFY_THROWS_EXCEPTION(SpecError,
                              planModel(ModelSpec{"resnet", {8}, "relu"}, InputShape{{4}, 2}));
+  }
+
+  void memoryNeedAgainstTheLimits() {
+    // Issue 36 §1.9: weights, gradients, Adam's moments and the analysis copy of every
+    // parameter, and a batch's activations, against the least of the process's limits.
+    ExperimentSpec spec;
+    spec.model.hidden = {65536, 65536, 65536, 65536};
+    spec.partition.cuts = {2};
+    spec.train.batchSize = 32;
+    const ModelPlan plan = planModel(spec.model, InputShape{{1, 28, 28}, 10});
+    const MemoryNeed need = estimateMemoryNeed(spec, plan);
+    int64_t params = plan.totalParams();
+    for (const auto& st : makePartition(spec, plan).stages) params += st.auxParams;
+    QCOMPARE(need.weightBytes, params * 4);
+    QCOMPARE(need.gradientBytes, params * 4);
+    QCOMPARE(need.optimizerBytes, 2 * params * 4);  // Adam
+    QCOMPARE(need.copyBytes, params * 4);
+    QVERIFY(need.activationBytes >= int64_t{32} * 4 * 65536 * 4);
+    QVERIFY(need.total() > (int64_t{200} << 30));
+    spec.train.optimizer = "sgd";
+    spec.train.momentum = 0;
+    QCOMPARE(estimateMemoryNeed(spec, plan).optimizerBytes, int64_t{0});
+
+    // The limits: the least of them, each named; a cgroup without a limit says "max".
+    const std::string meminfo = "MemTotal:       16000000 kB\nMemAvailable:    8000000 kB\n";
+    MemoryLimit l = availableMemory("max\n", "100\n", -1, 0, meminfo);
+    QCOMPARE(l.bytes, int64_t{8000000} * 1024);
+    QCOMPARE(l.source, std::string("MemAvailable"));
+    l = availableMemory("6442450944\n", "1073741824\n", -1, 0, meminfo);
+    QCOMPARE(l.bytes, int64_t{5} << 30);
+    QCOMPARE(l.source, std::string("the cgroup's memory.max"));
+    l = availableMemory("", "", int64_t{6} << 30, int64_t{2} << 30, meminfo);
+    QCOMPARE(l.bytes, int64_t{4} << 30);
+    QCOMPARE(l.source, std::string("ulimit -v"));
+    QCOMPARE(availableMemory("", "", -1, 0, "").bytes, int64_t{-1});
+
+    // One line: how much, against what, and what to reduce.
+    const std::string line = memoryProblem(need, l, "mlp");
+    QVERIFY(line.find('\n') == std::string::npos);
+    QVERIFY2(line.find("needs at least") != std::string::npos, line.c_str());
+    QVERIFY2(line.find("ulimit -v leaves 4.0 GiB") != std::string::npos, line.c_str());
+    QVERIFY2(line.find("model.hidden") != std::string::npos, line.c_str());
+    QVERIFY(memoryProblem(need, MemoryLimit{}, "mlp").empty());  // no limit known
+    // A small model fits; a batch that dwarfs the weights is the thing to reduce.
+    ExperimentSpec small;
+    small.model.hidden = {64, 64};
+    small.train.batchSize = 1 << 20;
+    const ModelPlan smallPlan = planModel(small.model, InputShape{{1, 28, 28}, 10});
+    const MemoryNeed wide = estimateMemoryNeed(small, smallPlan);
+    QVERIFY(memoryProblem(wide, MemoryLimit{int64_t{1} << 40, "MemAvailable"}, "mlp").empty());
+    QVERIFY(memoryProblem(wide, MemoryLimit{int64_t{1} << 20, "MemAvailable"}, "mlp")
+                .find("train.batch_size") != std::string::npos);
+    QCOMPARE(formatBytesIec(17179869184.0), std::string("16.0 GiB"));
   }
 
   void validCutsAndMessages() {

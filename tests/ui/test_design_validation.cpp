@@ -2,11 +2,13 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QTableWidget>
 #include <QtTest>
 #include <cmath>
 
@@ -94,6 +96,23 @@ class TestDesignValidation : public QObject {
     QTest::mouseClick(ws.estimatePanel()->balanceButton(), Qt::LeftButton);
     QVERIFY(ws.runButton()->isEnabled());
     QCOMPARE(doc.spec().partition.cuts.size(), size_t(1));
+  }
+
+  void anInvalidSpecGetsNoEstimate() {
+    // Issue 36 §1.6: batch size 0 is an error, not an estimate as if the batch were 1.
+    DesignDocument doc{EngineDescription{}};
+    DesignWorkspace ws(&doc);
+    auto spec = validSpec();
+    doc.load(spec);
+    QVERIFY(doc.estimate().has_value());
+    QVERIFY(ws.estimatePanel()->speedupLabel()->text().endsWith(QStringLiteral("×")));
+    spec.train.batchSize = 0;
+    doc.load(spec);
+    QVERIFY(!ws.runButton()->isEnabled());
+    QVERIFY(!doc.estimate().has_value());
+    QCOMPARE(ws.estimatePanel()->speedupLabel()->text(), QStringLiteral("—"));
+    QVERIFY(ws.estimatePanel()->noteLabel()->text().startsWith(QStringLiteral("No estimate")));
+    QCOMPARE(ws.estimatePanel()->bytesTable()->rowCount(), 0);
   }
 
   void badValuesAreBlockedWithTheField() {

@@ -249,6 +249,126 @@ class TestPlotPanel : public QObject {
     QVERIFY(loss->plot()->yAxis->range().lower > 0);
   }
 
+  void cumulativeAndPeakSeriesAreNeverSmoothed() {
+    // Issue 36 §1.1: a cumulative counter (bytes sent, reported every 250 ms, so sparser than
+    // the loss) and a peak (memory) are drawn as stored whatever the smoothing; the loss is
+    // smoothed.
+    LiveData data;
+    LiveDashboard dashboard(&data);
+    dashboard.resize(1200, 800);
+    dashboard.show();
+    dashboard.smoothingSlider()->setValue(60);
+    engine::RunInfo info;
+    info.mode = engine::Mode::Local;
+    info.stages.resize(2);
+    data.beginPhase(0, info);
+    std::vector<engine::MetricPoint> points;
+    for (int step = 0; step < 2000; ++step) {
+      points.push_back({engine::series::kLoss, 0, -1, step, step * 0.01, 1.0 + 0.5 * (step % 2)});
+      if (step % 25 == 24) {
+        points.push_back({engine::series::kBytesSent, 0, -1, step, step * 0.01, 65792.0 * (step + 1)});
+        points.push_back({engine::series::kMemoryBytes, 0, -1, step, step * 0.01,
+                          step < 1000 ? 4096.0 : 1e6});
+      }
+    }
+    data.addPoints(0, points);
+    for (const char* name : {engine::series::kBytesSent, engine::series::kMemoryBytes}) {
+      const SeriesBuffer* s = data.series({0, name, 0, -1});
+      QVERIFY(s && s->size() == 80);
+      for (size_t i = 0; i < s->size(); ++i) QCOMPARE(s->y(i), s->rawY(i));
+    }
+    const SeriesBuffer* loss = data.series({0, engine::series::kLoss, 0, -1});
+    QVERIFY(std::abs(loss->y(1001) - loss->y(1000)) < 0.5 * std::abs(loss->rawY(1001) - loss->rawY(1000)));
+    // What the Bytes panel draws ends on the stored total.
+    PlotPanel* bytes = dashboard.bytesPanel();
+    bytes->refresh(true);
+    const QCPGraph* g = bytes->plot()->graph(0);
+    QVERIFY(g && !g->data()->isEmpty());
+    QCOMPARE((g->data()->constEnd() - 1)->value, 65792.0 * 2000);
+    // A smoothing change leaves them as they are too.
+    dashboard.smoothingSlider()->setValue(95);
+    const SeriesBuffer* sent = data.series({0, engine::series::kBytesSent, 0, -1});
+    QCOMPARE(sent->y(40), sent->rawY(40));
+  }
+
+  void compareOverlaySmoothsFullResolutionOnlyNoisySeries() {
+    // Issue 36 §1.1 in Runs: the loss is smoothed on every stored point, then sampled on the
+    // overlay's grid (not the grid's samples smoothed: on a long run they alias); sparse
+    // evaluations are drawn as stored.
+    test::TempStore t;
+    auto spec = test::runSpec("long", {2});
+    storage::NewRun run;
+    run.name = spec.name;
+    run.mode = "local";
+    run.specJson = engine::specToJson(spec);
+    run.modelKind = "mlp";
+    run.totalSteps = 20000;
+    run.batchSize = 32;
+    for (int k = 0; k < 2; ++k) {
+      storage::StageRecord s;
+      s.index = k;
+      s.device = "cpu";
+      run.stages.push_back(s);
+    }
+    auto& writer = t.store->writer();
+    const int64_t id = writer.createRun(run);
+    std::vector<storage::PointInput> points;
+    for (int step = 0; step < 20000; ++step) {
+      const double v = 1.0 + 0.5 * (step % 2) + std::exp(-step / 4000.0);
+      points.push_back({"loss", 1, -1, step, step * 0.01, v});
+      if (step % 2000 == 1999)
+        points.push_back({"test_accuracy", -1, -1, step, step * 0.01, 0.5 + step / 50000.0});
+    }
+    writer.appendPoints(id, std::move(points));
+    storage::RunFinish finish;
+    finish.status = storage::RunStatus::Completed;
+    finish.steps = 20000;
+    writer.finishRun(id, finish);
+    writer.flush();
+
+    // What the store keeps of it (a long series is thinned past its first points).
+    std::vector<storage::SeriesPoint> stored = storage::RunReader(*t.store).loadSeries(id, {"loss", 1, -1});
+    QVERIFY(stored.size() > 10000);
+    StoreExecutor executor(t.store);
+    ComparePanel compare(&executor);
+    compare.resize(900, 700);
+    compare.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&compare));
+    compare.setRuns({id});
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCustomPlot* overlay = compare.overlayPlot();
+    PlotFrame* frame = compare.overlayFrame();
+    QVERIFY(compare.selectMetric(engine::series::kTestAccuracy, -1));
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    const std::vector<double> accuracy = values(overlay->graph(0));
+    QCOMPARE(accuracy.size(), size_t(10));
+    frame->setSmoothing(0.9);
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCOMPARE(values(overlay->graph(0)), accuracy);
+
+    QVERIFY(compare.selectMetric(engine::series::kLoss, -2));  // the last stage's
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    const QCPGraph* g = overlay->graph(0);
+    QVERIFY(g->data()->size() >= 100 && g->data()->size() < 5000);
+    // The debiased EMA of every stored point, held at each grid x.
+    std::vector<double> raw;
+    for (const auto& p : stored) raw.push_back(p.value);
+    const std::vector<double> ema = PlotFrame::smoothed(raw, 0.9);
+    const auto atOrBefore = [&](double x) {
+      size_t i = 0;
+      while (i + 1 < stored.size() && double(stored[i + 1].step) <= x) ++i;
+      return ema[i];
+    };
+    double worst = 0;
+    for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) {
+      double best = 1e9;  // either side of a grid x that rounds onto a step
+      for (double nudge : {-1e-6, 1e-6})
+        best = std::min(best, std::abs(it->value - atOrBefore(it->key + nudge)));
+      worst = std::max(worst, best);
+    }
+    QVERIFY2(worst < 1e-4, qPrintable(QString::number(worst)));
+  }
+
   void exportsPngSvgPdfAndCsv() {
     LiveData data;
     PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
@@ -327,14 +447,28 @@ class TestPlotPanel : public QObject {
     const std::vector<double> raw = values(overlay->graph(0));
     QVERIFY(raw.size() > 50);
 
-    // Smoothing redraws the loaded runs (no reload) as the debiased EMA of each run's values.
+    // Smoothing reloads the runs as the debiased EMA of each run's stored points (the fixture
+    // writes one per step, fewer than the grid's points).
     frame->smoothingSlider()->setValue(90);
     QCOMPARE(frame->smoothing(), 0.9);
-    QVERIFY(compare.isLoaded());
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
     QCOMPARE(overlay->graphCount(), 2);
     const std::vector<double> smooth = values(overlay->graph(0));
     QCOMPARE(smooth.size(), raw.size());
-    QCOMPARE(smooth, PlotFrame::smoothed(raw, 0.9));
+    {
+      std::vector<double> stored;  // the fixture's loss of run a, one point per step
+      for (int step = 0; step < 200; ++step) stored.push_back(2.0 * std::exp(-step / 40.0) + 0.2);
+      const std::vector<double> ema = PlotFrame::smoothed(stored, 0.9);
+      const QCPGraph* g = overlay->graph(0);
+      for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) {
+        double best = 1e9;  // the point at or before x (either side of x rounding onto a step)
+        for (double nudge : {-1e-6, 1e-6}) {
+          const size_t at = size_t(std::clamp(std::floor(it->key + nudge), 0.0, 199.0));
+          best = std::min(best, std::abs(it->value - ema[at]));
+        }
+        QVERIFY2(best < 1e-9, qPrintable(QString::number(it->key)));
+      }
+    }
     double moved = 0;
     for (size_t k = 0; k < raw.size(); ++k) moved = std::max(moved, std::abs(smooth[k] - raw[k]));
     QVERIFY2(moved > 0.05, qPrintable(QString::number(moved)));  // the decay lags behind
@@ -346,6 +480,7 @@ class TestPlotPanel : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
     QCOMPARE(values(overlay->graph(0)), smooth);
     frame->setSmoothing(0);
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
     QCOMPARE(values(overlay->graph(0)), raw);
 
     // Log scale from the title row's button: a log axis and ticker, a positive range around

@@ -23,6 +23,7 @@
 #include "live/plot_panel.h"
 #include "live/timeline_panel.h"
 #include "live/train_workspace.h"
+#include "stagewise/engine/checkpoint.h"
 #include "stagewise/engine/engine.h"
 #ifdef STAGEWISE_HAVE_RECORDER
 #include <nlohmann/json.hpp>
@@ -210,6 +211,36 @@ class TestRealEngineGui : public QObject {
     QVERIFY2(loss->readout().contains(QStringLiteral("(step 199)")), qPrintable(loss->readout()));
   }
 
+  void theMeasurementShareHasOneSource() {
+    // Issue 36 §1.4: the header's "measuring x %", the log's share and its counts, and the
+    // points received (what the store keeps) agree once the run ends.
+    auto spec = tinySpec(400);
+    spec.probe.interval = 50;
+    spec.eval.interval = 100;
+    Fixture f(spec);
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    const engine::RunSummary& s = f.workspace.summaries().back();
+    QVERIFY2(s.status == engine::RunStatus::Completed, s.error.c_str());
+    QVERIFY(std::isfinite(s.measureShare));
+    const QString share = QString::number(s.measureShare * 100, 'f', 1);
+    QCOMPARE(f.workspace.measureLabel()->text(), QStringLiteral("measuring %1 %").arg(share));
+    const SeriesBuffer* series = f.series(engine::series::kMeasureShare);
+    QVERIFY(series && !series->empty());
+    QCOMPARE(series->rawY(series->size() - 1), double(float(s.measureShare)));
+    QString line;
+    for (const QString& m : f.workspace.eventLog()->messages())
+      if (m.contains(QStringLiteral("measuring took"))) line = m;
+    QVERIFY2(line.contains(QStringLiteral("measuring took %1 %").arg(share)), qPrintable(line));
+    // The counts: during training, then the final probe and evaluation (stored too).
+    QVERIFY2(line.contains(QStringLiteral("%1 probe").arg(s.probePoints)), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("%1 evaluation").arg(s.evalPoints)), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("final ones")), qPrintable(line));
+    QCOMPARE(int(f.series(engine::series::kGradCosine, 0)->size()), int(s.probePoints) + 1);
+    QCOMPARE(int(f.series(engine::series::kTestAccuracy)->size()), int(s.evalPoints) + 1);
+  }
+
   /// Local then pipelined backprop on the real engine: the pipeline phase's measured gradient
   /// bytes and both phases' allocator peaks reach the workbench's panels, and match the summary.
   void pipelineShowsMeasuredBytesAndMemory() {
@@ -345,6 +376,65 @@ class TestRealEngineGui : public QObject {
       QCOMPARE(*r.testAccuracy, s.testAccuracy);
       QVERIFY(r.status == storage::RunStatus::Completed);
     }
+  }
+
+  void aResumedRunShowsTheWholeRun() {
+    // Issue 36 §1.2 in Train: resumed from its checkpoint at step 60 into the same record, the
+    // run shows its first 60 steps (from the store) and the rest (live), and the bytes it sent
+    // keep growing across the resume.
+    QTemporaryDir checkpoints;
+    auto spec = tinySpec(120);
+    spec.checkpoint.interval = 60;
+    spec.checkpoint.dir = checkpoints.path().toStdString();
+    QTemporaryDir dir;
+    auto store =
+        std::make_shared<storage::RunStore>(dir.filePath(QStringLiteral("runs.db")).toStdString());
+    Fixture f(spec);
+    f.services.createRecorder =
+        [db = store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.tags = request.tags;
+      options.resumeRunId = request.continueRunId;
+      options.onRecordCreated = request.onRecorded;
+      return std::make_unique<recorder::Recorder>(*db, options);
+    };
+    f.services.resumeRun = [](const engine::ExperimentSpec& s, engine::RunObserver* observer,
+                              const std::string& checkpoint) {
+      engine::RunOptions options;
+      options.resumeFrom = checkpoint;
+      return engine::createRun(s, observer, options);
+    };
+    EngineController controller(f.services);
+    TrainWorkspace ws(&controller, &f.doc);
+    ws.setStore(store);
+    ws.show();
+    QSignalSpy finished(&ws, &TrainWorkspace::runFinished);
+    QVERIFY(ws.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    storage::RunReader reader(*store);
+    std::vector<storage::RunRecord> runs;
+    QTRY_VERIFY_WITH_TIMEOUT((runs = reader.listRuns(), runs.size() == 1 && runs[0].steps), 10000);
+    const int64_t id = runs[0].id;
+    const std::string step60 = spec.checkpoint.dir + "/step-60";
+    QVERIFY(QDir(QString::fromStdString(step60)).exists());
+
+    QVERIFY(ws.resumeRun(engine::readCheckpointInfo(step60).spec, ResumePoint{step60, id},
+                         QStringLiteral("#1")));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 60000);
+    QVERIFY(ws.summaries().back().status == engine::RunStatus::Completed);
+    const SeriesBuffer* loss = ws.data()->series({0, engine::series::kLoss, 0, -1});
+    QVERIFY(loss);
+    QCOMPARE(int(loss->size()), 120);
+    QCOMPARE(loss->x(0, XAxisKind::Step), 0.0);
+    QCOMPARE(loss->x(119, XAxisKind::Step), 119.0);
+    const SeriesBuffer* bytes = ws.data()->series({0, engine::series::kBytesSent, 0, -1});
+    QVERIFY(bytes && bytes->size() >= 2);
+    for (size_t i = 1; i < bytes->size(); ++i)
+      QVERIFY2(bytes->rawY(i) >= bytes->rawY(i - 1),
+               qPrintable(QStringLiteral("bytes sent fell from %1 to %2 at step %3")
+                              .arg(bytes->rawY(i - 1))
+                              .arg(bytes->rawY(i))
+                              .arg(bytes->x(i, XAxisKind::Step))));
   }
 
   void aStudyRunIsTheRunOfItsResolvedSpec() {

@@ -404,6 +404,104 @@ class TestRunsWorkspace : public QObject {
     applyTheme(*qApp, Theme::Light);
   }
 
+  void aShownRunThatCompletesRedrawsItsOverlay() {
+    // Issue 36 §1.2: a run selected while it trains elsewhere; its last points and the end
+    // arrive: the overlay reaches its last step without selecting it again.
+    test::TempStore t;
+    storage::NewRun live;
+    live.name = "live";
+    live.mode = "local";
+    live.specJson = engine::specToJson(runSpec("live", {2}));
+    live.modelKind = "mlp";
+    auto& writer = t.store->writer();
+    const int64_t id = writer.createRun(live);
+    std::vector<storage::PointInput> first;
+    for (int step = 0; step < 100; ++step) first.push_back({"loss", 0, -1, step, step * 0.01, 1.0});
+    writer.appendPoints(id, std::move(first));
+    writer.flush();
+    RunsWorkspace ws(t.store);
+    ws.setPollInterval(100);
+    ws.show();
+    waitLoaded(ws, 1);
+    ComparePanel* compare = ws.comparePanel();
+    QVERIFY(compare->selectMetric(engine::series::kLoss, 0));
+    selectRows(ws, {id});
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded() && compare->overlayPlot()->graphCount() == 1,
+                             5000);
+    const auto lastKey = [&] {
+      const auto* g = compare->overlayPlot()->graph(0);
+      return g->data()->isEmpty() ? -1.0 : (g->data()->constEnd() - 1)->key;
+    };
+    QCOMPARE(lastKey(), 99.0);
+    std::vector<storage::PointInput> rest;
+    for (int step = 100; step < 300; ++step) rest.push_back({"loss", 0, -1, step, step * 0.01, 0.5});
+    writer.appendPoints(id, std::move(rest));
+    storage::RunFinish finish;
+    finish.status = storage::RunStatus::Completed;
+    finish.steps = 300;
+    writer.finishRun(id, finish);
+    writer.flush();
+    QTRY_COMPARE_WITH_TIMEOUT(lastKey(), 299.0, 5000);
+  }
+
+  void anExternalTagChangeSurvivesANotesEdit() {
+    // Issue 36 §1.3: tags changed by `stagewise-cli runs tag` (another connection) while the run
+    // is shown reach the editor; editing the notes writes the notes only; a field changed
+    // outside since it was shown and edited here too is the user's choice, never overwritten
+    // silently.
+    test::TempStore t;
+    const int64_t a = addRun(*t.store, runSpec("tagged", {2}), 0.80);
+    const int64_t b = addRun(*t.store, runSpec("other", {2}), 0.85);
+    t.store->setTags(a, {"old"});
+    RunsWorkspace ws(t.store);
+    ws.show();
+    waitLoaded(ws, 2);
+    std::vector<std::pair<QString, QString>> asked;  // (field, stored value shown to the user)
+    bool keepMine = false;
+    ws.setConflictChooser([&](const QString& field, const QString& stored, const QString&) {
+      asked.emplace_back(field, stored);
+      return keepMine;
+    });
+    selectRows(ws, {a});
+    QCOMPARE(ws.tagsEdit()->text(), QStringLiteral("old"));
+    {
+      storage::RunStore cli(t.path());  // as the CLI would, through its own connection
+      cli.setTags(a, {"from-cli"});
+      cli.writer().flush();
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(ws.tagsEdit()->text(), QStringLiteral("from-cli"), 8000);
+    QTest::keyClicks(ws.notesEdit(), QStringLiteral("a note"));
+    selectRows(ws, {b});  // moving on saves the edited notes
+    ws.executor()->waitIdle();
+    storage::RunReader reader(*t.store);
+    QTRY_COMPARE_WITH_TIMEOUT(reader.run(a)->notes, std::string("a note"), 5000);
+    QCOMPARE(reader.run(a)->tags, std::vector<std::string>{"from-cli"});
+    QVERIFY(asked.empty());
+
+    // Both sides change the tags: the user is asked; keeping the stored ones shows them.
+    selectRows(ws, {a});
+    QCOMPARE(ws.tagsEdit()->text(), QStringLiteral("from-cli"));
+    ws.tagsEdit()->setText(QStringLiteral("mine"));
+    Q_EMIT ws.tagsEdit()->textEdited(ws.tagsEdit()->text());
+    t.store->setTags(a, {"cli-again"});
+    QTest::mouseClick(ws.saveMetaButton(), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(int(asked.size()), 1, 5000);
+    QCOMPARE(asked[0].first, QStringLiteral("tags"));
+    QCOMPARE(asked[0].second, QStringLiteral("cli-again"));
+    ws.executor()->waitIdle();
+    QCOMPARE(reader.run(a)->tags, std::vector<std::string>{"cli-again"});
+    QTRY_COMPARE_WITH_TIMEOUT(ws.tagsEdit()->text(), QStringLiteral("cli-again"), 5000);
+    QCOMPARE(reader.run(a)->notes, std::string("a note"));  // not edited: untouched
+    // The same, choosing mine.
+    keepMine = true;
+    ws.tagsEdit()->setText(QStringLiteral("mine"));
+    Q_EMIT ws.tagsEdit()->textEdited(ws.tagsEdit()->text());
+    t.store->setTags(a, {"cli-third"});
+    QTest::mouseClick(ws.saveMetaButton(), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(int(asked.size()), 2, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(reader.run(a)->tags, std::vector<std::string>{"mine"}, 5000);
+  }
+
   void notesTagsDeleteAndExport() {
     test::TempStore t;
     const int64_t a = addRun(*t.store, runSpec("keep", {2}), 0.80);

@@ -1,5 +1,7 @@
 #include "designer/design_document.h"
 
+#include <algorithm>
+
 #include <QUndoCommand>
 #include <regex>
 
@@ -189,11 +191,15 @@ void DesignDocument::recompute() {
   }
   for (const auto& p : engine::validateSpec(m_spec, layerCount(), m_engine.devices))
     m_problems.push_back({p.field, p.message});
+  // An invalid spec gets no estimate (batch size 0 is not batch size 1); missing data does, on
+  // the stand-in shape.
+  const bool valid = std::all_of(m_problems.begin(), m_problems.end(),
+                                 [](const DesignProblem& p) { return p.field == "dataset.path"; });
   if (!m_plan.layers.empty() && engine::validateCuts(m_spec.partition.cuts, layerCount()).empty()) {
     try {
       m_partition = engine::makePartition(m_spec, m_plan, m_spec.partition.cuts);
-      m_estimate =
-          engine::estimateSpeed(m_partition, m_plan, std::max(1, m_spec.train.batchSize), m_cores);
+      if (valid)
+        m_estimate = engine::estimateSpeed(m_partition, m_plan, m_spec.train.batchSize, m_cores);
     } catch (const engine::SpecError& e) {
       m_problems.push_back({e.field(), e.message()});
     }

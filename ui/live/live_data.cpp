@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "common/smoothing.h"
+
 namespace stagewise::ui {
 
 LiveData::LiveData(QObject* parent) : QObject(parent) {}
@@ -35,7 +37,7 @@ void LiveData::addPoints(int phase, const std::vector<engine::MetricPoint>& poin
       auto it = m_series.find(key);
       if (it == m_series.end()) {
         auto buffer = std::make_unique<SeriesBuffer>();
-        buffer->setSmoothing(m_smoothing);
+        if (smoothable(p.name)) buffer->setSmoothing(m_smoothing);
         it = m_series.emplace(key, std::move(buffer)).first;
         added.push_back(key);
       }
@@ -80,7 +82,8 @@ const std::deque<engine::StepSpan>& LiveData::spans(int phase, int stage) const 
 void LiveData::setSmoothing(double weight) {
   if (weight == m_smoothing) return;
   m_smoothing = weight;
-  for (auto& [key, buffer] : m_series) buffer->setSmoothing(weight);
+  for (auto& [key, buffer] : m_series)
+    if (smoothable(key.name)) buffer->setSmoothing(weight);
   ++m_revision;
 }
 

@@ -46,6 +46,8 @@ class LiveData : public QObject {
   /// Spans of one stage of a phase, oldest first (at most kMaxSpans).
   const std::deque<engine::StepSpan>& spans(int phase, int stage) const;
 
+  /// Smooths the noisy per-step series (common/smoothing.h), each on all its points; bytes,
+  /// peaks, rates and measurements stay as received.
   void setSmoothing(double weight);
   double smoothing() const { return m_smoothing; }
   /// Changes whenever data arrives or smoothing changes: panels redraw only when it moved.

@@ -18,6 +18,9 @@
 #include "live/event_log.h"
 #include "live/live_dashboard.h"
 #include "live/study_queue.h"
+#include "stagewise/engine/checkpoint.h"
+#include "stagewise/storage/run_reader.h"
+#include "stagewise/storage/run_store.h"
 #include "stagewise/report/session.h"
 #include "stagewise/report/suite.h"
 
@@ -352,6 +355,12 @@ bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,
   if (!m_controller->start(spec, plan, resume, processes, std::move(onRecorded), std::move(hooks)))
     return false;
   m_data.clear();
+  m_earlierPart.reset();
+  if (!resume.checkpoint.empty() && resume.continueRunId && m_store) try {
+      m_earlierPart = {*resume.continueRunId, engine::readCheckpointInfo(resume.checkpoint).step};
+    } catch (const std::exception&) {
+      // The engine reports the unreadable checkpoint; Train then shows what the run sends.
+    }
   m_summaries.clear();
   m_banner->hide();
   m_progress->setValue(0);
@@ -361,6 +370,25 @@ bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,
   updateControls();
   Q_EMIT runStarted();
   return true;
+}
+
+void TrainWorkspace::showEarlierPart(int phase) {
+  if (!m_earlierPart || !m_store) return;
+  const auto [runId, step] = *m_earlierPart;
+  m_earlierPart.reset();
+  try {
+    storage::RunReader reader(*m_store);
+    std::vector<engine::MetricPoint> points;
+    for (const auto& info : reader.listSeries(runId))
+      // The points before the checkpoint's step; the resumed run reports the rest again.
+      for (const auto& p : reader.loadSeries(runId, info.key, storage::XAxis::Step,
+                                             storage::XRange{-1e18, double(step) - 0.5}))
+        points.push_back({info.key.name, info.key.stage, info.key.layer, p.step, p.timeS, p.value});
+    m_data.addPoints(phase, points);
+    m_log->addNote(tr("Showing the run's first %n step(s) from the store", nullptr, int(step)));
+  } catch (const std::exception& e) {
+    m_log->addNote(tr("Could not read the run's earlier steps: %1").arg(QString::fromUtf8(e.what())), true);
+  }
 }
 
 void TrainWorkspace::togglePause() {
@@ -397,6 +425,7 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
     setLivePace(&*batch.info);
     m_data.beginPhase(batch.phase, *batch.info);
     m_measure->clear();
+    showEarlierPart(batch.phase);
     // The engine's own "started" event says the stages, steps, BLAS and OpenMP wait: no
     // second line repeating it here.
   }
@@ -434,15 +463,23 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
     if (s.pausedSeconds >= 0.05)
       line += tr(" (training time %1; paused %2, not counted)")
                   .arg(formatDuration(s.wallSeconds), formatDuration(s.pausedSeconds));
-    if (std::isfinite(s.measureShare))
-      line += tr("; measuring took %1 % of it (%2 probes, %3 evaluations%4)")
-                  .arg(s.measureShare * 100, 0, 'f', 1)
-                  .arg(s.probePoints)
-                  .arg(s.evalPoints)
-                  .arg(s.thinnedPoints > 0 ? tr(", %1 left out by the %2 % budget")
+    if (std::isfinite(s.measureShare)) {
+      // One source: the summary's share and counts, in the header too. The counts are the
+      // points measured during training (what the share charges); the final probe and
+      // evaluation, after training, are stored as well but not charged.
+      const QString share = QString::number(s.measureShare * 100, 'f', 1);
+      m_measure->setText(tr("measuring %1 %").arg(share));
+      QStringList points;
+      if (s.probePoints > 0) points << tr("%n probe(s)", nullptr, int(s.probePoints));
+      points << tr("%n evaluation(s)", nullptr, int(s.evalPoints));
+      line += tr("; measuring took %1 % of it (%2 during training, then the final ones, not "
+                 "charged%3)")
+                  .arg(share, points.join(tr(" and ")),
+                       s.thinnedPoints > 0 ? tr("; %1 left out by the %2 % budget")
                                                  .arg(s.thinnedPoints)
                                                  .arg(s.measureBudget * 100, 0, 'f', 0)
                                            : QString());
+    }
     m_log->addNote(line, s.status == engine::RunStatus::Failed);
     if (s.status == engine::RunStatus::Failed)
       showFailure(s.failedStage >= 0

@@ -5,6 +5,7 @@
 
 #include <QWidget>
 #include <memory>
+#include <optional>
 
 #include "bridge/engine_controller.h"
 #include "live/live_data.h"
@@ -50,6 +51,8 @@ class TrainWorkspace : public QWidget {
   int runProcesses() const;
   QProgressBar* progressBar() const { return m_progress; }
   QLabel* failureBanner() const { return m_banner; }
+  /// "measuring x %": the live share, then the summary's (the log's) once the run ends.
+  QLabel* measureLabel() const { return m_measure; }
   /// The study queue (shown once a study has been run).
   StudyQueue* studyQueue() const { return m_queue; }
   /// Where studies are recorded (none: a study cannot run).
@@ -112,6 +115,10 @@ class TrainWorkspace : public QWidget {
   QLabel* m_banner;
   StudyQueue* m_queue;
   std::shared_ptr<storage::RunStore> m_store;
+  /// A resumed run's stored record and the checkpoint's step: its points before that step are
+  /// shown with the first batch, so Train shows the whole run, not only the resumed part.
+  std::optional<std::pair<int64_t, int64_t>> m_earlierPart;
+  void showEarlierPart(int phase);
   std::vector<engine::RunSummary> m_summaries;
 };
 

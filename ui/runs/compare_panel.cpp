@@ -21,6 +21,7 @@
 
 #include "common/app_settings.h"
 #include "common/plot_frame.h"
+#include "common/smoothing.h"
 #include "common/theme.h"
 #include "stagewise/engine/metrics.h"
 #include "stagewise/study/results.h"
@@ -155,8 +156,9 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
     reload();
   });
   connect(m_summaryMetric, &QComboBox::currentIndexChanged, this, &ComparePanel::drawSummary);
-  // Smoothing and the scale redraw what is loaded; neither asks the store again.
-  connect(m_overlayFrame, &PlotFrame::smoothingChanged, this, &ComparePanel::drawOverlay);
+  // Smoothing reads the store again (it smooths every stored point, not the grid); the scale
+  // redraws what is loaded.
+  connect(m_overlayFrame, &PlotFrame::smoothingChanged, this, &ComparePanel::reload);
   connect(m_overlayFrame, &PlotFrame::logYChanged, this, &ComparePanel::drawOverlay);
 }
 
@@ -218,9 +220,11 @@ void ComparePanel::reload() {
       m_metrics[size_t(std::clamp(m_metric->currentIndex(), 0, int(m_metrics.size()) - 1))];
   const auto axis = m_align->currentIndex() == 1 ? storage::XAxis::Time : storage::XAxis::Step;
   const int points = std::max(100, m_overlay->width());
+  // Only noisy per-step series are smoothed (common/smoothing.h), on every stored point.
+  const double smoothing = smoothable(metric.series) ? m_overlayFrame->smoothing() : 0.0;
   m_executor->post<Data>(
       this,
-      [ids, metric, axis, points](storage::RunReader& reader, storage::RunStore&) {
+      [ids, metric, axis, points, smoothing](storage::RunReader& reader, storage::RunStore&) {
         Data data;
         std::vector<storage::SeriesRef> refs;
         std::map<int, std::string> layerNames;  // layers with a per-layer cosine
@@ -267,7 +271,8 @@ void ComparePanel::reload() {
           for (const auto& r : data.runs) present.push_back(r.id);
           data.diffs = reader.diffSpecs(present);
         }
-        if (!refs.empty()) data.aligned = reader.alignSeries(refs, points, axis);
+        if (!refs.empty())
+          data.aligned = reader.alignSeries(refs, points, axis, std::nullopt, smoothing);
         return data;
       },
       [this, ticket](Data data) {
@@ -331,16 +336,8 @@ void ComparePanel::showLoaded(const Data& data) {
 void ComparePanel::drawOverlay() {
   m_overlay->clearGraphs();
   m_overlayFrame->hideHover();
-  // Each run is smoothed on its own (on the grid, or its own sparse points), before grouping.
-  storage::AlignedSeries a = m_aligned;
-  const double weight = m_overlayFrame->smoothing();
-  for (auto& v : a.values) v = PlotFrame::smoothed(v, weight);
-  for (auto& run : a.points) {
-    std::vector<double> y;
-    for (const auto& p : run) y.push_back(p.second);
-    y = PlotFrame::smoothed(y, weight);
-    for (size_t k = 0; k < run.size(); ++k) run[k].second = y[k];
-  }
+  // Each run comes smoothed on its own from the store (reload), before grouping.
+  const storage::AlignedSeries& a = m_aligned;
   double xLo = std::numeric_limits<double>::infinity(), xHi = -xLo, yLo = xLo, yHi = -xLo;
   const auto extend = [&](double x, double y) {
     if (!m_overlayFrame->onYAxis(y)) return;

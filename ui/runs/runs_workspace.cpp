@@ -18,6 +18,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 #include <fstream>
+#include <optional>
 
 #include "runs/compare_panel.h"
 #include "runs/run_table_model.h"
@@ -300,6 +301,8 @@ void RunsWorkspace::showSelected() {
       for (const auto& t : r->tags) tags << QString::fromStdString(t);
     m_tags->setText(tags.join(QStringLiteral(", ")));
     m_notes->setPlainText(r ? QString::fromStdString(r->notes) : QString());
+    m_shownTags = r ? r->tags : std::vector<std::string>{};
+    m_shownNotes = r ? r->notes : std::string();
     m_metaRun = metaRun;
     m_metaDirty = false;
   }
@@ -460,28 +463,174 @@ void RunsWorkspace::exportCsv(const QString& chosenPath) {
       [this](const QString& m) { QMessageBox::warning(this, tr("Export failed"), m); });
 }
 
+namespace {
+
+std::vector<std::string> parseTags(const QString& text) {
+  std::vector<std::string> tags;
+  for (const QString& t : text.split(QLatin1Char(','), Qt::SkipEmptyParts))
+    if (!t.trimmed().isEmpty()) tags.push_back(t.trimmed().toStdString());
+  return tags;
+}
+
+QString joinTags(const std::vector<std::string>& tags) {
+  QStringList list;
+  for (const auto& t : tags) list << QString::fromStdString(t);
+  return list.join(QStringLiteral(", "));
+}
+
+// What saving found in the store: the stored values, and which edited fields had changed there
+// since they were shown (those were not written).
+struct MetaSave {
+  std::vector<std::string> storedTags;
+  std::string storedNotes;
+  bool tagsConflict = false;
+  bool notesConflict = false;
+};
+
+}  // namespace
+
 void RunsWorkspace::saveNotesAndTags() {
   // The editors hold m_metaRun's tags and notes: save them there, whatever is selected now.
+  // Only the fields the user edited are written, and only where the store still holds what
+  // was shown: a change made outside (stagewise-cli runs tag) is never overwritten silently.
   if (m_metaRun < 0) return;
   const int64_t id = m_metaRun;
-  std::vector<std::string> tags;
-  for (const QString& t : m_tags->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
-    if (!t.trimmed().isEmpty()) tags.push_back(t.trimmed().toStdString());
+  const std::vector<std::string> tags = parseTags(m_tags->text());
   const std::string notes = m_notes->toPlainText().toStdString();
+  const bool tagsEdited = tags != m_shownTags;
+  const bool notesEdited = notes != m_shownNotes;
   m_metaDirty = false;
+  if (!tagsEdited && !notesEdited) return;
   const QString who = describeRuns({id});
-  m_executor->post<int>(
+  m_executor->post<MetaSave>(
       this,
-      [id, tags, notes](storage::RunReader&, storage::RunStore& store) {
-        store.setNotes(id, notes);
-        store.setTags(id, tags);
-        return 0;
+      [id, tags, notes, tagsEdited, notesEdited, shownTags = m_shownTags,
+       shownNotes = m_shownNotes](storage::RunReader& reader, storage::RunStore& store) {
+        const auto run = reader.run(id);
+        if (!run) throw std::runtime_error("run #" + std::to_string(id) + " no longer exists");
+        MetaSave out{run->tags, run->notes};
+        if (tagsEdited) {
+          out.tagsConflict = run->tags != shownTags;
+          if (!out.tagsConflict) store.setTags(id, tags), out.storedTags = tags;
+        }
+        if (notesEdited) {
+          out.notesConflict = run->notes != shownNotes;
+          if (!out.notesConflict) store.setNotes(id, notes), out.storedNotes = notes;
+        }
+        return out;
       },
-      [this, who](int) {
-        Q_EMIT message(tr("Saved the notes and tags of %1").arg(who));
+      [this, id, who, tags, notes](const MetaSave& saved) {
+        if (id == m_metaRun) {
+          if (!saved.tagsConflict) m_shownTags = saved.storedTags;
+          if (!saved.notesConflict) m_shownNotes = saved.storedNotes;
+        }
+        if (saved.tagsConflict)
+          resolveConflict(id, true, saved.storedTags, saved.storedNotes, tags, notes);
+        if (saved.notesConflict)
+          resolveConflict(id, false, saved.storedTags, saved.storedNotes, tags, notes);
+        if (!saved.tagsConflict && !saved.notesConflict)
+          Q_EMIT message(tr("Saved the notes and tags of %1").arg(who));
         m_model->refreshLoadedPages();
       },
       [this](const QString& m) { QMessageBox::warning(this, tr("Cannot save"), m); });
+}
+
+void RunsWorkspace::resolveConflict(int64_t id, bool tags,
+                                    const std::vector<std::string>& storedTags,
+                                    const std::string& storedNotes,
+                                    const std::vector<std::string>& mineTags,
+                                    const std::string& mineNotes) {
+  const QString field = tags ? QStringLiteral("tags") : QStringLiteral("notes");
+  const QString stored = tags ? joinTags(storedTags) : QString::fromStdString(storedNotes);
+  const QString mine = tags ? joinTags(mineTags) : QString::fromStdString(mineNotes);
+  const QString who = describeRuns({id});
+  bool keepMine = false;
+  if (m_chooseConflict) {
+    keepMine = m_chooseConflict(field, stored, mine);
+  } else {
+    QMessageBox box(QMessageBox::Question, tr("Changed outside the workbench"),
+                    tr("The %1 of %2 were changed outside the workbench since they were shown.")
+                        .arg(field == QLatin1String("tags") ? tr("tags") : tr("notes"), who),
+                    QMessageBox::NoButton, this);
+    box.setInformativeText(tr("Stored now: “%1”\nYours: “%2”").arg(stored, mine));
+    QPushButton* yours = box.addButton(tr("Write mine"), QMessageBox::AcceptRole);
+    box.addButton(tr("Keep the stored"), QMessageBox::RejectRole);
+    box.exec();
+    keepMine = box.clickedButton() == yours;
+  }
+  if (!keepMine) {
+    // The stored value, shown in place of the user's.
+    if (id == m_metaRun) {
+      if (tags) {
+        const QSignalBlocker block(m_tags);
+        m_tags->setText(stored);
+        m_shownTags = storedTags;
+      } else {
+        const QSignalBlocker block(m_notes);
+        m_notes->setPlainText(stored);
+        m_shownNotes = storedNotes;
+      }
+    }
+    Q_EMIT message(tr("Kept the %1 stored for %2").arg(field, who));
+    return;
+  }
+  m_executor->post<int>(
+      this,
+      [id, tags, mineTags, mineNotes](storage::RunReader&, storage::RunStore& store) {
+        if (tags)
+          store.setTags(id, mineTags);
+        else
+          store.setNotes(id, mineNotes);
+        return 0;
+      },
+      [this, id, tags, mineTags, mineNotes, field, who](int) {
+        if (id == m_metaRun) {
+          if (tags)
+            m_shownTags = mineTags;
+          else
+            m_shownNotes = mineNotes;
+        }
+        Q_EMIT message(tr("Saved the %1 of %2").arg(field, who));
+        m_model->refreshLoadedPages();
+      },
+      [this](const QString& m) { QMessageBox::warning(this, tr("Cannot save"), m); });
+}
+
+void RunsWorkspace::checkMetaOutside() {
+  if (m_metaRun < 0) return;
+  const int64_t id = m_metaRun;
+  using Meta = std::optional<std::pair<std::vector<std::string>, std::string>>;
+  m_executor->post<Meta>(
+      this,
+      [id](storage::RunReader& reader, storage::RunStore&) -> Meta {
+        const auto run = reader.run(id);
+        if (!run) return std::nullopt;
+        return std::pair{run->tags, run->notes};
+      },
+      [this, id](const Meta& meta) {
+        if (!meta || id != m_metaRun) return;
+        const auto& [tags, notes] = *meta;
+        bool changed = false;
+        // An editor the user has not edited shows the new value; an edited one keeps the
+        // user's text, and saving it asks (resolveConflict).
+        if (tags != m_shownTags) {
+          changed = true;
+          if (parseTags(m_tags->text()) == m_shownTags) {
+            const QSignalBlocker block(m_tags);
+            m_tags->setText(joinTags(tags));
+            m_shownTags = tags;
+          }
+        }
+        if (notes != m_shownNotes) {
+          changed = true;
+          if (m_notes->toPlainText().toStdString() == m_shownNotes) {
+            const QSignalBlocker block(m_notes);
+            m_notes->setPlainText(QString::fromStdString(notes));
+            m_shownNotes = notes;
+          }
+        }
+        if (changed) m_model->refreshLoadedPages();
+      });
 }
 
 // A cheap signature of the store: how many runs, the newest id, how many still running.
@@ -512,12 +661,15 @@ void RunsWorkspace::poll() {
         } else if (std::get<2>(signature) > 0 || std::get<2>(before) > 0) {
           m_model->refreshLoadedPages();  // live runs' numbers and statuses move
         }
-        // A run that stopped (or started) elsewhere changes what Resume may do.
+        // A run that stopped (or started) elsewhere changes what Resume may do, and a shown
+        // run that completed has its last points now: the overlay reads them.
         if (std::get<2>(signature) != std::get<2>(before)) {
           const auto ids = selectedRunIds();
           updateResumeButton(ids.size() == 1 ? ids.front() : -1);
+          if (!m_shown.empty() && std::get<2>(before) >= 0) m_compare->reload();
         }
       });
+  checkMetaOutside();
   loadStudies();
 }
 

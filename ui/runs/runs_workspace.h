@@ -5,7 +5,10 @@
 
 #include <QTimer>
 #include <QWidget>
+#include <functional>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "runs/resume_target.h"
 #include "runs/store_executor.h"
@@ -59,6 +62,12 @@ class RunsWorkspace : public QWidget {
   std::vector<int64_t> selectedRunIds() const { return m_shown; }
   /// True while the tags or notes have edits not yet saved.
   bool hasUnsavedMeta() const { return m_metaDirty; }
+  /// Asked when a field edited here (`field`: "tags" or "notes") was also changed outside the
+  /// workbench since it was shown: true writes the user's value, false keeps the stored one
+  /// (then shown). By default a question box.
+  using ConflictChooser =
+      std::function<bool(const QString& field, const QString& stored, const QString& mine)>;
+  void setConflictChooser(ConflictChooser chooser) { m_chooseConflict = std::move(chooser); }
   /// How often the store is checked for runs written elsewhere (default 2 s).
   void setPollInterval(int ms) { m_poll.setInterval(ms); }
 
@@ -94,6 +103,13 @@ class RunsWorkspace : public QWidget {
   /// Saves edited tags and notes of the run they belong to (before the panels move on).
   void saveMetaIfEdited();
   void takeBaseline();
+  /// Shows tags or notes changed outside the workbench (the CLI) in the editors that hold
+  /// them unedited, and in the table.
+  void checkMetaOutside();
+  /// Asks (m_chooseConflict) about a field changed on both sides; writes or shows the result.
+  void resolveConflict(int64_t id, bool tags, const std::vector<std::string>& storedTags,
+                       const std::string& storedNotes, const std::vector<std::string>& mineTags,
+                       const std::string& mineNotes);
   /// Re-reads the studies for the study filter; reloads the table when the chosen one changed.
   void loadStudies();
   void updateResumeButton(int64_t id);
@@ -126,6 +142,9 @@ class RunsWorkspace : public QWidget {
   bool m_restoring = false;                     ///< selection changes made by restoreSelection()
   int64_t m_metaRun = -1;                       ///< the run the tags and notes editors hold
   bool m_metaDirty = false;
+  std::vector<std::string> m_shownTags;  ///< the stored tags and notes the editors were given
+  std::string m_shownNotes;
+  ConflictChooser m_chooseConflict;
   std::tuple<int64_t, int64_t, int64_t> m_signature{-1, -1, -1};
   std::map<int64_t, QString> m_studyLabels;  ///< what the study filter lists, by id
 };

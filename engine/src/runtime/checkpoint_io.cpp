@@ -33,6 +33,12 @@ std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSt
       archive.write("optimizer", optimizer);
       archive.save_to((tmp / ("stage-" + std::to_string(k) + ".pt")).string());
     }
+    // The cumulative counters, so a resumed run's series and summary continue from here.
+    nlohmann::json counters = nlohmann::json::array();
+    for (const auto& st : stages)
+      counters.push_back({{"bytes_sent", st->bytesSent},
+                          {"grad_bytes_sent", st->gradBytesSent},
+                          {"backprop_bytes", st->backpropBytes}});
     if (injectFailure)
       throw std::runtime_error("injected failure after the stage files (debug.fail_checkpoint)");
     nlohmann::json state = {{"format", 1},
@@ -40,6 +46,7 @@ std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSt
                             {"total_steps", totalSteps},
                             {"elapsed_s", elapsedS},
                             {"stages", stages.size()},
+                            {"counters", counters},
                             {"spec", nlohmann::json::parse(specJson)}};
     std::ofstream out(tmp / "state.json");
     out << state.dump(2) << "\n";
@@ -63,6 +70,20 @@ int64_t loadCheckpoint(const std::string& folder,
     throw std::runtime_error(info.path + ": the checkpoint has " + std::to_string(info.stages) +
                              " stages but this run has " + std::to_string(stages.size()) +
                              "; resume with the checkpoint's own partition");
+  // The counters (absent in checkpoints written before they were saved: they then restart).
+  {
+    std::ifstream in(std::filesystem::path(info.path) / "state.json");
+    const nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
+    if (state.is_object() && state.contains("counters") && state["counters"].is_array() &&
+        state["counters"].size() == stages.size())
+      for (size_t k = 0; k < stages.size(); ++k) {
+        const auto& c = state["counters"][k];
+        if (!c.is_object()) continue;
+        stages[k]->bytesSent = c.value("bytes_sent", int64_t{0});
+        stages[k]->gradBytesSent = c.value("grad_bytes_sent", int64_t{0});
+        stages[k]->backpropBytes = c.value("backprop_bytes", int64_t{0});
+      }
+  }
   torch::NoGradGuard noGrad;
   for (size_t k = 0; k < stages.size(); ++k) {
     const std::string file =

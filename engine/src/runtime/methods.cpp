@@ -3,6 +3,7 @@
 // the worker loop around a step, the loader, channels, meters, probe and checkpoints are shared.
 
 #include "runtime/method.h"
+#include "runtime/error_text.h"
 
 #include <cmath>
 #include <deque>
@@ -25,11 +26,6 @@ double lrFactor(const TrainSpec& t, int64_t step, int64_t totalSteps) {
 }
 
 namespace {
-
-std::string errorText(const std::exception& e) {
-  if (auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
-  return e.what();
-}
 
 std::string layerName(const StageRuntime& s, size_t i) {
   const auto& info = s.layerInfo[i];

@@ -14,6 +14,7 @@
 #include "optim/fused_adam.h"
 #include "probe/probe.h"
 #include "runtime/checkpoint_io.h"
+#include "runtime/error_text.h"
 #include "runtime/measure_budget.h"
 #include "runtime/memory_meter.h"
 #include "runtime/method.h"
@@ -25,6 +26,7 @@
 #include "runtime/topology.h"
 #include "stagewise/engine/checkpoint.h"
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/memory_need.h"
 #include "stagewise/engine/observer_fanout.h"
 
 namespace stagewise::engine {
@@ -103,6 +105,7 @@ class TorchRun final : public Run {
     if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
     m_partition = makePartition(spec, m_plan);
     m_method = makeMethod(m_spec);
+    checkMemory();
     buildStages();
     checkBatchNormRows();
     if (memory::install()) {  // each stage's memory, counted by the allocator
@@ -125,6 +128,18 @@ class TorchRun final : public Run {
       m_ctx.checkpointInterval = spec.checkpoint.interval;
       m_ctx.checkpoint = [this](int64_t step) { saveAt(step); };
     }
+  }
+
+  /// A model too large for the memory this process may use is refused before LibTorch tries
+  /// to allocate it (docs/reliability.md). STAGEWISE_MEMORY_CHECK=0 skips the check.
+  void checkMemory() const {
+    if (const char* v = std::getenv("STAGEWISE_MEMORY_CHECK"); v && std::string(v) == "0") return;
+    // Host memory only: a stage on a GPU keeps its weights and activations there.
+    for (const auto& st : m_partition.stages)
+      if (st.settings.device != "cpu") return;
+    const std::string problem =
+        memoryProblem(estimateMemoryNeed(m_spec, m_plan), availableMemory(), m_spec.model.kind);
+    if (!problem.empty()) throw std::runtime_error(problem);
   }
 
   ~TorchRun() override {
@@ -431,7 +446,7 @@ class TorchRun final : public Run {
         m_budget->charge(snap->step, probeS, evalS);
       }
     } catch (const std::exception& e) {
-      m_ctx.fail(-1, std::string("probe/evaluation: ") + e.what());
+      m_ctx.fail(-1, std::string("probe/evaluation: ") + errorText(e));
     }
   }
 
@@ -563,6 +578,9 @@ class TorchRun final : public Run {
     s.evalPoints = c.evals;
     s.thinnedPoints = c.thinnedProbes + c.thinnedEvals;
     s.skippedPoints = m_snapshots->dropped();
+    // The series ends on the summary's share (measuring what was queued at the end is charged
+    // after the last live point): the live header, the log and the store say one number.
+    m_reporter.add(MetricPoint{series::kMeasureShare, -1, -1, s.steps, m_ctx.now(), s.measureShare});
     const double budget = m_spec.measure.budget;
     if (budget > 0 && s.measureShare > budget * 1.25)
       m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
@@ -614,7 +632,7 @@ class TorchRun final : public Run {
           measure(s.steps, s.wallSeconds, probe, true, &s);
         } catch (const std::exception& e) {
           m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
-                            std::string("final evaluation failed: ") + e.what()});
+                            std::string("final evaluation failed: ") + errorText(e)});
         }
       m_reporter.event(
           {s.status == RunStatus::Completed ? EventKind::Completed : EventKind::Stopped,
@@ -683,7 +701,18 @@ class TorchRun final : public Run {
 
 std::unique_ptr<Run> createRun(const ExperimentSpec& spec, RunObserver* observer,
                                const RunOptions& options) {
-  return std::make_unique<TorchRun>(spec, observer, options);
+  try {
+    return std::make_unique<TorchRun>(spec, observer, options);
+  } catch (const SpecError&) {
+    throw;
+  } catch (const DatasetError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    // Building the stages ran out of memory (or LibTorch refused): one line, no backtrace.
+    throw std::runtime_error(errorText(e));
+  } catch (const std::bad_alloc& e) {
+    throw std::runtime_error(errorText(e));
+  }
 }
 
 }  // namespace stagewise::engine

@@ -5,6 +5,7 @@
 #include <random>
 #include <thread>
 
+#include "runtime/error_text.h"
 #include "runtime/memory_meter.h"
 #include "runtime/snapshot.h"
 #include "runtime/thread_setup.h"
@@ -86,7 +87,7 @@ void runLoader(RunContext& ctx, const TensorData& data) {
     }
     ctx.channels[0]->close(/*drop=*/false);
   } catch (const std::exception& e) {
-    ctx.fail(-1, std::string("data loader: ") + e.what());
+    ctx.fail(-1, std::string("data loader: ") + errorText(e));
   }
 }
 
@@ -159,8 +160,7 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
     }
     step->finish();
   } catch (const std::exception& e) {
-    const auto* c = dynamic_cast<const c10::Error*>(&e);
-    ctx.fail(k, "stage " + std::to_string(k) + ": " + (c ? c->what_without_backtrace() : e.what()));
+    ctx.fail(k, "stage " + std::to_string(k) + ": " + errorText(e));
   } catch (...) {
     ctx.fail(k, "stage " + std::to_string(k) + ": unknown error");
   }

@@ -120,9 +120,12 @@ class RunReader {
                                 XAxis axis = XAxis::Step,
                                 std::optional<XRange> range = std::nullopt);
   /// Several series (of one or several runs) sampled on one grid of `points` x values spread
-  /// over `range` (else the union of their extents); see AlignedSeries.
+  /// over `range` (else the union of their extents); see AlignedSeries. With `smoothing` in
+  /// (0, 1) the values are the debiased exponential moving average of every stored point (from
+  /// the series' first), taken before sampling on the grid, so a long series does not alias.
   AlignedSeries alignSeries(const std::vector<SeriesRef>& refs, int points,
-                            XAxis axis = XAxis::Step, std::optional<XRange> range = std::nullopt);
+                            XAxis axis = XAxis::Step, std::optional<XRange> range = std::nullopt,
+                            double smoothing = 0);
   /// Streams a series' points in write order without holding them all (exports).
   void forEachPoint(int64_t seriesId, const std::function<void(const SeriesPoint&)>& visit);
 
