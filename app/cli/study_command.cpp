@@ -178,7 +178,10 @@ class StudyRunner {
       if (!outcome.storeError.empty())
         std::cerr << "[warning] not everything was recorded: " << outcome.storeError << "\n";
       const auto status = outcome.summary.status;
-      const bool pruned = watch && watch->shouldStop() && status == engine::RunStatus::Stopped;
+      // Stopped by the pruner, or completed before its stop took effect: pruned either way.
+      const bool pruned =
+          watch && watch->shouldStop() &&
+          (status == engine::RunStatus::Stopped || status == engine::RunStatus::Completed);
       if (stopSignal()) {
         m_driver.ended(*job, outcome.runId, status, nullptr);
         m_store.finishStudy(m_study.id, storage::StudyStatus::Stopped);

@@ -207,12 +207,15 @@ void ReportSession::linkPoints(const std::vector<SuiteJob::Link>& links, int64_t
 
 void ReportSession::runEnded(size_t job, bool completed, const std::string& error,
                              const study::PruneWatch* watch) {
-  if (!completed && watch && watch->shouldStop() && error.empty()) {
-    // issue 32 §5: a trial the pruner stopped is a result, kept as pruned.
+  if (watch && watch->shouldStop() && error.empty()) {
+    // issue 32 §5: a trial the pruner stopped is a result, kept as pruned (also when it reached
+    // its end before the stop took effect: the decision at the rung counts, not the timing).
     const auto run = m_runOf.find(job);
     const auto j = driverJob(job);
     if (run != m_runOf.end() && j)
-      m_searchDriver->ended(*j, run->second, engine::RunStatus::Stopped, watch);
+      m_searchDriver->ended(*j, run->second,
+                            completed ? engine::RunStatus::Completed : engine::RunStatus::Stopped,
+                            watch);
     return;
   }
   if (!completed && !error.empty()) m_failures.push_back(m_jobs[job].label + ": " + error);

@@ -383,10 +383,11 @@ void RunStore::markRunPruned(int64_t studyId, int64_t runId, int64_t rung,
   m_impl->requireStudy(studyId);
   m_impl->requireRun(runId);
   Transaction tx(*m_impl->admin);
-  // Only a run that ended by the stop the pruner asked for: a run that completed (it reached
-  // its end before the stop took effect) stays completed.
+  // A run the pruner stopped, whether the stop took effect (stopped) or the run reached its end
+  // first (completed): the decision at the rung is what counts. A failed run stays failed.
   Statement(*m_impl->admin,
-            "UPDATE runs SET status = 'pruned' WHERE id = ?1 AND status IN ('stopped', 'pruned')")
+            "UPDATE runs SET status = 'pruned' WHERE id = ?1 AND status IN ('stopped', "
+            "'completed', 'pruned')")
       .bind(1, runId)
       .run();
   if (m_impl->admin->changes() > 0) {

@@ -188,7 +188,11 @@ std::unique_ptr<PruneWatch> StudyDriver::watch(const Job& job) {
 
 void StudyDriver::ended(const Job& job, std::optional<int64_t> runId, engine::RunStatus status,
                         const PruneWatch* watch) {
-  if (!runId || !watch || !watch->shouldStop() || status != engine::RunStatus::Stopped) return;
+  // The pruner's decision at the rung is the record: a trial it stopped is pruned even when it
+  // reached its end before the stop took effect (a short run on a busy machine), so which
+  // trials survive, and which one is chosen, never depends on timing. A failure stays one.
+  if (!runId || !watch || !watch->shouldStop()) return;
+  if (status != engine::RunStatus::Stopped && status != engine::RunStatus::Completed) return;
   m_store.markRunPruned(m_studyId, *runId, watch->prunedAt(), watch->reason());
   (void)job;
 }

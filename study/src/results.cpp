@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "rung_value.h"
 #include "stagewise/storage/run_reader.h"
 
 namespace stagewise::study {
@@ -190,11 +191,21 @@ StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
   for (auto& r : reader.listRuns(filter)) runs.emplace(r.id, std::move(r));
   std::map<int64_t, std::pair<double, std::vector<EvalPoint>>> perRun;  // flops, evaluations
   const auto flops = reader.studySummaryNumbers(studyId, "$.train_flops");
+  const auto links = reader.studyRuns(studyId);
+  std::map<int64_t, int64_t> prunedAt;  // run id -> the rung that stopped it
+  for (const auto& l : links)
+    if (l.runStatus == RunStatus::Pruned && l.prunedAt) prunedAt[l.runId] = *l.prunedAt;
   auto valMetric = [&](const char* name) {
     std::map<int64_t, double> out = reader.studySummaryNumbers(studyId, std::string("$.") + name);
-    // A run that ended early (pruned, stopped) has no final value: its last evaluation.
-    for (const auto& [id, points] : reader.studySeries(studyId, {name, -1, -1}))
+    for (const auto& [id, points] : reader.studySeries(studyId, {name, -1, -1})) {
+      // A pruned run's value is the one the pruner judged, at its rung.
+      if (auto rung = prunedAt.find(id); rung != prunedAt.end()) {
+        if (auto v = detail::rungValue(points, rung->second)) out[id] = *v;
+        continue;
+      }
+      // A run that ended early (stopped) has no final value: its last evaluation.
       if (!points.empty() && !out.count(id)) out[id] = points.back().value;
+    }
     return out;
   };
   const auto valAccuracy = valMetric("val_accuracy");
@@ -214,7 +225,7 @@ StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
     perRun[id] = {f == flops.end() ? 0.0 : f->second, std::move(evals)};
   }
 
-  for (const auto& link : reader.studyRuns(studyId)) {
+  for (const auto& link : links) {
     auto it = runs.find(link.runId);
     if (it == runs.end()) continue;
     StudyRunRow row;
@@ -427,7 +438,8 @@ std::string tunedTable(const StudyResults& r) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header(r.keys.begin(), r.keys.begin() + static_cast<long>(varied));
   for (const char* h :
-       {"best", "", "test acc (tuned)", "95% CI", "n", "trials", "completed", "pruned", "failed"})
+       {"best", "", "test acc (tuned) mean ± std", "95% CI", "n", "trials", "completed", "pruned",
+        "failed"})
     header.emplace_back(h);
   header[varied + 1] = s.choosingMetric();
   rows.push_back(header);

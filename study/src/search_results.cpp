@@ -8,6 +8,7 @@
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/study/points.h"
 #include "stagewise/study/results.h"
+#include "rung_value.h"
 
 namespace stagewise::study {
 
@@ -16,12 +17,19 @@ using storage::RunStatus;
 namespace {
 
 /// The choosing metric of every run of the study: a run's final value from its summary, and for
-/// runs without one (pruned, stopped) the last value of its series.
+/// runs without one (stopped) the last value of its series; a pruned run's is its value at the
+/// rung that stopped it (`prunedAt`: run id -> rung).
 std::map<int64_t, double> metricValues(storage::RunReader& reader, int64_t studyId,
-                                       const std::string& metric) {
+                                       const std::string& metric,
+                                       const std::map<int64_t, int64_t>& prunedAt) {
   std::map<int64_t, double> out = reader.studySummaryNumbers(studyId, "$." + metric);
-  for (const auto& [runId, points] : reader.studySeries(studyId, {metric, -1, -1}))
+  for (const auto& [runId, points] : reader.studySeries(studyId, {metric, -1, -1})) {
+    if (auto rung = prunedAt.find(runId); rung != prunedAt.end()) {
+      if (auto v = detail::rungValue(points, rung->second)) out[runId] = *v;
+      continue;
+    }
     if (!points.empty() && !out.count(runId)) out[runId] = points.back().value;
+  }
   return out;
 }
 
@@ -39,8 +47,12 @@ SearchState searchWork(storage::RunReader& reader, const storage::StudyRecord& s
   const std::string metric = search.choosingMetric();
   const bool higher = higherIsBetter(metric);
   std::map<int, std::vector<storage::StudyRunRecord>> byPoint;
-  for (const auto& link : reader.studyRuns(study.id)) byPoint[link.point].push_back(link);
-  const std::map<int64_t, double> values = metricValues(reader, study.id, metric);
+  std::map<int64_t, int64_t> prunedAt;
+  for (const auto& link : reader.studyRuns(study.id)) {
+    byPoint[link.point].push_back(link);
+    if (link.runStatus == RunStatus::Pruned && link.prunedAt) prunedAt[link.runId] = *link.prunedAt;
+  }
+  const std::map<int64_t, double> values = metricValues(reader, study.id, metric, prunedAt);
 
   const int v = static_cast<int>(state.varyPoints.size());
   state.trials.resize(static_cast<size_t>(v));

@@ -9,6 +9,7 @@
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 #include "stagewise/storage/run_writer.h"
+#include "stagewise/study/driver.h"
 #include "stagewise/study/points.h"
 #include "stagewise/study/results.h"
 #include "stagewise/study/search.h"
@@ -72,6 +73,8 @@ int64_t storedTrial(storage::RunStore& store, RunStatus status,
     f.testAccuracy = test;
     summary["val_accuracy"] = finalVal;
     summary["test_accuracy"] = test;
+  } else if (status == RunStatus::Pruned) {
+    summary["val_accuracy"] = finalVal;  // its evaluation when the stop took effect
   }
   f.summaryJson = summary.dump();
   w.finishRun(id, f);
@@ -125,10 +128,14 @@ std::unique_ptr<SearchFixture> searchStore(bool scramble) {
     for (int v = 0; v < 2; ++v) {
       const T& x = v == 0 ? local[t] : backprop[t];
       const double test = scramble ? 1.0 - x.test : x.test;
-      const auto curve = x.status == RunStatus::Failed
-                             ? std::vector<std::pair<int64_t, double>>{}
-                             : std::vector<std::pair<int64_t, double>>{{99, x.val}};
-      const int64_t run = storedTrial(*f->store, x.status, curve, x.val, test);
+      auto curve = x.status == RunStatus::Failed
+                       ? std::vector<std::pair<int64_t, double>>{}
+                       : std::vector<std::pair<int64_t, double>>{{99, x.val}};
+      // The pruned trial went on past its rung before the stop took effect, and diverged: its
+      // value is still the one the pruner judged at the rung (0.3), not the later 0.05.
+      if (x.status == RunStatus::Pruned) curve.push_back({138, 0.05});
+      const int64_t run = storedTrial(*f->store, x.status, curve,
+                                      x.status == RunStatus::Pruned ? 0.05 : x.val, test);
       const GridPoint p = trialPoint(f->plan, v, t, f->draws[static_cast<size_t>(t)]);
       f->store->linkStudyRun(f->id, link(p.index, run, p.seed, pointValuesJson(p).c_str()));
       if (x.status == RunStatus::Pruned) f->store->markRunPruned(f->id, run, 100, "pruned");
@@ -327,6 +334,7 @@ class TestStudyResults : public QObject {
       for (const auto& t : trials) QVERIFY(t.work.kind == PointWork::Kind::Done);
     QVERIFY(state.trials[0][0].status == RunStatus::Pruned);
     QCOMPARE(*state.trials[0][0].prunedAt, int64_t(100));
+    QCOMPARE(*state.trials[0][0].value, 0.3);  // at its rung, not when it stopped
     QCOMPARE(*state.best[0], size_t(1));  // local: trial 2
     QCOMPARE(*state.best[1], size_t(0));  // backprop: trial 1
     // The tuned runs are the work left: each point's best values on seeds 2 and 3.
@@ -348,6 +356,8 @@ class TestStudyResults : public QObject {
                                          pointValuesJson(left[i].point).c_str()));
     }
     const StudyResults r = loadStudyResults(reader, f->id);
+    for (const auto& row : r.rows)
+      if (row.run.status == RunStatus::Pruned) QCOMPARE(*row.valAccuracy, 0.3);
     QCOMPARE(r.tuned.size(), size_t(2));
     const TunedResult& local = r.tuned[0];
     QCOMPARE(local.best, f->draws[1]);
@@ -377,6 +387,40 @@ class TestStudyResults : public QObject {
     // Nothing left once the tuned runs completed.
     for (const auto& w : pendingWork(reader, *reader.study(f->id)))
       QVERIFY(w.kind == PointWork::Kind::Done);
+  }
+
+  void aTrialThePrunerStoppedIsPrunedEvenIfItCompletedFirst() {
+    // On a busy machine a short trial can reach its end before the pruner's stop takes effect:
+    // the decision at the rung is the record, so it is pruned all the same and never chosen.
+    auto f = searchStore(false);
+    storage::RunReader reader(*f->store);
+    StudyPlan plan = f->plan;  // one trial more: its trial 4 is the one below
+    plan.search.trials = 4;
+    const int64_t id = f->store->createStudy(newStudyRecord("four", "{}", plan, std::nullopt, 0));
+    StudyDriver driver(*f->store, id, {"cpu"});
+    AshaPruner pruner(*plan.search.prune, /*higherBetter=*/true);
+    pruner.record(100, 0.9);  // an earlier trial's value at the rung
+    PruneWatch watch(pruner, *plan.search.prune, {100});
+    watch.onMetrics({engine::MetricPoint{"val_accuracy", -1, -1, 99, 1.0, 0.5}});
+    QVERIFY(watch.shouldStop());
+    // A completed run with a better final value than any other trial of its vary point.
+    const int64_t run = storedTrial(*f->store, RunStatus::Completed, {{99, 0.5}}, 0.95, 0.9);
+    const GridPoint p = trialPoint(plan, 0, 3, drawTrial(plan.search, 1, 3));
+    f->store->linkStudyRun(id, link(p.index, run, p.seed, pointValuesJson(p).c_str()));
+    driver.ended(StudyDriver::Job{}, run, engine::RunStatus::Completed, &watch);
+    QCOMPARE(toString(reader.run(run)->status), std::string("pruned"));
+    bool found = false;
+    for (const auto& l : reader.studyRuns(id))
+      if (l.runId == run) found = l.prunedAt && *l.prunedAt == 100;
+    QVERIFY(found);
+    // So it is never the best: local's best stays a completed trial (none here but this one).
+    const SearchState state = searchWork(reader, *reader.study(id), plan);
+    QVERIFY(!state.best[0].has_value() ||
+            state.trials[0][*state.best[0]].work.runId != run);
+    // A failed run stays failed, whatever the watch decided.
+    const int64_t failed = storedTrial(*f->store, RunStatus::Failed, {}, 0, 0);
+    driver.ended(StudyDriver::Job{}, failed, engine::RunStatus::Failed, &watch);
+    QCOMPARE(toString(reader.run(failed)->status), std::string("failed"));
   }
 
   void choosingNeverReadsTestMetrics() {

@@ -406,7 +406,8 @@ void StudyQueue::runEnded(const std::optional<engine::RunSummary>& summary) {
       Q_EMIT message(
           tr("The trial's end could not be stored: %1").arg(QString::fromStdString(ex.what())));
     }
-    if (watch && watch->shouldStop() && status == engine::RunStatus::Stopped) {
+    if (watch && watch->shouldStop() &&
+        (status == engine::RunStatus::Stopped || status == engine::RunStatus::Completed)) {
       e.state = EntryState::Pruned;
       e.prunedAt = watch->prunedAt();
       e.pruneReason = watch->reason();

@@ -68,9 +68,9 @@ class RunStore {
   void linkStudyRun(int64_t studyId, const StudyRunRecord& link);
   /// Marks the run's links in the study replaced (it is run again from the start).
   void markStudyRunReplaced(int64_t studyId, int64_t runId);
-  /// A search's trial that the pruner stopped at `rung` steps: its status becomes `pruned` (when
-  /// it ended stopped; a run that completed first stays completed), its link notes the rung, and
-  /// `message` (why) is added to its events.
+  /// A search's trial that the pruner stopped at `rung` steps: its status becomes `pruned` (it
+  /// ended stopped, or completed before the stop took effect; a failed run stays failed), its
+  /// link notes the rung, and `message` (why) is added to its events.
   void markRunPruned(int64_t studyId, int64_t runId, int64_t rung, const std::string& message);
   /// The study's final status (stopped or completed); releases its lock.
   void finishStudy(int64_t studyId, StudyStatus status);
