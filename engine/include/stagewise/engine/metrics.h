@@ -141,6 +141,14 @@ struct StageSummary {
   double meanStepSeconds = 0;    ///< mean compute time per step
 };
 
+/// How busy the machine was (docs/metrics.md, "Machine load"): the 1-minute load average and the
+/// share of CPU time stolen by a hypervisor over the last interval; NaN where unknown.
+struct MachineLoad {
+  double loadAverage = kNoValue;
+  double stealShare = kNoValue;
+  int cores = 0;  ///< online CPUs, to read the load against
+};
+
 struct RunSummary {
   RunStatus status = RunStatus::Completed;
   Mode mode = Mode::Local;
@@ -152,6 +160,12 @@ struct RunSummary {
   /// The validation split (dataset.validation) at the end; NaN (null) when there is none.
   double valAccuracy = kNoValue;
   double valLoss = kNoValue;
+  /// Language models (dataset.kind text): perplexity (exp of test_loss in nats per token) and
+  /// bits per byte on the test text; NaN (null) otherwise.
+  double testPerplexity = kNoValue;
+  double testBitsPerByte = kNoValue;
+  MachineLoad loadStart;  ///< at the start of the run
+  MachineLoad loadEnd;    ///< at its end
   double wallSeconds = 0;    ///< training time: time spent paused is not in it
   double pausedSeconds = 0;  ///< time the run spent paused (not in wallSeconds)
   double cpuUtilization = 0;

@@ -45,8 +45,11 @@ struct StageOverride {
 };
 
 struct DatasetSpec {
-  std::string kind = "fashion-mnist";  ///< fashion-mnist | idx | cifar10 | synthetic
-  std::string path;                    ///< folder for idx / cifar10 (fashion-mnist: optional)
+  /// fashion-mnist | idx | cifar10 | synthetic | image_folder | text
+  std::string kind = "fashion-mnist";
+  /// idx / cifar10 / image_folder: a folder (fashion-mnist: optional); text: a UTF-8 file or a
+  /// folder of text files (empty: the fortunes corpus)
+  std::string path;
   int64_t limitTrain = 0;              ///< use only the first N training samples (0: all)
   int64_t limitTest = 0;               ///< use only the first N test samples (0: all)
   // synthetic: Gaussian clusters, deterministic for a seed
@@ -64,10 +67,43 @@ struct DatasetSpec {
   /// ones depends on the training-set size alone (not the seed): every method and seed of a
   /// dataset sees the same split. Training uses the rest; validation keeps the true labels.
   double validation = 0.0;
+  /// image_folder: every image resized to [H, W] (empty: the first training image's size).
+  std::vector<int> size;
+  /// image_folder: 1 (grey) or 3 (RGB) channels per sample.
+  int channels = 3;
+  /// text: tokens (bytes) per sample; a sample predicts each next byte of its window.
+  int context = 128;
+  /// text: the last share of the text (by position) is the test text.
+  double testFraction = 0.1;
+};
+
+/// One entry of `model.layers` (model.kind "layers"). Every entry of the top list is a cuttable
+/// layer; `sequential` and `residual` hold inner layers (`layers`) that form one entry. Fields
+/// a type does not use keep their defaults and are not written to JSON.
+struct LayerSpec {
+  /// linear | conv2d | batchnorm1d | batchnorm2d | layernorm | relu | gelu | silu | tanh |
+  /// maxpool2d | avgpool2d | adaptive_avgpool2d | flatten | dropout | residual | sequential |
+  /// patch_embed | transformer_block | token_mean
+  std::string type;
+  std::string name;          ///< optional display name ("fc3", "classifier")
+  int64_t out = 0;           ///< linear: output features; conv2d: output channels
+  int kernel = 0;            ///< conv2d, maxpool2d, avgpool2d
+  int stride = 0;            ///< conv2d: 1 when 0; pools: the kernel when 0
+  int padding = 0;           ///< conv2d, pools
+  int groups = 1;            ///< conv2d
+  bool bias = true;          ///< linear, conv2d
+  double p = 0.5;            ///< dropout: the share of features zeroed in training
+  std::vector<int64_t> outputSize = {1, 1};  ///< adaptive_avgpool2d: [H, W]
+  int patch = 0;             ///< patch_embed: patch side (divides H and W)
+  int dim = 0;               ///< patch_embed, transformer_block: token width (0: the input's)
+  int heads = 0;             ///< transformer_block: attention heads (divide dim)
+  int mlpRatio = 2;          ///< transformer_block: MLP hidden width = dim * mlp_ratio
+  std::vector<LayerSpec> layers;  ///< residual, sequential: the inner layers, in order
 };
 
 struct ModelSpec {
-  std::string kind = "mlp";                            ///< mlp | cnn | vit
+  /// mlp | cnn | vit (families) | layers (model.layers) | torchscript (model.path) | gpt
+  std::string kind = "mlp";
   std::vector<int> hidden = std::vector<int>(8, 512);  ///< mlp: hidden widths, one layer each
   std::string activation = "relu";                     ///< mlp: relu | gelu | tanh
   std::vector<int> channels = {32, 64, 128};  ///< cnn: width of each group of residual blocks
@@ -85,6 +121,13 @@ struct ModelSpec {
   /// mlp: a normalisation in every hidden layer, Linear -> norm -> activation: none |
   /// layernorm | batchnorm. The classifier has none.
   std::string norm = "none";
+  /// layers: the network, one cuttable entry each (the families expand to such a list).
+  std::vector<LayerSpec> layers;
+  /// torchscript: the TorchScript file (torch.jit.script(model).save(path)); its top-level
+  /// children, in order, are the layers.
+  std::string path;
+  /// torchscript: draw new starting weights from the seed instead of the file's.
+  bool reinit = false;
 };
 
 struct PartitionSpec {
