@@ -18,6 +18,7 @@ want=(
   desktop-file-utils libxml2-utils appstream  # checks of the desktop entry, MIME type, metainfo
   dpkg-dev                    # dpkg-shlibdeps: the Debian package's Depends (scripts/package.sh)
   dataset-fashion-mnist
+  fortunes                    # dataset.kind text: the default corpus (about 1.3 MB of English)
   clang libclang-rt-14-dev    # libFuzzer targets and sanitizer builds (scripts/fuzz.sh, sanitize.sh)
 )
 for a in "$@"; do
