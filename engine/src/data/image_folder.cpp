@@ -50,9 +50,9 @@ std::map<std::string, std::vector<ImageFile>> listSplit(const fs::path& dir) {
     if (hidden(entry.path())) continue;
     if (entry.is_directory(ec)) {
       auto& files = classes[entry.path().filename().string()];
-      // Subfolders of a class are its images too, as torchvision's ImageFolder reads them.
-      for (auto it = fs::recursive_directory_iterator(
-               entry.path(), fs::directory_options::follow_directory_symlink, ec);
+      // Subfolders of a class are its images too, as torchvision's ImageFolder reads them
+      // (links to folders inside a class are not followed: a link to a parent would loop).
+      for (auto it = fs::recursive_directory_iterator(entry.path(), ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         if (hidden(it->path())) {
           if (it->is_directory(ec)) it.disable_recursion_pending();
