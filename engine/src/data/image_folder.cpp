@@ -16,6 +16,8 @@
 #include <set>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include "data/file_bytes.h"
 #include "data/image_cache.h"
 
@@ -34,11 +36,14 @@ bool isImageName(const fs::path& p) {
 
 bool hidden(const fs::path& p) { return p.filename().string().rfind('.', 0) == 0; }
 
-int64_t mtimeNs(const fs::directory_entry& e) {
-  std::error_code ec;
-  const auto t = e.last_write_time(ec);
-  return ec ? 0
-            : std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+/// The file's size and modification time from one stat() (the cache's key); false when it is
+/// not a regular file (links followed).
+bool statFile(const fs::path& p, ImageFile& f) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  f.bytes = static_cast<uint64_t>(st.st_size);
+  f.mtimeNs = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  return true;
 }
 
 /// One split: class name -> its image files sorted by path. Throws for images outside a class
@@ -58,8 +63,10 @@ std::map<std::string, std::vector<ImageFile>> listSplit(const fs::path& dir) {
           if (it->is_directory(ec)) it.disable_recursion_pending();
           continue;
         }
-        if (!it->is_regular_file(ec) || !isImageName(it->path())) continue;
-        files.push_back({it->path().string(), 0, it->file_size(ec), mtimeNs(*it)});
+        if (!isImageName(it->path())) continue;
+        ImageFile f;
+        f.path = it->path().string();
+        if (statFile(it->path(), f)) files.push_back(std::move(f));
       }
       if (ec)
         throw DatasetError(entry.path().string() + ": cannot list the folder: " + ec.message());

@@ -35,7 +35,7 @@ ByteDataset loadImages(const DatasetSpec& spec, const DataNote& note) {
   if (note) {
     const int64_t n = r.data.train.size() + r.data.test.size();
     char secs[32];
-    std::snprintf(secs, sizeof secs, "%.1f s", r.seconds);
+    std::snprintf(secs, sizeof secs, "%.2f s", r.seconds);
     if (r.fromCache)
       note("dataset: " + std::to_string(n) + " images of " + std::to_string(r.classes.size()) +
                " classes read from the cache " + r.cacheFile + " in " + secs,
