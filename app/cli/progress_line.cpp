@@ -23,10 +23,18 @@ ProgressPrinter::ProgressPrinter(std::ostream& out, bool terminal, bool quiet)
 void ProgressPrinter::onEvent(const engine::RunEvent& e) {
   using engine::EventKind;
   if (m_quiet && e.kind != EventKind::Failed) return;
+  // The dataset's loading notes (an image folder's decoding progress with its ETA, the cache)
+  // come before the run starts; the progress is redrawn in place on a terminal.
+  const bool loading = e.kind == EventKind::Info && e.message.rfind("dataset: ", 0) == 0;
   if (e.kind != EventKind::Failed && e.kind != EventKind::Warning && e.kind != EventKind::Started &&
-      e.kind != EventKind::StopRequested)
+      e.kind != EventKind::StopRequested && !loading)
     return;
   std::lock_guard lock(m_mutex);
+  if (loading && m_terminal && e.message.rfind("dataset: decoding images ", 0) == 0) {
+    m_out << "\r\033[K" << e.message << std::flush;
+    m_lineOpen = true;
+    return;
+  }
   if (m_lineOpen) m_out << "\n", m_lineOpen = false;
   const char* tag = e.kind == EventKind::Failed    ? "failed"
                     : e.kind == EventKind::Warning ? "warning"

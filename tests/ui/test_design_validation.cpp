@@ -8,6 +8,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QTemporaryDir>
 #include <QTableWidget>
 #include <QtTest>
 #include <cmath>
@@ -192,6 +193,28 @@ class TestDesignValidation : public QObject {
     spec.dataset.kind = "synthetic";
     doc.load(spec);
     QVERIFY(!hasInvalidOutline(path));
+  }
+
+  void anUnusableImageFolderIsOutlinedWithItsFix() {
+    QTemporaryDir dir;
+    QDir(dir.path()).mkpath(QStringLiteral("train/cat"));
+    QDir(dir.path()).mkpath(QStringLiteral("test/cat"));
+    DesignDocument doc{EngineDescription{}};
+    DesignWorkspace ws(&doc);
+    ws.show();
+    auto spec = validSpec();
+    spec.dataset.kind = "image_folder";
+    spec.dataset.path = dir.path().toStdString();
+    doc.load(spec);
+    QLineEdit* path = ws.modelPanel()->pathEdit();
+    QVERIFY(path->isEnabled());
+    QVERIFY(hasInvalidOutline(path));
+    QVERIFY2(path->toolTip().contains(QStringLiteral("no images at all")), qPrintable(path->toolTip()));
+    spec.dataset.path.clear();  // an empty folder field is named once, by validation
+    doc.load(spec);
+    int pathProblems = 0;
+    for (const auto& p : doc.problems()) pathProblems += p.field == "dataset.path";
+    QCOMPARE(pathProblems, 1);
   }
 
   void theWidthsFieldKeepsItsWidth() {

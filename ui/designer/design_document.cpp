@@ -154,7 +154,11 @@ QString DesignDocument::blockReason() const {
 
 engine::InputShape DesignDocument::inputShapeFor(const engine::DatasetSpec& d) {
   const std::string key = d.kind + "\n" + d.path + "\n" + std::to_string(d.syntheticFeatures) +
-                          "\n" + std::to_string(d.syntheticClasses);
+                          "\n" + std::to_string(d.syntheticClasses) + "\n" +
+                          std::to_string(d.channels) + "\n" +
+                          (d.size.size() == 2 ? std::to_string(d.size[0]) + "x" +
+                                                    std::to_string(d.size[1])
+                                              : std::string());
   if (key != m_probedKey) {
     m_probedKey = key;
     m_probeError.clear();
@@ -179,7 +183,8 @@ void DesignDocument::recompute() {
   m_estimate.reset();
   const engine::InputShape shape = inputShapeFor(m_spec.dataset);
   // The dataset's folder is the field to fix; an empty one is already named by validation.
-  const bool needsPath = m_spec.dataset.kind == "idx" || m_spec.dataset.kind == "cifar10";
+  const bool needsPath = m_spec.dataset.kind == "idx" || m_spec.dataset.kind == "cifar10" ||
+                         m_spec.dataset.kind == "image_folder";
   if (!m_probeError.empty() && !(needsPath && m_spec.dataset.path.empty()))
     m_problems.push_back({"dataset.path", m_probeError});
   try {

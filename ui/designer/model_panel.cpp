@@ -43,12 +43,15 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   m_dataset->addItem(tr("Fashion-MNIST (built-in)"), QStringLiteral("fashion-mnist"));
   m_dataset->addItem(tr("IDX folder (MNIST format)"), QStringLiteral("idx"));
   m_dataset->addItem(tr("CIFAR-10 folder (binary)"), QStringLiteral("cifar10"));
+  m_dataset->addItem(tr("Image folder (train/ and test/ class subfolders)"),
+                     QStringLiteral("image_folder"));
   m_dataset->addItem(tr("Synthetic clusters"), QStringLiteral("synthetic"));
   m_path = new QLineEdit(this);
   m_path->setPlaceholderText(tr("folder with the dataset files"));
   m_pathTip =
       tr("The folder holding the dataset's files (IDX: train-images-idx3-ubyte and the "
-         "rest, optionally .gz; CIFAR-10: the binary batches).");
+         "rest, optionally .gz; CIFAR-10: the binary batches; image folder: train/<class>/ and "
+         "test/<class>/ with .png, .jpg or .bmp images).");
   m_path->setToolTip(m_pathTip);
   m_browse = new QPushButton(tr("Browse…"), this);
   m_features = spin(this, 1, 100000, tr("Features per synthetic sample."));
@@ -109,7 +112,9 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   connect(m_dataset, &QComboBox::activated, this, [this] {
     const std::string kind = m_dataset->currentData().toString().toStdString();
     edit(kDataset, tr("Dataset"), [kind](auto& s) { s.dataset.kind = kind; });
-    if ((kind == "idx" || kind == "cifar10") && m_doc->spec().dataset.path.empty()) browseDataset();
+    if ((kind == "idx" || kind == "cifar10" || kind == "image_folder") &&
+        m_doc->spec().dataset.path.empty())
+      browseDataset();
   });
   connect(m_path, &QLineEdit::editingFinished, this, [this] {
     edit(kPath, tr("Dataset folder"),
@@ -170,7 +175,8 @@ void ModelPanel::refresh() {
   const auto& s = m_doc->spec();
   m_name->setText(QString::fromStdString(s.name));
   m_dataset->setCurrentIndex(m_dataset->findData(QString::fromStdString(s.dataset.kind)));
-  const bool needsPath = s.dataset.kind == "idx" || s.dataset.kind == "cifar10";
+  const bool needsPath =
+      s.dataset.kind == "idx" || s.dataset.kind == "cifar10" || s.dataset.kind == "image_folder";
   m_path->setText(QString::fromStdString(s.dataset.path));
   m_path->setEnabled(needsPath || s.dataset.kind == "fashion-mnist");
   m_browse->setEnabled(m_path->isEnabled());

@@ -205,6 +205,8 @@ ExperimentSpec parseSpec(std::string_view text) {
       spec.dataset.randomLabels = v.get<bool>();
     }
     r.get("validation", spec.dataset.validation);
+    r.get("size", spec.dataset.size);
+    r.get("channels", spec.dataset.channels);
     r.finish();
   }
   if (auto* m = top.child("model")) {
@@ -433,6 +435,9 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
   if (spec.dataset.randomLabels) doc["dataset"]["random_labels"] = true;
   if (spec.dataset.validation != DatasetSpec{}.validation)
     doc["dataset"]["validation"] = spec.dataset.validation;
+  if (!spec.dataset.size.empty()) doc["dataset"]["size"] = spec.dataset.size;
+  if (spec.dataset.channels != DatasetSpec{}.channels)
+    doc["dataset"]["channels"] = spec.dataset.channels;
   if (spec.model.init != ModelSpec{}.init) doc["model"]["init"] = spec.model.init;
   if (spec.model.norm != ModelSpec{}.norm) doc["model"]["norm"] = spec.model.norm;
   if (spec.measure.budget != MeasureSpec{}.budget)

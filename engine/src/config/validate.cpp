@@ -54,10 +54,12 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
                                   const std::vector<std::string>& devices) {
   std::vector<Problem> out;
   const auto& d = spec.dataset;
-  if (d.kind != "fashion-mnist" && d.kind != "idx" && d.kind != "cifar10" && d.kind != "synthetic")
+  if (d.kind != "fashion-mnist" && d.kind != "idx" && d.kind != "cifar10" &&
+      d.kind != "synthetic" && d.kind != "image_folder")
     out.push_back({"dataset.kind", "unknown dataset '" + d.kind +
-                                       "'; use fashion-mnist, idx, cifar10 or synthetic"});
-  if ((d.kind == "idx" || d.kind == "cifar10") && d.path.empty())
+                                       "'; use fashion-mnist, idx, cifar10, image_folder or "
+                                       "synthetic"});
+  if ((d.kind == "idx" || d.kind == "cifar10" || d.kind == "image_folder") && d.path.empty())
     out.push_back({"dataset.path", "a " + d.kind + " dataset needs the folder holding its files"});
   if (d.limitTrain < 0) out.push_back({"dataset.limit_train", "must be >= 0 (0: all)"});
   if (d.limitTest < 0) out.push_back({"dataset.limit_test", "must be >= 0 (0: all)"});
@@ -69,6 +71,12 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"dataset.validation",
                    "must be the share of the training samples held out for validation, between "
                    "0 and 0.5 (0.1: 10 %; 0: none)"});
+  if (!d.size.empty() &&
+      (d.size.size() != 2 || d.size[0] < 1 || d.size[1] < 1 || d.size[0] > 4096 || d.size[1] > 4096))
+    out.push_back({"dataset.size", "must be [height, width] in pixels (1 to 4096 each), or [] "
+                                   "for the first training image's size"});
+  if (d.channels != 1 && d.channels != 3)
+    out.push_back({"dataset.channels", "must be 1 (grey) or 3 (RGB)"});
   if (d.kind == "synthetic") {
     if (d.syntheticTrain < 1) out.push_back({"dataset.synthetic_train", "must be >= 1"});
     if (d.syntheticTest < 1) out.push_back({"dataset.synthetic_test", "must be >= 1"});

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "data/file_bytes.h"
+#include "data/image_folder.h"
 #include "stagewise/engine/dataset.h"
 
 namespace stagewise::engine {
@@ -132,6 +133,8 @@ ByteDataset loadByteDataset(const DatasetSpec& spec) {
       train.push_back(cifarFile(spec.path, "data_batch_" + std::to_string(i) + ".bin"));
     ds.train = loadCifarFiles(train, spec.limitTrain);
     ds.test = loadCifarFiles({cifarFile(spec.path, "test_batch.bin")}, spec.limitTest);
+  } else if (spec.kind == "image_folder") {
+    return loadImageFolder(spec).data;
   } else {
     throw DatasetError("dataset.kind '" + spec.kind + "' has no files to load");
   }
@@ -163,6 +166,12 @@ InputShape probeInputShape(const DatasetSpec& spec) {
     shape.numClasses = 10;
     return shape;
   }
+  if (spec.kind == "image_folder") {  // the listing and the first image's header
+    const ImageFolderListing listing = listImageFolder(spec.path);
+    shape.dims = imageFolderSampleShape(spec, listing);
+    shape.numClasses = static_cast<int>(listing.classes.size());
+    return shape;
+  }
   std::string folder = folderFor(spec);
   std::string imagesPath = findIdxFile(folder, "train-images-idx3-ubyte");
   std::vector<uint8_t> head = readPrefix(imagesPath, 4 + 4 * 4);
@@ -189,6 +198,8 @@ int64_t probeTrainSamples(const DatasetSpec& spec) {
   } else if (spec.kind == "cifar10") {
     cifarFile(spec.path, "data_batch_1.bin");
     n = 50000;
+  } else if (spec.kind == "image_folder") {
+    n = imageFolderTrainCount(spec);
   } else {
     const std::string labelsPath = findIdxFile(folderFor(spec), "train-labels-idx1-ubyte");
     const std::vector<uint8_t> head = readPrefix(labelsPath, 8);

@@ -1,8 +1,62 @@
 #include "data/tensor_data.h"
 
+#include <cmath>
+#include <cstdio>
 #include <random>
 
+#include "data/image_folder.h"
+
 namespace stagewise::engine {
+
+namespace {
+
+std::string minutes(double s) {
+  if (!(s >= 0) || !std::isfinite(s)) return "--:--";
+  const long t = std::lround(s);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02ld:%02ld", t / 60, t % 60);
+  return buf;
+}
+
+/// image_folder through the cache, saying the progress and the cache's use in `note`.
+ByteDataset loadImages(const DatasetSpec& spec, const DataNote& note) {
+  ImageLoadOptions options;
+  if (note)
+    options.onProgress = [&note](const ImageLoadProgress& p) {
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "dataset: decoding images %lld/%lld (%.0f %%), %s elapsed, ETA %s",
+                    static_cast<long long>(p.done), static_cast<long long>(p.total),
+                    100.0 * static_cast<double>(p.done) / static_cast<double>(std::max<int64_t>(1, p.total)),
+                    minutes(p.elapsedS).c_str(), minutes(p.etaS).c_str());
+      note(line, false);
+    };
+  ImageLoadResult r = loadImageFolder(spec, options);
+  if (note) {
+    const int64_t n = r.data.train.size() + r.data.test.size();
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.2f s", r.seconds);
+    if (r.fromCache)
+      note("dataset: " + std::to_string(n) + " images of " + std::to_string(r.classes.size()) +
+               " classes read from the cache " + r.cacheFile + " in " + secs,
+           false);
+    else
+      note("dataset: " + std::to_string(n) + " images of " + std::to_string(r.classes.size()) +
+               " classes decoded in " + secs +
+               (r.cacheFile.empty() ? std::string() : ", cached in " + r.cacheFile),
+           false);
+    if (!r.cacheProblem.empty())
+      note("dataset: " + r.cacheProblem +
+               (r.fromCache || !r.cacheFile.empty()
+                    ? std::string()
+                    : " (the decoded images are not cached: the next run decodes them again; "
+                      "STAGEWISE_CACHE sets the cache folder)"),
+           true);
+  }
+  return std::move(r.data);
+}
+
+}  // namespace
 
 static torch::Tensor toTensor(const ByteSplit& split) {
   std::vector<int64_t> shape = {split.size()};
@@ -16,9 +70,10 @@ static torch::Tensor labels(const ByteSplit& split) {
       .clone();
 }
 
-TensorData loadTensorData(const DatasetSpec& spec, uint64_t seed) {
-  ByteDataset bytes =
-      spec.kind == "synthetic" ? makeSyntheticDataset(spec, seed) : loadByteDataset(spec);
+TensorData loadTensorData(const DatasetSpec& spec, uint64_t seed, const DataNote& note) {
+  ByteDataset bytes = spec.kind == "synthetic"      ? makeSyntheticDataset(spec, seed)
+                      : spec.kind == "image_folder" ? loadImages(spec, note)
+                                                    : loadByteDataset(spec);
   if (bytes.train.size() == 0) throw DatasetError(spec.kind + ": the training set is empty");
   if (bytes.test.size() == 0) throw DatasetError(spec.kind + ": the test set is empty");
   TensorData data;
@@ -53,11 +108,20 @@ TensorData loadTensorData(const DatasetSpec& spec, uint64_t seed) {
     for (int64_t i = 0; i < data.trainY.size(0); ++i) y[i] = draw(rng);
   }
   data.testY = labels(bytes.test);
-  const float mean = data.trainX.mean().item<float>();
-  const float std = std::max(1e-6f, data.trainX.std().item<float>());
-  data.trainX.sub_(mean).div_(std);
-  data.testX.sub_(mean).div_(std);
-  if (data.valX.defined()) data.valX.sub_(mean).div_(std);
+  if (spec.kind == "image_folder") {
+    // Per channel, as torchvision's Normalize: [1, C, 1, 1] over samples and pixels.
+    const auto mean = data.trainX.mean({0, 2, 3}, /*keepdim=*/true);
+    const auto std = data.trainX.std({0, 2, 3}, /*unbiased=*/true, /*keepdim=*/true).clamp_min(1e-6);
+    data.trainX.sub_(mean).div_(std);
+    data.testX.sub_(mean).div_(std);
+    if (data.valX.defined()) data.valX.sub_(mean).div_(std);
+  } else {
+    const float mean = data.trainX.mean().item<float>();
+    const float std = std::max(1e-6f, data.trainX.std().item<float>());
+    data.trainX.sub_(mean).div_(std);
+    data.testX.sub_(mean).div_(std);
+    if (data.valX.defined()) data.valX.sub_(mean).div_(std);
+  }
   data.shape.dims = bytes.train.sampleShape;
   data.shape.numClasses = bytes.numClasses;
   return data;

@@ -97,7 +97,11 @@ class TorchRun final : public Run {
     for (int64_t n : options.evalAtSteps)
       if (n >= 1) m_forcedEvals.insert(n - 1);  // an evaluation after step s is at s + 1 steps
     // Validate what needs no data first, so a typo does not wait for a dataset load.
-    m_data = loadTensorData(spec.dataset, spec.train.seed);
+    // Loading notes (an image folder's decoding progress and ETA) go straight to the observers:
+    // the Reporter's thread starts later, and until then this is the only thread calling them.
+    m_data = loadTensorData(spec.dataset, spec.train.seed, [this](const std::string& m, bool w) {
+      m_fanout.onEvent({w ? EventKind::Warning : EventKind::Info, 0.0, -1, m});
+    });
     m_plan = planModel(spec.model, m_data.shape);
     auto problems = validateSpec(spec, static_cast<int>(m_plan.layers.size()), m_info.devices);
     if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
