@@ -50,7 +50,8 @@ def forward(self, x):
   return m;
 }
 
-/// A Sequential as torch.jit.script(nn.Sequential(...)) saves it: children called in order.
+/// A Sequential as torch.jit.script(nn.Sequential(...)) saves it: children called in order
+/// (a module defined in C++ calls a child as self.child.forward(x); the graph is the same).
 /// `features` inputs, `classes` logits; `seed` draws the weights. Children: fc1 act1 fc2 norm
 /// act2 fc3.
 inline torch::jit::Module sequential(int64_t features, int64_t classes, uint64_t seed,
@@ -65,12 +66,12 @@ inline torch::jit::Module sequential(int64_t features, int64_t classes, uint64_t
   top.register_module("fc3", linear("Fc3", width, classes));
   top.define(R"(
 def forward(self, x):
-    x = self.fc1(x)
-    x = self.act1(x)
-    x = self.fc2(x)
-    x = self.norm(x)
-    x = self.act2(x)
-    return self.fc3(x)
+    x = self.fc1.forward(x)
+    x = self.act1.forward(x)
+    x = self.fc2.forward(x)
+    x = self.norm.forward(x)
+    x = self.act2.forward(x)
+    return self.fc3.forward(x)
 )");
   return top;
 }
@@ -84,8 +85,8 @@ inline torch::jit::Module skip(int64_t features, int64_t classes) {
   top.register_module("fc2", linear("SFc2", features, classes));
   top.define(R"(
 def forward(self, x):
-    h = self.fc1(x)
-    return self.fc2(self.act(h) + h)
+    h = self.fc1.forward(x)
+    return self.fc2.forward(self.act.forward(h) + h)
 )");
   return top;
 }

@@ -3,6 +3,7 @@
 // children or not TorchScript at all, and written back with their trained weights.
 #include <QDir>
 #include <QFile>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -119,7 +120,9 @@ class TestTorchScript : public QObject {
     QCOMPARE(torchScriptSha256(path).size(), size_t{64});
     // Another dataset shape: the first child cannot take it, and says so.
     const QString wrong = refusal(modelAt(path), InputShape{{20}, 4});
-    QVERIFY2(wrong.contains("child 0 'fc1'"), qPrintable(wrong));
+    QVERIFY2(wrong.contains("child 'fc1'") && wrong.contains("[20]") &&
+                 wrong.contains("cannot be multiplied"),
+             qPrintable(wrong));
     // Another class count: the last child's width is named.
     const QString classes = refusal(modelAt(path), InputShape{{16}, 10});
     QVERIFY2(classes.contains("'fc3'") && classes.contains("10 classes"), qPrintable(classes));
@@ -186,7 +189,7 @@ class TestTorchScript : public QObject {
       recorded = recorded || (e.kind == EventKind::Started &&
                               e.message.find("model file " + path + " sha256 " +
                                              torchScriptSha256(path)) != std::string::npos);
-    QVERIFY(recorded);
+    QVERIFY2(recorded, obs.events.empty() ? "no events" : obs.events.front().message.c_str());
     // ...and keeps its trained weights at the last step (for export-model).
     QCOMPARE(readCheckpointInfo(dir.filePath("ckpt").toStdString()).step, int64_t{40});
     // Local mode trains every stage, each with its aux head.
@@ -302,6 +305,56 @@ class TestTorchScript : public QObject {
     QVERIFY(!torch::equal(after[0], before[0]));
     // A trained file plans like the original: it can be imported again.
     QCOMPARE(planModel(modelAt(out), kShape).layers.size(), size_t{6});
+  }
+
+  void cliImportsTrainsAndExports() {
+    QTemporaryDir dir;
+    const std::string path = saved(dir, "net.pt", script_models::sequential(16, 4, 1));
+    const QString spec = dir.filePath("net.stagewise.json"), db = dir.filePath("runs.db");
+    const QString out = dir.filePath("trained.pt");
+    struct Result {
+      int code;
+      QString out, err;
+    };
+    auto cli = [&](const QStringList& args) {
+      QProcess p;
+      p.start(STAGEWISE_BINARY_DIR "/app/cli/stagewise-cli", args);
+      if (!p.waitForFinished(300000)) p.kill(), p.waitForFinished();
+      return Result{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                    QString::fromUtf8(p.readAllStandardOutput()),
+                    QString::fromUtf8(p.readAllStandardError())};
+    };
+    const Result imported =
+        cli({"import", QString::fromStdString(path), "--out", spec, "--set",
+             "dataset.kind=synthetic", "--set", "dataset.synthetic_features=16", "--set",
+             "train.max_steps=30", "--set", "eval.interval=0", "--set",
+             "checkpoint.dir=" + dir.filePath("ckpt")});
+    QVERIFY2(imported.code == 0, qPrintable(imported.err));
+    QVERIFY2(imported.out.contains("6 layers") && imported.out.contains("sha256"),
+             qPrintable(imported.out));
+    const ExperimentSpec s = loadSpec(spec.toStdString());
+    QCOMPARE(s.model.kind, std::string("torchscript"));
+    QCOMPARE(s.model.path, path);
+    QCOMPARE(s.name, std::string("net"));
+    QCOMPARE(s.partition.cuts.size(), size_t{3});  // 4 stages balanced by FLOPs
+    const Result trained = cli({"train", "--config", spec, "--db", db, "--quiet"});
+    QVERIFY2(trained.code == 0, qPrintable(trained.err + trained.out));
+    const Result exported = cli({"runs", "export-model", "1", "--out", out, "--db", db});
+    QVERIFY2(exported.code == 0, qPrintable(exported.err));
+    torch::jit::Module back = torch::jit::load(out.toStdString());
+    QCOMPARE(back.forward({torch::randn({3, 16})}).toTensor().sizes().vec(),
+             (std::vector<int64_t>{3, 4}));
+    QVERIFY(!torch::equal(stateOfModule(back)[0], stateOfModule(torch::jit::load(path))[0]));
+    // Not a model: one line, exit 2; a family run has no network to export.
+    const QString junk = dir.filePath("junk.pt");
+    QFile f(junk);
+    QVERIFY(f.open(QIODevice::WriteOnly) && f.write("PK\x03\x04 not a zip") > 0);
+    f.close();
+    const Result bad = cli({"import", junk, "--out", dir.filePath("junk.json")});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.trimmed().count('\n') == 0 && bad.err.contains("model.path"),
+             qPrintable(bad.err));
+    QVERIFY(!QFile::exists(dir.filePath("junk.json")));
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include <nettle/sha2.h>
 #include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 
 #include <cmath>
@@ -26,9 +27,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// LibTorch's messages run over several lines (and a C++ backtrace): the first line says it.
+/// LibTorch's messages run over several lines (and a C++ backtrace): the first line says it,
+/// except for the TorchScript interpreter's, where the last "...Error: " line does.
 std::string firstLine(const std::string& text) {
   std::string s = text.substr(0, text.find('\n'));
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, end - at);
+    const size_t colon = line.find("Error: ");
+    if (colon != std::string::npos && colon > 0 &&
+        line.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") ==
+            colon + 5)
+      s = line;
+    at = end + 1;
+  }
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.pop_back();
   if (s.size() > 300) s = s.substr(0, 297) + "...";
   return s;
@@ -212,6 +224,7 @@ std::string typeName(const torch::jit::Module& m) {
 /// they agree. Call under the model's mutex.
 std::vector<LayerInfo> qualify(ScriptModel& m, const InputShape& input) {
   torch::NoGradGuard noGrad;
+  torch::jit::GraphOptimizerEnabledGuard plain(false);  // as the layers run (ScriptLayerImpl)
   const std::string& src = m.source;
   torch::jit::Module work = m.module.clone();
   setTraining(work, false);  // dropout off, batch norm on its running statistics
@@ -226,9 +239,20 @@ std::vector<LayerInfo> qualify(ScriptModel& m, const InputShape& input) {
       throw pathError(src + ": forward returns a " + out.tagKind() +
                       ", not a tensor of logits; the model must return one tensor");
     whole = out.toTensor();
-  } catch (const c10::Error& e) {
+  } catch (const SpecError&) {
+    throw;
+  } catch (const std::exception& e) {  // c10::Error, or the interpreter's runtime_error
+    // Which child fails, when they fail in order too.
+    std::string where;
+    torch::Tensor y = x;
+    for (const auto& c : work.named_children()) try {
+        y = torch::jit::Module(c.value).forward({y}).toTensor();
+      } catch (const std::exception&) {
+        where = " at child '" + c.name + "'";
+        break;
+      }
     throw pathError(src + ": forward fails on a dataset sample of shape " +
-                    shapeText(input.dims) + " (" + firstLine(e.what_without_backtrace()) +
+                    shapeText(input.dims) + where + " (" + firstLine(e.what()) +
                     "): the model must take the dataset's samples");
   }
   std::vector<LayerInfo> layers;
@@ -243,12 +267,14 @@ std::vector<LayerInfo> qualify(ScriptModel& m, const InputShape& input) {
         throw pathError(src + ": " + at + " returns a " + out.tagKind() +
                         ", not a tensor: every top-level child must return one tensor");
       y = out.toTensor();
-    } catch (const c10::Error& e) {
+    } catch (const SpecError&) {
+      throw;
+    } catch (const std::exception& e) {
       throw pathError(src + ": calling its children in order does not reproduce its forward: " +
                       at + " cannot take " +
                       (index == 0 ? std::string("the model's input")
                                   : "the output of '" + layers.back().name + "'") +
-                      " (" + firstLine(e.what_without_backtrace()) + ")");
+                      " (" + firstLine(e.what()) + ")");
     }
     if (y.dim() < 1 || y.size(0) != 2)
       throw pathError(src + ": " + at + " changes the batch dimension: its output must keep one "
@@ -336,7 +362,13 @@ class ScriptLayerImpl : public torch::nn::Module {
     for (const auto& b : m_child.named_buffers(/*recurse=*/true)) register_buffer(flat(b.name), b.value);
     torch::nn::Module::train(isTraining(m_child));
   }
-  torch::Tensor forward(torch::Tensor x) { return m_child.forward({std::move(x)}).toTensor(); }
+  torch::Tensor forward(torch::Tensor x) {
+    // The graph executor's optimised plan (after two profiling runs) differentiates with its own
+    // formulas, so the first steps of a run and the rest would compute gradients differently, and
+    // a resumed run would not continue exactly: always the plain graph, LibTorch's own autograd.
+    torch::jit::GraphOptimizerEnabledGuard plain(false);
+    return m_child.forward({std::move(x)}).toTensor();
+  }
   void train(bool on) override {
     torch::nn::Module::train(on);
     setTraining(m_child, on);
@@ -467,8 +499,11 @@ void exportTorchScript(const std::string& checkpoint, const std::string& outPath
     std::vector<torch::Tensor> saved;
     try {
       archive.load_from(file, torch::Device(torch::kCPU));
-      torch::Tensor t;
-      while (archive.try_read("body." + std::to_string(saved.size()), t)) saved.push_back(t);
+      while (true) {
+        torch::Tensor t;  // a fresh one each time: try_read writes into a defined tensor
+        if (!archive.try_read("body." + std::to_string(saved.size()), t)) break;
+        saved.push_back(t);
+      }
     } catch (const c10::Error& e) {
       throw std::runtime_error(file + ": cannot read the stage's weights (" +
                                firstLine(e.what_without_backtrace()) + ")");
