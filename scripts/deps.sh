@@ -12,6 +12,7 @@ want=(
   libopenblas0-openmp         # LibTorch calls the system BLAS: reference BLAS is ~7x slower
   nlohmann-json3-dev libsqlite3-dev sqlite3 zlib1g-dev
   libstb-dev                  # dataset.kind image_folder: stb_image decodes PNG/JPEG/BMP
+  nettle-dev                  # SHA-256 of a torchscript model's file (model.path)
   qt6-base-dev qt6-base-dev-tools libqcustomplot-dev libgl-dev
   qt6-svg-dev
   libplplot-dev               # the replication report's plots (PLplot's svg driver)

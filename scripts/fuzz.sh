@@ -40,4 +40,21 @@ for target in idx cifar spec text store_open; do
     echo "fuzz_$target: ok, $done_runs runs in $(( $(date +%s) - t0 )) s$note"
   fi
 done
+# TorchScript files (fuzz_torchscript) need the engine, so LibTorch: a second build, on request.
+if [ "${FUZZ_TORCH:-0}" = 1 ]; then
+  tbuild="${build}-torch"
+  CC=clang CXX=clang++ cmake -S . -B "$tbuild" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSTAGEWISE_BUILD_GUI=OFF -DSTAGEWISE_BUILD_TESTS=OFF -DSTAGEWISE_BENCH=OFF \
+    -DSTAGEWISE_FUZZ=ON >/dev/null
+  cmake --build "$tbuild" -j"${JOBS:-2}" --target fuzz_torchscript
+  mkdir -p "$tbuild/corpus-torchscript" fuzz/corpus/torchscript
+  if ! "$tbuild/fuzz/fuzz_torchscript" -runs="$runs" -max_total_time="$secs" -rss_limit_mb=4096 \
+      -max_len=65536 -artifact_prefix="$build/crashes/torchscript-" "$tbuild/corpus-torchscript" \
+      fuzz/corpus/torchscript >"$build/fuzz_torchscript.log" 2>&1; then
+    echo "fuzz_torchscript: NEW CRASH found (see $build/fuzz_torchscript.log and $build/crashes/)"
+    [ "${FUZZ_NEW_FINDINGS_FAIL:-1}" = 0 ] || status=1
+  else
+    echo "fuzz_torchscript: ok"
+  fi
+fi
 exit $status

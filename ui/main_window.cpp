@@ -162,6 +162,10 @@ void MainWindow::buildMenus() {
   file->addAction(tr("&New experiment"), QKeySequence::New, m_design,
                   &DesignWorkspace::newExperiment);
   file->addAction(tr("&Open…"), QKeySequence::Open, m_design, &DesignWorkspace::openWithDialog);
+  file->addAction(tr("&Import model…"), this, [this] {
+    m_design->importWithDialog();
+    showWorkspace(kDesign);
+  });
   m_recentMenu = file->addMenu(tr("Open &Recent"));
   m_recentMenu->setObjectName(QStringLiteral("recentMenu"));
   connect(m_recentMenu, &QMenu::aboutToShow, this, &MainWindow::updateRecentMenu);
@@ -356,7 +360,9 @@ QString MainWindow::droppedSpec(const QMimeData* mime) {
   const QUrl url = mime->urls().front();
   if (!url.isLocalFile()) return {};
   const QString path = url.toLocalFile();
-  return path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) ? path : QString();
+  const bool model = path.endsWith(QStringLiteral(".pt"), Qt::CaseInsensitive) ||
+                     path.endsWith(QStringLiteral(".pth"), Qt::CaseInsensitive);
+  return path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) || model ? path : QString();
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -372,7 +378,8 @@ bool MainWindow::openDropped(const QMimeData* mime) {
   if (path.isEmpty()) return false;
   // Opened after the drop returns: the unsaved-changes question must not run inside it.
   QTimer::singleShot(0, this, [this, path] {
-    if (m_design->openFile(path)) showWorkspace(kDesign);
+    const bool model = !path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive);
+    if (model ? m_design->importModel(path) : m_design->openFile(path)) showWorkspace(kDesign);
   });
   return true;
 }

@@ -27,8 +27,11 @@ commands:
            several hosts: train --dist --rank R --world-size N --master HOST:PORT (see train --help)
   inspect  --config FILE [--set key=value]... [--json]
            print the layer table, each stage's cost share and the predicted speed-up
+  import   MODEL.pt --out NAME.stagewise.json [--set key=value]...
+           an experiment for a TorchScript model (its children are the layers, cut by FLOPs)
   runs     list|show|export|tag|note|delete ... (the run store; 'runs --help')
   runs resume ID [--db PATH] [--set key=value]...  continue a stored run from its newest checkpoint
+  runs export-model ID --out FILE.pt [--db PATH]   a torchscript run's trained network
   study    run|resume|list|show|export ... sweep settings over seeds, one run at a time, and
            group the runs: mean ± std, time-to-target, the front ('study --help')
   report   [--config BASE] [--quick] [--out DIR] [--db PATH] [--set key=value]...
@@ -75,16 +78,20 @@ int main(int argc, char** argv) {
     if (command == "train") return stagewise::cli::trainCommand(args);
     if (command == "inspect") return stagewise::cli::inspectCommand(args);
     if (command == "launch") return stagewise::cli::launchCommand(args);
+    if (command == "import") return stagewise::cli::importCommand(args);
 #ifdef STAGEWISE_HAVE_STORE
     if (command == "runs" && !args.empty() && args[0] == "resume")
       return stagewise::cli::runsResumeCommand(
+          std::vector<std::string>(args.begin() + 1, args.end()));
+    if (command == "runs" && !args.empty() && args[0] == "export-model")
+      return stagewise::cli::runsExportModelCommand(
           std::vector<std::string>(args.begin() + 1, args.end()));
     if (command == "runs") return stagewise::cli::runsCommand(args, std::cout, std::cerr);
     if (command == "study") return stagewise::cli::studyCommand(args);
     if (command == "report") return stagewise::cli::reportCommand(args);
 #endif
     std::cerr << "error: unknown command '" << command
-              << "'; use train, launch, inspect, runs, study or report (see --help)\n";
+              << "'; use train, launch, inspect, import, runs, study or report (see --help)\n";
     return 2;
   } catch (const stagewise::cli::UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -16,6 +16,7 @@
 #include <QtTest>
 
 #include "proc_children.h"
+#include "script_models.h"
 
 namespace {
 
@@ -239,6 +240,52 @@ class TestDist : public QObject {
     Result list = runCli({"runs", "--db", db, "list", "--json"});
     const QJsonObject rec = QJsonDocument::fromJson(list.out.toUtf8()).array()[0].toObject();
     QCOMPARE(rec["status"].toString(), QString("stopped"));
+  }
+
+  void torchscriptRanksLoadTheSameFile() {
+    // Two working folders, each with its own model.pt: the spec (model.path "model.pt") is the
+    // same for every rank, the file behind it is not.
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath("a") && QDir(dir.path()).mkpath("b"));
+    script_models::sequential(32, 4, 1).save(dir.filePath("a/model.pt").toStdString());
+    script_models::sequential(32, 4, 2).save(dir.filePath("b/model.pt").toStdString());
+    const QString spec = writeSpec(
+        dir, R"({"name":"ts-dist","dataset":{"kind":"synthetic","synthetic_train":512,
+        "synthetic_test":128},"model":{"kind":"torchscript","path":"model.pt"},
+        "partition":{"cuts":[3]},"train":{"max_steps":30},"eval":{"interval":0},
+        "probe":{"interval":-1}})");
+    auto start = [&](QProcess& p, const QString& cwd, QStringList args) {
+      p.setWorkingDirectory(cwd);
+      p.start(kCli, args);
+    };
+    auto finish = [](QProcess& p) {
+      if (!p.waitForFinished(120000)) p.kill(), p.waitForFinished();
+      return Result{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                    QString::fromUtf8(p.readAllStandardOutput()),
+                    QString::fromUtf8(p.readAllStandardError())};
+    };
+    // The same file everywhere: the run trains in two processes and says which file it was.
+    {
+      QProcess p;
+      start(p, dir.filePath("a"),
+            {"launch", "--config", spec, "--procs", "2", "--db", dir.filePath("runs.db")});
+      const Result r = finish(p);
+      QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+      QVERIFY2((r.out + r.err).contains("sha256"), qPrintable(r.err + r.out));
+    }
+    // Rank 1 in the other folder: every rank ends, naming the rank and the file.
+    QProcess r0, r1;
+    const QStringList common = {"train", "--dist", "--config", spec, "--no-store",
+                                "--world-size", "2", "--master", "127.0.0.1:29741",
+                                "--timeout", "20"};
+    start(r0, dir.filePath("a"), common + QStringList{"--rank", "0"});
+    start(r1, dir.filePath("b"), common + QStringList{"--rank", "1"});
+    const Result a = finish(r0), b = finish(r1);
+    QVERIFY(a.code != 0 && b.code != 0);
+    QVERIFY2(a.err.contains("rank 1 loads another model file than rank 0") &&
+                 a.err.contains("model.pt"),
+             qPrintable(a.err));
+    QVERIFY2(b.err.contains("rank 0 loads another model file than rank 1"), qPrintable(b.err));
   }
 
   void badStartsAreClearErrors() {

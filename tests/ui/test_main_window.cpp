@@ -266,6 +266,10 @@ class TestMainWindow : public QObject {
     QMimeData notSpec;
     notSpec.setUrls({QUrl::fromLocalFile(dir.filePath(QStringLiteral("picture.png")))});
     QVERIFY(MainWindow::droppedSpec(&notSpec).isEmpty());
+    // A TorchScript model is taken too: it is imported (File → Import model…).
+    QMimeData model;
+    model.setUrls({QUrl::fromLocalFile(dir.filePath(QStringLiteral("net.pt")))});
+    QCOMPARE(MainWindow::droppedSpec(&model), dir.filePath(QStringLiteral("net.pt")));
     // A drop, as a file manager makes it: the experiment opens in Design.
     window.showWorkspace(MainWindow::kRuns);
     QVERIFY(!window.openDropped(&notSpec));

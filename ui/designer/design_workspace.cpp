@@ -23,6 +23,7 @@
 #include "designer/network_view.h"
 #include "designer/stage_inspector.h"
 #include "designer/study_panel.h"
+#include "stagewise/engine/torchscript.h"
 
 namespace stagewise::ui {
 
@@ -198,6 +199,31 @@ void DesignWorkspace::openWithDialog() {
       QFileDialog::getOpenFileName(this, tr("Open experiment"), m_doc->filePath(),
                                    tr("Experiments (*.stagewise.json *.json);;All files (*)"));
   if (!path.isEmpty()) openFile(path);
+}
+
+bool DesignWorkspace::importModel(const QString& path) {
+  if (!maybeDiscard()) return false;
+  try {
+    engine::ExperimentSpec base = m_doc->spec();
+    base.name.clear();
+    base.partition = engine::PartitionSpec{};
+    const engine::ExperimentSpec spec = engine::importTorchScript(base, path.toStdString());
+    m_doc->load(spec);  // unsaved: Save asks where
+    Q_EMIT message(tr("Imported %1: %2 stage(s); cut it by clicking between layers")
+                       .arg(path)
+                       .arg(spec.stageCount()));
+    return true;
+  } catch (const std::exception& e) {
+    QMessageBox::warning(this, tr("Cannot import model"), QString::fromStdString(e.what()));
+    return false;
+  }
+}
+
+void DesignWorkspace::importWithDialog() {
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Import a TorchScript model (torch.jit.script(model).save(path))"), QString(),
+      tr("TorchScript models (*.pt *.pth *.ts);;All files (*)"));
+  if (!path.isEmpty()) importModel(path);
 }
 
 void DesignWorkspace::newExperiment() {

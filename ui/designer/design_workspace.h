@@ -44,11 +44,15 @@ class DesignWorkspace : public QWidget {
   bool maybeDiscard();
   /// Opens a spec file (error shown in a message box). Returns success.
   bool openFile(const QString& path);
+  /// A TorchScript file as a new, unsaved experiment (model.kind "torchscript", cut by FLOPs),
+  /// with the open experiment's dataset and training. Errors in a message box.
+  bool importModel(const QString& path);
   bool save();
   bool saveAs();
 
  public Q_SLOTS:
   void openWithDialog();
+  void importWithDialog();
   void newExperiment();
   void refresh();
 

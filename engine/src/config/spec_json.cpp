@@ -223,6 +223,13 @@ ExperimentSpec parseSpec(std::string_view text) {
     r.get("mlp_ratio", spec.model.mlpRatio);
     r.get("init", spec.model.init);
     r.get("norm", spec.model.norm);
+    r.get("path", spec.model.path);  // torchscript
+    if (r.has("reinit")) {
+      const json& v = m->at("reinit");
+      if (!v.is_boolean())
+        throw SpecError("model.reinit", "expected true or false, found " + detail::typeName(v));
+      spec.model.reinit = v.get<bool>();
+    }
     r.finish();
   }
   if (auto* p = top.child("partition")) {
@@ -440,6 +447,8 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
     doc["dataset"]["channels"] = spec.dataset.channels;
   if (spec.model.init != ModelSpec{}.init) doc["model"]["init"] = spec.model.init;
   if (spec.model.norm != ModelSpec{}.norm) doc["model"]["norm"] = spec.model.norm;
+  if (!spec.model.path.empty()) doc["model"]["path"] = spec.model.path;
+  if (spec.model.reinit) doc["model"]["reinit"] = true;
   if (spec.measure.budget != MeasureSpec{}.budget)
     doc["measure"] = {{"budget", spec.measure.budget}};
   const DistributedSpec defaults;

@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "stagewise/engine/partition.h"
@@ -87,8 +89,18 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
   }
 
   const auto& m = spec.model;
-  if (m.kind != "mlp" && m.kind != "cnn" && m.kind != "vit")
-    out.push_back({"model.kind", "unknown model '" + m.kind + "'; use mlp, cnn or vit"});
+  if (m.kind != "mlp" && m.kind != "cnn" && m.kind != "vit" && m.kind != "torchscript")
+    out.push_back(
+        {"model.kind", "unknown model '" + m.kind + "'; use mlp, cnn, vit or torchscript"});
+  if (m.kind == "torchscript") {  // the file itself is read (and qualified) by the plan
+    if (m.path.empty())
+      out.push_back({"model.path", "a torchscript model needs the file: set model.path to a "
+                                   "file saved with torch.jit.script(model).save(path)"});
+    else if (std::error_code ec; !std::filesystem::is_regular_file(m.path, ec) ||
+                                 !std::ifstream(m.path, std::ios::binary))
+      out.push_back({"model.path", "cannot read the TorchScript file " + m.path +
+                                       ": check the path and its permissions"});
+  }
   if (m.kind == "mlp") {
     if (m.hidden.empty()) out.push_back({"model.hidden", "needs at least one hidden width"});
     for (size_t i = 0; i < m.hidden.size(); ++i)

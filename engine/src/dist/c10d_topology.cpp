@@ -6,6 +6,7 @@
 #include "runtime/method.h"
 
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/torchscript.h"
 
 namespace stagewise::engine::dist {
 
@@ -92,7 +93,10 @@ C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, Run
   const int k = static_cast<int>(m_stages.size());
   m_stageRank = assignRanks(m_spec, k, o.worldSize);
   const double timeout = o.timeoutS > 0 ? o.timeoutS : m_spec.distributed.timeoutS;
-  m_group = std::make_shared<DistGroup>(o, timeout, digest(specToJson(m_spec)));
+  const std::string modelFile = m_spec.model.kind == "torchscript"  // every rank, the same file
+                                    ? m_spec.model.path + " " + torchScriptSha256(m_spec.model.path)
+                                    : std::string();
+  m_group = std::make_shared<DistGroup>(o, timeout, digest(specToJson(m_spec)), modelFile);
   m_rank = o.rank;
   // Channel k feeds stage k; its sender is stage k-1 (the loader, on stage 0's rank, for k = 0).
   m_sendChannels.assign(static_cast<size_t>(k), nullptr);

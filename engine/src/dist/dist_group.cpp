@@ -34,7 +34,8 @@ struct DistGroup::Impl {
 };
 
 
-DistGroup::DistGroup(const DistOptions& o, double timeoutS, const std::string& specDigest)
+DistGroup::DistGroup(const DistOptions& o, double timeoutS, const std::string& specDigest,
+                     const std::string& modelFile)
     : m_rank(o.rank),
       m_world(o.worldSize),
       m_timeoutS(timeoutS),
@@ -68,7 +69,8 @@ DistGroup::DistGroup(const DistOptions& o, double timeoutS, const std::string& s
   }
 
   // Every rank says who it is; then each checks the others against itself.
-  set("join/" + std::to_string(m_rank), std::to_string(m_world) + "\n" + specDigest);
+  set("join/" + std::to_string(m_rank),
+      std::to_string(m_world) + "\n" + specDigest + "\n" + modelFile);
   add("joined", 1);
   if (!waitCount("joined", m_world, timeoutS)) {
     std::string missing;
@@ -84,7 +86,10 @@ DistGroup::DistGroup(const DistOptions& o, double timeoutS, const std::string& s
       throw std::runtime_error(std::to_string(m_world) + " processes joined but rank " + std::to_string(r) +
                                " is missing: two processes were given the same rank");
     const auto nl = v->find('\n');
-    const std::string world = v->substr(0, nl), digest = nl == std::string::npos ? "" : v->substr(nl + 1);
+    const std::string world = v->substr(0, nl);
+    std::string digest = nl == std::string::npos ? "" : v->substr(nl + 1), model;
+    if (const auto nl2 = digest.find('\n'); nl2 != std::string::npos)
+      model = digest.substr(nl2 + 1), digest.resize(nl2);
     if (world != std::to_string(m_world))
       throw std::runtime_error("rank " + std::to_string(r) + " was started with world size " + world + ", rank " +
                                std::to_string(m_rank) + " with " + std::to_string(m_world) +
@@ -92,6 +97,12 @@ DistGroup::DistGroup(const DistOptions& o, double timeoutS, const std::string& s
     if (digest != specDigest)
       throw std::runtime_error("rank " + std::to_string(r) + " runs a different experiment than rank " +
                                std::to_string(m_rank) + ": start every rank with the same --config and --set");
+    if (model != modelFile)  // "PATH sha256": the same spec, another file behind model.path
+      throw std::runtime_error("rank " + std::to_string(r) + " loads another model file than rank " +
+                               std::to_string(m_rank) + " (" + model.substr(0, model.rfind(' ')) +
+                               ": sha256 " + model.substr(model.rfind(' ') + 1) + " there, " +
+                               modelFile.substr(modelFile.rfind(' ') + 1) +
+                               " here): give every rank the same file at model.path");
   }
 
   auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::duration_cast<std::chrono::milliseconds>(kDataPlaneTimeout));

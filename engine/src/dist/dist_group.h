@@ -37,9 +37,12 @@ class InFlight {
 class DistGroup {
  public:
   /// Joins the run: connects to (rank 0: serves) the store at master:port, checks that every rank
-  /// runs the same spec with the same world size, and connects the Gloo process group. Throws
-  /// std::runtime_error with what to fix (unreachable master, missing ranks, mismatch).
-  DistGroup(const DistOptions& options, double timeoutS, const std::string& specDigest);
+  /// runs the same spec with the same world size (and, for a torchscript model, the same model
+  /// file: `modelFile` is "PATH sha256", empty for other models), and connects the Gloo process
+  /// group. Throws std::runtime_error with what to fix (unreachable master, missing ranks,
+  /// mismatch).
+  DistGroup(const DistOptions& options, double timeoutS, const std::string& specDigest,
+            const std::string& modelFile = {});
   ~DistGroup();
   DistGroup(const DistGroup&) = delete;
   DistGroup& operator=(const DistGroup&) = delete;

@@ -6,7 +6,7 @@ namespace stagewise::engine::dist {
 struct DistGroup::Impl {};
 struct DistGroup::Pending {};
 
-DistGroup::DistGroup(const DistOptions&, double, const std::string&) {
+DistGroup::DistGroup(const DistOptions&, double, const std::string&, const std::string&) {
   throw std::runtime_error("this build has no distributed support: configure with -DSTAGEWISE_DISTRIBUTED=ON");
 }
 DistGroup::~DistGroup() = default;

@@ -1,5 +1,6 @@
 #include "stagewise/engine/model_plan.h"
 
+#include "model/plan_hooks.h"
 #include "model/plans.h"
 
 #include <numeric>
@@ -86,7 +87,8 @@ ModelPlan planModel(const ModelSpec& model, const InputShape& input) {
   if (model.kind == "mlp") detail::planMlp(model, plan);
   else if (model.kind == "cnn") detail::planCnn(model, plan);
   else if (model.kind == "vit") detail::planVit(model, plan);
-  else throw SpecError("model.kind", "unknown model '" + model.kind + "'; use mlp, cnn or vit");
+  else if (model.kind == "torchscript") detail::planTorchScript(model, plan);
+  else throw SpecError("model.kind", "unknown model '" + model.kind + "'; use mlp, cnn, vit or torchscript");
   return plan;
 }
 

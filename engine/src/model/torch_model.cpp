@@ -1,6 +1,7 @@
 #include "model/torch_model.h"
 
 #include "model/family_modules.h"
+#include "model/torchscript_model.h"
 
 namespace stagewise::engine {
 
@@ -83,6 +84,7 @@ torch::nn::Sequential makeAuxHead(const StageSettings& settings,
 
 std::vector<torch::nn::Sequential> buildLayers(const ModelSpec& spec, const ModelPlan& plan,
                                                uint64_t seed) {
+  if (spec.kind == "torchscript") return buildTorchScriptLayers(spec, plan, seed);
   std::vector<torch::nn::Sequential> layers;
   const auto& dims = plan.input.dims;
   for (size_t i = 0; i < plan.layers.size(); ++i) {

@@ -125,6 +125,8 @@ std::string memoryProblem(const MemoryNeed& need, const MemoryLimit& limit,
       model >= need.activationBytes
           ? (modelKind == "cnn"   ? std::string("reduce model.channels or model.blocks")
              : modelKind == "vit" ? std::string("reduce model.dim, model.depth or model.mlp_ratio")
+             : modelKind == "torchscript"
+                 ? std::string("use a smaller model (model.path), or more memory")
                                   : std::string("reduce model.hidden (fewer or narrower layers)"))
           : std::string("reduce train.batch_size");
   return "the run needs at least " + formatBytesIec(double(need.total())) + " (weights " +

@@ -28,6 +28,7 @@
 #include "stagewise/engine/engine.h"
 #include "stagewise/engine/memory_need.h"
 #include "stagewise/engine/observer_fanout.h"
+#include "stagewise/engine/torchscript.h"
 
 namespace stagewise::engine {
 
@@ -121,6 +122,7 @@ class TorchRun final : public Run {
     }
     for (const auto& stage : m_stages)  // CUDA stages: the caching allocator's window opens here
       memory::startDeviceWindow(stage->plan.settings.device);
+    m_distributed = options.dist.enabled();
     if (options.dist.enabled())
       m_topology = std::make_unique<dist::C10dTopology>(options, m_plan, m_ctx, m_fanout, m_stages);
     else
@@ -478,6 +480,7 @@ class TorchRun final : public Run {
           saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps, specToJson(m_spec), m_stages,
                          /*injectFailure=*/m_spec.debug.failCheckpoint == step, m_ctx.now());
       m_reporter.event({EventKind::Checkpoint, m_ctx.now(), -1, path});
+      m_lastCheckpoint = step;
     } catch (const std::exception& e) {
       // A full disk must not cost the run: say so and train on.
       m_reporter.event(
@@ -494,7 +497,7 @@ class TorchRun final : public Run {
                       toString(m_spec.mode) + " run started: " + std::to_string(m_stages.size()) +
                           " stage(s), " + std::to_string(m_ctx.totalSteps) + " steps, BLAS " +
                           m_info.blas + ", OpenMP workers " + m_info.openmpWait + ", malloc " +
-                          m_info.malloc});
+                          m_info.malloc + modelFileText()});
     if (!m_resumedFrom.empty())
       m_reporter.event(
           {EventKind::Info, 0.0, -1,
@@ -600,6 +603,23 @@ class TorchRun final : public Run {
     return buf;
   }
 
+  /// Which file a torchscript run trained, whatever its name: its path and SHA-256.
+  std::string modelFileText() const {
+    if (m_spec.model.kind != "torchscript") return "";
+    return ", model file " + m_spec.model.path + " sha256 " + torchScriptSha256(m_spec.model.path);
+  }
+
+  /// A torchscript run keeps its trained weights, for `runs export-model`: a checkpoint at its
+  /// last step (in checkpoint.dir, else the default folder), unless one is there already. In
+  /// one process only: the stages' weights must all be here.
+  void saveFinalWeights(int64_t step) {
+    if (m_distributed || step <= 0 || step == m_lastCheckpoint) return;
+    for (size_t k = 1; k <= m_stages.size(); ++k)
+      if (m_ctx.produced[k].load() != step) return;  // stopped mid-step: no consistent state
+    if (m_checkpointDir.empty()) m_checkpointDir = defaultCheckpointDir(m_spec.name);
+    saveAt(step);
+  }
+
   int rank() const { return m_topology->rank(); }
   bool owns(size_t stage) const { return m_topology->owns(stage); }
   bool ownsLast() const { return m_topology->ownsLast(); }
@@ -629,6 +649,7 @@ class TorchRun final : public Run {
           aligned = aligned && m_ctx.produced[k].load() == s.steps;
         if (aligned) saveAt(s.steps);
       }
+      if (m_spec.model.kind == "torchscript") saveFinalWeights(s.steps);
       if (rank() == 0) try {
           setupComputeThread(m_info.hardwareCores, {});
           loadShadowFromLive();
@@ -686,6 +707,8 @@ class TorchRun final : public Run {
   static constexpr double kDrainTimeoutS = 5.0;
   std::string m_checkpointDir;
   std::string m_resumedFrom;
+  int64_t m_lastCheckpoint = -1;  ///< the step of the last checkpoint saved
+  bool m_distributed = false;     ///< stages in several processes
   std::atomic<double> m_drainSince{-1.0};
   std::atomic<bool> m_drainFailed{false};
   std::atomic<bool> m_pipelineDone{false};
