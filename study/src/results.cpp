@@ -8,6 +8,7 @@
 #include <set>
 
 #include "rung_value.h"
+#include "stagewise/engine/number_text.h"
 #include "stagewise/storage/run_reader.h"
 
 namespace stagewise::study {
@@ -335,8 +336,10 @@ std::string fmt(const char* format, double a, double b = 0) {
 }
 
 /// A value as people read it: a JSON string without its quotes, anything else as JSON.
+/// A fraction to 3 significant digits (a learning rate reads 0.00316, not 0.0031622776601683794).
 std::string display(const std::string& jsonText) {
   const json v = json::parse(jsonText, nullptr, false);
+  if (v.is_number_float()) return engine::significant(v.get<double>(), 3);
   return v.is_string() ? v.get<std::string>() : jsonText;
 }
 
@@ -344,11 +347,12 @@ bool hasKey(const std::vector<std::string>& keys, const char* key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-std::string meanStd(const Stat& s, const char* format) {
+/// Mean ± std to the decimal place the std supports (number_text.h), the one rule the
+/// workbench's Groups table follows too; one run: its value to 4 significant digits.
+std::string meanStd(const Stat& s) {
   if (s.n == 0 || !std::isfinite(s.mean)) return "-";
-  std::string out = fmt(format, s.mean);
-  if (s.n > 1) out += " ± " + fmt(format, s.std);
-  return out;
+  if (s.n == 1) return engine::significant(s.mean, 4);
+  return engine::meanPlusMinus(s.mean, s.std);
 }
 
 }  // namespace
@@ -448,13 +452,11 @@ std::string tunedTable(const StudyResults& r) {
     for (const auto& v : t.varyValues) row.push_back(display(v));
     std::string best;
     for (size_t i = 0; i < t.best.size(); ++i) {
-      const json v = json::parse(t.best[i], nullptr, false);
-      best += (i ? ", " : "") + r.keys[varied + i] + "=" +
-              (v.is_number_float() ? fmt("%.4g", v.get<double>()) : display(t.best[i]));
+      best += (i ? ", " : "") + r.keys[varied + i] + "=" + display(t.best[i]);
     }
     row.push_back(best.empty() ? "-" : best);
     row.push_back(t.bestValue ? fmt("%.4f", *t.bestValue) : "-");
-    row.push_back(s.tune ? meanStd(t.test, "%.4f") : "(no tune)");
+    row.push_back(s.tune ? meanStd(t.test) : "(no tune)");
     row.push_back(t.ci95 ? fmt("[%.4f, ", t.ci95->first) + fmt("%.4f]", t.ci95->second) : "-");
     row.push_back(std::to_string(t.test.n));
     row.push_back(std::to_string(t.trials));
@@ -482,11 +484,11 @@ std::string showTable(const StudyResults& r) {
     for (const auto& v : g.values) row.push_back(display(v));
     if (!modeVaried) row.push_back(g.mode);
     row.push_back(std::to_string(g.accuracy.n));
-    row.push_back(meanStd(g.accuracy, "%.4f"));
-    row.push_back(meanStd(g.samplesPerSec, "%.0f"));
-    row.push_back(meanStd(g.wallS, "%.4g"));
+    row.push_back(meanStd(g.accuracy));
+    row.push_back(meanStd(g.samplesPerSec));
+    row.push_back(meanStd(g.wallS));
     row.push_back(g.targetTimeS
-                      ? meanStd(*g.targetTimeS, "%.4g") + " (" + std::to_string(g.reached) + "/" +
+                      ? meanStd(*g.targetTimeS) + " (" + std::to_string(g.reached) + "/" +
                             std::to_string(g.accuracy.n) + ")"
                       : "not reached");
     row.push_back(g.onFront ? "*" : "");

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QMenu>
 #include <QTableView>
+#include <QTableWidget>
 #include <QToolButton>
 #include <QtTest>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "runs/compare_panel.h"
 #include "runs/run_table_model.h"
 #include "runs/runs_workspace.h"
+#include "runs/study_groups.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -162,6 +164,57 @@ class TestRunsStudies : public QObject {
     panel->groupCombo()->setCurrentIndex(0);
     QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->bands().empty(), 5000);
     QCOMPARE(panel->overlayPlot()->graphCount(), 4);
+  }
+
+  void groupsTableWritesSignificantDigits() {
+    // Issue 36 §1.5: the Groups table rounded seconds to whole numbers ("2 s ± 0 s" where the
+    // runs took 1.75 and 1.85 s) and wrote a learning rate to the double's full precision; and
+    // a varied mode was a column twice (issue 32's walkthrough).
+    test::TempStore t;
+    storage::NewStudy ns;
+    ns.name = "lr x mode";
+    ns.baseSpecJson = "{}";
+    ns.keys = {{"mode", R"(["local","backprop"])"}, {"train.lr", "[0.0031622776601683794]"}};
+    ns.seeds = 2;
+    ns.runsTotal = 4;
+    const int64_t study = t.store->createStudy(ns);
+    int point = 0;
+    for (const char* mode : {"local", "backprop"})
+      for (int seed = 1; seed <= 2; ++seed) {
+        // 175 and 185 steps: 1.75 and 1.85 s of wall time (the fixture's 10 ms a step)
+        const int64_t id = addRun(*t.store, spec(mode, 0.0031622776601683794, seed), 0.8,
+                                  seed == 1 ? 175 : 185, mode);
+        storage::StudyRunRecord link;
+        link.point = point++, link.runId = id, link.seed = seed;
+        link.valuesJson = std::string("[\"") + mode + "\",0.0031622776601683794]";
+        t.store->linkStudyRun(study, link);
+      }
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    QTRY_COMPARE_WITH_TIMEOUT(ws.studyCombo()->count(), 2, 5000);
+    ws.studyCombo()->setCurrentIndex(1);
+    StudyGroupTable* groups = ws.groupTable();
+    QTRY_VERIFY_WITH_TIMEOUT(groups->isLoaded() && groups->groups().size() == 2, 5000);
+    groups->spreadCombo()->setCurrentIndex(groups->spreadCombo()->findData(QStringLiteral("std")));
+    QTableWidget* table = groups->table();
+    QStringList headers;
+    for (int c = 0; c < table->columnCount(); ++c) headers << table->horizontalHeaderItem(c)->text();
+    QCOMPARE(headers.count(QStringLiteral("mode")), 1);
+    const int lr = int(headers.indexOf(QStringLiteral("train.lr")));
+    const int wall = int(headers.indexOf(QStringLiteral("wall time")));
+    QVERIFY(lr >= 0 && wall >= 0);
+    for (int row = 0; row < table->rowCount(); ++row) {
+      QCOMPARE(table->item(row, lr)->text(), QStringLiteral("0.00316"));
+      // mean 1.8, sample std 0.0707: one significant digit of the std, the mean to its place
+      QCOMPARE(table->item(row, wall)->text(), QStringLiteral("1.80 ± 0.07 s"));
+    }
+    // Each run: its own seconds to 3 significant digits.
+    groups->groupByCombo()->setCurrentIndex(1);
+    QStringList walls;
+    for (int row = 0; row < table->rowCount(); ++row) walls << table->item(row, wall + 1)->text();
+    QVERIFY2(walls.contains(QStringLiteral("1.75 s")) && walls.contains(QStringLiteral("1.85 s")),
+             qPrintable(walls.join(QStringLiteral(" | "))));
   }
 
   void frontViewJoinsTheGroupsNoneBeats() {
