@@ -274,6 +274,34 @@ void MainWindow::askReport() {
     startReport(box.clickedButton() == quick);
 }
 
+QStringList MainWindow::unsavedEditsNote() const {
+  // issue 36 §1.7: the report's base is the design as shown, unsaved edits included; say so,
+  // and which of the keys that set its lengths they changed, so it is not mistaken for the
+  // saved file's (the CLI reads the file).
+  if (!m_doc->isModified()) return {};
+  const engine::ExperimentSpec& now = m_doc->spec();
+  QStringList changed;
+  if (!m_doc->filePath().isEmpty()) {
+    try {
+      const engine::ExperimentSpec saved = readSpecFile(m_doc->filePath());
+      const auto differs = [&](const char* key, long long was, long long is) {
+        if (was != is) changed << QStringLiteral("%1=%2 (saved: %3)").arg(key).arg(is).arg(was);
+      };
+      differs("train.max_steps", saved.train.maxSteps, now.train.maxSteps);
+      differs("train.epochs", saved.train.epochs, now.train.epochs);
+      differs("train.batch_size", saved.train.batchSize, now.train.batchSize);
+    } catch (const std::exception&) {
+      // the saved file cannot be read: the note below still says the edits were used
+    }
+  }
+  const QString where =
+      m_doc->filePath().isEmpty() ? tr("the design (never saved)") : m_doc->filePath();
+  return {changed.isEmpty()
+              ? tr("the base is %1 with its unsaved edits, as shown in Design").arg(where)
+              : tr("the base is %1 with its unsaved edits, which change the lengths: %2")
+                    .arg(where, changed.join(QStringLiteral(", ")))};
+}
+
 bool MainWindow::startReport(bool quick) {
   if (!m_doc->canRun()) {
     showWorkspace(kDesign);
@@ -283,7 +311,9 @@ bool MainWindow::startReport(bool quick) {
     return false;
   }
   showWorkspace(kTrain);
-  if (!m_train->startReport(engine::specToJson(m_doc->spec()), quick).isEmpty()) return false;
+  if (!m_train->startReport(engine::specToJson(m_doc->spec()), quick, unsavedEditsNote())
+           .isEmpty())
+    return false;
   if (m_runs) m_runs->poll();
   return true;
 }

@@ -59,6 +59,8 @@ class MainWindow : public QMainWindow {
   /// Runs the replication report's suite for the designed experiment in the study queue; the
   /// report opens when its findings are judged. False (with the reason shown) when it cannot.
   bool startReport(bool quick);
+  /// The report's adaptation line when the design has unsaved edits (empty when none).
+  QStringList unsavedEditsNote() const;
   /// Continues a run from a checkpoint folder (asks for it when `path` is empty).
   void resumeFromCheckpoint(const QString& path = {});
   void about();

@@ -212,6 +212,20 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
           "), which chooses each method's rate; the findings' runs train on the whole set");
     }
     add(kSearchStudy, sets, {{"mode", {local, backprop}}}, 1, false);
+    // issue 36 §1.7: every length the report uses, and where it comes from, so two reports
+    // made from different bases (a design's unsaved edits, say) say why they differ.
+    const std::string source =
+        base.train.maxSteps > 0
+            ? "the base's train.max_steps=" + std::to_string(base.train.maxSteps)
+            : "the base's " + std::to_string(base.train.epochs) + " epoch(s) of " +
+                  std::to_string(trainSamples) + " samples";
+    suite.adaptations.push_back(
+        "lengths: learning runs " + std::to_string(learnSteps) + " steps (evaluated every " +
+        std::to_string(every) + "), the learning-rate search's trials " +
+        std::to_string(learnSteps) + " steps (evaluated every " + std::to_string(rung) +
+        "), throughput and memory runs " + std::to_string(speedSteps) + " steps; batch " +
+        std::to_string(batch) + "; from " + source +
+        (options.quick ? " (quick: scaled by the model's FLOPs per sample)" : ""));
     study::SearchSpec& search = suite.studies.back().plan.search;
     study::Distribution lr;
     lr.kind = study::Distribution::Kind::LogUniform;

@@ -364,6 +364,28 @@ class TestMainWindow : public QObject {
     QCOMPARE(window.document()->spec().partition.cuts, std::vector<int>({1, 3}));
   }
 
+  void reportSaysTheUnsavedEditsItUsed() {
+    // Issue 36 §1.7: the GUI's report took the design's unsaved max_steps=300 where the CLI,
+    // reading the file, took 597, and said nothing.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("saved.json"));
+    MainWindow window(services(), nullptr);
+    auto spec = quickSpec();
+    spec.train.maxSteps = 597;
+    window.document()->load(spec);
+    window.document()->setFilePath(path);
+    window.document()->edit(spec, QStringLiteral("touch"));
+    QVERIFY(window.designWorkspace()->save());
+    QVERIFY(window.unsavedEditsNote().isEmpty());  // saved: nothing to say
+    spec.train.maxSteps = 300;
+    window.document()->edit(spec, QStringLiteral("shorter"));
+    const QStringList note = window.unsavedEditsNote();
+    QCOMPARE(note.size(), 1);
+    QVERIFY2(note[0].contains(QStringLiteral("unsaved edits")) &&
+                 note[0].contains(QStringLiteral("train.max_steps=300 (saved: 597)")),
+             qPrintable(note[0]));
+  }
+
   void aboutNamesQtAndLibTorch() {
     auto s = services();
     s.engine.openmpWait = "spin 4321, then sleep";

@@ -2,6 +2,7 @@
 // study, runs grouped by every setting but the seed into a mean with a band, and the front view.
 #include <qcustomplot.h>
 #include <QComboBox>
+#include <QLabel>
 #include <QMenu>
 #include <QTableView>
 #include <QTableWidget>
@@ -215,6 +216,42 @@ class TestRunsStudies : public QObject {
     for (int row = 0; row < table->rowCount(); ++row) walls << table->item(row, wall + 1)->text();
     QVERIFY2(walls.contains(QStringLiteral("1.75 s")) && walls.contains(QStringLiteral("1.85 s")),
              qPrintable(walls.join(QStringLiteral(" | "))));
+  }
+
+  void warnsWhenThroughputsOfDifferentLoadsAreCompared() {
+    // Issue 36 §1.8: run #a ran on an idle 2-core machine, #b while it was busy (load 3.6).
+    test::TempStore t;
+    const auto load = [](double start, double end) {
+      return R"({"load_start":{"load_average":)" + std::to_string(start) +
+             R"(,"steal_share":0,"cores":2},"load_end":{"load_average":)" + std::to_string(end) +
+             R"(,"steal_share":0,"cores":2}})";
+    };
+    const int64_t a = addRun(*t.store, spec("idle", 0.001, 1), 0.8, 200, "local", false, load(0.1, 0.2));
+    const int64_t b = addRun(*t.store, spec("busy", 0.001, 2), 0.8, 200, "local", false, load(3.6, 3.0));
+    const int64_t c = addRun(*t.store, spec("idle too", 0.001, 3), 0.8, 200, "local", false, load(0.4, 0.3));
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    waitLoaded(ws, 3);
+    ComparePanel* panel = ws.comparePanel();
+    selectRows(ws, {a, b});
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->runs().size() == 2, 5000);
+    panel->summaryCombo()->setCurrentIndex(0);  // test accuracy: no throughput compared
+    QVERIFY(panel->loadWarning()->isHidden());
+    panel->summaryCombo()->setCurrentIndex(1);  // samples/s
+    QVERIFY(panel->loadWarning()->isVisible());
+    const QString text = panel->loadWarning()->text();
+    QVERIFY2(text.contains(QStringLiteral("run #%1 (load 1.8 per core)").arg(b)) &&
+                 text.contains(QStringLiteral("run #%1 (0.1 per core)").arg(a)),
+             qPrintable(text));
+    panel->summaryCombo()->setCurrentIndex(4);  // front: wall time
+    QVERIFY(panel->loadWarning()->isVisible());
+    // Two runs under alike loads: no warning.
+    selectRows(ws, {a, c});
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->runs().size() == 2 &&
+                                 std::count(panel->runs().begin(), panel->runs().end(), c) == 1,
+                             5000);
+    QVERIFY(panel->loadWarning()->isHidden());
   }
 
   void frontViewJoinsTheGroupsNoneBeats() {

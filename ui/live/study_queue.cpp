@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPointer>
 #include <QPushButton>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -228,7 +229,40 @@ QString StudyQueue::startReport(std::shared_ptr<report::ReportSession> session,
   return {};
 }
 
+void StudyQueue::setQuietWait(std::function<engine::MachineLoad()> read, engine::QuietWait wait) {
+  if (read) m_readLoad = std::move(read);  // null: keep the reader (tests inject theirs)
+  m_quietWait = wait;
+}
+
+bool StudyQueue::waitForQuiet(const Entry& entry) {
+  if (!m_report->jobs()[entry.job].fresh || m_quietWait.maxWaitS <= 0) return false;
+  if (!m_readLoad) m_readLoad = [] { return engine::LoadMeter().start(); };
+  std::string why;
+  const bool busy = engine::machineBusy(m_readLoad(), &why, m_quietWait.threshold);
+  const QString read = QString::fromStdString(why);
+  if (busy && !m_busySince.isValid()) {
+    m_busySince.start();
+    Q_EMIT message(tr("The machine is busy (%1): the throughput run waits up to %2 s")
+                       .arg(read)
+                       .arg(m_quietWait.maxWaitS));
+  }
+  if (!m_busySince.isValid()) return false;
+  const double waited = m_busySince.elapsed() / 1000.0;
+  if (busy && waited < m_quietWait.maxWaitS) {
+    QTimer::singleShot(int(m_quietWait.pollS * 1000), this, &StudyQueue::runNext);
+    return true;
+  }
+  Q_EMIT message(busy ? tr("The machine is still busy after %1 s (%2): measuring anyway; the "
+                           "run's summary records the load")
+                            .arg(waited, 0, 'f', 0)
+                            .arg(read)
+                      : tr("The machine is quiet after %1 s (%2)").arg(waited, 0, 'f', 0).arg(read));
+  m_busySince.invalidate();
+  return false;
+}
+
 void StudyQueue::runNextOfReport(size_t i) {
+  if (waitForQuiet(m_entries[i])) return;
   Entry& e = m_entries[i];
   engine::ExperimentSpec spec = e.resolved.spec;
   spec.name = m_report->runName(e.job);
