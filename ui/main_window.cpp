@@ -128,6 +128,7 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   setAcceptDrops(true);
   connect(m_doc->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
   connect(m_controller, &EngineController::stateChanged, this, &MainWindow::updateRunActions);
+  connect(m_train->studyQueue(), &StudyQueue::studyFinished, this, &MainWindow::updateRunActions);
 
   resize(QSize(1440, 900).boundedTo(availableSize()));
   restoreGeometry(AppSettings::windowGeometry());

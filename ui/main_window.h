@@ -47,6 +47,8 @@ class MainWindow : public QMainWindow {
   EngineController* controller() const { return m_controller; }
   QAction* runAction() const { return m_runAction; }
   QAction* stopAction() const { return m_stopAction; }
+  QAction* studyAction() const { return m_studyAction; }
+  QAction* reportAction() const { return m_reportAction; }
   /// The last replication report shown (null before one, or once closed).
   ReportView* reportView() const;
 

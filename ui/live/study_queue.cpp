@@ -501,9 +501,14 @@ void StudyQueue::stopStudy() {
 void StudyQueue::finishReport(bool stopped) {
   auto session = std::move(m_report);
   auto machine = std::move(m_machine);
+  const int64_t id = m_studyId;
   m_studyId = 0;
   m_stopping = false;
+  m_busySince.invalidate();
   updateHeader();
+  // issue 36 §2.1: the queue is free again: Run, the mode box, Processes, Run study and the
+  // report's own action follow (they were left greyed, "A study is running").
+  Q_EMIT studyFinished(id);
   try {
     session->finish(stopped);
   } catch (const std::exception& e) {
@@ -528,7 +533,12 @@ void StudyQueue::finishReport(bool stopped) {
     QMetaObject::invokeMethod(
         QCoreApplication::instance(),
         [self, doc, error] {
-          if (self) Q_EMIT self->reportReady(doc, error);
+          if (!self) return;
+          // The log does not end at "judging the findings…".
+          Q_EMIT self->message(
+              doc ? tr("Replication report: the findings are judged; the report is open")
+                  : tr("Replication report: the findings could not be judged: %1").arg(error));
+          Q_EMIT self->reportReady(doc, error);
         },
         Qt::QueuedConnection);
   }).detach();
