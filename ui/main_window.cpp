@@ -14,6 +14,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -181,6 +182,9 @@ void MainWindow::buildMenus() {
   undo->setShortcuts({QKeySequence::Undo});
   QAction* redo = m_doc->undoStack()->createRedoAction(this, tr("&Redo"));
   redo->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence(tr("Ctrl+Y"))});
+  // Their text names the command to undo ("Undo Study seeds"); the shortcut list names the action.
+  undo->setProperty("listedAs", tr("Undo"));
+  redo->setProperty("listedAs", tr("Redo"));
   edit->addAction(undo);
   edit->addAction(redo);
 
@@ -312,8 +316,7 @@ bool MainWindow::startReport(bool quick) {
     return false;
   }
   showWorkspace(kTrain);
-  if (!m_train->startReport(engine::specToJson(m_doc->spec()), quick, unsavedEditsNote())
-           .isEmpty())
+  if (!m_train->startReport(engine::specToJson(m_doc->spec()), quick, unsavedEditsNote()).isEmpty())
     return false;
   if (m_runs) m_runs->poll();
   return true;
@@ -416,11 +419,21 @@ QString MainWindow::shortcutsText() const {
     if (!menu) continue;
     for (QAction* a : menu->actions()) {
       if (a->isSeparator() || a->shortcuts().isEmpty()) continue;
+      // The keys a keyboard has: a standard key's extra bindings (F14, the Sun Undo key) are
+      // left out of the list, as the menus leave them out.
+      static const QRegularExpression kExtraKey(QStringLiteral("(^|\\+)F(1[3-9]|2\\d|3[0-5])$"));
       QStringList keys;
-      for (const QKeySequence& k : a->shortcuts()) keys << k.toString(QKeySequence::NativeText);
-      html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
-                  .arg(keys.join(QStringLiteral(" or ")).toHtmlEscaped(),
-                       a->text().remove(QLatin1Char('&')).toHtmlEscaped());
+      for (const QKeySequence& k : a->shortcuts()) {
+        const QString text = k.toString(QKeySequence::NativeText);
+        if (!kExtraKey.match(text).hasMatch()) keys << text;
+      }
+      if (keys.isEmpty()) continue;
+      const QString listed = a->property("listedAs").toString();
+      html +=
+          QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+              .arg(
+                  keys.join(QStringLiteral(" or ")).toHtmlEscaped(),
+                  (listed.isEmpty() ? a->text() : listed).remove(QLatin1Char('&')).toHtmlEscaped());
     }
   }
   html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")

@@ -111,7 +111,8 @@ std::string reportName() {
 }  // namespace
 
 int reportCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"--config", "--out", "--db", "--quiet-wait"}, {"--set"}, {"--quick", "--quiet", "--help"});
+  Args args(argv, {"--config", "--out", "--db", "--quiet-wait"}, {"--set"},
+            {"--quick", "--quiet", "--help"});
   if (args.flag("--help")) {
     std::cout << kReportUsage;
     return 0;

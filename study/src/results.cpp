@@ -487,11 +487,31 @@ std::string showTable(const StudyResults& r) {
     row.push_back(meanStd(g.accuracy));
     row.push_back(meanStd(g.samplesPerSec));
     row.push_back(meanStd(g.wallS));
-    row.push_back(g.targetTimeS
-                      ? meanStd(*g.targetTimeS) + " (" + std::to_string(g.reached) + "/" +
-                            std::to_string(g.accuracy.n) + ")"
-                      : "not reached");
+    row.push_back(g.targetTimeS ? meanStd(*g.targetTimeS) + " (" + std::to_string(g.reached) + "/" +
+                                      std::to_string(g.accuracy.n) + ")"
+                                : "not reached");
     row.push_back(g.onFront ? "*" : "");
+    rows.push_back(std::move(row));
+  }
+  // A pruned trial is no group (its test accuracy is from fewer steps), but it is a trial: it
+  // is listed with the step its rung stopped it at and the value judged there (issue 32's
+  // walkthrough: the "every trial" list left them out).
+  for (const auto& runRow : r.rows) {
+    if (runRow.link.replaced || runRow.run.status != RunStatus::Pruned) continue;
+    std::vector<std::string> row;
+    for (const auto& v : runRow.values) row.push_back(display(v));
+    while (row.size() < r.keys.size()) row.emplace_back("-");
+    if (!modeVaried) row.push_back(runRow.run.mode);
+    row.emplace_back("-");
+    std::string at = "pruned";
+    if (runRow.link.prunedAt) at += " at step " + std::to_string(*runRow.link.prunedAt);
+    const std::optional<double> judged =
+        r.plan.search.choosingMetric() == "val_loss" ? runRow.valLoss : runRow.valAccuracy;
+    if (judged)
+      at += " (" + r.plan.search.choosingMetric() + " " + engine::significant(*judged, 4) + ")";
+    row.push_back(at);
+    for (int i = 0; i < 3; ++i) row.emplace_back("-");
+    row.emplace_back("");
     rows.push_back(std::move(row));
   }
   std::vector<size_t> width(header.size(), 0);
@@ -510,7 +530,8 @@ std::string showTable(const StudyResults& r) {
   std::string out = "study " + std::to_string(r.study.id) + " '" + r.study.name + "' (" +
                     storage::toString(r.study.status) +
                     "): " + std::to_string(r.study.runsCompleted) + " of " +
-                    std::to_string(r.study.runsTotal) + " runs completed\n";
+                    std::to_string(r.study.runsTotal) +
+                    (r.study.runsTotal == 1 ? " run completed\n" : " runs completed\n");
   out += "target accuracy " + (std::isfinite(r.target) ? fmt("%.4f", r.target) : "-") +
          (r.targetIsDefault ? " (default: the lowest best accuracy of the completed runs)" : "") +
          "\n";

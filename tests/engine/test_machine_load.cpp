@@ -152,7 +152,10 @@ class TestMachineLoad : public QObject {
     QuietWait w;
     w.maxWaitS = 12;
     const double waited = waitUntilQuiet(
-        [] { return MachineLoad{8.0, 0.0, 2}; }, w, [&](double s) { slept += s; },
+        [] {
+          return MachineLoad{8.0, 0.0, 2};
+        },
+        w, [&](double s) { slept += s; },
         [&](const std::string& line) { said << QString::fromStdString(line); });
     QCOMPARE(waited, 12.0);  // 5 + 5 + 2
     QCOMPARE(slept, 12.0);
@@ -161,8 +164,12 @@ class TestMachineLoad : public QObject {
              qPrintable(said.last()));
     // A quiet machine never waits and says nothing.
     said.clear();
-    QCOMPARE(waitUntilQuiet([] { return MachineLoad{0.2, 0.0, 2}; }, w, [&](double) { QFAIL("slept"); },
-                            [&](const std::string& l) { said << QString::fromStdString(l); }),
+    QCOMPARE(waitUntilQuiet(
+                 [] {
+                   return MachineLoad{0.2, 0.0, 2};
+                 },
+                 w, [&](double) { QFAIL("slept"); },
+                 [&](const std::string& l) { said << QString::fromStdString(l); }),
              0.0);
     QVERIFY(said.isEmpty());
   }
@@ -185,10 +192,8 @@ class TestMachineLoad : public QObject {
 
   void mismatchNamesTheRunsFurthestApart() {
     const MachineLoad idle{0.1, 0.0, 2}, busy{3.6, 0.0, 2}, some{0.6, 0.0, 2};
-    const std::string text =
-        loadMismatch({{3, idle, idle}, {4, idle, some}, {5, idle, busy}});
-    QVERIFY2(text.find("run #5 (load 1.8 per core) vs run #3 (0.05 per core)") !=
-                 std::string::npos,
+    const std::string text = loadMismatch({{3, idle, idle}, {4, idle, some}, {5, idle, busy}});
+    QVERIFY2(text.find("run #5 (load 1.8 per core) vs run #3 (0.05 per core)") != std::string::npos,
              text.c_str());
     QVERIFY(loadMismatch({{3, idle, idle}, {4, idle, some}}).empty());
   }

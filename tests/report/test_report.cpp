@@ -745,12 +745,13 @@ class TestReport : public QObject {
     QString lengths;
     for (const auto& a : suite.adaptations)
       if (a.rfind("lengths:", 0) == 0) lengths = QString::fromStdString(a);
-    QVERIFY2(lengths.contains(QStringLiteral("learning runs %1 steps").arg(*learnSteps.begin())) &&
-                 lengths.contains(QStringLiteral("throughput and memory runs %1 steps")
-                                      .arg(*speedSteps.begin())) &&
-                 lengths.contains(QStringLiteral("batch ")) &&
-                 lengths.contains(QStringLiteral("from the base's")),
-             qPrintable(lengths));
+    QVERIFY2(
+        lengths.contains(QStringLiteral("learning runs %1 steps").arg(*learnSteps.begin())) &&
+            lengths.contains(
+                QStringLiteral("throughput and memory runs %1 steps").arg(*speedSteps.begin())) &&
+            lengths.contains(QStringLiteral("batch ")) &&
+            lengths.contains(QStringLiteral("from the base's")),
+        qPrintable(lengths));
   }
 
   void sessionReusesStoredRunsButMeasuresThroughputAnew() {

@@ -245,6 +245,16 @@ class TestMainWindow : public QObject {
     for (const char* key : {"Ctrl+Shift+S", "Ctrl+R", "Esc", "Ctrl+P", "Ctrl+1", "Ctrl+Z"})
       QVERIFY2(list.contains(QLatin1String(key)), key);
     QVERIFY(list.contains(QStringLiteral("Save as")));
+    // issue 36 §2.5: "Ctrl+Z or F14 — Undo Study seeds": the action, not the command, and the
+    // keys a keyboard has.
+    auto spec = window.document()->spec();
+    spec.train.seed += 1;
+    window.document()->edit(spec, QStringLiteral("Study seeds"));
+    const QString after = window.shortcutsText();
+    QVERIFY2(
+        !after.contains(QStringLiteral("F14")) && !after.contains(QStringLiteral("Study seeds")),
+        qPrintable(after));
+    QVERIFY2(after.contains(QStringLiteral("<td>Undo</td>")), qPrintable(after));
     QVERIFY(!MainWindow::userGuidePath().isEmpty());  // found in the source tree of this build
     QVERIFY(MainWindow::userGuidePath().endsWith(QStringLiteral("docs/user-guide.md")));
   }

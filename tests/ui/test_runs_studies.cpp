@@ -11,11 +11,13 @@
 #include <cmath>
 #include <map>
 
+#include "common/format.h"
 #include "run_store_fixture.h"
 #include "runs/compare_panel.h"
 #include "runs/run_table_model.h"
 #include "runs/runs_workspace.h"
 #include "runs/study_groups.h"
+#include "runs/study_views.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -200,7 +202,8 @@ class TestRunsStudies : public QObject {
     groups->spreadCombo()->setCurrentIndex(groups->spreadCombo()->findData(QStringLiteral("std")));
     QTableWidget* table = groups->table();
     QStringList headers;
-    for (int c = 0; c < table->columnCount(); ++c) headers << table->horizontalHeaderItem(c)->text();
+    for (int c = 0; c < table->columnCount(); ++c)
+      headers << table->horizontalHeaderItem(c)->text();
     QCOMPARE(headers.count(QStringLiteral("mode")), 1);
     const int lr = int(headers.indexOf(QStringLiteral("train.lr")));
     const int wall = int(headers.indexOf(QStringLiteral("wall time")));
@@ -216,6 +219,11 @@ class TestRunsStudies : public QObject {
     for (int row = 0; row < table->rowCount(); ++row) walls << table->item(row, wall + 1)->text();
     QVERIFY2(walls.contains(QStringLiteral("1.75 s")) && walls.contains(QStringLiteral("1.85 s")),
              qPrintable(walls.join(QStringLiteral(" | "))));
+    // Counts take their noun's number ("1 runs" in the study log before).
+    QCOMPARE(formatCountOf(1, QStringLiteral("run"), QStringLiteral("runs")),
+             QStringLiteral("1 run"));
+    QCOMPARE(formatCountOf(4, QStringLiteral("run"), QStringLiteral("runs")),
+             QStringLiteral("4 runs"));
   }
 
   void warnsWhenThroughputsOfDifferentLoadsAreCompared() {
@@ -226,9 +234,12 @@ class TestRunsStudies : public QObject {
              R"(,"steal_share":0,"cores":2},"load_end":{"load_average":)" + std::to_string(end) +
              R"(,"steal_share":0,"cores":2}})";
     };
-    const int64_t a = addRun(*t.store, spec("idle", 0.001, 1), 0.8, 200, "local", false, load(0.1, 0.2));
-    const int64_t b = addRun(*t.store, spec("busy", 0.001, 2), 0.8, 200, "local", false, load(3.6, 3.0));
-    const int64_t c = addRun(*t.store, spec("idle too", 0.001, 3), 0.8, 200, "local", false, load(0.4, 0.3));
+    const int64_t a =
+        addRun(*t.store, spec("idle", 0.001, 1), 0.8, 200, "local", false, load(0.1, 0.2));
+    const int64_t b =
+        addRun(*t.store, spec("busy", 0.001, 2), 0.8, 200, "local", false, load(3.6, 3.0));
+    const int64_t c =
+        addRun(*t.store, spec("idle too", 0.001, 3), 0.8, 200, "local", false, load(0.4, 0.3));
     RunsWorkspace ws(t.store);
     ws.resize(1300, 900);
     ws.show();
@@ -252,6 +263,55 @@ class TestRunsStudies : public QObject {
                                  std::count(panel->runs().begin(), panel->runs().end(), c) == 1,
                              5000);
     QVERIFY(panel->loadWarning()->isHidden());
+  }
+
+  void studyViewsExplainTheirColoursAndCountWholeTrials() {
+    // Issue 32's walkthrough: parallel coordinates and slices had no colour legend, and the
+    // "Best so far" axis had ticks at half trials.
+    study::SearchViews v;
+    v.metric = "val_accuracy";
+    study::SearchAxis lr;
+    lr.key = "train.lr";
+    lr.log = true;
+    lr.low = 1e-4, lr.high = 1e-2;
+    study::SearchAxis metric;
+    metric.key = "val_accuracy";
+    metric.low = 0.5, metric.high = 0.9;
+    v.axes = {lr, metric};
+    v.varyLabels = {"mode=local", "mode=backprop"};
+    int trial = 0;
+    for (int point = 0; point < 2; ++point)
+      for (double x : {2e-4, 1e-3, 5e-3}) {
+        study::TrialPoint t;
+        t.varyPoint = point, t.trial = trial++ % 3, t.runId = trial;
+        t.coords = {x};
+        t.metric = 0.6 + 0.05 * trial;
+        t.completed = x != 5e-3;
+        t.pruned = x == 5e-3;
+        v.trials.push_back(t);
+      }
+    v.bestSoFar = {{0.65, 0.7, 0.7}, {0.8, 0.85, 0.85}};
+    StudyViews views;
+    views.resize(700, 400);
+    views.show();
+    views.setViews(v);
+    for (int view : {StudyViews::Parallel, StudyViews::Slice}) {
+      views.viewCombo()->setCurrentIndex(view);
+      QCustomPlot* p = views.plot();
+      QVERIFY(p->legend->visible());
+      QStringList names;
+      for (int i = 0; i < p->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(p->legend->item(i)))
+          names << item->plottable()->name();
+      QCOMPARE(names, (QStringList{QStringLiteral("mode=local"), QStringLiteral("mode=backprop"),
+                                   QStringLiteral("pruned (faint)")}));
+    }
+    views.viewCombo()->setCurrentIndex(StudyViews::BestSoFar);
+    QCustomPlot* p = views.plot();
+    p->replot();
+    const QVector<double> ticks = p->xAxis->tickVector();
+    QVERIFY(!ticks.isEmpty());
+    for (double t : ticks) QVERIFY2(t == std::round(t), qPrintable(QString::number(t)));
   }
 
   void frontViewJoinsTheGroupsNoneBeats() {

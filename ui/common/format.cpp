@@ -29,7 +29,8 @@ QString formatBytes(double bytes) {
 
 QString formatDuration(double seconds) {
   if (!(seconds >= 0) || !std::isfinite(seconds)) return QStringLiteral("—");
-  if (seconds < 59.95) return QString::fromStdString(engine::significant(seconds, 3)) + QStringLiteral(" s");
+  if (seconds < 59.95)
+    return QString::fromStdString(engine::significant(seconds, 3)) + QStringLiteral(" s");
   const auto total = static_cast<qint64>(std::llround(seconds));
   if (total < 3600) return QStringLiteral("%1 min %2 s").arg(total / 60).arg(total % 60);
   return QStringLiteral("%1 h %2 min").arg(total / 3600).arg((total % 3600) / 60);
@@ -49,9 +50,12 @@ QString formatSpecValue(const std::string& json) {
 }
 
 QString formatMeanSpread(double mean, double spread, const QString& unit) {
-  if (!std::isfinite(spread))
-    return QString::fromStdString(engine::significant(mean, 4)) + unit;
+  if (!std::isfinite(spread)) return QString::fromStdString(engine::significant(mean, 4)) + unit;
   return QString::fromStdString(engine::meanPlusMinus(mean, spread)) + unit;
+}
+
+QString formatCountOf(qint64 n, const QString& one, const QString& many) {
+  return QStringLiteral("%1 %2").arg(n).arg(n == 1 ? one : many);
 }
 
 QString formatShape(const std::vector<int64_t>& dims) {

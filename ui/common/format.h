@@ -18,6 +18,9 @@ QString formatSpecValue(const std::string& json);
 /// "mean ± spread" to the spread's decimal place (stagewise/engine/number_text.h), with `unit`
 /// after both: (1.8123, 0.0712, " s") -> "1.81 ± 0.07 s".
 QString formatMeanSpread(double mean, double spread, const QString& unit = QString());
+/// "1 run", "3 runs": a count with its noun in the number it takes (English plurals; the
+/// workbench is not translated, and "%n run(s)" read "1 run(s)").
+QString formatCountOf(qint64 n, const QString& one, const QString& many);
 QString formatShape(const std::vector<int64_t>& dims);  ///< {1,28,28} -> "1×28×28"
 
 }  // namespace stagewise::ui

@@ -130,15 +130,15 @@ QString StudyQueue::start(const std::string& baseSpecJson, const study::StudyObj
   showEntries();
   Q_EMIT message(
       (m_plan.isSearch()
-           ? tr("Study %1 '%2': a search of %3 runs%4")
+           ? tr("Study %1 '%2': a search of %3%4")
                  .arg(m_studyId)
                  .arg(QString::fromStdString(name))
-                 .arg(points)
+                 .arg(formatCountOf(qint64(points), tr("run"), tr("runs")))
                  .arg(m_plan.search.prune ? tr(" at most (trials may be pruned)") : QString())
-           : tr("Study %1 '%2': %3 runs")
+           : tr("Study %1 '%2': %3")
                  .arg(m_studyId)
                  .arg(QString::fromStdString(name))
-                 .arg(points)));
+                 .arg(formatCountOf(qint64(points), tr("run"), tr("runs")))));
   runNext();
   return {};
 }
@@ -221,9 +221,9 @@ QString StudyQueue::startReport(std::shared_ptr<report::ReportSession> session,
   m_currentFraction = 0;
   m_clock.start();
   showEntries();
-  Q_EMIT message(tr("Replication report: %1 studies, %2 runs to train, %3 reused from the store")
+  Q_EMIT message(tr("Replication report: %1 studies, %2 to train, %3 reused from the store")
                      .arg(m_report->suite().studies.size())
-                     .arg(m_entries.size())
+                     .arg(formatCountOf(qint64(m_entries.size()), tr("run"), tr("runs")))
                      .arg(m_report->reused()));
   runNext();
   return {};
@@ -252,11 +252,12 @@ bool StudyQueue::waitForQuiet(const Entry& entry) {
     QTimer::singleShot(int(m_quietWait.pollS * 1000), this, &StudyQueue::runNext);
     return true;
   }
-  Q_EMIT message(busy ? tr("The machine is still busy after %1 s (%2): measuring anyway; the "
-                           "run's summary records the load")
-                            .arg(waited, 0, 'f', 0)
-                            .arg(read)
-                      : tr("The machine is quiet after %1 s (%2)").arg(waited, 0, 'f', 0).arg(read));
+  Q_EMIT message(busy
+                     ? tr("The machine is still busy after %1 s (%2): measuring anyway; the "
+                          "run's summary records the load")
+                           .arg(waited, 0, 'f', 0)
+                           .arg(read)
+                     : tr("The machine is quiet after %1 s (%2)").arg(waited, 0, 'f', 0).arg(read));
   m_busySince.invalidate();
   return false;
 }
@@ -637,7 +638,9 @@ void StudyQueue::updateHeader() {
     left += e.state == EntryState::Waiting || e.state == EntryState::Running;
   }
   QString text = m_reportEntries
-                     ? tr("Replication report: %1 of %2 runs done").arg(done).arg(m_entries.size())
+                     ? tr("Replication report: %1 of %2 done")
+                           .arg(done)
+                           .arg(formatCountOf(qint64(m_entries.size()), tr("run"), tr("runs")))
                      : tr("Study %1 '%2': %3 of %4 done")
                            .arg(m_lastStudyId)
                            .arg(QString::fromStdString(m_name))

@@ -215,7 +215,7 @@ void TrainWorkspace::setStore(std::shared_ptr<storage::RunStore> store) {
 }
 
 QString TrainWorkspace::startReport(const std::string& baseSpecJson, bool quick,
-                                   const QStringList& adaptations) {
+                                    const QStringList& adaptations) {
   QString problem;
   if (m_controller->isBusy() || m_queue->isRunning())
     problem = tr("a run or a study is in progress");
@@ -478,8 +478,8 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
       const QString share = QString::number(s.measureShare * 100, 'f', 1);
       m_measure->setText(tr("measuring %1 %").arg(share));
       QStringList points;
-      if (s.probePoints > 0) points << tr("%n probe(s)", nullptr, int(s.probePoints));
-      points << tr("%n evaluation(s)", nullptr, int(s.evalPoints));
+      if (s.probePoints > 0) points << formatCountOf(s.probePoints, tr("probe"), tr("probes"));
+      points << formatCountOf(s.evalPoints, tr("evaluation"), tr("evaluations"));
       line += tr("; measuring took %1 % of it (%2 during training, then the final ones, not "
                  "charged%3)")
                   .arg(share, points.join(tr(" and ")),

@@ -32,7 +32,9 @@ QString meanSpread(const study::Stat& s, study::Spread spread, double scale = 1,
   const auto [lo, hi] = study::spreadBounds(s, spread);
   if (spread == study::Spread::MinMax) {
     const int d = engine::spreadDecimals((hi - lo) / scale / 2);
-    auto at = [d, scale](double v) { return QString::fromStdString(engine::atDecimals(v / scale, d)); };
+    auto at = [d, scale](double v) {
+      return QString::fromStdString(engine::atDecimals(v / scale, d));
+    };
     return at(s.mean) + unit + QStringLiteral(" [") + at(lo) + QStringLiteral(", ") + at(hi) +
            QLatin1Char(']');
   }
@@ -352,7 +354,8 @@ void StudyGroupTable::fill() {
       int c = 0;
       for (const auto& v : o.values) m_table->setItem(row, c++, cell(unquoted(v), std::nan("")));
       m_table->setItem(row, c++, cell(QString::number(o.seed), double(o.seed)));
-      if (!modeShown) m_table->setItem(row, c++, cell(QString::fromStdString(o.mode), std::nan("")));
+      if (!modeShown)
+        m_table->setItem(row, c++, cell(QString::fromStdString(o.mode), std::nan("")));
       const int64_t runId = r.rows[r.outcomeRows[size_t(row)]].run.id;
       m_table->setItem(row, c++, cell(QStringLiteral("#%1").arg(runId), double(runId)));
       m_table->setItem(row, c++, cell(locale.toString(o.testAccuracy, 'f', 4), o.testAccuracy));
@@ -374,11 +377,11 @@ void StudyGroupTable::fill() {
       const study::Group& g = m_groups[size_t(row)];
       int c = 0;
       for (const auto& v : g.values) m_table->setItem(row, c++, cell(unquoted(v), std::nan("")));
-      if (!modeShown) m_table->setItem(row, c++, cell(QString::fromStdString(g.mode), std::nan("")));
+      if (!modeShown)
+        m_table->setItem(row, c++, cell(QString::fromStdString(g.mode), std::nan("")));
       m_table->setItem(row, c++, cell(QString::number(g.accuracy.n), g.accuracy.n));
       m_table->setItem(row, c++, cell(meanSpread(g.accuracy, spread), g.accuracy.mean));
-      m_table->setItem(row, c++,
-                       cell(meanSpread(g.samplesPerSec, spread), g.samplesPerSec.mean));
+      m_table->setItem(row, c++, cell(meanSpread(g.samplesPerSec, spread), g.samplesPerSec.mean));
       m_table->setItem(row, c++, cell(durationSpread(g.wallS, spread), g.wallS.mean));
       m_table->setItem(row, c++, cell(formatCount(g.trainFlops.mean), g.trainFlops.mean));
       QString ttt = tr("not reached (0 of %1)").arg(g.accuracy.n);
@@ -393,6 +396,36 @@ void StudyGroupTable::fill() {
              "as accurate (mean test accuracy)"));
       m_table->setItem(row, c++, front);
     }
+  }
+  // A search's pruned trials: no group (their test accuracy is from fewer steps) but trials,
+  // listed with the step their rung stopped them at and the value judged there, as `study show`
+  // lists them (issue 32's walkthrough: they were missing here).
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const study::StudyRunRow& pr = r.rows[i];
+    if (pr.link.replaced || pr.run.status != storage::RunStatus::Pruned) continue;
+    const int row = m_table->rowCount();
+    m_table->insertRow(row);
+    int c = 0;
+    for (size_t k = 0; k < r.keys.size(); ++k) {
+      if (!perRun && std::find(at.begin(), at.end(), k) == at.end()) continue;
+      m_table->setItem(
+          row, c++, cell(k < pr.values.size() ? unquoted(pr.values[k]) : QString(), std::nan("")));
+    }
+    if (perRun)
+      m_table->setItem(row, c++, cell(QString::number(pr.link.seed), double(pr.link.seed)));
+    if (!modeShown)
+      m_table->setItem(row, c++, cell(QString::fromStdString(pr.run.mode), std::nan("")));
+    m_table->setItem(row, c++,
+                     perRun ? cell(QStringLiteral("#%1").arg(pr.run.id), double(pr.run.id))
+                            : cell(QStringLiteral("—"), std::nan("")));
+    const std::string metric = r.plan.search.choosingMetric();
+    const std::optional<double> judged = metric == "val_loss" ? pr.valLoss : pr.valAccuracy;
+    QString text = pr.link.prunedAt ? tr("pruned at step %1").arg(*pr.link.prunedAt) : tr("pruned");
+    if (judged)
+      text += QStringLiteral(" (%1 %2)")
+                  .arg(QString::fromStdString(metric),
+                       QString::fromStdString(engine::significant(*judged, 4)));
+    m_table->setItem(row, c++, cell(text, std::nan("")));
   }
   m_table->resizeColumnsToContents();
   m_table->setSortingEnabled(true);

@@ -113,8 +113,7 @@ MachineLoad busiest(const MachineLoad& start, const MachineLoad& end) {
 }
 
 LoadComparison compareLoads(const MachineLoad& aStart, const MachineLoad& aEnd,
-                            const MachineLoad& bStart, const MachineLoad& bEnd,
-                            double tolerance) {
+                            const MachineLoad& bStart, const MachineLoad& bEnd, double tolerance) {
   LoadComparison c;
   const MachineLoad a = busiest(aStart, aEnd), b = busiest(bStart, bEnd);
   const double la = loadPerCore(a), lb = loadPerCore(b);
@@ -137,8 +136,8 @@ bool machineBusy(const MachineLoad& load, std::string* why, double threshold) {
   const bool loaded = std::isfinite(perCore) && perCore > threshold;
   const bool stolen = std::isfinite(load.stealShare) && load.stealShare > kStealLimit;
   if (why) {
-    *why = "load average " + fixed("%.2f", load.loadAverage) + " on " +
-           std::to_string(load.cores) + " cores";
+    *why = "load average " + fixed("%.2f", load.loadAverage) + " on " + std::to_string(load.cores) +
+           " cores";
     if (std::isfinite(load.stealShare))
       *why += ", steal " + fixed("%.0f", load.stealShare * 100) + " %";
   }
@@ -177,8 +176,8 @@ std::string loadMismatch(const std::vector<RunLoad>& runs, double tolerance) {
     if (std::isfinite(v) && v < loV) loV = v, lo = &runs[i];
     if (std::isfinite(v) && v > hiV) hiV = v, hi = &runs[i];
     for (size_t j = 0; j < i && stealWhy.empty(); ++j) {
-      const LoadComparison c = compareLoads(runs[i].start, runs[i].end, runs[j].start,
-                                            runs[j].end, tolerance);
+      const LoadComparison c =
+          compareLoads(runs[i].start, runs[i].end, runs[j].start, runs[j].end, tolerance);
       if (!c.comparable && c.why.find("steal") != std::string::npos)
         stealWhy = "run #" + std::to_string(runs[j].runId) + " and run #" +
                    std::to_string(runs[i].runId) + " lost different shares to steal (" +

@@ -684,7 +684,7 @@ class TorchRun final : public Run {
   std::vector<bool> m_isLast;
   std::unique_ptr<MeasureBudget> m_budget;  ///< before the coordinator, which refers to it
   std::unique_ptr<SnapshotCoordinator> m_snapshots;
-  LoadMeter m_loadMeter;    ///< the machine's load at the start and end (summary load_start/end)
+  LoadMeter m_loadMeter;  ///< the machine's load at the start and end (summary load_start/end)
   MachineLoad m_loadStart;
   static constexpr double kDrainTimeoutS = 5.0;
   std::string m_checkpointDir;
