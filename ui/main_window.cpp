@@ -290,7 +290,8 @@ QStringList MainWindow::unsavedEditsNote() const {
     try {
       const engine::ExperimentSpec saved = readSpecFile(m_doc->filePath());
       const auto differs = [&](const char* key, long long was, long long is) {
-        if (was != is) changed << QStringLiteral("%1=%2 (saved: %3)").arg(key).arg(is).arg(was);
+        if (was != is)
+          changed << QStringLiteral("%1=%2 (saved: %3)").arg(QLatin1String(key)).arg(is).arg(was);
       };
       differs("train.max_steps", saved.train.maxSteps, now.train.maxSteps);
       differs("train.epochs", saved.train.epochs, now.train.epochs);
@@ -433,7 +434,9 @@ QString MainWindow::shortcutsText() const {
           QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
               .arg(
                   keys.join(QStringLiteral(" or ")).toHtmlEscaped(),
-                  (listed.isEmpty() ? a->text() : listed).remove(QLatin1Char('&')).toHtmlEscaped());
+                  QString(listed.isEmpty() ? a->text() : listed)
+                      .remove(QLatin1Char('&'))
+                      .toHtmlEscaped());
     }
   }
   html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")

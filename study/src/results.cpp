@@ -336,7 +336,14 @@ std::string fmt(const char* format, double a, double b = 0) {
 }
 
 /// A value as people read it: a JSON string without its quotes, anything else as JSON.
-/// A fraction to 3 significant digits (a learning rate reads 0.00316, not 0.0031622776601683794).
+/// A value as stored, a string without its quotes (exports keep every digit).
+std::string exact(const std::string& jsonText) {
+  const json v = json::parse(jsonText, nullptr, false);
+  return v.is_string() ? v.get<std::string>() : jsonText;
+}
+
+/// For tables: a fraction to 3 significant digits (a learning rate reads 0.00316, not
+/// 0.0031622776601683794).
 std::string display(const std::string& jsonText) {
   const json v = json::parse(jsonText, nullptr, false);
   if (v.is_number_float()) return engine::significant(v.get<double>(), 3);
@@ -596,7 +603,7 @@ std::string exportRows(const StudyResults& r, const std::string& format) {
     out += std::to_string(row.run.id) + "," + std::to_string(r.study.id) + "," +
            std::to_string(row.link.point) + "," + std::to_string(row.link.seed);
     for (size_t i = 0; i < r.keys.size(); ++i)
-      out += "," + csvField(i < row.values.size() ? display(row.values[i]) : "");
+      out += "," + csvField(i < row.values.size() ? exact(row.values[i]) : "");
     out += "," + storage::toString(row.run.status) + "," + (row.link.replaced ? "1" : "0") +
            (modeVaried ? "" : "," + row.run.mode) + "," +
            csvNumber(row.run.testAccuracy.value_or(std::nan(""))) + "," +
