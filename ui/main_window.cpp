@@ -14,6 +14,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -128,6 +129,7 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   setAcceptDrops(true);
   connect(m_doc->undoStack(), &QUndoStack::cleanChanged, this, &MainWindow::updateTitle);
   connect(m_controller, &EngineController::stateChanged, this, &MainWindow::updateRunActions);
+  connect(m_train->studyQueue(), &StudyQueue::studyFinished, this, &MainWindow::updateRunActions);
 
   resize(QSize(1440, 900).boundedTo(availableSize()));
   restoreGeometry(AppSettings::windowGeometry());
@@ -184,6 +186,9 @@ void MainWindow::buildMenus() {
   undo->setShortcuts({QKeySequence::Undo});
   QAction* redo = m_doc->undoStack()->createRedoAction(this, tr("&Redo"));
   redo->setShortcuts({QKeySequence(tr("Ctrl+Shift+Z")), QKeySequence(tr("Ctrl+Y"))});
+  // Their text names the command to undo ("Undo Study seeds"); the shortcut list names the action.
+  undo->setProperty("listedAs", tr("Undo"));
+  redo->setProperty("listedAs", tr("Redo"));
   edit->addAction(undo);
   edit->addAction(redo);
 
@@ -278,6 +283,35 @@ void MainWindow::askReport() {
     startReport(box.clickedButton() == quick);
 }
 
+QStringList MainWindow::unsavedEditsNote() const {
+  // issue 36 §1.7: the report's base is the design as shown, unsaved edits included; say so,
+  // and which of the keys that set its lengths they changed, so it is not mistaken for the
+  // saved file's (the CLI reads the file).
+  if (!m_doc->isModified()) return {};
+  const engine::ExperimentSpec& now = m_doc->spec();
+  QStringList changed;
+  if (!m_doc->filePath().isEmpty()) {
+    try {
+      const engine::ExperimentSpec saved = readSpecFile(m_doc->filePath());
+      const auto differs = [&](const char* key, long long was, long long is) {
+        if (was != is)
+          changed << QStringLiteral("%1=%2 (saved: %3)").arg(QLatin1String(key)).arg(is).arg(was);
+      };
+      differs("train.max_steps", saved.train.maxSteps, now.train.maxSteps);
+      differs("train.epochs", saved.train.epochs, now.train.epochs);
+      differs("train.batch_size", saved.train.batchSize, now.train.batchSize);
+    } catch (const std::exception&) {
+      // the saved file cannot be read: the note below still says the edits were used
+    }
+  }
+  const QString where =
+      m_doc->filePath().isEmpty() ? tr("the design (never saved)") : m_doc->filePath();
+  return {changed.isEmpty()
+              ? tr("the base is %1 with its unsaved edits, as shown in Design").arg(where)
+              : tr("the base is %1 with its unsaved edits, which change the lengths: %2")
+                    .arg(where, changed.join(QStringLiteral(", ")))};
+}
+
 bool MainWindow::startReport(bool quick) {
   if (!m_doc->canRun()) {
     showWorkspace(kDesign);
@@ -287,7 +321,8 @@ bool MainWindow::startReport(bool quick) {
     return false;
   }
   showWorkspace(kTrain);
-  if (!m_train->startReport(engine::specToJson(m_doc->spec()), quick).isEmpty()) return false;
+  if (!m_train->startReport(engine::specToJson(m_doc->spec()), quick, unsavedEditsNote()).isEmpty())
+    return false;
   if (m_runs) m_runs->poll();
   return true;
 }
@@ -392,11 +427,23 @@ QString MainWindow::shortcutsText() const {
     if (!menu) continue;
     for (QAction* a : menu->actions()) {
       if (a->isSeparator() || a->shortcuts().isEmpty()) continue;
+      // The keys a keyboard has: a standard key's extra bindings (F14, the Sun Undo key) are
+      // left out of the list, as the menus leave them out.
+      static const QRegularExpression kExtraKey(QStringLiteral("(^|\\+)F(1[3-9]|2\\d|3[0-5])$"));
       QStringList keys;
-      for (const QKeySequence& k : a->shortcuts()) keys << k.toString(QKeySequence::NativeText);
-      html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
-                  .arg(keys.join(QStringLiteral(" or ")).toHtmlEscaped(),
-                       a->text().remove(QLatin1Char('&')).toHtmlEscaped());
+      for (const QKeySequence& k : a->shortcuts()) {
+        const QString text = k.toString(QKeySequence::NativeText);
+        if (!kExtraKey.match(text).hasMatch()) keys << text;
+      }
+      if (keys.isEmpty()) continue;
+      const QString listed = a->property("listedAs").toString();
+      html +=
+          QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+              .arg(
+                  keys.join(QStringLiteral(" or ")).toHtmlEscaped(),
+                  QString(listed.isEmpty() ? a->text() : listed)
+                      .remove(QLatin1Char('&'))
+                      .toHtmlEscaped());
     }
   }
   html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")

@@ -47,6 +47,8 @@ class MainWindow : public QMainWindow {
   EngineController* controller() const { return m_controller; }
   QAction* runAction() const { return m_runAction; }
   QAction* stopAction() const { return m_stopAction; }
+  QAction* studyAction() const { return m_studyAction; }
+  QAction* reportAction() const { return m_reportAction; }
   /// The last replication report shown (null before one, or once closed).
   ReportView* reportView() const;
 
@@ -59,6 +61,8 @@ class MainWindow : public QMainWindow {
   /// Runs the replication report's suite for the designed experiment in the study queue; the
   /// report opens when its findings are judged. False (with the reason shown) when it cannot.
   bool startReport(bool quick);
+  /// The report's adaptation line when the design has unsaved edits (empty when none).
+  QStringList unsavedEditsNote() const;
   /// Continues a run from a checkpoint folder (asks for it when `path` is empty).
   void resumeFromCheckpoint(const QString& path = {});
   void about();

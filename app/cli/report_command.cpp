@@ -12,12 +12,14 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "cli_args.h"
 #include "commands.h"
 #include "presets.h"
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/machine_load.h"
 #include "stagewise/report/report.h"
 #include "stagewise/report/session.h"
 #include "stagewise/report/suite.h"
@@ -33,7 +35,7 @@ namespace fs = std::filesystem;
 
 const char* kReportUsage =
     R"(usage: stagewise-cli report [--config BASE] [--quick] [--out DIR] [--db PATH]
-                           [--set k=v]... [--quiet]
+                           [--set k=v]... [--quiet] [--quiet-wait S]
 
   Checks each of the paper's findings (gradient similarity, communication, memory, throughput
   over stages, accuracy, overlapping updates, the compute/time front, random labels) against
@@ -52,6 +54,9 @@ const char* kReportUsage =
   --quick        fewer steps and 2 seeds: about 10 minutes on 2 cores
   --out DIR      where the report goes (default: stagewise-report)
   --db PATH      the run store (default: $STAGEWISE_DB, else ~/.local/share/stagewise/runs.db)
+  --quiet-wait S before each throughput run, wait while the machine is busy (1-minute load
+                 average above half its cores, or over 10 % steal), at most S seconds (default
+                 60; 0 with --quick); each run's summary records the load it ran under
   exit codes: 0 written, 1 written but a run failed, 2 bad input, 130 stopped (run the same
   command again: what completed is reused)
 )";
@@ -106,7 +111,8 @@ std::string reportName() {
 }  // namespace
 
 int reportCommand(const std::vector<std::string>& argv) {
-  Args args(argv, {"--config", "--out", "--db"}, {"--set"}, {"--quick", "--quiet", "--help"});
+  Args args(argv, {"--config", "--out", "--db", "--quiet-wait"}, {"--set"},
+            {"--quick", "--quiet", "--help"});
   if (args.flag("--help")) {
     std::cout << kReportUsage;
     return 0;
@@ -116,6 +122,17 @@ int reportCommand(const std::vector<std::string>& argv) {
   const std::string path = resolveConfig(args.value("--config").value_or("mlp-fmnist-4stage"));
   const std::string base = baseSpec(path, args.values("--set"));
   const bool quick = args.flag("--quick"), quiet = args.flag("--quiet");
+  engine::QuietWait quietWait;
+  quietWait.maxWaitS = quick ? 0 : 60;
+  if (auto w = args.value("--quiet-wait")) {
+    try {
+      quietWait.maxWaitS = std::stod(*w);
+    } catch (const std::exception&) {
+      quietWait.maxWaitS = -1;
+    }
+    if (!(quietWait.maxWaitS >= 0))
+      throw UsageError("--quiet-wait takes seconds >= 0, not '" + *w + "'");
+  }
   const engine::EngineInfo info = engine::engineInfo();
 
   // Everything is planned and checked before anything trains or is stored.
@@ -174,6 +191,16 @@ int reportCommand(const std::vector<std::string>& argv) {
       });
       if (!quiet)
         std::cerr << "[info] run " << n + 1 << " of " << list.size() << ": " << job.label << "\n";
+      // issue 36 §1.8: a throughput round measures on a quiet machine where it can.
+      if (job.fresh && quietWait.maxWaitS > 0)
+        engine::waitUntilQuiet(
+            [] { return engine::LoadMeter().start(); }, quietWait,
+            [](double s) {
+              for (double t = 0; t < s && !stopSignal(); t += 0.25)
+                std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            },
+            [](const std::string& line) { std::cerr << "[info] " << line << "\n"; });
+      if (stopSignal()) break;
       // issue 32 §5: a search trial evaluates at the rungs and is stopped when it falls behind.
       const auto watch = session.watch(i);
       TrainHooks hooks;

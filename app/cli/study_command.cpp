@@ -341,7 +341,8 @@ int studyRun(const std::vector<std::string>& argv) {
   storage::RunStore store(storage::resolveDbPath(args.value("--db")));
   const storage::NewStudy ns = study::newStudyRecord(name, base, plan, target, points);
   const int64_t id = store.createStudy(ns);
-  std::cerr << "[info] study " << id << " '" << name << "': " << ns.runsTotal << " runs"
+  std::cerr << "[info] study " << id << " '" << name << "': " << ns.runsTotal
+            << (ns.runsTotal == 1 ? " run" : " runs")
             << (plan.isSearch() && plan.search.prune ? " at most (trials may be pruned)" : "")
             << " into " << store.path() << "\n";
   storage::RunReader reader(store);
@@ -385,7 +386,7 @@ int studyResume(const std::vector<std::string>& argv) {
   }
   store.resumeStudy(id);
   std::cerr << "[info] study " << id << " '" << record->name << "': " << left << " of "
-            << record->runsTotal << " runs left"
+            << record->runsTotal << (record->runsTotal == 1 ? " run left" : " runs left")
             << (record->searchJson.empty() ? "" : " (a search: more may follow as trials end)")
             << "\n";
   StudyRunner runner(store, *reader.study(id), args.flag("--quiet"), args.flag("--json"));

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace stagewise::cli {
 
@@ -25,16 +26,28 @@ std::string summaryTable(const engine::RunSummary& s) {
   out +=
       "stage  layers   device  thr  steps   loss    acc     compute wait   blocked  grad-cos  "
       "sent(MB)  back(MB)  act-peak(MB)  mem-peak(MB)\n";
+  // A value not measured (backprop has no gradient cosine, a CPU-less memory peak) is "-", not
+  // "nan" (issue 36 §2.5).
+  const auto cell = [](double v, const char* format, int width) {
+    char buf[32];
+    if (std::isfinite(v))
+      std::snprintf(buf, sizeof buf, format, v);
+    else
+      std::snprintf(buf, sizeof buf, "%*s", width, "-");
+    return std::string(buf);
+  };
   for (const auto& st : s.stages) {
-    std::snprintf(line, sizeof line,
-                  "%5d  %2d..%-3d  %-6s  %3d  %6lld  %.4f  %.4f  %6.1f%% %5.1f%% %6.1f%%  %8.4f  "
-                  "%8.1f  %8.1f  %12.3f  %12.3f\n",
-                  st.index, st.firstLayer, st.lastLayer, st.device.c_str(), st.threads,
-                  static_cast<long long>(st.steps), st.finalLoss, st.finalAccuracy,
-                  100 * st.computeFraction, 100 * st.waitFraction, 100 * st.blockedFraction,
-                  st.gradCosine, st.bytesSent / 1e6, st.gradBytesSent / 1e6,
-                  st.peakActivationBytes / 1e6,
-                  st.peakMemoryBytes >= 0 ? st.peakMemoryBytes / 1e6 : std::nan(""));
+    std::snprintf(
+        line, sizeof line,
+        "%5d  %2d..%-3d  %-6s  %3d  %6lld  %s  %s  %6.1f%% %5.1f%% %6.1f%%  %s  "
+        "%8.1f  %8.1f  %12.3f  %s\n",
+        st.index, st.firstLayer, st.lastLayer, st.device.c_str(), st.threads,
+        static_cast<long long>(st.steps), cell(st.finalLoss, "%.4f", 6).c_str(),
+        cell(st.finalAccuracy, "%.4f", 6).c_str(), 100 * st.computeFraction, 100 * st.waitFraction,
+        100 * st.blockedFraction, cell(st.gradCosine, "%8.4f", 8).c_str(), st.bytesSent / 1e6,
+        st.gradBytesSent / 1e6, st.peakActivationBytes / 1e6,
+        cell(st.peakMemoryBytes >= 0 ? st.peakMemoryBytes / 1e6 : std::nan(""), "%12.3f", 12)
+            .c_str());
     out += line;
   }
   if (!s.error.empty()) out += "error: " + s.error + "\n";

@@ -195,11 +195,13 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   // for measuring and their wall times compare); the cosines of local runs, and overlap.
   std::vector<std::string> unprobed = learn;
   unprobed.push_back("probe.interval=-1");
+  int64_t searchEvery = 0;
   // issue 32 §5: first each method's learning rate, searched on a validation split.
   {
     // Evaluations at every sixth of the run: the rungs among them (the CLI also forces the
     // rungs, runOptions), and the workbench, which does not prune, sees validation curves too.
     const int64_t rung = std::max<int64_t>(1, learnSteps / kSearchFirstRung);
+    searchEvery = rung;
     std::vector<std::string> sets = learn;
     sets.push_back("eval.interval=" + std::to_string(rung));
     sets.push_back("probe.interval=-1");
@@ -237,12 +239,16 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   const double frontSamples = options.quick ? static_cast<double>(learnSteps * batch)
                                             : static_cast<double>(baseSteps * batch);
   const int64_t epochSamples = trainSamples;
+  std::string frontLength;
   if (frontSamples < static_cast<double>(epochSamples)) {
     front.push_back("dataset.limit_train=" + fmtInt(frontSamples));
     front.push_back("train.epochs=1");
+    frontLength = "1 epoch of the first " + fmtInt(frontSamples) + " samples";
   } else {
-    front.push_back("train.epochs=" +
-                    fmtInt(std::max(1.0, frontSamples / static_cast<double>(epochSamples))));
+    const std::string epochs =
+        fmtInt(std::max(1.0, frontSamples / static_cast<double>(epochSamples)));
+    front.push_back("train.epochs=" + epochs);
+    frontLength = epochs + " epoch(s) of " + std::to_string(epochSamples) + " samples";
   }
   front.push_back("train.max_steps=0");
   // Evaluations spaced for the larger batch (the measurement budget thins the smaller one's).
@@ -278,6 +284,25 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   suite.adaptations.push_back("random labels: the first " + std::to_string(rlSamples) +
                               " training samples with labels drawn at random, " +
                               std::to_string(kRandomLabelEpochs[q]) + " epochs");
+  // issue 36 §1.7: every length the report uses, and where it comes from, so two reports made
+  // from different bases (a design's unsaved edits, say) say why they differ.
+  {
+    const std::string source =
+        base.train.maxSteps > 0
+            ? "the base's train.max_steps=" + std::to_string(base.train.maxSteps)
+            : "the base's " + std::to_string(base.train.epochs) + " epoch(s) of " +
+                  std::to_string(trainSamples) + " samples";
+    suite.adaptations.push_back(
+        "lengths: learning runs " + std::to_string(learnSteps) + " steps (evaluated every " +
+        std::to_string(every) + "), the learning-rate search's trials " +
+        std::to_string(learnSteps) + " steps (evaluated every " + std::to_string(searchEvery) +
+        "), throughput and memory runs " + std::to_string(speedSteps) +
+        " steps, the front's runs " + frontLength + " (at batch " + std::to_string(batch) +
+        " and " + std::to_string(4 * batch) + "), random labels " +
+        std::to_string(kRandomLabelEpochs[q]) + " epochs of " + std::to_string(rlSamples) +
+        " samples; batch " + std::to_string(batch) + "; from " + source +
+        (options.quick ? " (quick: scaled by the model's FLOPs per sample)" : ""));
+  }
   // issue 32 §5: every learning finding twice, at each method's chosen rate and at the base's.
   const size_t studies = suite.studies.size();
   for (size_t i = 0; i < studies; ++i) {

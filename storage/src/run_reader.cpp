@@ -13,6 +13,16 @@ using detail::Statement;
 
 namespace {
 
+// A run still training has no summary yet: its latest measured samples/s, shown and sorted by
+// (issue 36 §2.2: sorted by the summary column alone, a running run sat at the bottom).
+// (A resumed run keeps its earlier segment's summary value until it ends: the live one wins.)
+#define SW_LIVE_SAMPLES_PER_SEC                                                                   \
+  "CASE WHEN r.status = 'running' THEN COALESCE((SELECT p.value FROM series s "                   \
+  "JOIN points p ON p.series_id = s.id WHERE s.run_id = r.id AND s.name = 'samples_per_sec' AND " \
+  "s.stage = -1 AND s.layer = -1 AND p.value > 0 ORDER BY p.seq DESC LIMIT 1), "                  \
+  "r.samples_per_sec) "                                                                           \
+  "ELSE r.samples_per_sec END"
+
 struct ColumnInfo {
   RunColumn column;
   const char* name;
@@ -31,7 +41,7 @@ constexpr std::array<ColumnInfo, 15> kColumns = {{
     {RunColumn::Steps, "steps", "r.steps"},
     {RunColumn::TestAccuracy, "test_accuracy", "r.test_accuracy"},
     {RunColumn::TestLoss, "test_loss", "r.test_loss"},
-    {RunColumn::SamplesPerSec, "samples_per_sec", "r.samples_per_sec"},
+    {RunColumn::SamplesPerSec, "samples_per_sec", "(" SW_LIVE_SAMPLES_PER_SEC ")"},
     {RunColumn::WallSeconds, "wall_seconds", "r.wall_seconds"},
     {RunColumn::CpuUtilization, "cpu_utilization", "r.cpu_utilization"},
     {RunColumn::PipelineEfficiency, "pipeline_efficiency", "r.pipeline_efficiency"},
@@ -48,14 +58,8 @@ const ColumnInfo& columnInfo(RunColumn column) {
 constexpr const char* kRunColumns =
     "r.id, r.name, r.created_at_ms, r.finished_at_ms, r.status, r.mode, r.model_kind, "
     "r.stage_count, r.devices, r.total_steps, r.batch_size, r.blas, r.torch_version, r.steps, "
-    "r.test_accuracy, r.test_loss, "
-    // A run still training has no summary yet: show its latest measured samples/s.
-    // (A resumed run keeps its earlier segment's summary value until it ends: the live one wins.)
-    "CASE WHEN r.status = 'running' THEN COALESCE((SELECT p.value FROM series s "
-    "JOIN points p ON p.series_id = s.id WHERE s.run_id = r.id AND s.name = 'samples_per_sec' AND "
-    "s.stage = -1 AND s.layer = -1 AND p.value > 0 ORDER BY p.seq DESC LIMIT 1), "
-    "r.samples_per_sec) "
-    "ELSE r.samples_per_sec END, "
+    "r.test_accuracy, r.test_loss, " SW_LIVE_SAMPLES_PER_SEC
+    ", "
     "r.wall_seconds, r.cpu_utilization, "
     "r.pipeline_efficiency, r.error, r.failed_stage, r.notes, r.writer_pid, r.writer_host, "
     "r.writer_started_at_ms, r.heartbeat_at_ms, "

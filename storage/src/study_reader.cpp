@@ -98,6 +98,19 @@ std::vector<StudyRunRecord> RunReader::studyRuns(int64_t studyId) {
   return out;
 }
 
+std::map<int64_t, int64_t> RunReader::prunedSteps(const std::vector<int64_t>& runIds) {
+  std::map<int64_t, int64_t> out;
+  Statement st(*m_impl->db,
+               "SELECT pruned_at FROM study_runs WHERE run_id = ?1 AND pruned_at IS NOT NULL "
+               "AND replaced = 0 ORDER BY study_id LIMIT 1");
+  for (int64_t id : runIds) {
+    st.reset();
+    st.bind(1, id);
+    if (st.step()) out[id] = st.getInt(0);
+  }
+  return out;
+}
+
 std::map<int64_t, std::vector<SeriesPoint>> RunReader::studySeries(int64_t studyId,
                                                                    const SeriesKey& key) {
   Statement st(*m_impl->db,

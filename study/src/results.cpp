@@ -8,6 +8,7 @@
 #include <set>
 
 #include "rung_value.h"
+#include "stagewise/engine/number_text.h"
 #include "stagewise/storage/run_reader.h"
 
 namespace stagewise::study {
@@ -335,8 +336,17 @@ std::string fmt(const char* format, double a, double b = 0) {
 }
 
 /// A value as people read it: a JSON string without its quotes, anything else as JSON.
+/// A value as stored, a string without its quotes (exports keep every digit).
+std::string exact(const std::string& jsonText) {
+  const json v = json::parse(jsonText, nullptr, false);
+  return v.is_string() ? v.get<std::string>() : jsonText;
+}
+
+/// For tables: a fraction to 3 significant digits (a learning rate reads 0.00316, not
+/// 0.0031622776601683794).
 std::string display(const std::string& jsonText) {
   const json v = json::parse(jsonText, nullptr, false);
+  if (v.is_number_float()) return engine::significant(v.get<double>(), 3);
   return v.is_string() ? v.get<std::string>() : jsonText;
 }
 
@@ -344,11 +354,12 @@ bool hasKey(const std::vector<std::string>& keys, const char* key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-std::string meanStd(const Stat& s, const char* format) {
+/// Mean ± std to the decimal place the std supports (number_text.h), the one rule the
+/// workbench's Groups table follows too; one run: its value to 4 significant digits.
+std::string meanStd(const Stat& s) {
   if (s.n == 0 || !std::isfinite(s.mean)) return "-";
-  std::string out = fmt(format, s.mean);
-  if (s.n > 1) out += " ± " + fmt(format, s.std);
-  return out;
+  if (s.n == 1) return engine::significant(s.mean, 4);
+  return engine::meanPlusMinus(s.mean, s.std);
 }
 
 }  // namespace
@@ -448,13 +459,11 @@ std::string tunedTable(const StudyResults& r) {
     for (const auto& v : t.varyValues) row.push_back(display(v));
     std::string best;
     for (size_t i = 0; i < t.best.size(); ++i) {
-      const json v = json::parse(t.best[i], nullptr, false);
-      best += (i ? ", " : "") + r.keys[varied + i] + "=" +
-              (v.is_number_float() ? fmt("%.4g", v.get<double>()) : display(t.best[i]));
+      best += (i ? ", " : "") + r.keys[varied + i] + "=" + display(t.best[i]);
     }
     row.push_back(best.empty() ? "-" : best);
     row.push_back(t.bestValue ? fmt("%.4f", *t.bestValue) : "-");
-    row.push_back(s.tune ? meanStd(t.test, "%.4f") : "(no tune)");
+    row.push_back(s.tune ? meanStd(t.test) : "(no tune)");
     row.push_back(t.ci95 ? fmt("[%.4f, ", t.ci95->first) + fmt("%.4f]", t.ci95->second) : "-");
     row.push_back(std::to_string(t.test.n));
     row.push_back(std::to_string(t.trials));
@@ -482,14 +491,34 @@ std::string showTable(const StudyResults& r) {
     for (const auto& v : g.values) row.push_back(display(v));
     if (!modeVaried) row.push_back(g.mode);
     row.push_back(std::to_string(g.accuracy.n));
-    row.push_back(meanStd(g.accuracy, "%.4f"));
-    row.push_back(meanStd(g.samplesPerSec, "%.0f"));
-    row.push_back(meanStd(g.wallS, "%.4g"));
-    row.push_back(g.targetTimeS
-                      ? meanStd(*g.targetTimeS, "%.4g") + " (" + std::to_string(g.reached) + "/" +
-                            std::to_string(g.accuracy.n) + ")"
-                      : "not reached");
+    row.push_back(meanStd(g.accuracy));
+    row.push_back(meanStd(g.samplesPerSec));
+    row.push_back(meanStd(g.wallS));
+    row.push_back(g.targetTimeS ? meanStd(*g.targetTimeS) + " (" + std::to_string(g.reached) + "/" +
+                                      std::to_string(g.accuracy.n) + ")"
+                                : "not reached");
     row.push_back(g.onFront ? "*" : "");
+    rows.push_back(std::move(row));
+  }
+  // A pruned trial is no group (its test accuracy is from fewer steps), but it is a trial: it
+  // is listed with the step its rung stopped it at and the value judged there (issue 32's
+  // walkthrough: the "every trial" list left them out).
+  for (const auto& runRow : r.rows) {
+    if (runRow.link.replaced || runRow.run.status != RunStatus::Pruned) continue;
+    std::vector<std::string> row;
+    for (const auto& v : runRow.values) row.push_back(display(v));
+    while (row.size() < r.keys.size()) row.emplace_back("-");
+    if (!modeVaried) row.push_back(runRow.run.mode);
+    row.emplace_back("-");
+    std::string at = "pruned";
+    if (runRow.link.prunedAt) at += " at step " + std::to_string(*runRow.link.prunedAt);
+    const std::optional<double> judged =
+        r.plan.search.choosingMetric() == "val_loss" ? runRow.valLoss : runRow.valAccuracy;
+    if (judged)
+      at += " (" + r.plan.search.choosingMetric() + " " + engine::significant(*judged, 4) + ")";
+    row.push_back(at);
+    for (int i = 0; i < 3; ++i) row.emplace_back("-");
+    row.emplace_back("");
     rows.push_back(std::move(row));
   }
   std::vector<size_t> width(header.size(), 0);
@@ -508,7 +537,8 @@ std::string showTable(const StudyResults& r) {
   std::string out = "study " + std::to_string(r.study.id) + " '" + r.study.name + "' (" +
                     storage::toString(r.study.status) +
                     "): " + std::to_string(r.study.runsCompleted) + " of " +
-                    std::to_string(r.study.runsTotal) + " runs completed\n";
+                    std::to_string(r.study.runsTotal) +
+                    (r.study.runsTotal == 1 ? " run completed\n" : " runs completed\n");
   out += "target accuracy " + (std::isfinite(r.target) ? fmt("%.4f", r.target) : "-") +
          (r.targetIsDefault ? " (default: the lowest best accuracy of the completed runs)" : "") +
          "\n";
@@ -573,7 +603,7 @@ std::string exportRows(const StudyResults& r, const std::string& format) {
     out += std::to_string(row.run.id) + "," + std::to_string(r.study.id) + "," +
            std::to_string(row.link.point) + "," + std::to_string(row.link.seed);
     for (size_t i = 0; i < r.keys.size(); ++i)
-      out += "," + csvField(i < row.values.size() ? display(row.values[i]) : "");
+      out += "," + csvField(i < row.values.size() ? exact(row.values[i]) : "");
     out += "," + storage::toString(row.run.status) + "," + (row.link.replaced ? "1" : "0") +
            (modeVaried ? "" : "," + row.run.mode) + "," +
            csvNumber(row.run.testAccuracy.value_or(std::nan(""))) + "," +

@@ -80,6 +80,19 @@ class TestCli : public QObject {
     QJsonObject o = QJsonDocument::fromJson(r.out.trimmed().split('\n').last().toUtf8()).object();
     QCOMPARE(o["mode"].toString(), QString("backprop"));
     QCOMPARE(o["stages"].toArray().size(), 1);
+    // issue 36 §1.8: the machine's load at the start and the end, with its online cores.
+    for (const char* key : {"load_start", "load_end"}) {
+      const QJsonObject load = o[key].toObject();
+      QVERIFY2(load.contains("load_average") && load.contains("steal_share"), key);
+      QVERIFY2(load["cores"].toInt() >= 1, key);
+    }
+    // issue 36 §2.5: backprop has no gradient cosine: the table says "-", never "nan".
+    Result table = runCli({"train", "--config", writeSpec(dir, kSmall), "--no-store", "--set",
+                           "mode=backprop", "--set", "train.max_steps=20"});
+    QVERIFY2(table.code == 0, qPrintable(table.err));
+    QVERIFY2(table.out.contains(QStringLiteral("grad-cos")) &&
+                 !table.out.contains(QStringLiteral("nan")),
+             qPrintable(table.out));
   }
 
   void badInputGetsOneLineError_data() {

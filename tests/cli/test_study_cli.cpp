@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <map>
@@ -400,6 +401,26 @@ class TestStudyCli : public QObject {
     Result table = runCli({"study", "show", QString::number(show["study_id"].toInt()), "--db", db});
     QVERIFY(table.out.contains("test acc (tuned)"));
     QVERIFY(table.out.contains("chosen on val_accuracy"));
+    // Issue 32's walkthrough: every trial is listed, the pruned ones with their rung's step,
+    // and `runs list` says where each pruned run stopped; learning rates to 3 significant
+    // digits (issue 36 §1.5).
+    std::map<int, int> prunedAtOf;  // run id -> step
+    for (const auto& v : rows) {
+      const QJsonObject row = v.toObject();
+      if (row["status"].toString() == "pruned")
+        prunedAtOf[row["run_id"].toInt()] = row["pruned_at"].toInt();
+    }
+    QCOMPARE(int(prunedAtOf.size()), pruned);
+    QCOMPARE(int(table.out.count("pruned at step ")), pruned);
+    // (No fraction with 5 or more significant digits: the rates were 17 before.)
+    QVERIFY2(!table.out.contains(QRegularExpression("\\b0\\.0*[1-9]\\d{4,}")), qPrintable(table.out));
+    Result list = runCli({"runs", "list", "--db", db, "--limit", "100"});
+    QVERIFY2(list.code == 0, qPrintable(list.err));
+    for (const auto& [id, at] : prunedAtOf) {
+      const QRegularExpression line(QStringLiteral("^\\s*%1 .*pruned at %2\\b").arg(id).arg(at),
+                                    QRegularExpression::MultilineOption);
+      QVERIFY2(list.out.contains(line), qPrintable(list.out));
+    }
   }
 
   void searchKilledThenResumedDrawsTheSameTrials() {

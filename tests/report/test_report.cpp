@@ -735,8 +735,25 @@ class TestReport : public QObject {
     QCOMPARE(pipelineMemory,
              (std::set<std::pair<int, int>>{{4, 1}, {4, 4}, {4, 8}, {8, 1}, {8, 4}, {8, 8}}));
     QCOMPARE(localMemoryStages, (std::set<size_t>{4, 8}));
-    // Quick mode says what it changed.
+    // Quick mode says what it changed, and every length it used (issue 36 §1.7): the steps of
+    // the learning runs and of the throughput runs, as the jobs have them.
     QVERIFY(!suite.adaptations.empty());
+    std::set<int64_t> learnSteps, speedSteps;
+    for (const auto& j : jobs)  // the front and random labels count epochs (max_steps 0)
+      if (j.spec.train.maxSteps > 0)
+        (j.fresh ? speedSteps : learnSteps).insert(j.spec.train.maxSteps);
+    QCOMPARE(learnSteps.size(), size_t{1});
+    QCOMPARE(speedSteps.size(), size_t{1});
+    QString lengths;
+    for (const auto& a : suite.adaptations)
+      if (a.rfind("lengths:", 0) == 0) lengths = QString::fromStdString(a);
+    QVERIFY2(
+        lengths.contains(QStringLiteral("learning runs %1 steps").arg(*learnSteps.begin())) &&
+            lengths.contains(
+                QStringLiteral("throughput and memory runs %1 steps").arg(*speedSteps.begin())) &&
+            lengths.contains(QStringLiteral("batch ")) &&
+            lengths.contains(QStringLiteral("from the base's")),
+        qPrintable(lengths));
   }
 
   void sessionReusesStoredRunsButMeasuresThroughputAnew() {

@@ -148,6 +148,33 @@ class TestRunQueries : public QObject {
     QVERIFY(!runColumnFromString("test_accuracy; DROP TABLE runs"));
   }
 
+  void aRunningRunSortsByItsLiveSamplesPerSec() {
+    // Issue 36 §2.2: the table showed a running run's live samples/s but sorted it by the
+    // summary's (none yet), so it sat at the bottom until it finished.
+    QTemporaryDir dir;
+    RunStore store(dir.filePath("live.db").toStdString());
+    RunWriter& w = store.writer();
+    std::vector<int64_t> done;
+    for (double rate : {100.0, 300.0}) {
+      const int64_t id = w.createRun(sampleRun("done"));
+      RunFinish f;
+      f.status = RunStatus::Completed;
+      f.samplesPerSec = rate;
+      w.finishRun(id, f);
+      done.push_back(id);
+    }
+    const int64_t running = w.createRun(sampleRun("running"));
+    w.appendPoints(running, std::vector<PointInput>{{"samples_per_sec", -1, -1, 10, 0.5, 150.0},
+                                                    {"samples_per_sec", -1, -1, 20, 1.0, 200.0}});
+    w.flush();
+    RunReader reader(store);
+    const auto desc = reader.listRuns({}, {RunColumn::SamplesPerSec, true});
+    QCOMPARE(ids(desc), (std::vector<int64_t>{done[1], running, done[0]}));
+    QCOMPARE(desc[1].samplesPerSec.value_or(0), 200.0);
+    const auto asc = reader.listRuns({}, {RunColumn::SamplesPerSec, false});
+    QCOMPARE(ids(asc), (std::vector<int64_t>{done[0], running, done[1]}));
+  }
+
   void pagesCoverTheListOnce() {
     RunReader reader(*m_store);
     const RunOrder order{RunColumn::TestAccuracy, true};

@@ -25,7 +25,8 @@ inline engine::ExperimentSpec runSpec(const std::string& name, std::vector<int> 
 /// Writes a finished run of `spec` with a decaying last-stage loss and the given accuracy; with
 /// `cosines`, also a gradient cosine per stage and per layer every 20 steps (as a probe would).
 inline int64_t addRun(storage::RunStore& store, const engine::ExperimentSpec& spec, double accuracy,
-                      int steps = 200, const std::string& mode = "local", bool cosines = false) {
+                      int steps = 200, const std::string& mode = "local", bool cosines = false,
+                      const std::string& summaryJson = {}) {
   storage::NewRun run;
   run.name = spec.name;
   run.mode = mode;
@@ -75,6 +76,7 @@ inline int64_t addRun(storage::RunStore& store, const engine::ExperimentSpec& sp
   finish.testAccuracy = accuracy;
   finish.samplesPerSec = 1000 + 100 * stages;
   finish.wallSeconds = steps * 0.01;
+  finish.summaryJson = summaryJson;
   writer.finishRun(id, finish);
   writer.flush();
   return id;

@@ -1,5 +1,6 @@
 // Cutting, joining and moving stage boundaries on the canvas with the mouse, and undo/redo.
 
+#include <qcustomplot.h>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPushButton>
@@ -151,6 +152,34 @@ class TestDesignCanvas : public QObject {
     QTest::mouseClick(f.workspace.estimatePanel()->balanceButton(), Qt::LeftButton);
     QCOMPARE(f.doc.spec().partition.cuts.size(), size_t(1));
     QCOMPARE(f.doc.undoStack()->count(), steps + 1);
+  }
+
+  void workShareChartShowsTheStagesThereAre() {
+    // Issue 36 §2.4: the work-share chart kept S5 after a cut was removed.
+    Fixture f;
+    EstimatePanel* panel = f.workspace.estimatePanel();
+    auto* plot = qobject_cast<QCustomPlot*>(panel->chartWidget());
+    QVERIFY(plot);
+    const auto labels = [plot] {
+      QStringList out;
+      if (auto text = plot->xAxis->ticker().dynamicCast<QCPAxisTickerText>())
+        for (const QString& l : text->ticks()) out << l;
+      return out;
+    };
+    auto spec = f.doc.spec();
+    spec.model.hidden = {64, 64, 64, 64, 64, 64, 64};
+    spec.partition.cuts = {2, 3, 4, 6};
+    f.doc.edit(spec, QStringLiteral("five stages"));
+    QCOMPARE(labels().size(), 5);
+    QCOMPARE(plot->plottableCount(), 5);
+    spec.partition.cuts = {2, 3, 4};
+    f.doc.edit(spec, QStringLiteral("remove a cut"));
+    QCOMPARE(labels(), (QStringList{"S1", "S2", "S3", "S4"}));
+    QCOMPARE(plot->plottableCount(), 4);
+    spec.train.batchSize = 0;  // invalid: no estimate, and no stage labels without bars
+    f.doc.edit(spec, QStringLiteral("invalid"));
+    QCOMPARE(plot->plottableCount(), 0);
+    QVERIFY2(labels().isEmpty(), qPrintable(labels().join(QLatin1Char(' '))));
   }
 
   void coreBoundEstimateStillTellsCutsApart() {

@@ -245,6 +245,16 @@ class TestMainWindow : public QObject {
     for (const char* key : {"Ctrl+Shift+S", "Ctrl+R", "Esc", "Ctrl+P", "Ctrl+1", "Ctrl+Z"})
       QVERIFY2(list.contains(QLatin1String(key)), key);
     QVERIFY(list.contains(QStringLiteral("Save as")));
+    // issue 36 §2.5: "Ctrl+Z or F14 — Undo Study seeds": the action, not the command, and the
+    // keys a keyboard has.
+    auto spec = window.document()->spec();
+    spec.train.seed += 1;
+    window.document()->edit(spec, QStringLiteral("Study seeds"));
+    const QString after = window.shortcutsText();
+    QVERIFY2(
+        !after.contains(QStringLiteral("F14")) && !after.contains(QStringLiteral("Study seeds")),
+        qPrintable(after));
+    QVERIFY2(after.contains(QStringLiteral("<td>Undo</td>")), qPrintable(after));
     QVERIFY(!MainWindow::userGuidePath().isEmpty());  // found in the source tree of this build
     QVERIFY(MainWindow::userGuidePath().endsWith(QStringLiteral("docs/user-guide.md")));
   }
@@ -366,6 +376,28 @@ class TestMainWindow : public QObject {
     window.document()->load(quickSpec());
     QVERIFY(window.designWorkspace()->openFile(path));
     QCOMPARE(window.document()->spec().partition.cuts, std::vector<int>({1, 3}));
+  }
+
+  void reportSaysTheUnsavedEditsItUsed() {
+    // Issue 36 §1.7: the GUI's report took the design's unsaved max_steps=300 where the CLI,
+    // reading the file, took 597, and said nothing.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("saved.json"));
+    MainWindow window(services(), nullptr);
+    auto spec = quickSpec();
+    spec.train.maxSteps = 597;
+    window.document()->load(spec);
+    window.document()->setFilePath(path);
+    window.document()->edit(spec, QStringLiteral("touch"));
+    QVERIFY(window.designWorkspace()->save());
+    QVERIFY(window.unsavedEditsNote().isEmpty());  // saved: nothing to say
+    spec.train.maxSteps = 300;
+    window.document()->edit(spec, QStringLiteral("shorter"));
+    const QStringList note = window.unsavedEditsNote();
+    QCOMPARE(note.size(), 1);
+    QVERIFY2(note[0].contains(QStringLiteral("unsaved edits")) &&
+                 note[0].contains(QStringLiteral("train.max_steps=300 (saved: 597)")),
+             qPrintable(note[0]));
   }
 
   void aboutNamesQtAndLibTorch() {

@@ -201,6 +201,24 @@ class TestPlotPanel : public QObject {
     QVERIFY(!panel.plot()->statusTip().isEmpty());
   }
 
+  void onePointSitsInAReadableSpan() {
+    // Issue 36 §2.5: with one probe the cosine's x axis spanned 369–370, the point on its edge.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Gradient cosine"), QString(), &data);
+    panel.addRule({engine::series::kGradCosine, true, {}, Qt::SolidLine, 1.5, {}});
+    panel.resize(600, 400);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    engine::RunInfo info;
+    info.stages.resize(2);
+    data.beginPhase(0, info);
+    data.addPoints(0, {{engine::series::kGradCosine, 0, -1, 369, 3.69, 0.4}});
+    panel.refresh();
+    const QCPRange r = panel.plot()->xAxis->range();
+    QVERIFY2(r.size() >= 10 && r.lower < 369 - 4 && r.upper > 369 + 4,
+             qPrintable(QStringLiteral("%1 .. %2").arg(r.lower).arg(r.upper)));
+  }
+
   void foregroundSeriesFollowTheTheme() {
     LiveData data;
     PlotPanel panel(QStringLiteral("Throughput"), QStringLiteral("samples/s"), &data);

@@ -3,6 +3,8 @@
 // finding, recorded as the CLI records them), the report opens when its findings are judged,
 // and saves as HTML (well-formed, self-contained, with report.json) and as PDF. A second report
 // reuses every run but the throughput ones.
+#include <QAction>
+#include <QComboBox>
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
@@ -16,6 +18,7 @@
 
 #include "common/fake_services.h"
 #include "designer/design_document.h"
+#include "live/event_log.h"
 #include "live/study_queue.h"
 #include "live/train_workspace.h"
 #include "main_window.h"
@@ -86,6 +89,14 @@ class TestReportGui : public QObject {
     QVERIFY(queue->headerLabel()->text().contains(QStringLiteral("Replication report")));
     QTRY_VERIFY_WITH_TIMEOUT(window.reportView() != nullptr, 120000);
     QVERIFY(!queue->isRunning());
+    // issue 36 §2.1: nothing stays greyed once the report is made, and the log says so.
+    TrainWorkspace* train = window.trainWorkspace();
+    QVERIFY(train->runButton()->isEnabled());
+    QVERIFY(train->modeCombo()->isEnabled());
+    QVERIFY(window.studyAction()->isEnabled());
+    QVERIFY(window.reportAction()->isEnabled());
+    QVERIFY2(train->eventLog()->messages().last().contains(QStringLiteral("findings are judged")),
+             qPrintable(train->eventLog()->messages().last()));
     // issue 32 §5: once the learning-rate search ended, the tuned runs joined the queue.
     const int all = queue->view()->topLevelItemCount();
     QVERIFY2(all > runs, qPrintable(QString::number(all)));

@@ -2,17 +2,22 @@
 // study, runs grouped by every setting but the seed into a mean with a band, and the front view.
 #include <qcustomplot.h>
 #include <QComboBox>
+#include <QLabel>
 #include <QMenu>
 #include <QTableView>
+#include <QTableWidget>
 #include <QToolButton>
 #include <QtTest>
 #include <cmath>
 #include <map>
 
+#include "common/format.h"
 #include "run_store_fixture.h"
 #include "runs/compare_panel.h"
 #include "runs/run_table_model.h"
 #include "runs/runs_workspace.h"
+#include "runs/study_groups.h"
+#include "runs/study_views.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -162,6 +167,151 @@ class TestRunsStudies : public QObject {
     panel->groupCombo()->setCurrentIndex(0);
     QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->bands().empty(), 5000);
     QCOMPARE(panel->overlayPlot()->graphCount(), 4);
+  }
+
+  void groupsTableWritesSignificantDigits() {
+    // Issue 36 §1.5: the Groups table rounded seconds to whole numbers ("2 s ± 0 s" where the
+    // runs took 1.75 and 1.85 s) and wrote a learning rate to the double's full precision; and
+    // a varied mode was a column twice (issue 32's walkthrough).
+    test::TempStore t;
+    storage::NewStudy ns;
+    ns.name = "lr x mode";
+    ns.baseSpecJson = "{}";
+    ns.keys = {{"mode", R"(["local","backprop"])"}, {"train.lr", "[0.0031622776601683794]"}};
+    ns.seeds = 2;
+    ns.runsTotal = 4;
+    const int64_t study = t.store->createStudy(ns);
+    int point = 0;
+    for (const char* mode : {"local", "backprop"})
+      for (int seed = 1; seed <= 2; ++seed) {
+        // 175 and 185 steps: 1.75 and 1.85 s of wall time (the fixture's 10 ms a step)
+        const int64_t id = addRun(*t.store, spec(mode, 0.0031622776601683794, seed), 0.8,
+                                  seed == 1 ? 175 : 185, mode);
+        storage::StudyRunRecord link;
+        link.point = point++, link.runId = id, link.seed = seed;
+        link.valuesJson = std::string("[\"") + mode + "\",0.0031622776601683794]";
+        t.store->linkStudyRun(study, link);
+      }
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    QTRY_COMPARE_WITH_TIMEOUT(ws.studyCombo()->count(), 2, 5000);
+    ws.studyCombo()->setCurrentIndex(1);
+    StudyGroupTable* groups = ws.groupTable();
+    QTRY_VERIFY_WITH_TIMEOUT(groups->isLoaded() && groups->groups().size() == 2, 5000);
+    groups->spreadCombo()->setCurrentIndex(groups->spreadCombo()->findData(QStringLiteral("std")));
+    QTableWidget* table = groups->table();
+    QStringList headers;
+    for (int c = 0; c < table->columnCount(); ++c)
+      headers << table->horizontalHeaderItem(c)->text();
+    QCOMPARE(headers.count(QStringLiteral("mode")), 1);
+    const int lr = int(headers.indexOf(QStringLiteral("train.lr")));
+    const int wall = int(headers.indexOf(QStringLiteral("wall time")));
+    QVERIFY(lr >= 0 && wall >= 0);
+    for (int row = 0; row < table->rowCount(); ++row) {
+      QCOMPARE(table->item(row, lr)->text(), QStringLiteral("0.00316"));
+      // mean 1.8, sample std 0.0707: one significant digit of the std, the mean to its place
+      QCOMPARE(table->item(row, wall)->text(), QStringLiteral("1.80 ± 0.07 s"));
+    }
+    // Each run: its own seconds to 3 significant digits.
+    groups->groupByCombo()->setCurrentIndex(1);
+    QStringList walls;
+    for (int row = 0; row < table->rowCount(); ++row) walls << table->item(row, wall + 1)->text();
+    QVERIFY2(walls.contains(QStringLiteral("1.75 s")) && walls.contains(QStringLiteral("1.85 s")),
+             qPrintable(walls.join(QStringLiteral(" | "))));
+    // Counts take their noun's number ("1 runs" in the study log before).
+    QCOMPARE(formatCountOf(1, QStringLiteral("run"), QStringLiteral("runs")),
+             QStringLiteral("1 run"));
+    QCOMPARE(formatCountOf(4, QStringLiteral("run"), QStringLiteral("runs")),
+             QStringLiteral("4 runs"));
+  }
+
+  void warnsWhenThroughputsOfDifferentLoadsAreCompared() {
+    // Issue 36 §1.8: run #a ran on an idle 2-core machine, #b while it was busy (load 3.6).
+    test::TempStore t;
+    const auto load = [](double start, double end) {
+      return R"({"load_start":{"load_average":)" + std::to_string(start) +
+             R"(,"steal_share":0,"cores":2},"load_end":{"load_average":)" + std::to_string(end) +
+             R"(,"steal_share":0,"cores":2}})";
+    };
+    const int64_t a =
+        addRun(*t.store, spec("idle", 0.001, 1), 0.8, 200, "local", false, load(0.1, 0.2));
+    const int64_t b =
+        addRun(*t.store, spec("busy", 0.001, 2), 0.8, 200, "local", false, load(3.6, 3.0));
+    const int64_t c =
+        addRun(*t.store, spec("idle too", 0.001, 3), 0.8, 200, "local", false, load(0.4, 0.3));
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    waitLoaded(ws, 3);
+    ComparePanel* panel = ws.comparePanel();
+    selectRows(ws, {a, b});
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->runs().size() == 2, 5000);
+    panel->summaryCombo()->setCurrentIndex(0);  // test accuracy: no throughput compared
+    QVERIFY(panel->loadWarning()->isHidden());
+    panel->summaryCombo()->setCurrentIndex(1);  // samples/s
+    QVERIFY(panel->loadWarning()->isVisible());
+    const QString text = panel->loadWarning()->text();
+    QVERIFY2(text.contains(QStringLiteral("run #%1 (load 1.8 per core)").arg(b)) &&
+                 text.contains(QStringLiteral("run #%1 (0.1 per core)").arg(a)),
+             qPrintable(text));
+    panel->summaryCombo()->setCurrentIndex(4);  // front: wall time
+    QVERIFY(panel->loadWarning()->isVisible());
+    // Two runs under alike loads: no warning.
+    selectRows(ws, {a, c});
+    QTRY_VERIFY_WITH_TIMEOUT(panel->isLoaded() && panel->runs().size() == 2 &&
+                                 std::count(panel->runs().begin(), panel->runs().end(), c) == 1,
+                             5000);
+    QVERIFY(panel->loadWarning()->isHidden());
+  }
+
+  void studyViewsExplainTheirColoursAndCountWholeTrials() {
+    // Issue 32's walkthrough: parallel coordinates and slices had no colour legend, and the
+    // "Best so far" axis had ticks at half trials.
+    study::SearchViews v;
+    v.metric = "val_accuracy";
+    study::SearchAxis lr;
+    lr.key = "train.lr";
+    lr.log = true;
+    lr.low = 1e-4, lr.high = 1e-2;
+    study::SearchAxis metric;
+    metric.key = "val_accuracy";
+    metric.low = 0.5, metric.high = 0.9;
+    v.axes = {lr, metric};
+    v.varyLabels = {"mode=local", "mode=backprop"};
+    int trial = 0;
+    for (int point = 0; point < 2; ++point)
+      for (double x : {2e-4, 1e-3, 5e-3}) {
+        study::TrialPoint t;
+        t.varyPoint = point, t.trial = trial++ % 3, t.runId = trial;
+        t.coords = {x};
+        t.metric = 0.6 + 0.05 * trial;
+        t.completed = x != 5e-3;
+        t.pruned = x == 5e-3;
+        v.trials.push_back(t);
+      }
+    v.bestSoFar = {{0.65, 0.7, 0.7}, {0.8, 0.85, 0.85}};
+    StudyViews views;
+    views.resize(700, 400);
+    views.show();
+    views.setViews(v);
+    for (int view : {StudyViews::Parallel, StudyViews::Slice}) {
+      views.viewCombo()->setCurrentIndex(view);
+      QCustomPlot* p = views.plot();
+      QVERIFY(p->legend->visible());
+      QStringList names;
+      for (int i = 0; i < p->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(p->legend->item(i)))
+          names << item->plottable()->name();
+      QCOMPARE(names, (QStringList{QStringLiteral("mode=local"), QStringLiteral("mode=backprop"),
+                                   QStringLiteral("pruned (faint)")}));
+    }
+    views.viewCombo()->setCurrentIndex(StudyViews::BestSoFar);
+    QCustomPlot* p = views.plot();
+    p->replot();
+    const QVector<double> ticks = p->xAxis->tickVector();
+    QVERIFY(!ticks.isEmpty());
+    for (double t : ticks) QVERIFY2(t == std::round(t), qPrintable(QString::number(t)));
   }
 
   void frontViewJoinsTheGroupsNoneBeats() {

@@ -44,6 +44,7 @@
 #include "runs/runs_workspace.h"
 #include "runs/study_groups.h"
 #include "runs/study_views.h"
+#include "stagewise/engine/number_text.h"
 #include "stagewise/recorder/recorder.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/study/results.h"
@@ -475,8 +476,10 @@ class TestStudyGui : public QObject {
     for (int r = 0; r < 2; ++r) {
       const study::TunedResult& tr = results.tuned[size_t(r)];
       QCOMPARE(tuned->item(r, 0)->text(), QString::fromStdString(r == 0 ? "local" : "backprop"));
+      // The chosen rate to 3 significant digits (issue 36 §1.5), not the double's 17.
       QCOMPARE(tuned->item(r, 1)->text(),
-               QStringLiteral("train.lr=") + QString::fromStdString(tr.best.at(0)));
+               QStringLiteral("train.lr=") +
+                   QString::fromStdString(engine::significant(std::stod(tr.best.at(0)), 3)));
       QCOMPARE(tuned->item(r, 2)->text(), locale.toString(*tr.bestValue, 'f', 4));
       QVERIFY2(tuned->item(r, 3)->text().startsWith(
                    locale.toString(tr.test.mean, 'f', 4) + QStringLiteral(" ± ") +
@@ -503,7 +506,8 @@ class TestStudyGui : public QObject {
       QCOMPARE(trial.pruned, bool(prunedRuns.count(trial.runId)));
     }
     views->viewCombo()->setCurrentIndex(StudyViews::Parallel);
-    QCOMPARE(views->plot()->graphCount(), 12);
+    // A line per trial, and the legend's key for the faint (pruned) ones.
+    QCOMPARE(views->plot()->graphCount(), 12 + (prunedRuns.empty() ? 0 : 1));
     views->viewCombo()->setCurrentIndex(StudyViews::BestSoFar);
     QCOMPARE(views->plot()->graphCount(), 2);
     views->viewCombo()->setCurrentIndex(StudyViews::Importance);

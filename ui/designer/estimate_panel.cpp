@@ -302,6 +302,9 @@ void EstimatePanel::refresh() {
     m_speedup->setText(QStringLiteral("—"));
     m_efficiency->setText(QStringLiteral("—"));
     m_note->setText(tr("No estimate: fix the problems listed first."));
+    // No stages to show either: the ticks of the last valid cut (S5 after its cut was removed,
+    // issue 36 §2.4) would label bars that are not there.
+    m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText));
     m_plot->replot();
     return;
   }

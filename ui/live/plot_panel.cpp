@@ -302,7 +302,14 @@ void PlotPanel::refresh(bool force) {
       xHi = std::max(xHi, s->x(s->size() - 1, m_axis));
     }
     if (!(xLo <= xHi)) xLo = 0, xHi = 1;
-    if (xHi - xLo < 1e-9) xHi = xLo + 1;
+    if (xHi - xLo < 1e-9) {
+      // One point (a single probe at step 369): centred in a readable span, not at the left
+      // edge of 369–370 (issue 36 §2.5); steps and times never go below 0.
+      const double pad = std::max(1.0, std::abs(xLo) * 0.05);
+      const double at = xLo;
+      xLo = at >= 0 ? std::max(0.0, at - pad) : at - pad;
+      xHi = at + pad;
+    }
   }
   double yLo = std::numeric_limits<double>::infinity(), yHi = -yLo;
   QVector<QCPGraphData> data;

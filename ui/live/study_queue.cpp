@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPointer>
 #include <QPushButton>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -129,15 +130,15 @@ QString StudyQueue::start(const std::string& baseSpecJson, const study::StudyObj
   showEntries();
   Q_EMIT message(
       (m_plan.isSearch()
-           ? tr("Study %1 '%2': a search of %3 runs%4")
+           ? tr("Study %1 '%2': a search of %3%4")
                  .arg(m_studyId)
                  .arg(QString::fromStdString(name))
-                 .arg(points)
+                 .arg(formatCountOf(qint64(points), tr("run"), tr("runs")))
                  .arg(m_plan.search.prune ? tr(" at most (trials may be pruned)") : QString())
-           : tr("Study %1 '%2': %3 runs")
+           : tr("Study %1 '%2': %3")
                  .arg(m_studyId)
                  .arg(QString::fromStdString(name))
-                 .arg(points)));
+                 .arg(formatCountOf(qint64(points), tr("run"), tr("runs")))));
   runNext();
   return {};
 }
@@ -220,15 +221,49 @@ QString StudyQueue::startReport(std::shared_ptr<report::ReportSession> session,
   m_currentFraction = 0;
   m_clock.start();
   showEntries();
-  Q_EMIT message(tr("Replication report: %1 studies, %2 runs to train, %3 reused from the store")
+  Q_EMIT message(tr("Replication report: %1 studies, %2 to train, %3 reused from the store")
                      .arg(m_report->suite().studies.size())
-                     .arg(m_entries.size())
+                     .arg(formatCountOf(qint64(m_entries.size()), tr("run"), tr("runs")))
                      .arg(m_report->reused()));
   runNext();
   return {};
 }
 
+void StudyQueue::setQuietWait(std::function<engine::MachineLoad()> read, engine::QuietWait wait) {
+  if (read) m_readLoad = std::move(read);  // null: keep the reader (tests inject theirs)
+  m_quietWait = wait;
+}
+
+bool StudyQueue::waitForQuiet(const Entry& entry) {
+  if (!m_report->jobs()[entry.job].fresh || m_quietWait.maxWaitS <= 0) return false;
+  if (!m_readLoad) m_readLoad = [] { return engine::LoadMeter().start(); };
+  std::string why;
+  const bool busy = engine::machineBusy(m_readLoad(), &why, m_quietWait.threshold);
+  const QString read = QString::fromStdString(why);
+  if (busy && !m_busySince.isValid()) {
+    m_busySince.start();
+    Q_EMIT message(tr("The machine is busy (%1): the throughput run waits up to %2 s")
+                       .arg(read)
+                       .arg(m_quietWait.maxWaitS));
+  }
+  if (!m_busySince.isValid()) return false;
+  const double waited = m_busySince.elapsed() / 1000.0;
+  if (busy && waited < m_quietWait.maxWaitS) {
+    QTimer::singleShot(int(m_quietWait.pollS * 1000), this, &StudyQueue::runNext);
+    return true;
+  }
+  Q_EMIT message(busy
+                     ? tr("The machine is still busy after %1 s (%2): measuring anyway; the "
+                          "run's summary records the load")
+                           .arg(waited, 0, 'f', 0)
+                           .arg(read)
+                     : tr("The machine is quiet after %1 s (%2)").arg(waited, 0, 'f', 0).arg(read));
+  m_busySince.invalidate();
+  return false;
+}
+
 void StudyQueue::runNextOfReport(size_t i) {
+  if (waitForQuiet(m_entries[i])) return;
   Entry& e = m_entries[i];
   engine::ExperimentSpec spec = e.resolved.spec;
   spec.name = m_report->runName(e.job);
@@ -467,9 +502,14 @@ void StudyQueue::stopStudy() {
 void StudyQueue::finishReport(bool stopped) {
   auto session = std::move(m_report);
   auto machine = std::move(m_machine);
+  const int64_t id = m_studyId;
   m_studyId = 0;
   m_stopping = false;
+  m_busySince.invalidate();
   updateHeader();
+  // issue 36 §2.1: the queue is free again: Run, the mode box, Processes, Run study and the
+  // report's own action follow (they were left greyed, "A study is running").
+  Q_EMIT studyFinished(id);
   try {
     session->finish(stopped);
   } catch (const std::exception& e) {
@@ -494,7 +534,12 @@ void StudyQueue::finishReport(bool stopped) {
     QMetaObject::invokeMethod(
         QCoreApplication::instance(),
         [self, doc, error] {
-          if (self) Q_EMIT self->reportReady(doc, error);
+          if (!self) return;
+          // The log does not end at "judging the findings…".
+          Q_EMIT self->message(
+              doc ? tr("Replication report: the findings are judged; the report is open")
+                  : tr("Replication report: the findings could not be judged: %1").arg(error));
+          Q_EMIT self->reportReady(doc, error);
         },
         Qt::QueuedConnection);
   }).detach();
@@ -593,7 +638,9 @@ void StudyQueue::updateHeader() {
     left += e.state == EntryState::Waiting || e.state == EntryState::Running;
   }
   QString text = m_reportEntries
-                     ? tr("Replication report: %1 of %2 runs done").arg(done).arg(m_entries.size())
+                     ? tr("Replication report: %1 of %2 done")
+                           .arg(done)
+                           .arg(formatCountOf(qint64(m_entries.size()), tr("run"), tr("runs")))
                      : tr("Study %1 '%2': %3 of %4 done")
                            .arg(m_lastStudyId)
                            .arg(QString::fromStdString(m_name))

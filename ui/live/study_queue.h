@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "bridge/engine_controller.h"
+#include "stagewise/engine/machine_load.h"
 #include "stagewise/engine/metrics.h"
 #include "stagewise/engine/run.h"
 #include "stagewise/study/driver.h"
@@ -92,6 +93,11 @@ class StudyQueue : public QWidget {
   QPushButton* stopStudyButton() const { return m_stopStudy; }
   QLabel* headerLabel() const { return m_header; }
 
+  /// Where a report's throughput runs read the machine's load before they start, and how long
+  /// they wait while it is busy (issue 36 §1.8; the default reads /proc, waits up to 60 s; a
+  /// null `read` keeps the reader set before).
+  void setQuietWait(std::function<engine::MachineLoad()> read, engine::QuietWait wait);
+
   /// The current run ended with `summary` (or could not start: none); the next one starts.
   void runEnded(const std::optional<engine::RunSummary>& summary);
   /// The queue's status text of an entry ("pruned at rung 2 (300 steps)").
@@ -127,6 +133,12 @@ class StudyQueue : public QWidget {
   void finishReport(bool stopped);
   void showEntries();
   void updateHeader();
+
+  /// Whether a report's fresh (throughput) entry must wait for a busy machine; says so.
+  bool waitForQuiet(const Entry& entry);
+  std::function<engine::MachineLoad()> m_readLoad;
+  engine::QuietWait m_quietWait;
+  QElapsedTimer m_busySince;  ///< valid while a throughput run waits for the machine
 
   RunStarter m_starter;
   std::shared_ptr<report::ReportSession> m_report;  ///< set while a report's suite runs

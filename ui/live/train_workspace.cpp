@@ -214,7 +214,8 @@ void TrainWorkspace::setStore(std::shared_ptr<storage::RunStore> store) {
   m_queue->setStore(std::move(store));
 }
 
-QString TrainWorkspace::startReport(const std::string& baseSpecJson, bool quick) {
+QString TrainWorkspace::startReport(const std::string& baseSpecJson, bool quick,
+                                    const QStringList& adaptations) {
   QString problem;
   if (m_controller->isBusy() || m_queue->isRunning())
     problem = tr("a run or a study is in progress");
@@ -238,9 +239,16 @@ QString TrainWorkspace::startReport(const std::string& baseSpecJson, bool quick)
       session->addAdaptation(
           "made in the workbench: its window shares the cores with the runs, the throughput "
           "runs' included");
+      for (const QString& a : adaptations) session->addAdaptation(a.toStdString());
     } catch (const std::exception& e) {
       problem = QString::fromStdString(e.what());
     }
+  }
+  if (problem.isEmpty()) {
+    // As the CLI: a full report's throughput runs wait (60 s at most) for a busy machine.
+    engine::QuietWait wait;
+    wait.maxWaitS = quick ? 0 : 60;
+    m_queue->setQuietWait(nullptr, wait);
   }
   if (problem.isEmpty())
     problem = m_queue->startReport(
@@ -470,8 +478,8 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
       const QString share = QString::number(s.measureShare * 100, 'f', 1);
       m_measure->setText(tr("measuring %1 %").arg(share));
       QStringList points;
-      if (s.probePoints > 0) points << tr("%n probe(s)", nullptr, int(s.probePoints));
-      points << tr("%n evaluation(s)", nullptr, int(s.evalPoints));
+      if (s.probePoints > 0) points << formatCountOf(s.probePoints, tr("probe"), tr("probes"));
+      points << formatCountOf(s.evalPoints, tr("evaluation"), tr("evaluations"));
       line += tr("; measuring took %1 % of it (%2 during training, then the final ones, not "
                  "charged%3)")
                   .arg(share, points.join(tr(" and ")),

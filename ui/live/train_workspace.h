@@ -60,7 +60,8 @@ class TrainWorkspace : public QWidget {
   /// Runs the replication report's suite for `baseSpecJson` in the study queue (quick: fewer
   /// steps, 2 seeds); the queue's reportReady says when its findings are judged. Returns
   /// empty, or why it cannot start (shown in the banner too).
-  QString startReport(const std::string& baseSpecJson, bool quick);
+  QString startReport(const std::string& baseSpecJson, bool quick,
+                      const QStringList& adaptations = {});
   /// Summaries of the phases of the last plan, in order.
   const std::vector<engine::RunSummary>& summaries() const { return m_summaries; }
 

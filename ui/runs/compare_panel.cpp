@@ -23,6 +23,7 @@
 #include "common/plot_frame.h"
 #include "common/smoothing.h"
 #include "common/theme.h"
+#include "stagewise/engine/machine_load.h"
 #include "stagewise/engine/metrics.h"
 #include "stagewise/study/results.h"
 
@@ -98,6 +99,14 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   m_hint =
       new QLabel(tr("Select runs in the table to compare them (Ctrl+click for several)."), this);
   m_hint->setWordWrap(true);
+  m_loadWarning = new QLabel(this);
+  m_loadWarning->setWordWrap(true);
+  m_loadWarning->setToolTip(
+      tr("Each run records the machine's 1-minute load average, its CPU steal share and its "
+         "online cores at its start and end. Throughputs measured while the machine was busy "
+         "with other work (load per core apart by more than 0.5) or lost CPU time to steal are "
+         "not comparable."));
+  m_loadWarning->hide();
 
   m_overlayFrame = new PlotFrame(
       tr("Overlay"),
@@ -147,6 +156,7 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_hint);
   layout->addLayout(controls);
+  layout->addWidget(m_loadWarning);
   layout->addWidget(split, 1);
 
   connect(m_metric, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
@@ -608,7 +618,24 @@ void ComparePanel::drawFront() {
   m_summary->replot();
 }
 
+void ComparePanel::updateLoadWarning() {
+  const int bars = m_summaryMetric->currentIndex();
+  const int metric = m_metric->currentIndex();
+  const bool overlayRate = metric >= 0 && metric < int(m_metrics.size()) &&
+                           m_metrics[size_t(metric)].series == engine::series::kSamplesPerSec;
+  std::string text;
+  if (bars == 1 || bars == 2 || bars == 4 || overlayRate) {
+    std::vector<engine::RunLoad> loads;
+    for (const auto& r : m_runs) loads.push_back(engine::runLoadFromSummary(r.id, r.summaryJson));
+    text = engine::loadMismatch(loads);
+  }
+  m_loadWarning->setText(text.empty() ? QString()
+                                      : QStringLiteral("⚠ ") + QString::fromStdString(text));
+  m_loadWarning->setVisible(!text.empty());
+}
+
 void ComparePanel::drawSummary() {
+  updateLoadWarning();
   m_summary->clearPlottables();
   m_summary->legend->setVisible(false);
   if (m_summaryMetric->currentIndex() >= 4) {

@@ -72,6 +72,9 @@ class ComparePanel : public QWidget {
     bool onFront = false;
   };
   const std::vector<FrontPoint>& frontPoints() const { return m_front; }
+  /// Shown when throughputs (samples/s, wall time, their front, the samples/s overlay) of runs
+  /// measured under different machine loads are compared (issue 36 §1.8); hidden otherwise.
+  QLabel* loadWarning() const { return m_loadWarning; }
   /// True when the data for the current selection and choices has arrived.
   bool isLoaded() const { return m_loadedTicket == m_ticket; }
   /// Selects the overlay metric showing `series` of `stage` (-1 run-level, -2 each run's last
@@ -113,6 +116,7 @@ class ComparePanel : public QWidget {
   QString groupLabel(size_t firstRun) const;
   void showLoaded(const Data& data);
   void drawSummary();
+  void updateLoadWarning();
   void setMetricList(const std::vector<Metric>& extra);
 
   StoreExecutor* m_executor;
@@ -136,6 +140,7 @@ class ComparePanel : public QWidget {
   storage::AlignedSeries m_aligned;  // as loaded; drawOverlay() smooths a copy
   std::vector<storage::SpecDifference> m_diffs;
   QComboBox* m_summaryMetric;
+  QLabel* m_loadWarning;
   PlotFrame* m_overlayFrame;
   PlotFrame* m_summaryFrame;
   QCustomPlot* m_overlay;

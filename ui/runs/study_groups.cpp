@@ -16,39 +16,41 @@
 #include "common/app_settings.h"
 #include "common/format.h"
 #include "runs/study_views.h"
+#include "stagewise/engine/number_text.h"
 #include "stagewise/study/search_views.h"
 
 namespace stagewise::ui {
 
 namespace {
 
-/// "mean ± half" for a symmetric spread, "mean [lo, hi]" for min–max.
-QString meanSpread(const study::Stat& s, int decimals, study::Spread spread) {
-  const QLocale locale;
-  QString text = locale.toString(s.mean, 'f', decimals);
-  if (s.n < 2) return text;
+/// "mean ± half" for a symmetric spread, "mean [lo, hi]" for min–max, to the decimal place the
+/// spread supports (significant digits, as `study show` writes them); `scale` and `unit` write
+/// seconds as minutes or hours.
+QString meanSpread(const study::Stat& s, study::Spread spread, double scale = 1,
+                   const QString& unit = QString()) {
+  if (s.n < 2) return QString::fromStdString(engine::significant(s.mean / scale, 4)) + unit;
   const auto [lo, hi] = study::spreadBounds(s, spread);
-  if (spread == study::Spread::MinMax)
-    return text + QStringLiteral(" [") + locale.toString(lo, 'f', decimals) + QStringLiteral(", ") +
-           locale.toString(hi, 'f', decimals) + QLatin1Char(']');
-  return text + QStringLiteral(" ± ") + locale.toString(hi - s.mean, 'f', decimals);
+  if (spread == study::Spread::MinMax) {
+    const int d = engine::spreadDecimals((hi - lo) / scale / 2);
+    auto at = [d, scale](double v) {
+      return QString::fromStdString(engine::atDecimals(v / scale, d));
+    };
+    return at(s.mean) + unit + QStringLiteral(" [") + at(lo) + QStringLiteral(", ") + at(hi) +
+           QLatin1Char(']');
+  }
+  return formatMeanSpread(s.mean / scale, (hi - s.mean) / scale, unit);
 }
 
+/// Seconds in the unit the mean calls for (s, min, h), the spread in the same.
 QString durationSpread(const study::Stat& s, study::Spread spread) {
-  QString text = formatDuration(s.mean);
-  if (s.n < 2) return text;
-  const auto [lo, hi] = study::spreadBounds(s, spread);
-  if (spread == study::Spread::MinMax)
-    return text + QStringLiteral(" [") + formatDuration(lo) + QStringLiteral(", ") +
-           formatDuration(hi) + QLatin1Char(']');
-  return text + QStringLiteral(" ± ") + formatDuration(hi - s.mean);
+  if (!(s.mean >= 0) || !std::isfinite(s.mean)) return QStringLiteral("—");
+  if (s.mean >= 7200) return meanSpread(s, spread, 3600, QStringLiteral(" h"));
+  if (s.mean >= 120) return meanSpread(s, spread, 60, QStringLiteral(" min"));
+  return meanSpread(s, spread, 1, QStringLiteral(" s"));
 }
 
 QString unquoted(const std::string& json) {
-  QString v = QString::fromStdString(json);
-  if (v.size() >= 2 && v.startsWith(QLatin1Char('"')) && v.endsWith(QLatin1Char('"')))
-    v = v.mid(1, v.size() - 2);
-  return v;
+  return formatSpecValue(json);
 }
 
 /// Sorts numbers by their value (Qt::UserRole), text by its text.
@@ -330,7 +332,13 @@ void StudyGroupTable::fill() {
   if (perRun)
     for (const auto& k : r.keys) headers << QString::fromStdString(k);
   if (perRun) headers << tr("seed");
-  headers << tr("mode") << (perRun ? tr("run") : tr("n")) << tr("test accuracy") << tr("samples/s")
+  // The mode is a column of its own unless it is one of the keys shown (then it would be twice).
+  bool modeShown = false;
+  for (size_t i = 0; i < r.keys.size(); ++i)
+    if (r.keys[i] == "mode" && (perRun || std::find(at.begin(), at.end(), i) != at.end()))
+      modeShown = true;
+  if (!modeShown) headers << tr("mode");
+  headers << (perRun ? tr("run") : tr("n")) << tr("test accuracy") << tr("samples/s")
           << tr("wall time") << tr("training FLOPs") << tr("time to target");
   if (!perRun) headers << tr("front");
   m_table->setColumnCount(int(headers.size()));
@@ -346,7 +354,8 @@ void StudyGroupTable::fill() {
       int c = 0;
       for (const auto& v : o.values) m_table->setItem(row, c++, cell(unquoted(v), std::nan("")));
       m_table->setItem(row, c++, cell(QString::number(o.seed), double(o.seed)));
-      m_table->setItem(row, c++, cell(QString::fromStdString(o.mode), std::nan("")));
+      if (!modeShown)
+        m_table->setItem(row, c++, cell(QString::fromStdString(o.mode), std::nan("")));
       const int64_t runId = r.rows[r.outcomeRows[size_t(row)]].run.id;
       m_table->setItem(row, c++, cell(QStringLiteral("#%1").arg(runId), double(runId)));
       m_table->setItem(row, c++, cell(locale.toString(o.testAccuracy, 'f', 4), o.testAccuracy));
@@ -368,11 +377,11 @@ void StudyGroupTable::fill() {
       const study::Group& g = m_groups[size_t(row)];
       int c = 0;
       for (const auto& v : g.values) m_table->setItem(row, c++, cell(unquoted(v), std::nan("")));
-      m_table->setItem(row, c++, cell(QString::fromStdString(g.mode), std::nan("")));
+      if (!modeShown)
+        m_table->setItem(row, c++, cell(QString::fromStdString(g.mode), std::nan("")));
       m_table->setItem(row, c++, cell(QString::number(g.accuracy.n), g.accuracy.n));
-      m_table->setItem(row, c++, cell(meanSpread(g.accuracy, 4, spread), g.accuracy.mean));
-      m_table->setItem(row, c++,
-                       cell(meanSpread(g.samplesPerSec, 0, spread), g.samplesPerSec.mean));
+      m_table->setItem(row, c++, cell(meanSpread(g.accuracy, spread), g.accuracy.mean));
+      m_table->setItem(row, c++, cell(meanSpread(g.samplesPerSec, spread), g.samplesPerSec.mean));
       m_table->setItem(row, c++, cell(durationSpread(g.wallS, spread), g.wallS.mean));
       m_table->setItem(row, c++, cell(formatCount(g.trainFlops.mean), g.trainFlops.mean));
       QString ttt = tr("not reached (0 of %1)").arg(g.accuracy.n);
@@ -387,6 +396,36 @@ void StudyGroupTable::fill() {
              "as accurate (mean test accuracy)"));
       m_table->setItem(row, c++, front);
     }
+  }
+  // A search's pruned trials: no group (their test accuracy is from fewer steps) but trials,
+  // listed with the step their rung stopped them at and the value judged there, as `study show`
+  // lists them (issue 32's walkthrough: they were missing here).
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const study::StudyRunRow& pr = r.rows[i];
+    if (pr.link.replaced || pr.run.status != storage::RunStatus::Pruned) continue;
+    const int row = m_table->rowCount();
+    m_table->insertRow(row);
+    int c = 0;
+    for (size_t k = 0; k < r.keys.size(); ++k) {
+      if (!perRun && std::find(at.begin(), at.end(), k) == at.end()) continue;
+      m_table->setItem(
+          row, c++, cell(k < pr.values.size() ? unquoted(pr.values[k]) : QString(), std::nan("")));
+    }
+    if (perRun)
+      m_table->setItem(row, c++, cell(QString::number(pr.link.seed), double(pr.link.seed)));
+    if (!modeShown)
+      m_table->setItem(row, c++, cell(QString::fromStdString(pr.run.mode), std::nan("")));
+    m_table->setItem(row, c++,
+                     perRun ? cell(QStringLiteral("#%1").arg(pr.run.id), double(pr.run.id))
+                            : cell(QStringLiteral("—"), std::nan("")));
+    const std::string metric = r.plan.search.choosingMetric();
+    const std::optional<double> judged = metric == "val_loss" ? pr.valLoss : pr.valAccuracy;
+    QString text = pr.link.prunedAt ? tr("pruned at step %1").arg(*pr.link.prunedAt) : tr("pruned");
+    if (judged)
+      text += QStringLiteral(" (%1 %2)")
+                  .arg(QString::fromStdString(metric),
+                       QString::fromStdString(engine::significant(*judged, 4)));
+    m_table->setItem(row, c++, cell(text, std::nan("")));
   }
   m_table->resizeColumnsToContents();
   m_table->setSortingEnabled(true);

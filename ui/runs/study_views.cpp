@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QVBoxLayout>
 #include <cmath>
+#include <map>
 
 #include "common/plot_frame.h"
 #include "common/theme.h"
@@ -38,6 +39,39 @@ QColor pointColor(int varyPoint, bool faint) {
 QString pointName(const study::SearchViews& v, int point) {
   const std::string& label = size_t(point) < v.varyLabels.size() ? v.varyLabels[size_t(point)] : "";
   return label.empty() ? QObject::tr("trials") : QString::fromStdString(label);
+}
+
+/// One legend entry per vary point (its colour) and, when some trials were pruned, one for the
+/// faint ones (issue 32's walkthrough: the colours were not explained); every other graph stays
+/// out of the legend.
+void explainColours(QCustomPlot* p) {
+  std::map<int, QCPGraph*> first;
+  QCPGraph* prunedGraph = nullptr;
+  for (int i = 0; i < p->graphCount(); ++i) {
+    QCPGraph* g = p->graph(i);
+    const int point = g->property("varyPoint").toInt();
+    const bool pruned = g->property("pruned").toBool();
+    g->removeFromLegend();
+    if (pruned) {
+      if (!prunedGraph) prunedGraph = g;
+      continue;
+    }
+    if (!first.count(point)) first[point] = g;
+  }
+  for (const auto& [point, g] : first) g->addToLegend();
+  if (prunedGraph) {
+    // A grey stand-in, so the entry says "faint" rather than naming one point's colour.
+    auto* key = p->addGraph();
+    QPen pen = prunedGraph->pen();
+    pen.setColor(QColor(128, 128, 128, 60));
+    key->setPen(pen);
+    key->setLineStyle(prunedGraph->lineStyle());
+    QCPScatterStyle style = prunedGraph->scatterStyle();
+    if (!style.isNone()) style.setPen(pen);
+    key->setScatterStyle(style);
+    key->setName(QObject::tr("pruned (faint)"));
+  }
+  p->legend->setVisible(first.size() > 1 || prunedGraph);
 }
 
 }  // namespace
@@ -150,7 +184,10 @@ void StudyViews::drawParallel() {
       if (!t.completed && !t.pruned) pen.setStyle(Qt::DotLine);
       g->setPen(pen);
       g->setName(pointName(m_views, t.varyPoint));
+      g->setProperty("varyPoint", t.varyPoint);
+      g->setProperty("pruned", t.pruned);
     }
+  explainColours(p);
   p->xAxis->setTicker(ticker);
   p->xAxis->setRange(-0.2, double(axes.size()) - 0.8);
   QSharedPointer<QCPAxisTickerText> yTicks(new QCPAxisTickerText);
@@ -183,6 +220,11 @@ void StudyViews::drawBestSoFar() {
   }
   p->legend->setVisible(m_views.bestSoFar.size() > 1);
   p->xAxis->setLabel(tr("trials ended"));
+  // Whole trials only: no tick at 1.5 trials (issue 32's walkthrough).
+  QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);
+  whole->setTickStep(1.0);
+  whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  p->xAxis->setTicker(whole);
   p->yAxis->setLabel(QString::fromStdString(m_views.metric));
   p->xAxis->setRange(0.5, double(most) + 0.5);
   if (std::isfinite(lo)) m_frame->setYRange(lo, hi, std::max(1e-3, (hi - lo) * 0.1));
@@ -206,10 +248,13 @@ void StudyViews::drawSlice() {
         QCPScatterStyle(t.pruned ? QCPScatterStyle::ssCircle : QCPScatterStyle::ssDisc,
                         pointColor(t.varyPoint, t.pruned), 7));
     g->setName(pointName(m_views, t.varyPoint));
+    g->setProperty("varyPoint", t.varyPoint);
+    g->setProperty("pruned", t.pruned);
     g->addData(t.coords[size_t(k)], t.metric);
     lo = std::min(lo, t.metric);
     hi = std::max(hi, t.metric);
   }
+  explainColours(p);
   if (ax.categorical) {
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     for (size_t i = 0; i < ax.labels.size(); ++i)

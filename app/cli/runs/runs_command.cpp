@@ -167,9 +167,15 @@ int list(const std::string& db, Args& args, std::ostream& out) {
   if (!args.positionals().empty()) args.fail("takes no arguments, only options");
 
   std::vector<RunRecord> runs;
+  std::map<int64_t, int64_t> prunedAt;
   if (std::filesystem::exists(db)) {  // listing never creates a store
     RunStore store(db);
-    runs = RunReader(store).listRuns(filter, order, limit, offset);
+    RunReader reader(store);
+    runs = reader.listRuns(filter, order, limit, offset);
+    std::vector<int64_t> pruned;
+    for (const auto& r : runs)
+      if (r.status == RunStatus::Pruned) pruned.push_back(r.id);
+    if (!pruned.empty()) prunedAt = reader.prunedSteps(pruned);
   }
   if (json) {
     detail::printRunJson(runs, out);
@@ -177,7 +183,7 @@ int list(const std::string& db, Args& args, std::ostream& out) {
     out << "No runs" << (std::filesystem::exists(db) ? "" : " (no store at " + db + " yet)")
         << ".\n";
   } else {
-    detail::printRunTable(runs, out);
+    detail::printRunTable(runs, out, prunedAt);
   }
   return 0;
 }

@@ -62,12 +62,16 @@ void printTable(const std::vector<std::vector<std::string>>& rows,
 
 }  // namespace
 
-void printRunTable(const std::vector<RunRecord>& runs, std::ostream& out) {
+void printRunTable(const std::vector<RunRecord>& runs, std::ostream& out,
+                   const std::map<int64_t, int64_t>& prunedAt) {
   std::vector<std::vector<std::string>> rows = {{"ID", "NAME", "STATUS", "MODE", "STAGES",
                                                  "TEST ACC", "SAMPLES/S", "WALL S", "CREATED",
                                                  "TAGS"}};
   for (const RunRecord& r : runs) {
-    rows.push_back({std::to_string(r.id), clip(r.name, 40), toString(r.status), r.mode,
+    std::string status = toString(r.status);
+    if (auto at = prunedAt.find(r.id); at != prunedAt.end())
+      status += " at " + std::to_string(at->second);
+    rows.push_back({std::to_string(r.id), clip(r.name, 40), status, r.mode,
                     std::to_string(r.stageCount), fixed(r.testAccuracy, 4),
                     fixed(r.samplesPerSec, 1), fixed(r.wallSeconds, 1), formatTime(r.createdAtMs),
                     join(r.tags, ",")});

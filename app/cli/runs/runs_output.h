@@ -1,6 +1,7 @@
 #pragma once
 // How `runs list` and `runs show` print: aligned text tables and JSON.
 
+#include <map>
 #include <ostream>
 #include <vector>
 
@@ -9,7 +10,9 @@
 namespace stagewise::cli::detail {
 
 /// An aligned table: a header row, then one row per run.
-void printRunTable(const std::vector<storage::RunRecord>& runs, std::ostream& out);
+/// `prunedAt`: the step a search's rung stopped a pruned run at, by run id ("pruned at 40").
+void printRunTable(const std::vector<storage::RunRecord>& runs, std::ostream& out,
+                   const std::map<int64_t, int64_t>& prunedAt = {});
 /// A JSON array, one run object per line.
 void printRunJson(const std::vector<storage::RunRecord>& runs, std::ostream& out);
 /// Everything about one run, as text or as one JSON object.

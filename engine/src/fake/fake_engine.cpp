@@ -132,6 +132,8 @@ class FakeRun final : public Run {
     RunSummary summary;
     summary.mode = m_spec.mode;
     summary.blas = "fake";
+    summary.loadStart = m_script.loadStart;
+    summary.loadEnd = m_script.loadEnd;
     summary.stages.resize(static_cast<size_t>(m_stages));
     std::vector<MetricPoint> batch;
     int64_t step = 0;

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "stagewise/engine/machine_load.h"
 #include "stagewise/engine/metrics.h"
 
 namespace stagewise::engine {
@@ -10,6 +11,12 @@ using nlohmann::json;
 // JSON has no NaN: a value not measured (kNoValue) is null.
 static json num(double v) {
   return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+static json loadJson(const MachineLoad& l) {
+  return {{"load_average", num(l.loadAverage)},
+          {"steal_share", num(l.stealShare)},
+          {"cores", l.cores > 0 ? json(l.cores) : json(nullptr)}};
 }
 
 std::string summaryToJson(const RunSummary& s) {
@@ -60,10 +67,33 @@ std::string summaryToJson(const RunSummary& s) {
                     {"blas", s.blas},
                     {"threads", s.threads},
                     {"flush_denormal", s.flushDenormal},
+                    {"load_start", loadJson(s.loadStart)},
+                    {"load_end", loadJson(s.loadEnd)},
                     {"error", s.error.empty() ? json(nullptr) : json(s.error)},
                     {"failed_stage", s.failedStage >= 0 ? json(s.failedStage) : json(nullptr)},
                     {"stages", stages}};
   return doc.dump();
+}
+
+static MachineLoad loadFrom(const json& j) {
+  MachineLoad l;
+  if (!j.is_object()) return l;
+  if (j.contains("load_average") && j["load_average"].is_number())
+    l.loadAverage = j["load_average"].get<double>();
+  if (j.contains("steal_share") && j["steal_share"].is_number())
+    l.stealShare = j["steal_share"].get<double>();
+  if (j.contains("cores") && j["cores"].is_number_integer()) l.cores = j["cores"].get<int>();
+  return l;
+}
+
+RunLoad runLoadFromSummary(int64_t runId, const std::string& summaryJson) {
+  RunLoad r;
+  r.runId = runId;
+  const json doc = json::parse(summaryJson, nullptr, false);
+  if (!doc.is_object()) return r;
+  if (doc.contains("load_start")) r.start = loadFrom(doc["load_start"]);
+  if (doc.contains("load_end")) r.end = loadFrom(doc["load_end"]);
+  return r;
 }
 
 }  // namespace stagewise::engine

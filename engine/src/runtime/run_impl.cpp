@@ -26,6 +26,7 @@
 #include "runtime/topology.h"
 #include "stagewise/engine/checkpoint.h"
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/machine_load.h"
 #include "stagewise/engine/memory_need.h"
 #include "stagewise/engine/observer_fanout.h"
 #include "stagewise/engine/torchscript.h"
@@ -502,6 +503,8 @@ class TorchRun final : public Run {
       m_reporter.event(
           {EventKind::Info, 0.0, -1,
            "resumed from " + m_resumedFrom + " at step " + std::to_string(m_ctx.startStep)});
+    // Before the clock starts: the start's steal share is read over a short window.
+    m_loadStart = m_loadMeter.start();
     {
       std::lock_guard lock(m_clockMutex);
       m_ctx.start = RunContext::Clock::now();
@@ -631,6 +634,8 @@ class TorchRun final : public Run {
     if (m_spec.mode == Mode::Local && m_spec.local.overlap > 0)
       s.overlapLayers = m_spec.local.overlap, s.overlapDelay = m_spec.train.queueCapacity + 1;
     summariseMeasuring(s);
+    s.loadStart = m_loadStart;
+    s.loadEnd = m_loadMeter.end();
     {
       std::vector<StagePlan> plans;
       for (const auto& st : m_stages) plans.push_back(st->plan);
@@ -704,6 +709,8 @@ class TorchRun final : public Run {
   std::vector<bool> m_isLast;
   std::unique_ptr<MeasureBudget> m_budget;  ///< before the coordinator, which refers to it
   std::unique_ptr<SnapshotCoordinator> m_snapshots;
+  LoadMeter m_loadMeter;  ///< the machine's load at the start and end (summary load_start/end)
+  MachineLoad m_loadStart;
   static constexpr double kDrainTimeoutS = 5.0;
   std::string m_checkpointDir;
   std::string m_resumedFrom;

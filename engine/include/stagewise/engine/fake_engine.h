@@ -20,6 +20,9 @@ struct FakeScript {
   /// As RunOptions::evalAtSteps: after these numbers of finished steps the fake evaluates
   /// whatever eval.interval says (points at step N - 1).
   std::vector<int64_t> evalAtSteps{};
+  /// The machine's load the summary reports (unknown by default): tests of the load warnings.
+  MachineLoad loadStart{};
+  MachineLoad loadEnd{};
 };
 
 /// A run that emits plausible, deterministic per-stage losses, utilization, cosines, events and

@@ -98,6 +98,9 @@ class RunReader {
   std::optional<StudyRecord> study(int64_t studyId);
   /// The study's runs by point, then run id (replaced ones included, flagged).
   std::vector<StudyRunRecord> studyRuns(int64_t studyId);
+  /// The step a pruned run's rung stopped it at, by run id, for those of `runIds` a search
+  /// pruned (what `runs list` shows beside "pruned").
+  std::map<int64_t, int64_t> prunedSteps(const std::vector<int64_t>& runIds);
   /// One series of every run linked to the study, by run id, in one read (a study's
   /// evaluations for time-to-target).
   std::map<int64_t, std::vector<SeriesPoint>> studySeries(int64_t studyId, const SeriesKey& key);
