@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include "metrics/reporter.h"
 #include "runtime/run_change.h"

@@ -85,6 +85,10 @@ RunChange parseRunChange(const std::string& text) {
   if (c.key == "partition.cuts") {
     c.value = cutsText(cutsFromText(value));
   } else if (splitStageKey(c.key, stage, setting)) {
+    if (setting != "delay_ms" && setting != "lr_scale" && setting != "threads")
+      throw std::invalid_argument("'" + text + "': '" + setting +
+                                  "' cannot change while a run trains: use delay_ms, lr_scale or "
+                                  "threads");
     double v = 0;
     try {
       size_t used = 0;
