@@ -10,6 +10,7 @@
 #include "recording_observer.h"
 #include "stagewise/engine/checkpoint.h"
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/fake_engine.h"
 
 // LibTorch after Qt: it uses "slots" and "signals" as names (QT_NO_KEYWORDS).
 #include <torch/torch.h>
@@ -390,6 +391,35 @@ class TestSteering : public QObject {
     const RunSummary sl = train(spec(), late, missing);
     QVERIFY2(sl.status == RunStatus::Completed, sl.error.c_str());
     QVERIFY(hasEvent(late, "stages.2.delay_ms=1 refused: the run has 2 stage(s) then"));
+  }
+
+  // The fake engine (the workbench's tests) takes the same request and reports it alike.
+  void fakeEngineRepartitions() {
+    RecordingObserver obs;
+    FakeScript script;
+    script.steps = 100;
+    script.stepSeconds = 0.001;
+    auto run = createFakeRun(spec(), &obs, script);
+    run->start();
+    run->pause();
+    QVERIFY(!run->repartition({9}).accepted);
+    const ChangeResult r = run->repartition({2});
+    QVERIFY2(r.accepted, r.reason.c_str());
+    QVERIFY(!run->repartition({3}).accepted);  // one at a time
+    run->resume();
+    const RunSummary s = run->wait();
+    QCOMPARE(s.stages.size(), size_t{2});
+    QCOMPARE(s.stages[1].firstLayer, 2);
+    QCOMPARE(run->changes().size(), size_t{1});
+    QVERIFY(hasEvent(obs, "partition.cuts=[2] (was [1,3])"));
+    const auto parsed = changeFromEvent([&] {
+      std::lock_guard lock(obs.mutex);
+      for (const auto& e : obs.events)
+        if (e.message.rfind("repartition at step", 0) == 0) return e.message;
+      return std::string();
+    }());
+    QVERIFY(parsed.has_value());
+    QCOMPARE(parsed->value, std::string("[2]"));
   }
 };
 
