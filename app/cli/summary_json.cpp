@@ -6,9 +6,20 @@
 
 namespace stagewise::cli {
 
-nlohmann::json summaryJson(const engine::RunSummary& s, std::optional<int64_t> runId) {
+nlohmann::json summaryJson(const engine::RunSummary& s, std::optional<int64_t> runId,
+                           const std::vector<engine::RunChange>* changes) {
   nlohmann::json out = {{"run_id", runId ? nlohmann::json(*runId) : nlohmann::json(nullptr)}};
   out.update(nlohmann::json::parse(engine::summaryToJson(s)));
+  if (changes) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : *changes) {
+      // The value as JSON where it is JSON ([4], 0.5), else as text.
+      nlohmann::json value = nlohmann::json::parse(c.value, nullptr, false);
+      if (value.is_discarded()) value = c.value;
+      list.push_back({{"step", c.step}, {"key", c.key}, {"value", value}, {"pause_s", c.pauseS}});
+    }
+    out["changes"] = list;
+  }
   return out;
 }
 

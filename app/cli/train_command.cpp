@@ -96,6 +96,7 @@ TrainOutcome trainInProcess(const engine::ExperimentSpec& spec, const engine::Ru
     printer.tick(run->progress());
   }
   outcome.summary = run->wait();
+  outcome.changes = run->changes();
   printer.tick(run->progress());
   printer.done();
   announce();
@@ -141,13 +142,23 @@ std::optional<int64_t> runOwning(const storage::RunStore& store,
 
 int trainCommand(const std::vector<std::string>& argv) {
   Args args(argv,
-            {"--config", "--db", "--resume", "--rank", "--world-size", "--master", "--timeout"},
-            {"--set"}, {"--json", "--quiet", "--no-store", "--help", "--dist"});
+            {"--config", "--db", "--resume", "--replay", "--rank", "--world-size", "--master",
+             "--timeout"},
+            {"--set", "--change"}, {"--json", "--quiet", "--no-store", "--help", "--dist"});
   if (args.flag("--help")) {
     std::cout
         << "usage: stagewise-cli train --config FILE [--set key=value]... [--db PATH | --no-store] "
            "[--json] [--quiet]\n"
            "       stagewise-cli train --resume CHECKPOINT [--set key=value]... [...]\n"
+           "       stagewise-cli train --replay RUN_ID [--set key=value]... [...]\n"
+           "  --change STEP:KEY=VALUE (repeatable): change the run at a step, as a live change "
+           "would;\n"
+           "          keys partition.cuts ([4]: local mode), stages.N.delay_ms, "
+           "stages.N.lr_scale,\n"
+           "          stages.N.threads (N: the stage's index at that step). --json lists them "
+           "under 'changes'.\n"
+           "  --replay RUN_ID: train a stored run's spec again with the changes it recorded, at "
+           "the same steps.\n"
            "       stagewise-cli train --dist --config FILE [--rank N --world-size N --master "
            "HOST:PORT] "
            "[--timeout S] [...]\n"
@@ -165,7 +176,49 @@ int trainCommand(const std::vector<std::string>& argv) {
   engine::RunOptions options;
   std::optional<engine::CheckpointInfo> checkpoint;
   engine::ExperimentSpec spec;
-  if (auto resume = args.value("--resume")) {
+  std::optional<int64_t> replayId;
+  if (auto replay = args.value("--replay")) {
+    if (args.value("--config") || args.value("--resume"))
+      throw UsageError("give --replay alone, without --config or --resume (the run holds its spec)");
+    try {
+      size_t used = 0;
+      replayId = std::stoll(*replay, &used);
+      if (used != replay->size()) throw std::invalid_argument(*replay);
+    } catch (const std::exception&) {
+      throw UsageError("--replay needs a run id, got '" + *replay + "'");
+    }
+  }
+  for (const std::string& text : args.values("--change")) {
+    try {
+      options.changes.push_back(engine::parseRunChange(text));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--change ") + e.what());
+    }
+  }
+  if (replayId) {
+#ifdef STAGEWISE_HAVE_STORE
+    if (args.flag("--no-store"))
+      throw UsageError("--replay reads the run from the store; leave out --no-store");
+    storage::RunStore source(storage::resolveDbPath(args.value("--db")));
+    storage::RunReader reader(source);
+    const auto record = reader.run(*replayId);
+    if (!record)
+      throw UsageError("no run " + std::to_string(*replayId) + " in the store; 'stagewise-cli "
+                       "runs list' shows the ids");
+    const auto sets = args.values("--set");
+    spec = engine::parseSpec(sets.empty() ? record->specJson
+                                          : engine::applyOverrides(record->specJson, sets));
+    std::vector<engine::RunChange> history;
+    for (const auto& e : reader.events(*replayId))
+      if (e.kind == "info")
+        if (auto c = engine::changeFromEvent(e.message)) history.push_back(*c);
+    options.changes.insert(options.changes.begin(), history.begin(), history.end());
+    std::cerr << "[info] replaying run " << *replayId << " with " << history.size()
+              << " change(s)\n";
+#else
+    throw UsageError("this build has no run store: --replay needs one");
+#endif
+  } else if (auto resume = args.value("--resume")) {
     if (args.value("--config"))
       throw UsageError("give --config or --resume, not both (a checkpoint holds its spec)");
     checkpoint = engine::readCheckpointInfo(*resume);
@@ -251,7 +304,7 @@ int trainCommand(const std::vector<std::string>& argv) {
   if (!outcome.storeError.empty())
     std::cerr << "[warning] not everything was recorded: " << outcome.storeError << "\n";
   if (json) {
-    std::cout << summaryJson(summary, runId).dump() << std::endl;
+    std::cout << summaryJson(summary, runId, &outcome.changes).dump() << std::endl;
   } else {
     std::cout << summaryTable(summary);
     if (runId) std::cout << "saved as run " << *runId << "\n";

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "progress_line.h"
 #include "stagewise/engine/engine.h"
@@ -28,6 +29,7 @@ struct TrainOutcome {
   engine::RunSummary summary;
   std::optional<int64_t> runId;  ///< the record, when recorded
   std::string storeError;        ///< not everything could be recorded
+  std::vector<engine::RunChange> changes;  ///< the changes applied while it trained
 };
 
 /// More for a run than `train` gives it: who else watches, and when to stop it.

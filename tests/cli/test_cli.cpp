@@ -119,6 +119,17 @@ class TestCli : public QObject {
     QTest::newRow("device") << QStringList{"train", "--config", "SPEC", "--set",
                                            "stage_defaults.device=cuda:3"}
                             << "available: cpu";
+    QTest::newRow("bad change") << QStringList{"train", "--config", "SPEC", "--change", "oops"}
+                                << "STEP:KEY=VALUE";
+    QTest::newRow("change key") << QStringList{"train", "--config", "SPEC", "--change",
+                                               "5:stages.0.device=cpu"}
+                                << "use delay_ms, lr_scale or threads";
+    QTest::newRow("change cuts") << QStringList{"train", "--config", "SPEC", "--change",
+                                                "20:partition.cuts=[9]"}
+                                 << "partition.cuts=[9] at step 20";
+    QTest::newRow("change mode") << QStringList{"train", "--config", "SPEC", "--set",
+                                                "mode=backprop", "--change", "20:partition.cuts=[1]"}
+                                 << "backprop mode cannot re-partition";
     QTest::newRow("dataset") << QStringList{"train",
                                             "--config",
                                             "SPEC",
@@ -277,6 +288,45 @@ class TestCli : public QObject {
         runCli({"runs", "export", QString::number(id), "--format", "csv", "--db", db});
     QVERIFY2(exported.code == 0, qPrintable(exported.err));
     QVERIFY(exported.out.count('\n') > 100);  // the loss points are there
+  }
+
+  // --change schedules changes by step; --json lists them and describes the partition at the
+  // end; the store keeps them and --replay trains the run again with them, to the same losses.
+  void trainChangesAndReplays() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("runs.db");
+    Result first = runCli({"train", "--config", writeSpec(dir, kSmall), "--json", "--db", db,
+                           "--change", "20:partition.cuts=[1]", "--change",
+                           "30:stages.0.lr_scale=0.5", "--set", "probe.interval=-1"});
+    QVERIFY2(first.code == 0, qPrintable(first.err));
+    const QJsonObject a =
+        QJsonDocument::fromJson(first.out.trimmed().split('\n').last().toUtf8()).object();
+    const QJsonArray changes = a["changes"].toArray();
+    QCOMPARE(changes.size(), 2);
+    QCOMPARE(changes[0].toObject()["step"].toInt(), 20);
+    QCOMPARE(changes[0].toObject()["key"].toString(), QString("partition.cuts"));
+    QCOMPARE(changes[0].toObject()["value"].toArray()[0].toInt(), 1);
+    QVERIFY(changes[0].toObject()["pause_s"].toDouble() > 0);
+    QCOMPARE(changes[1].toObject()["key"].toString(), QString("stages.0.lr_scale"));
+    QCOMPARE(changes[1].toObject()["value"].toDouble(), 0.5);
+    const QJsonArray stages = a["stages"].toArray();
+    QCOMPARE(stages.size(), 2);
+    QCOMPARE(stages[1].toObject()["layers"].toArray()[0].toInt(), 1);
+
+    Result again = runCli({"train", "--replay", QString::number(a["run_id"].toInt()), "--db", db,
+                           "--json"});
+    QVERIFY2(again.code == 0, qPrintable(again.err));
+    QVERIFY(again.err.contains("with 2 change(s)"));
+    const QJsonObject b =
+        QJsonDocument::fromJson(again.out.trimmed().split('\n').last().toUtf8()).object();
+    QVERIFY(b["run_id"].toInt() != a["run_id"].toInt());  // a run of its own
+    QCOMPARE(b["changes"].toArray().size(), 2);
+    for (int k = 0; k < 2; ++k)
+      QCOMPARE(b["stages"].toArray()[k].toObject()["final_loss"].toDouble(),
+               stages[k].toObject()["final_loss"].toDouble());
+    Result none = runCli({"train", "--replay", "999", "--db", db});
+    QVERIFY(none.code != 0);
+    QVERIFY2(none.err.contains("no run 999"), qPrintable(none.err));
   }
 
   void runsResumeContinuesTheSameRecord() {

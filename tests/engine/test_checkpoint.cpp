@@ -208,14 +208,24 @@ class TestCheckpoint : public QObject {
     RecordingObserver obs;
     train(spec(dir.path().toStdString(), {"train.max_steps=40"}), obs);
     const std::string step30 = dir.path().toStdString() + "/step-30";
-    // another partition cannot take this checkpoint
     RunOptions options;
     options.resumeFrom = step30;
+    // Another partition of the same model resumes the checkpoint's own (issue 35: a checkpoint
+    // taken after a live re-partition holds its cuts, and resuming rebuilds them).
+    {
+      RecordingObserver resumed;
+      const RunSummary s =
+          train(spec(dir.path().toStdString(), {"partition.cuts=[1]", "train.max_steps=40"}),
+                resumed, options);
+      QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+      QCOMPARE(s.stages.size(), size_t{3});
+    }
+    // Another model cannot take this checkpoint.
     try {
-      createRun(spec(dir.path().toStdString(), {"partition.cuts=[1]"}), nullptr, options);
-      QFAIL("a checkpoint of 3 stages was loaded into 2");
+      createRun(spec(dir.path().toStdString(), {"model.hidden=[16,16,16]"}), nullptr, options);
+      QFAIL("a checkpoint of another model was loaded");
     } catch (const std::runtime_error& e) {
-      QVERIFY2(std::string(e.what()).find("3 stages") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("another shape") != std::string::npos, e.what());
     }
     QFile::remove(QString::fromStdString(step30 + "/stage-1.pt"));
     QVERIFY_THROWS_EXCEPTION(std::runtime_error, readCheckpointInfo(step30));

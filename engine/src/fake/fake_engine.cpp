@@ -5,10 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include "metrics/reporter.h"
+#include "runtime/run_change.h"
 #include "runtime/run_control.h"
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/partition.h"
@@ -33,7 +37,37 @@ class FakeRun final : public Run {
     auto problems = validateSpec(spec, static_cast<int>(m_plan.layers.size()), {"cpu"});
     if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
     m_partition = makePartition(spec, m_plan);
+    m_cuts = resolveCuts(spec, m_plan);
     m_stages = spec.mode == Mode::Backprop ? 1 : static_cast<int>(m_partition.stages.size());
+  }
+
+  /// A live re-partition asked for: the new stages from this step on, with the engine's event.
+  void applyPendingCuts(int64_t step, RunSummary& summary) {
+    std::lock_guard lock(m_changeMutex);
+    if (!m_pendingCuts) return;
+    const std::vector<int> before = std::exchange(m_cuts, *m_pendingCuts);
+    m_pendingCuts.reset();
+    ExperimentSpec next = m_spec;
+    next.partition.cuts = m_cuts;
+    next.partition.balance = "manual";
+    m_partition = makePartition(next, m_plan);
+    m_stages = static_cast<int>(m_partition.stages.size());
+    summary.stages.resize(static_cast<size_t>(m_stages));
+    std::string layout;
+    for (const auto& st : m_partition.stages) {
+      if (!layout.empty()) layout += ", ";
+      layout += std::to_string(st.index);
+      layout += ": layers ";
+      layout += std::to_string(st.firstLayer);
+      layout += '-';
+      layout += std::to_string(st.lastLayer);
+    }
+    m_reporter.event({EventKind::Info, elapsed(), -1,
+                      "repartition at step " + std::to_string(step) +
+                          ": partition.cuts=" + cutsText(m_cuts) + " (was " + cutsText(before) +
+                          "); pause 0.000000 s (fake engine); " + std::to_string(m_stages) +
+                          " stage(s): " + layout});
+    m_changes.push_back({step, "partition.cuts", cutsText(m_cuts), 0.0});
   }
 
   ~FakeRun() override {
@@ -67,6 +101,29 @@ class FakeRun final : public Run {
     return m_doneCv.wait_for(lock, timeout, [&] { return m_finished; });
   }
   RunState state() const override { return m_control.state(); }
+
+  /// As the engine: local mode only, valid cuts; applies at the next step with the same event.
+  ChangeResult repartition(const std::vector<int>& cuts) override {
+    auto refuse = [&](const std::string& why) {
+      m_reporter.event({EventKind::Warning, elapsed(), -1,
+                        "repartition to " + cutsText(cuts) + " refused: " + why});
+      return ChangeResult{false, why};
+    };
+    if (m_spec.mode != Mode::Local)
+      return refuse(toString(m_spec.mode) + " mode cannot re-partition while it trains");
+    if (m_control.state() == RunState::Finished) return refuse("the run has finished");
+    const auto problems = validateCuts(cuts, static_cast<int>(m_plan.layers.size()));
+    if (!problems.empty()) return refuse(problems.front().message);
+    std::lock_guard lock(m_changeMutex);
+    if (m_pendingCuts) return refuse("another re-partition is under way; wait for its event");
+    if (cuts == m_cuts) return refuse("the run is already cut at " + cutsText(cuts));
+    m_pendingCuts = cuts;
+    return {true, {}};
+  }
+  std::vector<RunChange> changes() const override {
+    std::lock_guard lock(m_changeMutex);
+    return m_changes;
+  }
   Progress progress() const override {
     Progress p;
     p.step = m_step.load();
@@ -139,6 +196,7 @@ class FakeRun final : public Run {
     int64_t step = 0;
     for (; step < m_script.steps; ++step) {
       if (!m_control.waitIfPaused()) break;
+      applyPendingCuts(step, summary);
       if (step == m_script.failAtStep) {
         summary.status = RunStatus::Failed;
         summary.failedStage = m_script.failStage;
@@ -214,6 +272,8 @@ class FakeRun final : public Run {
       auto& ss = summary.stages[static_cast<size_t>(k)];
       ss.index = k;
       ss.device = m_partition.stages[static_cast<size_t>(k)].settings.device;
+      ss.firstLayer = m_partition.stages[static_cast<size_t>(k)].firstLayer;
+      ss.lastLayer = m_partition.stages[static_cast<size_t>(k)].lastLayer;
       ss.computeFraction = 0.85 - 0.05 * k;
       ss.waitFraction = (1 - ss.computeFraction) * 0.7;
       ss.blockedFraction = (1 - ss.computeFraction) * 0.3;
@@ -244,6 +304,10 @@ class FakeRun final : public Run {
   ModelPlan m_plan;
   PartitionPlan m_partition;
   int m_stages = 1;
+  mutable std::mutex m_changeMutex;  ///< the cuts and the requests
+  std::vector<int> m_cuts;
+  std::optional<std::vector<int>> m_pendingCuts;
+  std::vector<RunChange> m_changes;
   Reporter m_reporter;
   RunControl m_control;
   Clock::time_point m_start = Clock::now();

@@ -41,6 +41,9 @@ class StageStep {
   virtual std::optional<StepResult> run() = 0;
   /// The stage is done (its input ended): close what it sends on, so the next stage ends too.
   virtual void finish() = 0;
+  /// The stage's lr_scale changed (live or scheduled) before its step `step`: the learning rate
+  /// becomes train.lr x `scale` (x the schedule's factor) from that step on.
+  virtual void setLrScale(double scale, int64_t step) = 0;
 };
 
 class Method {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -50,6 +51,18 @@ struct StageRuntime {
   int64_t backpropBytes = 0;
   int64_t peakActivationBytes = 0;
   int memorySlot = -1;  ///< the counting allocator's slot of the stage (-1: not counted)
+
+  /// A setting to change before one of the stage's steps (live or scheduled; docs/architecture.md,
+  /// "Live re-partition"). Taken by the stage thread between two of its steps.
+  struct SettingChange {
+    int64_t step = -1;  ///< the stage's step it applies before; -1: the next one
+    std::string setting;  ///< delay_ms | lr_scale | threads
+    double value = 0;
+  };
+  std::mutex changeMutex;
+  std::vector<SettingChange> pendingChanges;  ///< under changeMutex
+  /// Held before its next step (Run::pauseStage).
+  std::atomic<bool> held{false};
 };
 
 /// K parties each add a value for a step and wait for the sum, taken in party order so that it
@@ -134,6 +147,19 @@ struct RunContext {
   /// finished s steps (the stage threads are all idle, waiting for input).
   std::function<void(int64_t)> checkpoint;
   int64_t checkpointInterval = 0;
+
+  /// Live re-partition: the run trains in segments; each starts its loader and stage threads at
+  /// `segmentStart`. The loader ends the segment before step `stopAt` (the next scheduled
+  /// re-partition, or 0 once a live one is asked for) and notes it in `stoppedAt`.
+  int64_t segmentStart = 0;
+  std::atomic<int64_t> stopAt{INT64_MAX};
+  std::atomic<int64_t> stoppedAt{-1};
+  std::atomic<double> stoppedAtS{-1.0};  ///< run time when the loader stopped there
+  /// A stage applied a setting change before its step `step` (reported and recorded by the run).
+  std::function<void(int stage, int64_t step, const std::string& setting, double value)>
+      onSettingChange;
+  /// Held while the channels are replaced between segments, and by stopAll().
+  std::mutex channelMutex;
 
   std::vector<std::unique_ptr<Channel>> channels;  ///< channels[k] feeds stage k
   /// Pipeline mode: gradChannels[k] carries the gradients of stage k's output back from stage k+1.

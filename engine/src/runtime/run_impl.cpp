@@ -3,6 +3,7 @@
 
 #include <sys/resource.h>
 
+#include <map>
 #include <random>
 #include <set>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "runtime/measure_budget.h"
 #include "runtime/memory_meter.h"
 #include "runtime/method.h"
+#include "runtime/run_change.h"
 #include "runtime/run_context.h"
 #include "runtime/run_summary.h"
 #include "runtime/snapshot.h"
@@ -64,6 +66,7 @@ void RunContext::fail(int stage, const std::string& message) {
 
 void RunContext::stopAll() {
   control.requestStop();
+  std::lock_guard lock(channelMutex);
   for (auto& c : channels) c->close(/*drop=*/true);
   for (auto& c : gradChannels) c->close(/*drop=*/true);
   if (normBarrier) normBarrier->close();
@@ -110,6 +113,9 @@ class TorchRun final : public Run {
     problems = validatePartition(spec, m_plan);
     if (!problems.empty()) throw SpecError(problems.front().field, problems.front().message);
     m_partition = makePartition(spec, m_plan);
+    m_cuts = resolveCuts(spec, m_plan);
+    m_currentSpec = m_spec;
+    m_distributed = options.dist.enabled();
     m_method = makeMethod(m_spec);
     checkMemory();
     buildStages();
@@ -129,6 +135,10 @@ class TorchRun final : public Run {
     else
       m_topology = std::make_unique<InProcessTopology>();
     if (!options.resumeFrom.empty()) resumeFrom(options.resumeFrom);
+    scheduleChanges(options.changes);
+    m_ctx.onSettingChange = [this](int k, int64_t step, const std::string& setting, double value) {
+      recordSetting(k, step, setting, value);
+    };
     if (spec.checkpoint.enabled()) {
       m_checkpointDir =
           spec.checkpoint.dir.empty() ? defaultCheckpointDir(spec.name) : spec.checkpoint.dir;
@@ -222,6 +232,82 @@ class TorchRun final : public Run {
     return m_done.wait_for(lock, timeout, [&] { return m_finished; });
   }
   RunState state() const override { return m_ctx.control.state(); }
+  ChangeResult repartition(const std::vector<int>& cuts) override {
+    auto refuse = [&](const std::string& why) {
+      m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
+                        "repartition to " + cutsText(cuts) + " refused: " + why});
+      return ChangeResult{false, why};
+    };
+    std::lock_guard lock(m_changeMutex);  // the partition is not rebuilt meanwhile
+    if (const std::string why = cannotRepartition(); !why.empty()) return refuse(why);
+    if (const std::string why = ended(); !why.empty()) return refuse(why);
+    const auto problems = validateCuts(cuts, static_cast<int>(m_plan.layers.size()));
+    if (!problems.empty()) return refuse(problems.front().message);
+    if (m_liveCuts)
+      return refuse("another re-partition (to " + cutsText(*m_liveCuts) +
+                    ") is under way; wait for its event");
+    for (const auto& st : m_stages)
+      if (st->held.load())
+        return refuse("stage " + std::to_string(st->plan.index) +
+                      " is paused and could not drain; resume it first");
+    if (cuts == m_cuts) return refuse("the run is already cut at " + cutsText(cuts));
+    m_liveCuts = cuts;
+    m_ctx.stopAt.store(0);  // the loader stops before the next step it would send
+    return {true, {}};
+  }
+
+  ChangeResult changeStage(int stage, const std::string& key, double value) override {
+    auto refuse = [&](const std::string& why) {
+      m_reporter.event({EventKind::Warning, m_ctx.now(), stage,
+                        "change of stages." + std::to_string(stage) + "." + key + " refused: " +
+                            why});
+      return ChangeResult{false, why};
+    };
+    if (m_distributed)
+      return refuse("a run spread over several processes cannot change its stages yet");
+    if (const std::string why = ended(); !why.empty()) return refuse(why);
+    try {
+      stageValueText(key, value);
+    } catch (const std::invalid_argument& e) {
+      return refuse(e.what());
+    }
+    std::lock_guard lock(m_changeMutex);
+    if (stage < 0 || stage >= static_cast<int>(m_stages.size()))
+      return refuse("the run has " + std::to_string(m_stages.size()) + " stage(s) now, 0 to " +
+                    std::to_string(m_stages.size() - 1));
+    StageRuntime& st = *m_stages[static_cast<size_t>(stage)];
+    std::lock_guard stageLock(st.changeMutex);
+    st.pendingChanges.push_back({-1, key, value});
+    return {true, {}};
+  }
+
+  ChangeResult pauseStage(int stage, bool paused) override {
+    auto refuse = [&](const std::string& why) {
+      m_reporter.event({EventKind::Warning, m_ctx.now(), stage,
+                        std::string(paused ? "pausing" : "resuming") + " stage " +
+                            std::to_string(stage) + " refused: " + why});
+      return ChangeResult{false, why};
+    };
+    if (m_distributed)
+      return refuse("a run spread over several processes cannot pause one stage yet");
+    if (const std::string why = ended(); !why.empty()) return refuse(why);
+    std::lock_guard lock(m_changeMutex);
+    if (stage < 0 || stage >= static_cast<int>(m_stages.size()))
+      return refuse("the run has " + std::to_string(m_stages.size()) + " stage(s) now");
+    if (paused && (m_liveCuts || m_ctx.drain.load()))
+      return refuse("the pipeline is draining; pause the stage once it has gone on");
+    StageRuntime& st = *m_stages[static_cast<size_t>(stage)];
+    if (st.held.exchange(paused) != paused)
+      m_reporter.event({EventKind::Info, m_ctx.now(), stage,
+                        "stage " + std::to_string(stage) + (paused ? " paused" : " resumed")});
+    return {true, {}};
+  }
+
+  std::vector<RunChange> changes() const override {
+    std::lock_guard lock(m_appliedMutex);
+    return m_applied;
+  }
+
   Progress progress() const override {
     Progress p;
     p.step = m_ctx.lastStageSteps.load();
@@ -239,6 +325,364 @@ class TorchRun final : public Run {
   }
 
  private:
+  /// Why this run cannot move its cuts at all (empty: it can).
+  std::string cannotRepartition() const {
+    if (m_spec.mode != Mode::Local)
+      return toString(m_spec.mode) +
+             " mode cannot re-partition while it trains: only local mode's stages are "
+             "independent enough to move layers between them";
+    if (m_spec.local.overlap > 0)
+      return "local.overlap is " + std::to_string(m_spec.local.overlap) +
+             ": the gradients in flight between the stages would cross the new cuts; set it to "
+             "0 to re-partition";
+    if (m_distributed) return "a run spread over several processes cannot re-partition yet";
+    for (const auto& st : m_partition.stages)
+      if (st.settings.device != m_partition.stages.front().settings.device)
+        return "the stages run on different devices; moving layers between devices is not "
+               "supported yet";
+    return {};
+  }
+  /// Why the run takes no more changes (empty: it does).
+  std::string ended() const {
+    if (m_ctx.control.state() == RunState::Finished) return "the run has finished";
+    if (m_ctx.control.stopRequested() || m_ctx.userStop.load() || m_ctx.drain.load())
+      return "the run is stopping";
+    return {};
+  }
+
+  /// options.changes: checked now (re-partitions need a run that can make them, and valid cuts),
+  /// kept in step order; those before a resumed run's start happened before its checkpoint.
+  void scheduleChanges(const std::vector<RunChange>& changes) {
+    for (const RunChange& c : changes) {
+      if (c.step < 0) throw SpecError("change", "a scheduled change needs a step of 0 or more");
+      if (m_distributed)
+        throw SpecError("change", "a run spread over several processes cannot take changes yet");
+      int stage = 0;
+      std::string setting;
+      if (c.key == "partition.cuts") {
+        if (const std::string why = cannotRepartition(); !why.empty())
+          throw SpecError("change", "partition.cuts at step " + std::to_string(c.step) + ": " + why);
+        std::vector<int> cuts;
+        try {
+          cuts = cutsFromText(c.value);
+        } catch (const std::invalid_argument& e) {
+          throw SpecError("change", e.what());
+        }
+        const auto problems = validateCuts(cuts, static_cast<int>(m_plan.layers.size()));
+        if (!problems.empty())
+          throw SpecError("change", "partition.cuts=" + c.value + " at step " +
+                                        std::to_string(c.step) + ": " + problems.front().message);
+      } else if (splitStageKey(c.key, stage, setting)) {
+        try {
+          stageValueText(setting, std::stod(c.value));
+        } catch (const std::exception& e) {
+          throw SpecError("change", c.key + "=" + c.value + ": " + e.what());
+        }
+      } else {
+        throw SpecError("change", "unknown key '" + c.key +
+                                      "'; use partition.cuts, stages.N.delay_ms, "
+                                      "stages.N.lr_scale or stages.N.threads");
+      }
+      if (c.step < m_ctx.startStep) continue;
+      m_scheduled.push_back(c);
+    }
+    std::stable_sort(m_scheduled.begin(), m_scheduled.end(),
+                     [](const RunChange& a, const RunChange& b) { return a.step < b.step; });
+  }
+
+  /// A stage applied a setting before its step `step`: the event and the history.
+  void recordSetting(int k, int64_t step, const std::string& setting, double value) {
+    const std::string key = "stages." + std::to_string(k) + "." + setting;
+    const std::string text = stageValueText(setting, value);
+    std::string message = changeEventMessage(step, key, text);
+    if (setting == "threads")
+      message += "; another thread count may change the last bits of later losses";
+    m_reporter.event({EventKind::Info, m_ctx.now(), k, message});
+    std::lock_guard lock(m_appliedMutex);
+    m_applied.push_back({step, key, text, 0.0});
+  }
+
+  /// Between two segments (no loader or stage thread runs, every stage has finished `step`
+  /// steps): applies what is due at `step` (stage settings first, then a re-partition), hands
+  /// the next segment's setting changes to the stages and tells the loader where to stop.
+  /// `drainFromS`: when the loader stopped for a re-partition (-1: the run's start).
+  void beginSegment(int64_t step, double drainFromS) {
+    std::lock_guard lock(m_changeMutex);
+    // Setting changes the stages still hold: scheduled ones go back to the schedule (a stage
+    // index names the partition at the change's step), live ones to the stage of that index.
+    // They were handed out before any re-partition at their step, so they go back in front.
+    std::vector<std::pair<int, StageRuntime::SettingChange>> live;
+    std::vector<RunChange> reclaimed;
+    for (const auto& st : m_stages) {
+      std::lock_guard stageLock(st->changeMutex);
+      for (const auto& c : st->pendingChanges)
+        if (c.step < 0)
+          live.emplace_back(st->plan.index, c);
+        else
+          reclaimed.push_back({c.step,
+                               "stages." + std::to_string(st->plan.index) + "." + c.setting,
+                               stageValueText(c.setting, c.value), 0.0});
+      st->pendingChanges.clear();
+    }
+    m_scheduled.insert(m_scheduled.begin(), reclaimed.begin(), reclaimed.end());
+    std::stable_sort(m_scheduled.begin(), m_scheduled.end(),
+                     [](const RunChange& a, const RunChange& b) { return a.step < b.step; });
+    // Due now, in the order given (a replayed history applies in the order it was made).
+    while (!m_scheduled.empty() && m_scheduled.front().step <= step) {
+      const RunChange c = m_scheduled.front();
+      m_scheduled.erase(m_scheduled.begin());
+      int k = 0;
+      std::string setting;
+      if (c.key == "partition.cuts")
+        moveCuts(cutsFromText(c.value), step, drainFromS);
+      else if (splitStageKey(c.key, k, setting))
+        applyNow(k, step, setting, std::stod(c.value));
+    }
+    if (m_liveCuts) moveCuts(*std::exchange(m_liveCuts, std::nullopt), step, drainFromS);
+    for (auto& [k, c] : live) {
+      if (k < static_cast<int>(m_stages.size())) {
+        m_stages[static_cast<size_t>(k)]->pendingChanges.push_back(c);
+      } else {
+        m_reporter.event({EventKind::Warning, m_ctx.now(), k,
+                          "change of stages." + std::to_string(k) + "." + c.setting +
+                              " dropped: the run has " + std::to_string(m_stages.size()) +
+                              " stage(s) since step " + std::to_string(step)});
+      }
+    }
+    // This segment's setting changes: those before the next re-partition (one at its step, but
+    // given before it, applies at the end of the step before, in the stages it names now).
+    int64_t nextCut = INT64_MAX;
+    for (const auto& c : m_scheduled)
+      if (c.key == "partition.cuts") {
+        nextCut = c.step;
+        break;
+      }
+    for (auto it = m_scheduled.begin(); it != m_scheduled.end() && it->key != "partition.cuts";) {
+      int k = 0;
+      std::string setting;
+      if (splitStageKey(it->key, k, setting)) {
+        if (k < static_cast<int>(m_stages.size())) {
+          std::lock_guard stageLock(m_stages[static_cast<size_t>(k)]->changeMutex);
+          m_stages[static_cast<size_t>(k)]->pendingChanges.push_back(
+              {it->step, setting, std::stod(it->value)});
+        } else {
+          m_reporter.event({EventKind::Warning, m_ctx.now(), k,
+                            "change at step " + std::to_string(it->step) + ": " + it->key + "=" +
+                                it->value + " refused: the run has " +
+                                std::to_string(m_stages.size()) + " stage(s) then"});
+        }
+        it = m_scheduled.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    m_ctx.segmentStart = step;
+    m_ctx.stoppedAt.store(-1);
+    m_ctx.stopAt.store(nextCut);
+  }
+
+  /// A setting applied between segments (no stage thread runs).
+  void applyNow(int k, int64_t step, const std::string& setting, double value) {
+    if (k >= static_cast<int>(m_stages.size())) {
+      m_reporter.event({EventKind::Warning, m_ctx.now(), k,
+                        "change at step " + std::to_string(step) + ": stages." +
+                            std::to_string(k) + "." + setting + " refused: the run has " +
+                            std::to_string(m_stages.size()) + " stage(s) then"});
+      return;
+    }
+    StageRuntime& st = *m_stages[static_cast<size_t>(k)];
+    if (setting == "delay_ms") st.plan.settings.delayMs = static_cast<int>(value);
+    if (setting == "threads") st.plan.settings.threads = static_cast<int>(value);
+    if (setting == "lr_scale") {
+      st.plan.settings.lrScale = value;
+      for (auto& g : st.optimizer->param_groups()) g.options().set_lr(m_spec.train.lr * value);
+    }
+    recordSetting(k, step, setting, value);
+  }
+
+  /// The seed of a fresh aux head at the boundary before layer `cut`: the boundary's layer, not
+  /// the stage's index, so the same history gives the same head whatever the stages were.
+  uint64_t auxSeedAtCut(int cut) const {
+    return m_spec.train.seed * 0x9E3779B97F4A7C15ull ^
+           (static_cast<uint64_t>(cut) + 1) * 0xD1B54A32D192ED03ull ^ 0xC075ull;
+  }
+
+  /// The spec the run trains now: the current cuts, and each stage's settings as overrides.
+  ExperimentSpec currentSpec() const {
+    ExperimentSpec s = m_currentSpec;
+    if (m_spec.mode != Mode::Local && m_spec.mode != Mode::Pipeline) return s;
+    if (s.stages.size() < m_stages.size()) s.stages.resize(m_stages.size());
+    for (size_t k = 0; k < m_stages.size(); ++k) {
+      const StageSettings& st = m_stages[k]->plan.settings;
+      auto& o = s.stages[k];
+      if (o.threads || st.threads != s.stageSettings(static_cast<int>(k)).threads)
+        o.threads = st.threads;
+      if (o.lrScale || st.lrScale != s.stageSettings(static_cast<int>(k)).lrScale)
+        o.lrScale = st.lrScale;
+      if (o.delayMs || st.delayMs != s.stageSettings(static_cast<int>(k)).delayMs)
+        o.delayMs = st.delayMs;
+    }
+    return s;
+  }
+
+  /// Moves the cuts to `cuts` at `step`, every stage idle (beginSegment), and reports it.
+  void moveCuts(const std::vector<int>& cuts, int64_t step, double drainFromS) {
+    const double t0 = m_ctx.now();
+    const std::vector<int> before = m_cuts;
+    std::vector<int> fresh, kept;
+    rebuild(cuts, step, nullptr, fresh, kept);
+    const double t1 = m_ctx.now();
+    const double pause = t1 - (drainFromS >= 0 ? drainFromS : t0);
+    auto list = [](const std::vector<int>& v) { return v.empty() ? std::string("none") : cutsText(v); };
+    char timing[128];
+    std::snprintf(timing, sizeof timing, "; pause %.6f s (drain %.6f s, rebuild %.6f s)", pause,
+                  t0 - (drainFromS >= 0 ? drainFromS : t0), t1 - t0);
+    std::string layout;
+    for (const auto& st : m_stages) {
+      if (!layout.empty()) layout += ", ";
+      layout += std::to_string(st->plan.index);
+      layout += ": layers ";
+      layout += std::to_string(st->plan.firstLayer);
+      layout += '-';
+      layout += std::to_string(st->plan.lastLayer);
+    }
+    m_reporter.event({EventKind::Info, t1, -1,
+                      "repartition at step " + std::to_string(step) +
+                          ": partition.cuts=" + cutsText(cuts) + " (was " + cutsText(before) +
+                          ")" + timing + "; " + std::to_string(m_stages.size()) +
+                          " stage(s): " + layout + "; new aux heads at cuts " + list(fresh) +
+                          ", kept at cuts " + list(kept)});
+    std::lock_guard lock(m_appliedMutex);
+    m_applied.push_back({step, "partition.cuts", cutsText(cuts), pause});
+  }
+
+  /// Regroups the layers into the stages of `cuts`: the same modules (weights) and their
+  /// optimizer state (Adam's moments and step counts) move to the stage that now holds them;
+  /// a boundary that existed keeps its aux head (and its state), a new one gets a fresh head
+  /// seeded by auxSeedAtCut. Settings: those of the stage each new stage's first layer came
+  /// from, or `settingsFrom`'s (resuming a checkpoint). Channels, the progress counters and the
+  /// snapshot coordinator are rebuilt for the new stage count; meters and byte counters stay
+  /// with their stage index. No stage thread, loader or analysis thread may run.
+  void rebuild(const std::vector<int>& cuts, int64_t step, const ExperimentSpec* settingsFrom,
+               std::vector<int>& freshHeads, std::vector<int>& keptHeads) {
+    FixedIntraOpThreads deterministicBuild(1);
+    const int layers = static_cast<int>(m_plan.layers.size());
+    std::vector<StageRuntime*> owner(static_cast<size_t>(layers), nullptr);
+    std::vector<StageModules*> shadowOwner(static_cast<size_t>(layers), nullptr);
+    for (size_t k = 0; k < m_stages.size(); ++k)
+      for (int i = m_stages[k]->plan.firstLayer; i <= m_stages[k]->plan.lastLayer; ++i) {
+        owner[static_cast<size_t>(i)] = m_stages[k].get();
+        shadowOwner[static_cast<size_t>(i)] = &m_shadow[k];
+      }
+    ExperimentSpec next = m_currentSpec;
+    next.partition.cuts = cuts;
+    next.partition.balance = "manual";
+    next.partition.numStages = 0;
+    next.stages.clear();
+    for (size_t j = 0; j <= cuts.size(); ++j) {
+      const int first = j == 0 ? 0 : cuts[j - 1];
+      const StageSettings st = settingsFrom ? settingsFrom->stageSettings(static_cast<int>(j))
+                                            : owner[static_cast<size_t>(first)]->plan.settings;
+      StageOverride o;
+      o.device = st.device, o.auxHead = st.auxHead, o.auxHidden = st.auxHidden;
+      o.threads = st.threads, o.lrScale = st.lrScale, o.delayMs = st.delayMs;
+      if (!st.cores.empty()) o.cores = st.cores;
+      if (st.rank >= 0) o.rank = st.rank;
+      next.stages.push_back(o);
+    }
+    const PartitionPlan partition = makePartition(next, m_plan);
+    const std::vector<StagePlan> plans =
+        m_method->stages(partition.stages, m_plan, m_info.hardwareCores);
+    // Every optimizer's per-parameter state, by parameter (LibTorch keys it by the tensor).
+    std::map<std::string, std::unique_ptr<torch::optim::OptimizerParamState>> states;
+    for (auto& st : m_stages)
+      for (auto& [key, state] : st->optimizer->state()) states[key] = std::move(state);
+    std::vector<std::unique_ptr<StageRuntime>> stages;
+    std::vector<StageModules> shadows;
+    std::vector<bool> isLast;
+    for (const StagePlan& p : plans) {
+      auto s = std::make_unique<StageRuntime>();
+      s->plan = p;
+      s->isLast = p.isLast;
+      s->device = torch::Device(p.settings.device);
+      StageModules shadow;
+      for (int i = p.firstLayer; i <= p.lastLayer; ++i) {
+        StageRuntime* from = owner[static_cast<size_t>(i)];
+        const size_t at = static_cast<size_t>(i - from->plan.firstLayer);
+        s->layerInfo.push_back(m_plan.layers[static_cast<size_t>(i)]);
+        s->modules.layers.push_back(from->modules.layers[at]);
+        shadow.layers.push_back(shadowOwner[static_cast<size_t>(i)]->layers[at]);
+      }
+      if (m_method->auxHead(p)) {
+        const int cut = p.lastLayer + 1;
+        StageRuntime* had = owner[static_cast<size_t>(p.lastLayer)];
+        if (had->plan.lastLayer == p.lastLayer && had->modules.aux) {
+          s->modules.aux = had->modules.aux;
+          shadow.aux = shadowOwner[static_cast<size_t>(p.lastLayer)]->aux;
+          s->plan.settings.auxHead = had->plan.settings.auxHead;
+          s->plan.settings.auxHidden = had->plan.settings.auxHidden;
+          s->plan.auxParams = had->plan.auxParams;
+          s->plan.auxFlops = had->plan.auxFlops;
+          keptHeads.push_back(cut);
+        } else {
+          const auto& outShape = m_plan.layers[static_cast<size_t>(p.lastLayer)].outShape;
+          s->modules.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses,
+                                        auxSeedAtCut(cut), m_spec.model.init);
+          shadow.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses,
+                                    auxSeedAtCut(cut), m_spec.model.init);
+          s->modules.aux->to(s->device);
+          freshHeads.push_back(cut);
+        }
+      }
+      auto params = s->modules.bodyParams();
+      auto aux = s->modules.auxParams();
+      params.insert(params.end(), aux.begin(), aux.end());
+      s->optimizer = makeOptimizer(m_spec.train, p.settings.lrScale, params);
+      for (const auto& param : params) {
+        auto found = states.find(c10::guts::to_string(param.unsafeGetTensorImpl()));
+        if (found != states.end())
+          s->optimizer->state()[found->first] = std::move(found->second);
+      }
+      const size_t k = static_cast<size_t>(p.index);
+      if (k < m_stages.size()) {  // what was measured stays with the stage index
+        s->meter = std::move(m_stages[k]->meter);
+        s->bytesSent = m_stages[k]->bytesSent;
+        s->gradBytesSent = m_stages[k]->gradBytesSent;
+        s->backpropBytes = m_stages[k]->backpropBytes;
+        s->peakActivationBytes = m_stages[k]->peakActivationBytes;
+      }
+      s->memorySlot =
+          m_memory.first >= 0 && static_cast<int>(k) < m_memory.count ? m_memory.first + static_cast<int>(k) : -1;
+      shadows.push_back(std::move(shadow));
+      isLast.push_back(p.isLast);
+      stages.push_back(std::move(s));
+    }
+    const size_t k = stages.size();
+    {
+      std::lock_guard lock(m_ctx.channelMutex);
+      m_ctx.channels.clear();
+      for (size_t i = 0; i < k; ++i)
+        m_ctx.channels.push_back(
+            std::make_unique<QueueChannel>(static_cast<size_t>(m_spec.train.queueCapacity)));
+    }
+    m_ctx.produced = std::make_unique<std::atomic<int64_t>[]>(k + 1);
+    for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(step);
+    if (m_snapshots) {
+      m_droppedBefore += m_snapshots->dropped();
+      m_discardedBefore += m_snapshots->discarded();
+    }
+    const bool measured = m_ctx.snapshots != nullptr;
+    m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k), *m_budget);
+    if (measured) m_ctx.snapshots = m_snapshots.get();
+    m_stages = std::move(stages);
+    m_shadow = std::move(shadows);
+    m_isLast = std::move(isLast);
+    m_partition = partition;
+    m_cuts = cuts;
+    m_currentSpec = next;
+    m_rebuilt = true;
+  }
+
   double samplesPerSec(double now) const {
     const double warm = m_ctx.warmupEndS.load();
     const double last = m_ctx.lastStepEndS.load();
@@ -463,6 +907,20 @@ class TorchRun final : public Run {
           "local.overlap",
           "a run with overlapping local updates cannot resume from a checkpoint yet: the "
           "gradients in flight between the stages are not saved; set it to 0 to resume");
+    // A checkpoint taken after a re-partition holds its cuts: rebuild them before loading.
+    if (m_spec.mode == Mode::Local && !m_distributed) {
+      const CheckpointInfo info = readCheckpointInfo(path);
+      std::vector<int> cuts;
+      try {
+        cuts = resolveCuts(info.spec, m_plan);
+      } catch (const SpecError&) {
+        cuts = m_cuts;  // another model: loadCheckpoint says what does not fit
+      }
+      if (cuts != m_cuts && cannotRepartition().empty()) {
+        std::vector<int> fresh, kept;
+        rebuild(cuts, 0, &info.spec, fresh, kept);
+      }
+    }
     const int64_t step = loadCheckpoint(path, m_stages);
     if (step >= m_ctx.totalSteps)
       throw SpecError("train.max_steps", "the checkpoint is at step " + std::to_string(step) +
@@ -478,7 +936,8 @@ class TorchRun final : public Run {
   void saveAt(int64_t step) {
     try {
       const std::string path =
-          saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps, specToJson(m_spec), m_stages,
+          saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps,
+                         specToJson(changed() ? currentSpec() : m_spec), m_stages,
                          /*injectFailure=*/m_spec.debug.failCheckpoint == step, m_ctx.now());
       m_reporter.event({EventKind::Checkpoint, m_ctx.now(), -1, path});
       m_lastCheckpoint = step;
@@ -516,6 +975,52 @@ class TorchRun final : public Run {
     }
     const double cpu0 = processCpuSeconds();
     m_budget->setCpuOrigin(cpu0);
+    std::thread analysis;
+    auto startAnalysis = [&] {
+      if (m_ctx.snapshots && rank() == 0) analysis = std::thread([this] { analyse(); });
+    };
+    // The run trains in segments: one, unless a re-partition ends it at a step boundary
+    // (docs/architecture.md, "Live re-partition"); then the next starts there.
+    beginSegment(m_ctx.startStep, -1);
+    startAnalysis();
+    double lastCpu = cpu0, lastT = 0;
+    while (true) {
+      const int64_t stoppedAt = trainSegment(lastCpu, lastT);
+      if (stoppedAt < 0 || m_ctx.control.stopRequested() || m_ctx.drain.load() ||
+          !segmentAligned(stoppedAt))
+        break;
+      // Every stage stands at `stoppedAt`: the analysis thread finishes what is queued (its
+      // modules are regrouped too), then the stages are rebuilt and training goes on.
+      m_snapshots->close(/*drop=*/false);
+      if (analysis.joinable()) analysis.join();
+      try {
+        beginSegment(stoppedAt, m_ctx.stoppedAtS.load());
+      } catch (const std::exception& e) {
+        m_ctx.fail(-1, std::string("re-partition: ") + errorText(e));
+        break;
+      }
+      if (m_ctx.control.stopRequested()) break;
+      startAnalysis();
+    }
+    if (rank() == 0) m_topology->collect();
+    m_pipelineDone = true;
+    m_snapshots->close(/*drop=*/false);  // the analysis thread still measures what is queued
+    if (analysis.joinable()) analysis.join();
+    finish(cpu0);
+  }
+
+  bool segmentAligned(int64_t step) const {
+    std::lock_guard lock(m_ctx.failureMutex);
+    if (!m_ctx.error.empty()) return false;
+    for (size_t k = 1; k <= m_stages.size(); ++k)
+      if (m_ctx.produced[k].load() != step) return false;
+    return true;
+  }
+
+  /// One segment: the loader and stage threads from m_ctx.segmentStart until the loader stops
+  /// (the end, a stop or a re-partition), reporting the run-level series meanwhile. Returns the
+  /// step the loader stopped at for a re-partition, or -1.
+  int64_t trainSegment(double& lastCpu, double& lastT) {
     std::vector<std::thread> threads;
     std::atomic<size_t> exited{0};
     if (owns(0))
@@ -529,11 +1034,7 @@ class TorchRun final : public Run {
           runStage(m_ctx, *st, *m_method);
           ++exited;
         });
-    std::thread analysis;
-    if (m_ctx.snapshots && rank() == 0) analysis = std::thread([this] { analyse(); });
-
     // Report run-level metrics until the last stage is done.
-    double lastCpu = cpu0, lastT = 0;
     const int cores = m_info.hardwareCores;
     while (true) {
       // Look often so the end of training is noticed at once; report every 250 ms.
@@ -570,12 +1071,9 @@ class TorchRun final : public Run {
       if (exited.load() == threads.size()) break;
     }
     for (auto& th : threads) th.join();
-    if (rank() == 0) m_topology->collect();
-    m_pipelineDone = true;
-    m_snapshots->close(/*drop=*/false);  // the analysis thread still measures what is queued
-    if (analysis.joinable()) analysis.join();
-    finish(cpu0);
+    return m_ctx.stoppedAt.load();
   }
+
 
   /// The measurement budget's account in the summary, and a warning when its kept points alone
   /// cost more than the budget (which knobs make them cheaper).
@@ -587,7 +1085,7 @@ class TorchRun final : public Run {
     s.probePoints = c.probes;
     s.evalPoints = c.evals;
     s.thinnedPoints = c.thinnedProbes + c.thinnedEvals;
-    s.skippedPoints = m_snapshots->dropped();
+    s.skippedPoints = snapshotsDropped();
     // The series ends on the summary's share (measuring what was queued at the end is charged
     // after the last live point): the live header, the log and the store say one number.
     m_reporter.add(MetricPoint{series::kMeasureShare, -1, -1, s.steps, m_ctx.now(), s.measureShare});
@@ -621,6 +1119,13 @@ class TorchRun final : public Run {
       if (m_ctx.produced[k].load() != step) return;  // stopped mid-step: no consistent state
     if (m_checkpointDir.empty()) m_checkpointDir = defaultCheckpointDir(m_spec.name);
     saveAt(step);
+  }
+
+  int64_t snapshotsDropped() const { return m_droppedBefore + m_snapshots->dropped(); }
+  int64_t snapshotsDiscarded() const { return m_discardedBefore + m_snapshots->discarded(); }
+  bool changed() const {
+    std::lock_guard lock(m_appliedMutex);
+    return !m_applied.empty() || m_rebuilt;
   }
 
   int rank() const { return m_topology->rank(); }
@@ -668,14 +1173,22 @@ class TorchRun final : public Run {
           {s.status == RunStatus::Completed ? EventKind::Completed : EventKind::Stopped,
            m_ctx.now(), -1, toString(s.status) + " after " + std::to_string(s.steps) + " steps"});
     }
-    if (m_snapshots->dropped() > 0)
+    if (m_liveCuts)
       m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
-                        std::to_string(m_snapshots->dropped()) +
+                        "repartition to " + cutsText(*m_liveCuts) +
+                            " not made: the run ended first"});
+    for (const RunChange& c : m_scheduled)
+      m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
+                        "change at step " + std::to_string(c.step) + ": " + c.key + "=" + c.value +
+                            " not made: the run ended at step " + std::to_string(s.steps)});
+    if (snapshotsDropped() > 0)
+      m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
+                        std::to_string(snapshotsDropped()) +
                             " probe/evaluation points skipped: the analysis thread fell behind"});
-    if (m_snapshots->discarded() > 0)
+    if (snapshotsDiscarded() > 0)
       m_reporter.event(
           {EventKind::Warning, m_ctx.now(), -1,
-           std::to_string(m_snapshots->discarded()) +
+           std::to_string(snapshotsDiscarded()) +
                " probe/evaluation points not measured: the run stopped before they were"});
     m_reporter.finish(s);
     m_topology->conclude(s);
@@ -729,6 +1242,18 @@ class TorchRun final : public Run {
   std::condition_variable m_done;
   bool m_finished = false;
   RunSummary m_summary;
+
+  // Steering (docs/architecture.md, "Live re-partition").
+  std::vector<int> m_cuts;          ///< the cuts the stages have now
+  ExperimentSpec m_currentSpec;     ///< m_spec with the current cuts and stage settings
+  bool m_distributed = false;
+  bool m_rebuilt = false;           ///< the stages were re-partitioned (checkpoints say how)
+  std::mutex m_changeMutex;         ///< the requests below, and m_stages against a rebuild
+  std::optional<std::vector<int>> m_liveCuts;  ///< a live re-partition asked for
+  std::vector<RunChange> m_scheduled;          ///< RunOptions::changes not made yet, by step
+  mutable std::mutex m_appliedMutex;
+  std::vector<RunChange> m_applied;  ///< under m_appliedMutex
+  int64_t m_droppedBefore = 0, m_discardedBefore = 0;  ///< earlier segments' coordinators
 };
 
 }  // namespace

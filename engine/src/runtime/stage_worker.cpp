@@ -50,14 +50,21 @@ void runLoader(RunContext& ctx, const TensorData& data) {
       std::iota(order.begin(), order.end(), 0);
       std::shuffle(order.begin(), order.end(), rng);
     };
-    // The order is a function of (seed, step): a resumed run replays the shuffles before it.
-    const int64_t epoch = ctx.startStep / perEpoch;
+    // The order is a function of (seed, step): a resumed run, and each segment after a live
+    // re-partition, replays the shuffles before it.
+    const int64_t from = ctx.segmentStart;
+    const int64_t epoch = from / perEpoch;
     for (int64_t e = 0; e <= epoch; ++e) shuffle();
-    int64_t pos = (ctx.startStep - epoch * perEpoch) * batch;
+    int64_t pos = (from - epoch * perEpoch) * batch;
     const size_t stages = ctx.channels.size();
     const bool pin = torch::Device(ctx.spec.stageSettings(0).device).is_cuda();
-    for (int64_t step = ctx.startStep; step < ctx.totalSteps; ++step) {
+    for (int64_t step = from; step < ctx.totalSteps; ++step) {
       if (!ctx.control.waitIfPaused() || ctx.drain.load()) break;
+      if (step >= ctx.stopAt.load()) {  // a re-partition: the stages drain, the segment ends
+        ctx.stoppedAtS.store(ctx.now());
+        ctx.stoppedAt.store(step);
+        break;
+      }
       if (ctx.checkpoint && ctx.checkpointInterval > 0 && step > ctx.startStep &&
           step % ctx.checkpointInterval == 0) {
         // Let the pipeline drain so every stage stands at `step`, then save.
@@ -103,9 +110,42 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
     const bool gradients = method.sendsGradients();
     double lastReport = -1;
     std::vector<MetricPoint> points;
+    // Setting changes for the stage's step `next`: taken before the step is announced as
+    // finished (produced), so a checkpoint or a drain at that step sees them applied.
+    auto applyChanges = [&](int64_t next) {
+      std::vector<StageRuntime::SettingChange> due;
+      {
+        std::lock_guard lock(stage.changeMutex);
+        auto& pending = stage.pendingChanges;
+        for (auto it = pending.begin(); it != pending.end();)
+          if (it->step < 0 || it->step <= next) {
+            due.push_back(*it);
+            it = pending.erase(it);
+          } else {
+            ++it;
+          }
+      }
+      for (const auto& c : due) {
+        StageSettings& s = stage.plan.settings;
+        if (c.setting == "delay_ms") {
+          s.delayMs = static_cast<int>(c.value);
+        } else if (c.setting == "threads") {
+          s.threads = static_cast<int>(c.value);
+          const std::string warning = setupComputeThread(s.threads, s.cores);
+          if (!warning.empty()) ctx.reporter.event({EventKind::Warning, ctx.now(), k, warning});
+        } else if (c.setting == "lr_scale") {
+          s.lrScale = c.value;
+          step->setLrScale(c.value, next);
+        }
+        if (ctx.onSettingChange) ctx.onSettingChange(k, next, c.setting, c.value);
+      }
+    };
+    applyChanges(ctx.produced[static_cast<size_t>(k) + 1].load());
 
     while (true) {
       if (!ctx.control.waitIfPaused()) break;
+      while (stage.held.load() && !ctx.control.stopRequested())
+        ctx.control.sleepFor(std::chrono::milliseconds(5));
       const std::optional<StepResult> r = step->run();
       if (!r) break;
       if (ctx.snapshots && ctx.snapshots->wanted(r->step))
@@ -114,6 +154,7 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
 
       const double t2 = ctx.now();
       const int64_t s = r->step;
+      applyChanges(s + 1);
       ctx.produced[static_cast<size_t>(k) + 1].store(s + 1, std::memory_order_release);
       stage.meter.addStep(t2, (t2 - r->startedAt) - r->waitS - r->blockedS, r->waitS, r->blockedS);
       if (r->hasLoss) stage.meter.addLoss(r->loss, r->accuracy);

@@ -54,6 +54,11 @@ struct RunOptions {
   /// analysis thread is behind. Not part of the spec; nothing feeds back into training. A
   /// distributed run needs the same list on every rank.
   std::vector<int64_t> evalAtSteps;
+  /// Changes to make at given steps (`stagewise-cli train --change`, `--replay`): the same
+  /// mechanism as the live requests of Run, so a run with the same seed and history trains the
+  /// same. Re-partitions are checked when the run is created (SpecError, field "change");
+  /// a stage that does not exist at the change's step is refused then, with an event.
+  std::vector<RunChange> changes;
 };
 
 /// Creates a run of `spec`. Loads the dataset and builds the model; throws SpecError for bad
