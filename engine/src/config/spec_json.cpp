@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "config/json_reader.h"
+#include "config/layers_json.h"
 #include "stagewise/engine/spec.h"
 
 namespace stagewise::engine {
@@ -221,6 +222,8 @@ ExperimentSpec parseSpec(std::string_view text) {
     r.get("mlp_ratio", spec.model.mlpRatio);
     r.get("init", spec.model.init);
     r.get("norm", spec.model.norm);
+    if (auto* layers = r.child("layers"))
+      spec.model.layers = detail::readLayers(*layers, "model.layers");
     r.finish();
   }
   if (auto* p = top.child("partition")) {
@@ -435,6 +438,7 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
     doc["dataset"]["validation"] = spec.dataset.validation;
   if (spec.model.init != ModelSpec{}.init) doc["model"]["init"] = spec.model.init;
   if (spec.model.norm != ModelSpec{}.norm) doc["model"]["norm"] = spec.model.norm;
+  if (!spec.model.layers.empty()) doc["model"]["layers"] = detail::layersToJson(spec.model.layers);
   if (spec.measure.budget != MeasureSpec{}.budget)
     doc["measure"] = {{"budget", spec.measure.budget}};
   const DistributedSpec defaults;

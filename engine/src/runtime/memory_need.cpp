@@ -125,6 +125,9 @@ std::string memoryProblem(const MemoryNeed& need, const MemoryLimit& limit,
       model >= need.activationBytes
           ? (modelKind == "cnn"   ? std::string("reduce model.channels or model.blocks")
              : modelKind == "vit" ? std::string("reduce model.dim, model.depth or model.mlp_ratio")
+             : modelKind == "layers"
+                 ? std::string("reduce model.layers (fewer layers, or smaller out, dim and "
+                               "mlp_ratio)")
                                   : std::string("reduce model.hidden (fewer or narrower layers)"))
           : std::string("reduce train.batch_size");
   return "the run needs at least " + formatBytesIec(double(need.total())) + " (weights " +
