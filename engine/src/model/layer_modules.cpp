@@ -34,12 +34,12 @@ nn::AnyModule makeModule(const LayerSpec& l, const std::vector<int64_t>& in,
                          const std::string& field, uint64_t seed);
 
 /// The inner layers, in order, each fed the previous one's output shape.
-std::vector<int64_t> appendInner(nn::Sequential& into, const std::vector<LayerSpec>& layers,
+std::vector<int64_t> appendInner(nn::SequentialImpl& into, const std::vector<LayerSpec>& layers,
                                  std::vector<int64_t> shape, const std::string& field,
                                  uint64_t seed) {
   for (size_t j = 0; j < layers.size(); ++j) {
     const std::string at = field + ".layers." + std::to_string(j);
-    into->push_back(makeModule(layers[j], shape, at, seed * 31 + j + 1));
+    into.push_back(makeModule(layers[j], shape, at, seed * 31 + j + 1));
     shape = detail::planLayer(layers[j], shape, at).out;
   }
   return shape;
@@ -83,13 +83,13 @@ nn::AnyModule makeModule(const LayerSpec& l, const std::vector<int64_t>& in,
   if (t == "transformer_block")
     return nn::AnyModule(EncoderBlock(in[1], l.heads, in[1] * l.mlpRatio));
   if (t == "sequential") {
-    nn::Sequential inner;
-    appendInner(inner, l.layers, in, field, seed);
+    LayerSequence inner;
+    appendInner(*inner, l.layers, in, field, seed);
     return nn::AnyModule(inner);
   }
   if (t == "residual") {
     nn::Sequential body;
-    appendInner(body, l.layers, in, field, seed);
+    appendInner(*body, l.layers, in, field, seed);
     nn::Sequential shortcut{nullptr};
     if (out != in) {
       if (in.size() == 3) {
@@ -114,7 +114,7 @@ void appendLayerModules(nn::Sequential& into, const LayerSpec& layer,
                         const std::vector<int64_t>& in, const std::string& field, uint64_t seed) {
   if (layer.type == "sequential") {
     detail::planLayer(layer, in, field);  // the whole entry's checks first
-    appendInner(into, layer.layers, in, field, seed);
+    appendInner(*into, layer.layers, in, field, seed);
   } else {
     into->push_back(makeModule(layer, in, field, seed));
   }

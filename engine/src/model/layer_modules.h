@@ -19,6 +19,14 @@ struct ResidualImpl : torch::nn::Module {
 };
 TORCH_MODULE(Residual);
 
+/// A `sequential` inside another layer: AnyModule cannot hold nn::Sequential (its forward is a
+/// template), so this gives it a plain one.
+struct LayerSequenceImpl : torch::nn::SequentialImpl {
+  using SequentialImpl::SequentialImpl;
+  torch::Tensor forward(torch::Tensor x) { return SequentialImpl::forward(x); }
+};
+TORCH_MODULE(LayerSequence);
+
 /// `token_mean`: [B, N, D] → [B, D].
 struct TokenMeanImpl : torch::nn::Module {
   torch::Tensor forward(torch::Tensor x) { return x.mean(1); }
