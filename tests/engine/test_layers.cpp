@@ -378,6 +378,20 @@ class TestLayers : public QObject {
     if (mode == "local") QVERIFY(!obs.series(series::kLoss, 0).empty());
   }
 
+  void aStageWithoutParametersIsProbed() {
+    // Layers 4..5 (a pool and a flatten) as a stage of their own: nothing to train there, but
+    // the probe still measures the others (it asked autograd for no gradients before, and failed).
+    RecordingObserver obs;
+    auto run = createRun(smallRun("local", {"partition.cuts=[4,6]", "stages=[{},{},{}]"}), &obs);
+    run->start();
+    const RunSummary s = run->wait();
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    const auto last = obs.series(series::kGradCosine, 2);
+    QVERIFY(!last.empty());
+    for (double c : last) QVERIFY2(std::abs(c - 1.0) < 1e-5, std::to_string(c).c_str());
+    QVERIFY(!obs.series(series::kGradCosine, 0).empty());
+  }
+
   void dropoutMasksAreSeeded() {
     // Two local runs of a layer list with dropout give the same losses: the masks come from the
     // seed, not from whichever stage thread draws first.
