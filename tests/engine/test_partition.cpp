@@ -142,7 +142,7 @@ class TestPartition : public QObject {
     ModelPlan p = mlp({64, 32, 16});  // 784->64, 64->32 | 32->16, 16->10
     // multiply-add = 2, plus bias and activation per output; the classifier has no activation
     const double f0 = 2.0 * 784 * 64 + 2 * 64, f1 = 2.0 * 64 * 32 + 2 * 32,
-                 f2 = 2.0 * 32 * 16 + 2 * 16, f3 = 2.0 * 16 * 10;
+                 f2 = 2.0 * 32 * 16 + 2 * 16, f3 = 2.0 * 16 * 10 + 10;
     QCOMPARE(double(p.layers[0].flops), f0);
     PartitionPlan part = makePartition(spec, p);
     const double aux = static_cast<double>(part.stages[0].auxFlops);

@@ -182,8 +182,8 @@ void StageInspector::refresh() {
   const std::string& kind = spec.model.kind;
   for (int i = 0; i < m_auxHead->count(); ++i) {
     const QString id = m_auxHead->itemData(i).toString();
-    const bool fits = (id != QLatin1String("conv") || kind == "cnn") &&
-                      (id != QLatin1String("token") || kind == "vit");
+    const bool fits = (id != QLatin1String("conv") || kind == "cnn" || kind == "layers") &&
+                      (id != QLatin1String("token") || kind == "vit" || kind == "layers");
     heads->item(i)->setEnabled(fits);
     heads->item(i)->setToolTip(fits                          ? QString()
                                : id == QLatin1String("conv") ? tr("needs a residual CNN model")

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "config/json_reader.h"
+#include "config/layers_json.h"
 #include "stagewise/engine/spec.h"
 
 namespace stagewise::engine {
@@ -230,6 +231,8 @@ ExperimentSpec parseSpec(std::string_view text) {
         throw SpecError("model.reinit", "expected true or false, found " + detail::typeName(v));
       spec.model.reinit = v.get<bool>();
     }
+    if (auto* layers = r.child("layers"))
+      spec.model.layers = detail::readLayers(*layers, "model.layers");
     r.finish();
   }
   if (auto* p = top.child("partition")) {
@@ -449,6 +452,7 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
   if (spec.model.norm != ModelSpec{}.norm) doc["model"]["norm"] = spec.model.norm;
   if (!spec.model.path.empty()) doc["model"]["path"] = spec.model.path;
   if (spec.model.reinit) doc["model"]["reinit"] = true;
+  if (!spec.model.layers.empty()) doc["model"]["layers"] = detail::layersToJson(spec.model.layers);
   if (spec.measure.budget != MeasureSpec{}.budget)
     doc["measure"] = {{"budget", spec.measure.budget}};
   const DistributedSpec defaults;

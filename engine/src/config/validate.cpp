@@ -6,6 +6,7 @@
 
 #include "stagewise/engine/partition.h"
 #include "stagewise/engine/spec.h"
+#include "model/layer_plan.h"
 
 namespace stagewise::engine {
 
@@ -23,12 +24,15 @@ void checkStage(const StageSettings& s, const std::string& at,
   if (std::find(devices.begin(), devices.end(), s.device) == devices.end())
     out.push_back({at + ".device",
                    "device '" + s.device + "' does not exist here; available: " + joined(devices)});
+  // model.layers: whether a stage's boundary is an image or tokens is the plan's to say
+  // (makePartition checks it).
   if (s.auxHead != "linear" && s.auxHead != "mlp" && s.auxHead != "conv" && s.auxHead != "token")
     out.push_back({at + ".aux_head", "unknown aux head '" + s.auxHead +
-                                         "'; use linear, mlp, conv (cnn) or token (vit)"});
-  else if (s.auxHead == "conv" && modelKind != "cnn")
+                                         "'; use linear, mlp, conv (cnn, layers) or token (vit, "
+                                         "layers)"});
+  else if (s.auxHead == "conv" && modelKind != "cnn" && modelKind != "layers")
     out.push_back({at + ".aux_head", "the conv aux head needs a cnn model; use linear or mlp"});
-  else if (s.auxHead == "token" && modelKind != "vit")
+  else if (s.auxHead == "token" && modelKind != "vit" && modelKind != "layers")
     out.push_back({at + ".aux_head", "the token aux head needs a vit model; use linear or mlp"});
   if (s.auxHidden < 1 || s.auxHidden > 65536)
     out.push_back({at + ".aux_hidden", "must be between 1 and 65536"});
@@ -89,9 +93,13 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
   }
 
   const auto& m = spec.model;
-  if (m.kind != "mlp" && m.kind != "cnn" && m.kind != "vit" && m.kind != "torchscript")
-    out.push_back(
-        {"model.kind", "unknown model '" + m.kind + "'; use mlp, cnn, vit or torchscript"});
+  if (m.kind != "mlp" && m.kind != "cnn" && m.kind != "vit" && m.kind != "layers" &&
+      m.kind != "torchscript")
+    out.push_back({"model.kind",
+                   "unknown model '" + m.kind + "'; use mlp, cnn, vit, layers or torchscript"});
+  if (m.kind == "layers" && m.layers.empty())
+    out.push_back({"model.layers", "a layers model needs its layers, e.g. [{\"type\": "
+                                   "\"flatten\"}, {\"type\": \"linear\", \"out\": 10}]"});
   if (m.kind == "torchscript") {  // the file itself is read (and qualified) by the plan
     if (m.path.empty())
       out.push_back({"model.path", "a torchscript model needs the file: set model.path to a "
@@ -174,19 +182,24 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"pipeline.micro_batches", "must be between 1 and train.batch_size (" +
                                                  std::to_string(t.batchSize) +
                                                  "), or 0 for one per stage"});
-  if (m.kind == "mlp" && m.norm == "batchnorm") {
+  // model.layers: batchnorm1d has the MLP's batch norm's needs (batchnorm2d normalises over the
+  // image too, so one row is enough).
+  const bool batchNorm1d = (m.kind == "mlp" && m.norm == "batchnorm") ||
+                           (m.kind == "layers" && detail::containsLayer(m.layers, "batchnorm1d"));
+  if (batchNorm1d) {
+    const std::string bn = m.kind == "mlp" ? "batch norm (model.norm)" : "batchnorm1d";
     // Batch statistics of a single row are undefined: LibTorch refuses to train on them.
     if (t.batchSize < 2)
-      out.push_back({"train.batch_size", "batch norm (model.norm) needs batches of 2 or more"});
+      out.push_back({"train.batch_size", bn + " needs batches of 2 or more"});
     const int micro = pl.microBatches > 0 ? pl.microBatches : stages;
     if (spec.mode == Mode::Pipeline && t.batchSize >= 2 && t.batchSize < 2 * micro)
       out.push_back({"pipeline.micro_batches",
-                     "batch norm (model.norm) needs micro-batches of 2 rows or more: at most " +
+                     bn + " needs micro-batches of 2 rows or more: at most " +
                          std::to_string(t.batchSize / 2) + " for batch size " +
                          std::to_string(t.batchSize)});
     if (spec.probe.batchSize < 2 && spec.mode == Mode::Local && spec.probe.interval >= 0)
       out.push_back(
-          {"probe.batch_size", "batch norm (model.norm) needs a probe batch of 2 or more"});
+          {"probe.batch_size", bn + " needs a probe batch of 2 or more"});
   }
   if (pl.schedule != "gpipe" && pl.schedule != "1f1b")
     out.push_back(

@@ -4,23 +4,6 @@ namespace stagewise::engine {
 
 namespace nn = torch::nn;
 
-BasicBlockImpl::BasicBlockImpl(int64_t cin, int64_t cout, int64_t stride) {
-  conv1 = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(cin, cout, 3).stride(stride).padding(1).bias(false)));
-  bn1 = register_module("bn1", nn::BatchNorm2d(cout));
-  conv2 = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(cout, cout, 3).padding(1).bias(false)));
-  bn2 = register_module("bn2", nn::BatchNorm2d(cout));
-  if (stride != 1 || cin != cout)
-    shortcut = register_module(
-        "shortcut", nn::Sequential(nn::Conv2d(nn::Conv2dOptions(cin, cout, 1).stride(stride).bias(false)),
-                                   nn::BatchNorm2d(cout)));
-}
-
-torch::Tensor BasicBlockImpl::forward(torch::Tensor x) {
-  auto out = torch::relu(bn1(conv1(x)));
-  out = bn2(conv2(out));
-  return torch::relu(out + (shortcut ? shortcut->forward(x) : x));
-}
-
 PatchEmbedImpl::PatchEmbedImpl(int64_t channels, int64_t patch, int64_t dim, int64_t tokens) {
   proj = register_module("proj", nn::Conv2d(nn::Conv2dOptions(channels, dim, patch).stride(patch)));
   pos = register_parameter("pos", torch::randn({1, tokens, dim}) * 0.02);

@@ -1,18 +1,9 @@
 #pragma once
-// LibTorch modules of the CNN and ViT families (one module per planned layer).
+// LibTorch modules of the ViT layers (patch_embed, transformer_block) and the token aux head.
+// The CNN's blocks are residual layers (model/layer_modules.h).
 #include <torch/torch.h>  // free here: the engine precompiles it
 
 namespace stagewise::engine {
-
-/// ResNet basic block: 3x3 conv-BN-ReLU, 3x3 conv-BN, identity or 1x1 projection shortcut, ReLU.
-struct BasicBlockImpl : torch::nn::Module {
-  BasicBlockImpl(int64_t cin, int64_t cout, int64_t stride);
-  torch::Tensor forward(torch::Tensor x);
-  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
-  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
-  torch::nn::Sequential shortcut{nullptr};
-};
-TORCH_MODULE(BasicBlock);
 
 /// Patches to tokens: a strided convolution, flattened, plus learned positions. [B,C,H,W] → [B,N,D]
 struct PatchEmbedImpl : torch::nn::Module {

@@ -1,8 +1,9 @@
 #include "stagewise/engine/model_plan.h"
 
+#include "model/layer_plan.h"
 #include "model/plan_hooks.h"
-#include "model/plans.h"
 
+#include <map>
 #include <numeric>
 
 namespace stagewise::engine {
@@ -25,70 +26,60 @@ int64_t ModelPlan::totalFlops() const {
 
 int64_t ModelPlan::inputBytes() const { return input.numel() * 4; }
 
-static std::string activationName(const std::string& a) {
-  if (a == "gelu") return "GELU";
-  if (a == "tanh") return "Tanh";
-  return "ReLU";
+namespace {
+
+/// "conv2", "relu3": a layer without a name is called by its kind and its count in the model.
+std::string defaultName(const std::string& type, std::map<std::string, int>& counts) {
+  static const std::map<std::string, std::string> shortNames = {
+      {"linear", "fc"},         {"conv2d", "conv"},        {"batchnorm1d", "bn"},
+      {"batchnorm2d", "bn"},    {"layernorm", "ln"},       {"maxpool2d", "maxpool"},
+      {"avgpool2d", "avgpool"}, {"adaptive_avgpool2d", "pool"}, {"residual", "res"},
+      {"sequential", "seq"},    {"transformer_block", "block"}};
+  const auto it = shortNames.find(type);
+  const std::string base = it == shortNames.end() ? type : it->second;
+  return base + std::to_string(++counts[base]);
 }
 
-static std::string normName(const std::string& n) {
-  if (n == "layernorm") return "LayerNorm + ";
-  if (n == "batchnorm") return "BatchNorm + ";
-  return "";
-}
-
-namespace detail {
-
-void planMlp(const ModelSpec& model, ModelPlan& plan) {
-  const InputShape& input = plan.input;
-  if (model.hidden.empty()) throw SpecError("model.hidden", "needs at least one hidden width");
-  int64_t in = input.numel();
-  for (size_t i = 0; i < model.hidden.size(); ++i) {
-    const int64_t w = model.hidden[i];
-    if (w < 1)
-      throw SpecError("model.hidden[" + std::to_string(i) + "]", "width must be at least 1");
-    LayerInfo l;
-    l.index = static_cast<int>(i);
-    l.name = "fc" + std::to_string(i + 1);
-    l.description = "Linear " + std::to_string(in) + "→" + std::to_string(w) + " + " +
-                    normName(model.norm) + activationName(model.activation);
-    l.outShape = {w};
-    l.params = in * w + w;
-    l.flops = 2 * in * w + 2 * w;
-    l.activationBytes = w * 4;
-    if (model.norm == "layernorm" || model.norm == "batchnorm") {
-      // A scale and a shift per feature (batch norm's running statistics are buffers, not
-      // parameters); about 5 FLOPs per feature for layer norm (mean, variance, normalise,
-      // affine), 4 for batch norm (as the cnn plan counts it); the Linear's output is kept too.
-      l.params += 2 * w;
-      l.flops += (model.norm == "layernorm" ? 5 : 4) * w;
-      l.activationBytes += w * 4;
-    }
-    plan.layers.push_back(l);
-    in = w;
-  }
-  LayerInfo c;
-  c.index = static_cast<int>(model.hidden.size());
-  c.name = "classifier";
-  c.description = "Linear " + std::to_string(in) + "→" + std::to_string(input.numClasses);
-  c.outShape = {input.numClasses};
-  c.params = in * input.numClasses + input.numClasses;
-  c.flops = 2 * in * input.numClasses;
-  c.activationBytes = int64_t{input.numClasses} * 4;
-  plan.layers.push_back(c);
-}
-
-}  // namespace detail
+}  // namespace
 
 ModelPlan planModel(const ModelSpec& model, const InputShape& input) {
   if (input.numClasses < 2) throw SpecError("dataset", "the dataset needs at least 2 classes");
   ModelPlan plan;
   plan.input = input;
-  if (model.kind == "mlp") detail::planMlp(model, plan);
-  else if (model.kind == "cnn") detail::planCnn(model, plan);
-  else if (model.kind == "vit") detail::planVit(model, plan);
-  else if (model.kind == "torchscript") detail::planTorchScript(model, plan);
-  else throw SpecError("model.kind", "unknown model '" + model.kind + "'; use mlp, cnn, vit or torchscript");
+  if (model.kind == "torchscript") {  // only LibTorch can read the file: the engine's hook
+    detail::planTorchScript(model, plan);
+    return plan;
+  }
+  const std::vector<LayerSpec> layers = familyLayers(model, input);
+  if (layers.empty())
+    throw SpecError("model.layers",
+                    "needs at least one layer; the last one gives the classes, e.g. "
+                    "{\"type\": \"linear\", \"out\": " +
+                        std::to_string(input.numClasses) + "}");
+  std::vector<int64_t> shape = input.dims;
+  std::map<std::string, int> counts;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const std::string field = "model.layers." + std::to_string(i);
+    const detail::LayerCost cost = detail::planLayer(layers[i], shape, field);
+    LayerInfo l;
+    l.index = static_cast<int>(i);
+    l.name = layers[i].name.empty() ? defaultName(layers[i].type, counts) : layers[i].name;
+    l.description = cost.description;
+    l.outShape = cost.out;
+    l.params = cost.params;
+    l.flops = cost.flops;
+    l.activationBytes = cost.activationBytes;
+    plan.layers.push_back(l);
+    shape = cost.out;
+  }
+  if (shape != std::vector<int64_t>{input.numClasses})
+    throw SpecError("model.layers." + std::to_string(layers.size() - 1),
+                    "the last layer (" + layers.back().type + ") outputs " +
+                        detail::shapeText(shape) + " but the dataset has " +
+                        std::to_string(input.numClasses) + " classes: end with " +
+                        (shape.size() > 1 ? "a flatten and " : "") +
+                        "{\"type\": \"linear\", \"out\": " +
+                        std::to_string(input.numClasses) + "}");
   return plan;
 }
 

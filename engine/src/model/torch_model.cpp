@@ -2,16 +2,13 @@
 
 #include "model/family_modules.h"
 #include "model/torchscript_model.h"
+#include "model/layer_modules.h"
+
+#include <functional>
 
 namespace stagewise::engine {
 
 namespace {
-
-torch::nn::AnyModule activation(const std::string& name) {
-  if (name == "gelu") return torch::nn::AnyModule(torch::nn::GELU());
-  if (name == "tanh") return torch::nn::AnyModule(torch::nn::Tanh());
-  return torch::nn::AnyModule(torch::nn::ReLU());
-}
 
 int64_t numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -80,50 +77,42 @@ torch::nn::Sequential makeAuxHead(const StageSettings& settings,
   return head;
 }
 
+/// The activation whose gain model.init's kaiming and xavier use: a family's model.activation
+/// (as before); for model.layers tanh's when every activation layer is a tanh, else ReLU's.
+std::string gainActivation(const ModelSpec& spec) {
+  if (spec.kind != "layers") return spec.activation;
+  bool tanh = false, other = false;
+  const std::function<void(const std::vector<LayerSpec>&)> visit = [&](const auto& layers) {
+    for (const auto& l : layers) {
+      if (l.type == "tanh") tanh = true;
+      if (l.type == "relu" || l.type == "gelu" || l.type == "silu" ||
+          l.type == "transformer_block")
+        other = true;
+      visit(l.layers);
+    }
+  };
+  visit(spec.layers);
+  return tanh && !other ? "tanh" : "relu";
+}
+
 }  // namespace
 
 std::vector<torch::nn::Sequential> buildLayers(const ModelSpec& spec, const ModelPlan& plan,
                                                uint64_t seed) {
   if (spec.kind == "torchscript") return buildTorchScriptLayers(spec, plan, seed);
+  // One builder for every kind: the families are layer lists too (familyLayers).
+  const std::vector<LayerSpec> list = familyLayers(spec, plan.input);
+  const std::string gain = gainActivation(spec);
   std::vector<torch::nn::Sequential> layers;
-  const auto& dims = plan.input.dims;
-  for (size_t i = 0; i < plan.layers.size(); ++i) {
+  std::vector<int64_t> shape = plan.input.dims;
+  for (size_t i = 0; i < list.size(); ++i) {
     seedFor(seed, i);
-    const bool last = i + 1 == plan.layers.size();
-    const auto& out = plan.layers[i].outShape;
-    const auto& inShape = i == 0 ? dims : plan.layers[i - 1].outShape;
     torch::nn::Sequential layer;
-    if (spec.kind == "cnn") {
-      if (i == 0) {
-        layer->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(dims[0], out[0], 3).padding(1).bias(false)));
-        layer->push_back(torch::nn::BatchNorm2d(out[0]));
-        layer->push_back(torch::nn::ReLU());
-      } else if (last) {
-        layer->push_back(torch::nn::AdaptiveAvgPool2d(torch::nn::AdaptiveAvgPool2dOptions(1)));
-        layer->push_back(torch::nn::Flatten());
-        layer->push_back(torch::nn::Linear(inShape[0], out[0]));
-      } else {
-        const int64_t stride = inShape[1] != out[1] ? 2 : 1;
-        layer->push_back(BasicBlock(inShape[0], out[0], stride));
-      }
-    } else if (spec.kind == "vit") {
-      if (i == 0)
-        layer->push_back(PatchEmbed(dims[0], spec.patch, spec.dim, out[0]));
-      else if (last)
-        layer->push_back(TokenHead(inShape[1], out[0]));
-      else
-        layer->push_back(EncoderBlock(spec.dim, spec.heads, int64_t{spec.dim} * spec.mlpRatio));
-    } else {
-      if (i == 0 && dims.size() > 1) layer->push_back(torch::nn::Flatten());
-      layer->push_back(torch::nn::Linear(numel(inShape), numel(out)));
-      if (!last && spec.norm == "layernorm")
-        layer->push_back(torch::nn::LayerNorm(torch::nn::LayerNormOptions({numel(out)})));
-      else if (!last && spec.norm == "batchnorm")
-        layer->push_back(torch::nn::BatchNorm1d(numel(out)));
-      if (!last) layer->push_back(activation(spec.activation));
-    }
-    initialise(*layer, spec.init, spec.activation);
+    appendLayerModules(layer, list[i], shape, "model.layers." + std::to_string(i),
+                       seed * 1000003ull + 700000 + i);
+    initialise(*layer, spec.init, gain);
     layers.push_back(layer);
+    shape = i < plan.layers.size() ? plan.layers[i].outShape : shape;
   }
   return layers;
 }

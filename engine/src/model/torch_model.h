@@ -9,9 +9,9 @@
 
 namespace stagewise::engine {
 
-/// The layers of `plan` as modules, initialised deterministically from `seed` (layer i always
-/// gets the same weights for a seed, whatever the cut or mode) as `spec.init` says, with
-/// `spec.norm` in every hidden MLP layer.
+/// The layers of `plan` (familyLayers(spec, plan.input): every kind goes through this one
+/// builder) as modules, initialised deterministically from `seed` (layer i always gets the same
+/// weights for a seed, whatever the cut or mode) as `spec.init` says.
 std::vector<torch::nn::Sequential> buildLayers(const ModelSpec& spec, const ModelPlan& plan,
                                                uint64_t seed);
 

@@ -164,6 +164,20 @@ PartitionPlan makePartition(const ExperimentSpec& spec, const ModelPlan& plan,
     }
     const auto& lastLayer = plan.layers[static_cast<size_t>(s.lastLayer)];
     if (!s.isLast) {
+      // The conv head needs an image at the boundary, the token head tokens (model.layers can
+      // cut anywhere; the families' boundaries always fit their heads).
+      const bool conv = s.settings.auxHead == "conv", token = s.settings.auxHead == "token";
+      if ((conv && lastLayer.outShape.size() != 3) || (token && lastLayer.outShape.size() != 2)) {
+        std::string shape;
+        for (int64_t d : lastLayer.outShape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+        throw SpecError(
+            (spec.stages.empty() ? std::string("stage_defaults") : "stages[" + std::to_string(k) + "]") +
+                ".aux_head",
+            "the " + s.settings.auxHead + " aux head needs " +
+                (conv ? "an image [C, H, W]" : "tokens [N, D]") + " where stage " +
+                std::to_string(k) + " ends, but " + lastLayer.name + " outputs [" + shape +
+                "]: use linear or mlp, or move the cut");
+      }
       AuxCost aux = auxHeadCost(s.settings.auxHead, s.settings.auxHidden, lastLayer.outShape,
                                 plan.input.numClasses);
       s.auxParams = aux.params;

@@ -78,6 +78,13 @@ std::vector<torch::Tensor> gradientsOf(const torch::Tensor& output, const torch:
                                        const torch::Tensor& input, bool retain) {
   std::vector<torch::Tensor> inputs = params;
   if (input.defined()) inputs.push_back(input);
+  // model.layers: a stage may hold no parameters (a pool, a flatten), and then the first stage's
+  // output may not depend on anything that takes a gradient.
+  if (inputs.empty()) return {};
+  if (!output.requires_grad()) {
+    for (auto& t : inputs) t = torch::zeros_like(t);
+    return inputs;
+  }
   std::vector<torch::Tensor> seeds;
   if (seed.defined()) seeds.push_back(seed);
   auto g = torch::autograd::grad({output}, inputs, seeds, retain, /*create_graph=*/false,

@@ -127,6 +127,9 @@ std::string memoryProblem(const MemoryNeed& need, const MemoryLimit& limit,
              : modelKind == "vit" ? std::string("reduce model.dim, model.depth or model.mlp_ratio")
              : modelKind == "torchscript"
                  ? std::string("use a smaller model (model.path), or more memory")
+             : modelKind == "layers"
+                 ? std::string("reduce model.layers (fewer layers, or smaller out, dim and "
+                               "mlp_ratio)")
                                   : std::string("reduce model.hidden (fewer or narrower layers)"))
           : std::string("reduce train.batch_size");
   return "the run needs at least " + formatBytesIec(double(need.total())) + " (weights " +

@@ -11,6 +11,7 @@
 
 #include "data/tensor_data.h"
 #include "dist/c10d_topology.h"
+#include "model/layer_plan.h"
 #include "model/torch_model.h"
 #include "optim/fused_adam.h"
 #include "probe/probe.h"
@@ -780,7 +781,9 @@ class TorchRun final : public Run {
   /// pipeline micro-batch) of one row is refused before the run starts, naming what to change.
   /// validateSpec checks the full batches; the last batch of an epoch needs the dataset's size.
   void checkBatchNormRows() const {
-    if (m_spec.model.kind != "mlp" || m_spec.model.norm != "batchnorm") return;
+    const bool layersNorm = m_spec.model.kind == "layers" &&
+                            detail::containsLayer(m_spec.model.layers, "batchnorm1d");
+    if (!layersNorm && (m_spec.model.kind != "mlp" || m_spec.model.norm != "batchnorm")) return;
     const int64_t n = m_data.trainX.size(0), batch = m_spec.train.batchSize;
     const int64_t perEpoch = (n + batch - 1) / batch, rest = n % batch;
     if (rest == 0 || m_ctx.totalSteps < perEpoch) return;  // no short batch is ever trained
@@ -790,7 +793,8 @@ class TorchRun final : public Run {
                               : static_cast<int64_t>(m_stages.size());
     if (rest < 2 * micro)
       throw SpecError("train.batch_size",
-                      "batch norm (model.norm) needs 2 rows or more per " +
+                      std::string(layersNorm ? "batchnorm1d" : "batch norm (model.norm)") +
+                          " needs 2 rows or more per " +
                           std::string(micro > 1 ? "micro-batch" : "batch") + ", but the last " +
                           "batch of an epoch holds " + std::to_string(rest) + " of the " +
                           std::to_string(n) + " training samples; choose another batch size");

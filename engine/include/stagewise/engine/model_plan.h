@@ -17,7 +17,8 @@ struct InputShape {
   int64_t numel() const;
 };
 
-/// One layer (MLP: Linear + activation; the classifier is the last layer).
+/// One cuttable layer (an entry of familyLayers: for the MLP Linear + activation; the classifier
+/// is the last layer).
 struct LayerInfo {
   int index = 0;
   std::string name;                ///< "fc3", "classifier"
@@ -36,8 +37,17 @@ struct ModelPlan {
   int64_t inputBytes() const;  ///< bytes of one input sample (float32)
 };
 
-/// Builds the layer list for `model` on inputs of `input`. Throws SpecError on bad model fields.
+/// Builds the layer list for `model` on inputs of `input`: the shapes, costs, names and
+/// descriptions of the entries of familyLayers(model, input). Throws SpecError on bad model
+/// fields, naming a layer that cannot take its input by index and type with the shapes
+/// ("model.layers.5: linear needs flat inputs ... but gets [32, 7, 7]").
 ModelPlan planModel(const ModelSpec& model, const InputShape& input);
+
+/// The network as `model.layers` entries, one per cuttable layer: `model.layers` itself for kind
+/// "layers"; the mlp, cnn and vit families expanded (fc1.., stem, block1.1.., patch_embed,
+/// encoder1.., classifier). A family and its expansion as a "layers" model are the same
+/// network, with the same initial weights for a seed. Throws SpecError on bad family fields.
+std::vector<LayerSpec> familyLayers(const ModelSpec& model, const InputShape& input);
 
 /// Parameters and forward FLOPs per sample of an aux head fed by `inShape`.
 struct AuxCost {
