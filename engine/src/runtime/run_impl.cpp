@@ -130,7 +130,6 @@ class TorchRun final : public Run {
     }
     for (const auto& stage : m_stages)  // CUDA stages: the caching allocator's window opens here
       memory::startDeviceWindow(stage->plan.settings.device);
-    m_distributed = options.dist.enabled();
     if (options.dist.enabled())
       m_topology = std::make_unique<dist::C10dTopology>(options, m_plan, m_ctx, m_fanout, m_stages);
     else
@@ -1250,7 +1249,6 @@ class TorchRun final : public Run {
   // Steering (docs/architecture.md, "Live re-partition").
   std::vector<int> m_cuts;          ///< the cuts the stages have now
   ExperimentSpec m_currentSpec;     ///< m_spec with the current cuts and stage settings
-  bool m_distributed = false;
   bool m_rebuilt = false;           ///< the stages were re-partitioned (checkpoints say how)
   std::mutex m_changeMutex;         ///< the requests below, and m_stages against a rebuild
   std::optional<std::vector<int>> m_liveCuts;  ///< a live re-partition asked for
