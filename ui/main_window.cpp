@@ -132,7 +132,8 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   connect(m_train->studyQueue(), &StudyQueue::studyFinished, this, &MainWindow::updateRunActions);
 
   resize(QSize(1440, 900).boundedTo(availableSize()));
-  restoreGeometry(AppSettings::windowGeometry());
+  if (restoreGeometry(AppSettings::windowGeometry()) && !isMaximized())
+    resize(windowSizeForScreen(size(), AppSettings::windowScreen(), availableSize()));
   restoreState(AppSettings::windowState());
   fitToScreen();  // a size saved on a larger screen (or grown by an older version) is fitted
   m_doc->load(defaultSpec());
@@ -545,7 +546,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
       return;
     }
     saveRunsMeta();
-    AppSettings::setWindow(saveGeometry(), saveState());
+    AppSettings::setWindow(saveGeometry(), saveState(), availableSize());
     event->accept();
     return;
   }
@@ -562,7 +563,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
       return;
     }
     if (!m_controller->isBusy()) {  // it ended meanwhile (a failure): nothing to stop
-      AppSettings::setWindow(saveGeometry(), saveState());
+      AppSettings::setWindow(saveGeometry(), saveState(), availableSize());
       event->accept();
       return;
     }
@@ -585,7 +586,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     return;
   }
   saveRunsMeta();
-  AppSettings::setWindow(saveGeometry(), saveState());
+  AppSettings::setWindow(saveGeometry(), saveState(), availableSize());
   event->accept();
 }
 

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/number_text.h"
 #include "stagewise/engine/partition.h"
 
 namespace stagewise::cli {
@@ -207,7 +208,8 @@ int inspectCommand(const std::vector<std::string>& argv) {
                           {"openmp_wait", info.openmpWait},
                           {"malloc", info.malloc},
                           {"devices", info.devices},
-                          {"mode", engine::toString(spec.mode)}};
+                          {"mode", engine::toString(spec.mode)},
+                          {"warnings", engine::partitionWarnings(partition)}};
     if (spec.mode == engine::Mode::Pipeline)
       out["pipeline"] = {{"micro_batches", micro},
                          {"schedule", spec.pipeline.schedule},
@@ -238,10 +240,10 @@ int inspectCommand(const std::vector<std::string>& argv) {
                 s.isLast ? "classifier" : s.settings.auxHead.c_str(),
                 human(static_cast<double>(s.params + s.auxParams)).c_str(), 100 * est.stageShare[k],
                 k < est.boundaryBytes.size()
-                    ? (human(static_cast<double>(est.boundaryBytes[k])) + "B").c_str()
+                    ? engine::bytesText(static_cast<double>(est.boundaryBytes[k])).c_str()
                     : "-",
                 k < est.backpropBoundaryBytes.size()
-                    ? (human(static_cast<double>(est.backpropBoundaryBytes[k])) + "B").c_str()
+                    ? engine::bytesText(static_cast<double>(est.backpropBoundaryBytes[k])).c_str()
                     : "-");
   }
   std::printf(
@@ -256,10 +258,12 @@ int inspectCommand(const std::vector<std::string>& argv) {
         spec.pipeline.schedule.c_str(), micro, 100 * bubble);
     for (size_t k = 0; k < backBytes.size(); ++k)
       std::printf(
-          "  S%zu -> S%zu: %sB forward (activations and labels), %sB back (gradients) per batch\n",
-          k + 1, k + 2, human(static_cast<double>(est.boundaryBytes[k])).c_str(),
-          human(static_cast<double>(backBytes[k])).c_str());
+          "  S%zu -> S%zu: %s forward (activations and labels), %s back (gradients) per batch\n",
+          k + 1, k + 2, engine::bytesText(static_cast<double>(est.boundaryBytes[k])).c_str(),
+          engine::bytesText(static_cast<double>(backBytes[k])).c_str());
   }
+  for (const std::string& w : engine::partitionWarnings(partition))
+    std::printf("\nwarning: %s\n", w.c_str());
   std::printf("BLAS: %s\n", info.blas.c_str());
   std::printf("OpenMP workers: %s\n", info.openmpWait.c_str());
   std::printf("malloc: %s\n", info.malloc.c_str());

@@ -399,6 +399,16 @@ class TestCli : public QObject {
     QCOMPARE(pl["backward_bytes_per_batch"].toArray()[0].toInteger(), qint64(32 * 32 * 4));
     QCOMPARE(pl["forward_bytes_per_batch"].toArray()[0].toInteger(), qint64(32 * (32 * 4 + 8)));
     QVERIFY(!o.contains("pipeline"));
+    QCOMPARE(o["warnings"].toArray().size(), 0);
+    // Issue 36 §3: an aux head larger than the whole model is worth a warning (not an error).
+    Result big = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--set",
+                         "stages.0.aux_head=mlp", "--set", "stages.0.aux_hidden=4096"});
+    QVERIFY2(big.code == 0, qPrintable(big.err));
+    QVERIFY2(big.out.contains("warning: stages.0.aux_head: stage 1's mlp head has"),
+             qPrintable(big.out));
+    QVERIFY(big.out.contains("more than the whole model's"));
+    // Bytes in IEC units (one system everywhere).
+    QVERIFY2(pipe.code == 0 && text.out.contains(QStringLiteral("KiB")), qPrintable(text.out));
   }
 
   /// inspect --profile times each method's work and predicts samples/s per method.

@@ -58,6 +58,15 @@ class TestNumberText : public QObject {
     QCOMPARE(QString::fromStdString(atDecimals(12345, -1)), QStringLiteral("12350"));
     QCOMPARE(QString::fromStdString(atDecimals(-0.001, 2)), QStringLiteral("0.00"));
   }
+
+  void bytesInIecUnits() {
+    // Issue 36 §3: one unit system (IEC) for bytes everywhere; `inspect` wrote "kB".
+    QCOMPARE(QString::fromStdString(bytesText(912)), QStringLiteral("912 B"));
+    QCOMPARE(QString::fromStdString(bytesText(1536)), QStringLiteral("1.5 KiB"));
+    QCOMPARE(QString::fromStdString(bytesText(18.7 * 1024 * 1024)), QStringLiteral("18.7 MiB"));
+    QCOMPARE(QString::fromStdString(bytesText(2.0 * 1024 * 1024 * 1024)),
+             QStringLiteral("2.0 GiB"));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestNumberText)

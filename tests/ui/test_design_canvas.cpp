@@ -152,6 +152,15 @@ class TestDesignCanvas : public QObject {
     QTest::mouseClick(f.workspace.estimatePanel()->balanceButton(), Qt::LeftButton);
     QCOMPARE(f.doc.spec().partition.cuts.size(), size_t(1));
     QCOMPARE(f.doc.undoStack()->count(), steps + 1);
+    // Issue 36 §3: pressed again on the cut it chose, it says the cut is already balanced (and
+    // adds no undo step) instead of doing nothing.
+    QSignalSpy said(f.workspace.estimatePanel(), &EstimatePanel::message);
+    QTest::mouseClick(f.workspace.estimatePanel()->balanceButton(), Qt::LeftButton);
+    QCOMPARE(f.doc.undoStack()->count(), steps + 1);
+    QCOMPARE(said.count(), 1);
+    QVERIFY2(said.at(0).at(0).toString().contains(QStringLiteral("already the most balanced")),
+             qPrintable(said.at(0).at(0).toString()));
+    QVERIFY(said.at(0).at(0).toString().contains(QStringLiteral("% of the work")));
   }
 
   void workShareChartShowsTheStagesThereAre() {

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QLocale>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -16,6 +17,7 @@
 #include "designer/design_document.h"
 #include "designer/design_workspace.h"
 #include "designer/estimate_panel.h"
+#include "designer/layer_list_editor.h"
 #include "designer/model_family_form.h"
 #include "designer/model_panel.h"
 #include "designer/spec_edits.h"
@@ -71,6 +73,161 @@ class TestDesignModels : public QObject {
     doc.undoStack()->undo();
     QCOMPARE(doc.spec().model.kind, std::string("vit"));
     QCOMPARE(doc.spec().stageDefaults.auxHead, std::string("token"));
+  }
+
+  void editAsLayersKeepsTheNetworkAndItsCuts() {
+    // Issue 33 §1: *Edit as layers* turns a family into its layer list: the same layers, the
+    // same cuts, one undo step.
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(readSpecFile(QStringLiteral(":/experiments/mlp-fmnist-4stage.json")));
+    ModelFamilyForm* form = ws.modelPanel()->familyForm();
+    const int layers = doc.layerCount();
+    const auto params = doc.plan().totalParams();
+    const auto cuts = doc.spec().partition.cuts;
+    QTest::mouseClick(form->editAsLayersButton(), Qt::LeftButton);
+    QCOMPARE(doc.spec().model.kind, std::string("layers"));
+    QCOMPARE(doc.layerCount(), layers);
+    QCOMPARE(doc.plan().totalParams(), params);
+    QCOMPARE(doc.spec().partition.cuts, cuts);
+    QVERIFY(doc.canRun());
+    QCOMPARE(form->kindCombo()->currentData().toString(), QStringLiteral("layers"));
+    QCOMPARE(form->layerEditor()->list()->count(), layers);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.spec().model.kind, std::string("mlp"));
+    // Choosing "Layer list" in the model box does the same.
+    QComboBox* kind = form->kindCombo();
+    const int list = kind->findData(QStringLiteral("layers"));
+    kind->setCurrentIndex(list);
+    Q_EMIT kind->activated(list);
+    QCOMPARE(doc.spec().model.kind, std::string("layers"));
+    QCOMPARE(doc.layerCount(), layers);
+  }
+
+  void theLayerPaletteEditsWithUndo() {
+    // Issue 33 §1: add from a list, reorder, delete, edit a layer's parameters; shapes and
+    // parameters follow; an invalid layer is outlined with its message; undo and redo.
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(readSpecFile(QStringLiteral(":/experiments/layers-fmnist-4stage.json")));
+    ModelFamilyForm* form = ws.modelPanel()->familyForm();
+    QCOMPARE(form->kindCombo()->currentData().toString(), QStringLiteral("layers"));
+    LayerListEditor* editor = form->layerEditor();
+    const int n = doc.layerCount();
+    QCOMPARE(editor->list()->count(), n);
+    QCOMPARE(doc.spec().partition.cuts, (std::vector<int>{4, 7, 10}));
+    QVERIFY(editor->list()->item(0)->text().contains(QStringLiteral("16×28×28")));
+
+    // Add a dropout after layer 4 (the first of stage 2): it joins stage 2, later cuts move.
+    editor->list()->setCurrentRow(4);
+    editor->addLayer(QStringLiteral("dropout"));
+    QCOMPARE(doc.layerCount(), n + 1);
+    QCOMPARE(doc.spec().model.layers[5].type, std::string("dropout"));
+    QCOMPARE(doc.spec().partition.cuts, (std::vector<int>{4, 8, 11}));
+    QCOMPARE(editor->list()->currentRow(), 5);
+    QVERIFY(editor->dropoutSpin()->isVisibleTo(editor));
+    doc.undoStack()->undo();
+    QCOMPARE(doc.layerCount(), n);
+    QCOMPARE(doc.spec().partition.cuts, (std::vector<int>{4, 7, 10}));
+    doc.undoStack()->redo();
+    QCOMPARE(doc.layerCount(), n + 1);
+    doc.undoStack()->undo();
+
+    // Edit the hidden linear layer's width: its parameters and the next layer's follow.
+    const int hidden = 11;  // linear out 128
+    QCOMPARE(doc.spec().model.layers[size_t(hidden)].type, std::string("linear"));
+    editor->list()->setCurrentRow(hidden);
+    QSpinBox* out = editor->fieldSpin(QStringLiteral("out"));
+    QVERIFY(out);
+    QCOMPARE(out->value(), 128);
+    const auto params = doc.plan().totalParams();
+    out->setValue(64);
+    QCOMPARE(doc.spec().model.layers[size_t(hidden)].out, int64_t(64));
+    QVERIFY(doc.plan().totalParams() < params);
+    QVERIFY(editor->list()->item(hidden)->text().contains(QStringLiteral("→ 64")));
+
+    // A conv2d after the flatten cannot take its input: the layer is outlined with the message.
+    editor->list()->setCurrentRow(10);  // flatten
+    editor->addLayer(QStringLiteral("conv2d"));
+    QVERIFY(!doc.canRun());
+    QVERIFY2(editor->list()->item(11)->text().startsWith(QStringLiteral("⚠")),
+             qPrintable(editor->list()->item(11)->text()));
+    QVERIFY(editor->list()->item(11)->toolTip().contains(QStringLiteral("model.layers.11")));
+    // Delete it: runnable again.
+    editor->list()->setCurrentRow(11);
+    QTest::mouseClick(editor->removeButton(), Qt::LeftButton);
+    QVERIFY(doc.canRun());
+    QCOMPARE(doc.layerCount(), n);
+
+    // Move the dropout (12) up before the relu (11), then back down.
+    editor->list()->setCurrentRow(12);
+    QTest::mouseClick(editor->upButton(), Qt::LeftButton);
+    QCOMPARE(doc.spec().model.layers[11].type, std::string("dropout"));
+    QCOMPARE(editor->list()->currentRow(), 11);
+    QTest::mouseClick(editor->downButton(), Qt::LeftButton);
+    QCOMPARE(doc.spec().model.layers[12].type, std::string("dropout"));
+
+    // The JSON field edits any field; bad JSON is outlined and changes nothing.
+    editor->list()->setCurrentRow(12);
+    const int steps = doc.undoStack()->count();
+    editor->jsonEdit()->setText(QStringLiteral("{\"type\": \"dropout\", \"q\": 1}"));
+    QTest::keyClick(editor->jsonEdit(), Qt::Key_Return);
+    QCOMPARE(doc.undoStack()->count(), steps);
+    QVERIFY(!editor->jsonEdit()->toolTip().isEmpty());
+    editor->jsonEdit()->setText(
+        QStringLiteral("{\"type\": \"dropout\", \"p\": 0.25, \"name\": \"drop\"}"));
+    QTest::keyClick(editor->jsonEdit(), Qt::Key_Return);
+    QCOMPARE(doc.spec().model.layers[12].p, 0.25);
+    QCOMPARE(doc.spec().model.layers[12].name, std::string("drop"));
+  }
+
+  void anAuxHeadLargerThanTheModelIsWarnedOf() {
+    // Issue 36 §3: a 6.4 M mlp head on a 0.7 M model got no warning.
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(readSpecFile(QStringLiteral(":/experiments/mlp-fmnist-4stage.json")));
+    QLabel* note = ws.estimatePanel()->noteLabel();
+    QVERIFY2(!note->text().contains(QStringLiteral("aux_head")), qPrintable(note->text()));
+    auto spec = doc.spec();
+    spec.stages.resize(1);
+    spec.stages[0].auxHead = "mlp";
+    spec.stages[0].auxHidden = 8192;
+    doc.edit(spec, QStringLiteral("big head"));
+    QVERIFY2(note->text().contains(QStringLiteral("stages.0.aux_head")), qPrintable(note->text()));
+    QVERIFY(note->text().contains(QStringLiteral("more than the whole model's")));
+  }
+
+  void thePresetBoxAndTheNameFollowTheDesign() {
+    // Issue 36 §3: the Preset box always said "Choose a preset…", and the name stayed
+    // "mlp-fmnist-4stage" after switching to the CNN.
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    QComboBox* preset = ws.modelPanel()->presetCombo();
+    doc.load(readSpecFile(QStringLiteral(":/experiments/mlp-fmnist-4stage.json")));
+    QCOMPARE(preset->currentText(), QStringLiteral("mlp-fmnist-4stage"));
+    QComboBox* kind = ws.modelPanel()->familyForm()->kindCombo();
+    const int cnn = kind->findData(QStringLiteral("cnn"));
+    kind->setCurrentIndex(cnn);
+    Q_EMIT kind->activated(cnn);
+    QCOMPARE(doc.spec().name, std::string("cnn-fmnist-4stage"));
+    QCOMPARE(preset->currentIndex(), 0);  // the design is no preset now
+    QVERIFY(preset->currentText().startsWith(QStringLiteral("Custom")));
+    doc.undoStack()->undo();  // the rename was part of the family's undo step
+    QCOMPARE(doc.spec().name, std::string("mlp-fmnist-4stage"));
+    QCOMPARE(preset->currentText(), QStringLiteral("mlp-fmnist-4stage"));
+    // A cut removed: the stage count in the name follows.
+    auto spec = doc.spec();
+    spec.partition.cuts = {2, 4};
+    doc.edit(spec, QStringLiteral("cut"));
+    QCOMPARE(doc.spec().name, std::string("mlp-fmnist-3stage"));
+    // A name of the user's own is kept.
+    spec = doc.spec();
+    spec.name = "my baseline";
+    doc.edit(spec, QStringLiteral("rename"));
+    kind->setCurrentIndex(cnn);
+    Q_EMIT kind->activated(cnn);
+    QCOMPARE(doc.spec().model.kind, std::string("cnn"));
+    QCOMPARE(doc.spec().name, std::string("my baseline"));
   }
 
   void balancesByMeasuredTimeInTheBackground() {

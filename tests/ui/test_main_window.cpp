@@ -61,6 +61,21 @@ class TestMainWindow : public QObject {
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
 
+  void aWindowSavedOnASmallScreenGrowsOnALargeOne() {
+    // Issue 36 §3: a size remembered from a laptop stayed small on a large monitor.
+    const QSize laptop(1366, 740), monitor(2560, 1400);
+    const QSize grown = windowSizeForScreen(QSize(1200, 700), laptop, monitor);
+    QVERIFY2(grown.width() > 2000 && grown.height() > 1250,
+             qPrintable(QStringLiteral("%1x%2").arg(grown.width()).arg(grown.height())));
+    QVERIFY(grown.width() <= monitor.width() && grown.height() <= monitor.height());
+    // The same screen, or a slightly larger one: the user's size is kept.
+    QCOMPARE(windowSizeForScreen(QSize(1000, 600), laptop, laptop), QSize(1000, 600));
+    QCOMPARE(windowSizeForScreen(QSize(1000, 600), laptop, QSize(1440, 800)), QSize(1000, 600));
+    // Saved on a larger screen: fitted to this one; no saved screen (older settings): fitted.
+    QCOMPARE(windowSizeForScreen(QSize(2400, 1300), monitor, laptop), laptop);
+    QCOMPARE(windowSizeForScreen(QSize(1000, 600), QSize(), monitor), QSize(1000, 600));
+  }
+
   void shortcutsSwitchRunAndStop() {
     MainWindow window(services(), nullptr);
     window.document()->load(quickSpec());

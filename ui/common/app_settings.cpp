@@ -27,10 +27,26 @@ QByteArray AppSettings::windowGeometry() {
 QByteArray AppSettings::windowState() {
   return QSettings().value(QStringLiteral("window/state")).toByteArray();
 }
-void AppSettings::setWindow(const QByteArray& geometry, const QByteArray& state) {
+void AppSettings::setWindow(const QByteArray& geometry, const QByteArray& state, QSize screen) {
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), geometry);
   settings.setValue(QStringLiteral("window/state"), state);
+  settings.setValue(QStringLiteral("window/screen"), screen);
+}
+QSize AppSettings::windowScreen() {
+  return QSettings().value(QStringLiteral("window/screen")).toSize();
+}
+
+QSize windowSizeForScreen(QSize saved, QSize savedScreen, QSize screen) {
+  if (!saved.isValid() || !savedScreen.isValid() || !screen.isValid() ||
+      savedScreen.width() <= 0 || savedScreen.height() <= 0)
+    return saved.boundedTo(screen);
+  const double wide = double(screen.width()) / savedScreen.width();
+  const double tall = double(screen.height()) / savedScreen.height();
+  if (wide < 1.2 && tall < 1.2) return saved.boundedTo(screen);
+  const QSize grown(int(saved.width() * std::max(1.0, wide)),
+                    int(saved.height() * std::max(1.0, tall)));
+  return grown.boundedTo(screen);
 }
 QString AppSettings::lastSpecDir() {
   return QSettings().value(QStringLiteral("files/specDir")).toString();

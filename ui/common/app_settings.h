@@ -2,6 +2,7 @@
 // The workbench's saved preferences (QSettings keys in one place).
 
 #include <QByteArray>
+#include <QSize>
 #include <QString>
 #include <QStringList>
 
@@ -17,7 +18,9 @@ struct AppSettings {
   static void setTheme(Theme theme);
   static QByteArray windowGeometry();
   static QByteArray windowState();
-  static void setWindow(const QByteArray& geometry, const QByteArray& state);
+  /// `screen`: the screen's available size the geometry was saved on (windowSizeForScreen).
+  static void setWindow(const QByteArray& geometry, const QByteArray& state, QSize screen);
+  static QSize windowScreen();  ///< invalid when not saved (an older version's settings)
   static QString lastSpecDir();
   static void setLastSpecDir(const QString& dir);
   /// Where the last replication report was saved (default: the home folder).
@@ -40,4 +43,10 @@ struct AppSettings {
   static constexpr int kMaxRecent = 8;
 };
 
+/// The size to reopen a window at: a size saved on a screen clearly smaller than this one
+/// (20 % or more in a dimension) grows in proportion (issue 36 §3: a window remembered from a
+/// laptop stayed small on a large monitor); otherwise the saved size. Never beyond `screen`.
+QSize windowSizeForScreen(QSize saved, QSize savedScreen, QSize screen);
+
 }  // namespace stagewise::ui
+

@@ -16,15 +16,7 @@ QString formatCount(double value) {
 }
 
 QString formatBytes(double bytes) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (std::abs(bytes) >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return unit == 0
-             ? QString::number(static_cast<qint64>(bytes)) + QStringLiteral(" B")
-             : QString::number(bytes, 'f', 1) + QLatin1Char(' ') + QLatin1String(kUnits[unit]);
+  return QString::fromStdString(engine::bytesText(bytes));
 }
 
 QString formatDuration(double seconds) {

@@ -86,4 +86,12 @@ engine::ExperimentSpec defaultSpec() {
   return spec;
 }
 
+std::string autoExperimentName(const engine::ExperimentSpec& spec) {
+  const std::string& kind = spec.dataset.kind;
+  std::string data = kind;
+  if (kind == "fashion-mnist") data = "fmnist";
+  else if (kind == "image_folder") data = "images";
+  return spec.model.kind + "-" + data + "-" + std::to_string(spec.stageCount()) + "stage";
+}
+
 }  // namespace stagewise::ui

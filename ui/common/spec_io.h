@@ -34,4 +34,9 @@ QString writeSpecFile(const QString& path, const engine::ExperimentSpec& spec,
 /// missing from this build.
 engine::ExperimentSpec defaultSpec();
 
+/// The name the presets follow: `<model kind>-<dataset>-<stages>stage` ("mlp-fmnist-4stage").
+/// A design whose name is still this pattern is renamed when its family, dataset or stage count
+/// changes (DesignDocument::edit); a name the user typed is kept.
+std::string autoExperimentName(const engine::ExperimentSpec& spec);
+
 }  // namespace stagewise::ui

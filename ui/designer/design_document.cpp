@@ -5,6 +5,7 @@
 #include <QUndoCommand>
 #include <regex>
 
+#include "common/spec_io.h"
 #include "designer/spec_edits.h"
 #include "stagewise/engine/dataset.h"
 
@@ -101,6 +102,14 @@ void DesignDocument::setStudyDirect(const study::StudyObject& study) {
 }
 
 void DesignDocument::edit(const engine::ExperimentSpec& next, const QString& text, int mergeId) {
+  // A name that still follows the presets' pattern follows the design (issue 36 §3: it said
+  // "mlp-fmnist-4stage" after the family became a CNN); a name of the user's own is kept.
+  if (next.name == m_spec.name && m_spec.name == autoExperimentName(m_spec)) {
+    engine::ExperimentSpec renamed = next;
+    renamed.name = autoExperimentName(next);
+    m_undo.push(new SpecEditCommand(this, m_spec, renamed, text, mergeId));
+    return;
+  }
   m_undo.push(new SpecEditCommand(this, m_spec, next, text, mergeId));
 }
 

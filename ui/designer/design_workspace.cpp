@@ -18,6 +18,7 @@
 #include "common/spec_io.h"
 #include "common/wheel_guard.h"
 #include "designer/estimate_panel.h"
+#include "designer/model_family_form.h"
 #include "designer/model_panel.h"
 #include "designer/network_scene.h"
 #include "designer/network_view.h"
@@ -92,6 +93,7 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
                                   "method at its own best settings); the runs queue in Train and "
                                   "are grouped in Runs (right-click a field → Vary…)"));
   connect(m_estimate, &EstimatePanel::methodEstimateChanged, m_study, &StudyPanel::refresh);
+  connect(m_estimate, &EstimatePanel::message, this, &DesignWorkspace::message);
   connect(m_model, &ModelPanel::varyRequested, this, [this, studyPage](const QString& key) {
     m_sideTabs->setCurrentWidget(studyPage);
     m_study->vary(key);
@@ -144,6 +146,8 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   connect(fit, &QToolButton::clicked, m_view, &NetworkView::zoomToFit);
   connect(m_run, &QPushButton::clicked, this, &DesignWorkspace::runRequested);
   connect(m_model, &ModelPanel::presetChosen, this, &DesignWorkspace::openFile);
+  connect(m_model->familyForm(), &ModelFamilyForm::importRequested, this,
+          &DesignWorkspace::importWithDialog);
   connect(doc, &DesignDocument::changed, this, &DesignWorkspace::refresh);
   refresh();
 }

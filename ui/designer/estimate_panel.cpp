@@ -174,6 +174,25 @@ void EstimatePanel::balanceWith(const std::vector<double>& costs, const QString&
   if (plan.layers.empty() || costs.size() != plan.layers.size()) return;
   const int stages = std::min(m_stageCount->value(), int(plan.layers.size()));
   const auto cuts = engine::balanceCuts(costs, stages);
+  if (cuts == m_doc->spec().partition.cuts) {
+    // Nothing to change: say so, with the largest stage's share, rather than doing nothing.
+    double total = 0, largest = 0, stage = 0;
+    size_t next = 0;
+    for (size_t i = 0; i < costs.size(); ++i) {
+      if (next < cuts.size() && int(i) == cuts[next]) largest = std::max(largest, stage), stage = 0, ++next;
+      stage += costs[i];
+      total += costs[i];
+    }
+    largest = std::max(largest, stage);
+    const QString text =
+        tr("Auto-balance: the cut is already the most balanced for %n stage(s) %1 (the largest "
+           "stage does %2 % of the work).",
+           nullptr, stages)
+            .arg(how)
+            .arg(total > 0 ? QString::number(100.0 * largest / total, 'f', 1) : QStringLiteral("–"));
+    Q_EMIT message(text);
+    return;
+  }
   m_doc->edit(withCuts(m_doc->spec(), cuts), tr("Auto-balance %1 stages %2").arg(stages).arg(how));
 }
 
@@ -331,6 +350,10 @@ void EstimatePanel::refresh() {
   } else {
     m_note->setText(tr("Backprop baseline: %n thread(s).", nullptr, estimate->backpropThreads));
   }
+  // Warnings (an aux head larger than the model) follow the note: the design runs, but the
+  // user should know (issue 36 §3).
+  for (const std::string& w : engine::partitionWarnings(m_doc->partition()))
+    m_note->setText(m_note->text() + QStringLiteral("\n⚠ ") + QString::fromStdString(w));
 
   const int n = int(estimate->stageShare.size());
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);

@@ -67,6 +67,8 @@ class EstimatePanel : public QWidget {
  Q_SIGNALS:
   /// methodEstimate() may have changed (a measurement finished, or the design changed).
   void methodEstimateChanged();
+  /// Something worth a line in the status bar (Auto-balance found nothing to change).
+  void message(const QString& text);
 
  protected:
   void changeEvent(QEvent* event) override;

@@ -1,8 +1,12 @@
 #include "designer/model_family_form.h"
 
 #include "common/invalid_outline.h"
+#include "designer/layer_list_editor.h"
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
+#include <QPushButton>
 #include <QFormLayout>
 #include <QLineEdit>
 #include <QRegularExpression>
@@ -37,9 +41,12 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
   m_kind->addItem(tr("MLP"), QStringLiteral("mlp"));
   m_kind->addItem(tr("Residual CNN"), QStringLiteral("cnn"));
   m_kind->addItem(tr("Vision transformer"), QStringLiteral("vit"));
+  m_kind->addItem(tr("Layer list (your own)"), QStringLiteral("layers"));
+  m_kind->addItem(tr("TorchScript file"), QStringLiteral("torchscript"));
   m_kind->setToolTip(
-      tr("The model family. Each layer block on the canvas is one cuttable unit "
-         "(an MLP layer, a residual block, an encoder block)."));
+      tr("The model: a family (MLP, residual CNN, ViT), your own list of layers, or a "
+         "TorchScript file. Each layer block on the canvas is one cuttable unit (an MLP layer, "
+         "a residual block, an encoder block, an entry of the list)."));
 
   auto* mlp = new QWidget(this);
   m_widths = new QLineEdit(mlp);
@@ -82,10 +89,37 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
   vitForm->addRow(tr("MLP ratio"), vitSpin(1, 64, tr("MLP hidden width = width × ratio."), 5,
                                            tr("ViT MLP ratio"), &engine::ModelSpec::mlpRatio));
 
+  m_layers = new LayerListEditor(doc, this);
+  auto* script = new QWidget(this);
+  m_scriptPath = new QLabel(script);
+  m_scriptPath->setWordWrap(true);
+  m_scriptPath->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_reinit = new QCheckBox(tr("New starting weights from the seed"), script);
+  m_reinit->setToolTip(tr("model.reinit: draw the layers' weights from the run's seed instead "
+                          "of using the file's."));
+  auto* importOther = new QPushButton(tr("Import another…"), script);
+  importOther->setToolTip(tr("Import a TorchScript model (torch.jit.script(model).save(path))."));
+  auto* scriptForm = new QFormLayout(script);
+  scriptForm->setContentsMargins(0, 0, 0, 0);
+  scriptForm->addRow(tr("File"), m_scriptPath);
+  scriptForm->addRow(m_reinit);
+  scriptForm->addRow(importOther);
+  connect(importOther, &QPushButton::clicked, this, &ModelFamilyForm::importRequested);
+  connect(m_reinit, &QCheckBox::toggled, this, [this](bool on) {
+    edit(10, tr("Reinitialise weights"), [on](auto& m) { m.reinit = on; });
+  });
+
   m_pages = new QStackedWidget(this);
   m_pages->addWidget(mlp);
   m_pages->addWidget(cnn);
   m_pages->addWidget(vit);
+  m_pages->addWidget(m_layers);
+  m_pages->addWidget(script);
+  m_editAsLayers = new QPushButton(tr("Edit as layers"), this);
+  m_editAsLayers->setToolTip(
+      tr("Turn the family into its list of layers (the same network, the same starting weights "
+         "for a seed), to add, remove or change layers one by one."));
+  connect(m_editAsLayers, &QPushButton::clicked, this, &ModelFamilyForm::editAsLayers);
   auto* top = new QFormLayout;
   top->setContentsMargins(0, 0, 0, 0);
   top->addRow(tr("Model"), m_kind);
@@ -93,12 +127,23 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(top);
   layout->addWidget(m_pages);
+  layout->addWidget(m_editAsLayers, 0, Qt::AlignLeft);
 
   connect(m_kind, &QComboBox::activated, this, [this] {
     const std::string kind = m_kind->currentData().toString().toStdString();
+    if (kind == m_doc->spec().model.kind) return;
+    if (kind == "layers") return editAsLayers();
+    if (kind == "torchscript") {
+      refresh();  // the kind changes once a file is imported
+      Q_EMIT importRequested();
+      return;
+    }
     // Aux heads that only fit another family fall back to the linear head.
     engine::ExperimentSpec next = m_doc->spec();
     next.model.kind = kind;
+    next.model.layers.clear();  // a family is its fields (undo brings the list back)
+    next.model.path.clear();
+    next.model.reinit = false;
     auto fit = [&](std::string& head) {
       if ((head == "conv" && kind != "cnn") || (head == "token" && kind != "vit")) head = "linear";
     };
@@ -117,6 +162,20 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
   });
   connect(doc, &DesignDocument::changed, this, &ModelFamilyForm::refresh);
   refresh();
+}
+
+void ModelFamilyForm::editAsLayers() {
+  const auto& spec = m_doc->spec();
+  if (spec.model.kind == "layers") return;
+  engine::ExperimentSpec next = spec;
+  try {
+    next.model.layers = engine::familyLayers(spec.model, m_doc->plan().input);
+  } catch (const std::exception&) {
+    refresh();  // a family with bad fields: its problems are listed; fix them first
+    return;
+  }
+  next.model.kind = "layers";  // one entry per family layer: the cuts keep their places
+  m_doc->edit(next, tr("Edit as layers"));
 }
 
 QSpinBox* ModelFamilyForm::vitSpin(int lo, int hi, const QString& tip, int field,
@@ -171,6 +230,9 @@ void ModelFamilyForm::refresh() {
       setInvalidOutline(line, false);
     }
   m_activation->setCurrentIndex(m_activation->findData(QString::fromStdString(m.activation)));
+  m_editAsLayers->setVisible(m.kind == "mlp" || m.kind == "cnn" || m.kind == "vit");
+  m_scriptPath->setText(QString::fromStdString(m.path));
+  m_reinit->setChecked(m.reinit);
   for (auto& [box, member] : m_vit) box->setValue(m.*member);
   m_updating = false;
 }

@@ -7,12 +7,17 @@
 
 #include "designer/design_document.h"
 
+class QCheckBox;
 class QComboBox;
+class QLabel;
+class QPushButton;
 class QLineEdit;
 class QSpinBox;
 class QStackedWidget;
 
 namespace stagewise::ui {
+
+class LayerListEditor;
 
 class ModelFamilyForm : public QWidget {
   Q_OBJECT
@@ -22,6 +27,15 @@ class ModelFamilyForm : public QWidget {
   QComboBox* kindCombo() const { return m_kind; }
   QLineEdit* widthsEdit() const { return m_widths; }
   QLineEdit* channelsEdit() const { return m_channels; }
+  LayerListEditor* layerEditor() const { return m_layers; }
+  QPushButton* editAsLayersButton() const { return m_editAsLayers; }
+
+  /// Turns the family into its layer list (model.kind "layers"), one undo step.
+  void editAsLayers();
+
+ Q_SIGNALS:
+  /// "TorchScript file" was chosen, or Import another…: the workspace runs its import.
+  void importRequested();
 
  public Q_SLOTS:
   void refresh();
@@ -42,6 +56,10 @@ class ModelFamilyForm : public QWidget {
   QLineEdit* m_channels;
   QLineEdit* m_blocks;
   std::vector<std::pair<QSpinBox*, int engine::ModelSpec::*>> m_vit;
+  LayerListEditor* m_layers;
+  QLabel* m_scriptPath;
+  QCheckBox* m_reinit;
+  QPushButton* m_editAsLayers;
 };
 
 /// "512, 256" -> {512, 256}; nullopt if malformed or empty.

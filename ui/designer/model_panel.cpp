@@ -32,7 +32,16 @@ static QSpinBox* spin(QWidget* parent, int lo, int hi, const QString& tip) {
 ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), m_doc(doc) {
   m_preset = new QComboBox(this);
   m_preset->addItem(tr("Choose a preset…"), QString());
-  for (const auto& preset : builtinPresets()) m_preset->addItem(preset.title, preset.path);
+  m_presetJson.push_back(std::string());
+  for (const auto& preset : builtinPresets()) {
+    m_preset->addItem(preset.title, preset.path);
+    std::string json;  // the box names the preset the design still is (refresh)
+    try {
+      json = engine::specToJson(readSpecFile(preset.path));
+    } catch (const std::exception&) {
+    }
+    m_presetJson.push_back(json);
+  }
   m_preset->setToolTip(tr("Start from a ready-made experiment (replaces the current one)."));
   m_name = new QLineEdit(this);
   m_name->setToolTip(tr("The experiment's name, shown in the run list."));
@@ -103,7 +112,7 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
 
   connect(m_preset, &QComboBox::activated, this, [this](int index) {
     const QString path = m_preset->itemData(index).toString();
-    m_preset->setCurrentIndex(0);
+    refreshPreset();  // until the chosen one is loaded (it may be refused)
     if (!path.isEmpty()) Q_EMIT presetChosen(path);
   });
   connect(m_name, &QLineEdit::editingFinished, this, [this] {
@@ -198,7 +207,20 @@ void ModelPanel::refresh() {
       int(std::clamp<int64_t>(s.dataset.syntheticTrain, 1, m_syntheticTrain->maximum())));
   m_syntheticTest->setValue(
       int(std::clamp<int64_t>(s.dataset.syntheticTest, 1, m_syntheticTest->maximum())));
+  refreshPreset();
   m_updating = false;
+}
+
+void ModelPanel::refreshPreset() {
+  // Issue 36 §3: the box said "Choose a preset…" whatever was loaded. It names the preset the
+  // design equals, or says the design is the user's own.
+  const std::string json = engine::specToJson(m_doc->spec());
+  int index = 0;
+  for (int i = 1; i < int(m_presetJson.size()); ++i)
+    if (!m_presetJson[size_t(i)].empty() && m_presetJson[size_t(i)] == json) index = i;
+  m_preset->setItemText(0, tr("Custom (choose a preset…)"));
+  const QSignalBlocker block(m_preset);
+  m_preset->setCurrentIndex(index);
 }
 
 }  // namespace stagewise::ui

@@ -3,6 +3,8 @@
 // them. Each change is an undo step; typing in the same field merges into one.
 
 #include <QWidget>
+#include <string>
+#include <vector>
 
 #include "designer/design_document.h"
 
@@ -35,6 +37,7 @@ class ModelPanel : public QWidget {
  public Q_SLOTS:
   void refresh();
 
+
  Q_SIGNALS:
   /// The user picked a preset (resource or file path).
   void presetChosen(const QString& path);
@@ -56,10 +59,12 @@ class ModelPanel : public QWidget {
   void edit(Field field, const QString& text,
             const std::function<void(engine::ExperimentSpec&)>& change);
   void browseDataset();
+  void refreshPreset();
 
   DesignDocument* m_doc;
   bool m_updating = false;
   QComboBox* m_preset;
+  std::vector<std::string> m_presetJson;  ///< each item's spec as JSON text ("" for none)
   QLineEdit* m_name;
   ModelFamilyForm* m_family;
   QComboBox* m_dataset;

@@ -74,4 +74,20 @@ std::string meanPlusMinus(double mean, double spread) {
   return atDecimals(mean, decimals) + " ± " + atDecimals(spread, decimals);
 }
 
+std::string bytesText(double bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  if (!std::isfinite(bytes)) return "nan B";
+  int unit = 0;
+  while (std::abs(bytes) >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char text[48];
+  if (unit == 0)
+    std::snprintf(text, sizeof text, "%lld B", static_cast<long long>(std::llround(bytes)));
+  else
+    std::snprintf(text, sizeof text, "%.1f %s", bytes, kUnits[unit]);
+  return text;
+}
+
 }  // namespace stagewise::engine

@@ -1,5 +1,7 @@
 #include "stagewise/engine/partition.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <limits>
 
@@ -51,6 +53,26 @@ std::vector<Problem> validatePartition(const ExperimentSpec& spec, const ModelPl
                                       std::to_string(spec.local.overlap) +
                                       ": lower the overlap or move the cut"}};
   return {};
+}
+
+std::vector<std::string> partitionWarnings(const PartitionPlan& partition) {
+  int64_t body = 0;
+  for (const auto& s : partition.stages) body += s.params;
+  std::vector<std::string> out;
+  for (const auto& s : partition.stages) {
+    if (s.isLast || s.auxParams <= body) continue;
+    const auto millions = [](int64_t n) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.2g M", double(n) / 1e6);
+      return std::string(text);
+    };
+    out.push_back("stages." + std::to_string(s.index) + ".aux_head: stage " +
+                  std::to_string(s.index + 1) + "'s " + s.settings.auxHead + " head has " +
+                  millions(s.auxParams) + " parameters, more than the whole model's " +
+                  millions(body) +
+                  ": it will dominate the stage's time and memory (a linear head is smaller)");
+  }
+  return out;
 }
 
 std::vector<double> trainFlopsPerSample(const std::vector<StagePlan>& stages, const ModelPlan& plan,

@@ -26,4 +26,8 @@ std::string atDecimals(double value, int decimals);
 /// alone to 4 significant digits.
 std::string meanPlusMinus(double mean, double spread);
 
+/// Bytes in IEC units, the one system of every screen, table and axis (issue 36 §3): "912 B",
+/// "1.5 KiB", "18.7 MiB", "2.0 GiB" (one decimal from KiB on).
+std::string bytesText(double bytes);
+
 }  // namespace stagewise::engine

@@ -2,6 +2,7 @@
 // Cutting a model into stages: validation, balance, and the predicted speed-up.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "stagewise/engine/model_plan.h"
@@ -66,6 +67,11 @@ double runTrainFlopsPerSample(const ExperimentSpec& spec, const ModelPlan& plan)
 /// What makes the spec's cut unrunnable on this model, beyond validateSpec: invalid cuts, and an
 /// overlap window wider than a stage (each Problem names the field to change; empty: runnable).
 std::vector<Problem> validatePartition(const ExperimentSpec& spec, const ModelPlan& plan);
+
+/// Warnings (not errors) about a runnable cut: an aux head with more parameters than the whole
+/// model's body (issue 36 §3: a 6.4 M mlp head on a 0.7 M model said nothing); it dominates its
+/// stage's time and memory. One line each, naming `stages.N.aux_head` and what to do.
+std::vector<std::string> partitionWarnings(const PartitionPlan& partition);
 
 /// How intra-op threads speed one stage up: speed(t) = 1 + efficiency * (t - 1).
 struct ScalingModel {
