@@ -4,24 +4,16 @@
 
 #include "connection.h"
 #include "reader_impl.h"
+#include "run_where.h"
 #include "stagewise/storage/run_store.h"
 #include "stagewise/storage/spec_diff.h"
 
 namespace stagewise::storage {
 
 using detail::Statement;
+using detail::Where;
 
 namespace {
-
-// A run still training has no summary yet: its latest measured samples/s, shown and sorted by
-// (issue 36 §2.2: sorted by the summary column alone, a running run sat at the bottom).
-// (A resumed run keeps its earlier segment's summary value until it ends: the live one wins.)
-#define SW_LIVE_SAMPLES_PER_SEC                                                                   \
-  "CASE WHEN r.status = 'running' THEN COALESCE((SELECT p.value FROM series s "                   \
-  "JOIN points p ON p.series_id = s.id WHERE s.run_id = r.id AND s.name = 'samples_per_sec' AND " \
-  "s.stage = -1 AND s.layer = -1 AND p.value > 0 ORDER BY p.seq DESC LIMIT 1), "                  \
-  "r.samples_per_sec) "                                                                           \
-  "ELSE r.samples_per_sec END"
 
 struct ColumnInfo {
   RunColumn column;
@@ -113,47 +105,12 @@ RunRecord readRun(const Statement& st, bool withJson) {
   return r;
 }
 
-std::string asciiLower(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return text;
-}
-
-// WHERE clause with numbered parameters, and the binder that fills them in the same order.
-struct Where {
-  std::string sql;
-  std::vector<std::function<void(Statement&, int)>> binds;
-
-  void add(const std::string& condition) { sql += (sql.empty() ? " WHERE " : " AND ") + condition; }
-  std::string param() const {
-    std::string p(1, '?');  // not "?" + to_string(): GCC 12 warns falsely (-Wrestrict)
-    p += std::to_string(binds.size() + 1);
-    return p;
-  }
-  void bindAll(Statement& st) const {
-    for (size_t i = 0; i < binds.size(); ++i) binds[i](st, static_cast<int>(i + 1));
-  }
-};
-
 Where buildWhere(const RunFilter& f) {
   Where w;
-  if (!f.text.empty()) {
-    const std::string p = w.param();
-    // Name, notes, tags, mode and status; "#12" or "12" also finds run 12.
-    w.binds.push_back([text = asciiLower(f.text)](Statement& st, int i) { st.bind(i, text); });
-    const std::string id = w.param();
-    int64_t number = -1;
-    if (f.text.size() < 19 &&
-        std::all_of(f.text.begin(), f.text.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      number = std::stoll(f.text);
-    w.binds.push_back([number](Statement& st, int i) { st.bind(i, number); });
-    w.add("(instr(lower(r.name), " + p + ") > 0 OR instr(lower(r.notes), " + p +
-          ") > 0 OR lower(r.mode) = " + p + " OR lower(r.status) = " + p +
-          " OR ('#' || r.id) = " + p + " OR r.id = " + id +
-          " OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND "
-          "instr(lower(t.tag), " +
-          p + ") > 0))");
+  if (!f.text.empty()) w.add(detail::textSearchCondition(w, f.text));
+  if (f.query) {
+    const std::string condition = detail::queryCondition(w, *f.query);
+    if (!condition.empty()) w.add(condition);
   }
   if (!f.statuses.empty()) {
     std::string list;
