@@ -433,7 +433,7 @@ class Parser {
       throw QueryError(opToken.text + " takes a pattern in double quotes, e.g. name ~ \"*lr*\"",
                        valueToken.column);
     }
-    const std::string k = lower(key.text);
+    const std::string& k = key.text;  // keys are case-sensitive, as the compiler reads them
     if (k == "tag" && (node->value.isNumber ||
                        (node->op != QueryOp::Eq && node->op != QueryOp::Ne && !pattern))) {
       throw QueryError("tag takes = != ~ or !~ and a \"quoted\" tag", opToken.column);
