@@ -228,7 +228,8 @@ void MainWindow::buildMenus() {
   (isDarkPalette() ? dark : light)->setChecked(true);
   view->addSeparator();
   view->addAction(tr("Command &palette…"), QKeySequence(tr("Ctrl+Shift+P")), this,
-                  &MainWindow::showCommandPalette);
+                  &MainWindow::showCommandPalette)
+      ->setProperty("paletteSkips", true);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&Keyboard shortcuts"), QKeySequence(tr("Ctrl+/")), this,

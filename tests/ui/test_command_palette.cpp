@@ -90,6 +90,7 @@ class TestCommandPalette : public QObject {
     for (int i = 0; i < palette->list()->topLevelItemCount(); ++i)
       QVERIFY(palette->actionAt(i) != window.stopAction());
     QVERIFY(rows(palette).contains(QStringLiteral("Run")));
+    QVERIFY(!rows(palette).contains(QStringLiteral("Command palette…")));  // not itself
 
     // Arrows move in the list while typing stays in the field; Escape closes.
     QTest::keyClicks(palette->searchEdit(), QStringLiteral("theme"));

@@ -79,7 +79,7 @@ void CommandPalette::collect() {
         walk(sub, path + QStringLiteral(" › ") + label);
         continue;
       }
-      if (!a->isEnabled() || label.isEmpty()) continue;
+      if (!a->isEnabled() || label.isEmpty() || a->property("paletteSkips").toBool()) continue;
       QStringList keys;
       for (const QKeySequence& k : a->shortcuts()) keys << k.toString(QKeySequence::NativeText);
       m_entries.push_back({a, label, path, keys.join(QStringLiteral(", "))});

@@ -17,7 +17,8 @@ namespace stagewise::ui {
 class CommandPalette : public QDialog {
   Q_OBJECT
  public:
-  /// Lists the actions of `menus` (submenus included) and the window's own actions.
+  /// Lists the actions of `menus` (submenus included) and the window's own actions, less those
+  /// with the property "paletteSkips" (the palette's own).
   explicit CommandPalette(QMenuBar* menus, QWidget* window);
 
   /// Reads the actions afresh (what is enabled now) and shows the palette, search emptied.

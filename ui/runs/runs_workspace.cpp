@@ -32,7 +32,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
     : QWidget(parent), m_executor(std::make_unique<StoreExecutor>(std::move(store))) {
   m_search = new QLineEdit(this);
   m_search->setPlaceholderText(
-      tr("Filter by name, notes, tag, status or #id, or a query: train.lr < 1e-3 and "
+      tr("Filter by name, notes, tag, mode, status or #id, or a query: train.lr < 1e-3 and "
          "max(test_accuracy) > 0.8…"));
   m_search->setClearButtonEnabled(true);
   m_saved = new SavedQueriesButton(
