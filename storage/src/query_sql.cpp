@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "levels.h"
 #include "query_node.h"
@@ -168,11 +169,29 @@ std::string parenthesised(const std::string& a, std::string_view sep, const std:
 std::string nodeCondition(Where& w, const QueryNode& node) {
   switch (node.kind) {
     case QueryNode::Kind::And:
-      return parenthesised(nodeCondition(w, *node.children[0]), " AND ",
-                           nodeCondition(w, *node.children[1]));
-    case QueryNode::Kind::Or:
-      return parenthesised(nodeCondition(w, *node.children[0]), " OR ",
-                           nodeCondition(w, *node.children[1]));
+    case QueryNode::Kind::Or: {
+      // A chain (a and b and c) as one flat list, not nested pairs: SQLite's parser stack
+      // allows 100 levels of parentheses.
+      std::vector<const QueryNode*> terms;
+      std::vector<const QueryNode*> pending = {&node};
+      while (!pending.empty()) {
+        const QueryNode* n = pending.back();
+        pending.pop_back();
+        if (n->kind == node.kind) {
+          pending.push_back(n->children[1].get());
+          pending.push_back(n->children[0].get());
+        } else {
+          terms.push_back(n);
+        }
+      }
+      const char* op = node.kind == QueryNode::Kind::And ? " AND " : " OR ";
+      std::string out(1, '(');
+      for (size_t i = 0; i < terms.size(); ++i) {
+        if (i > 0) out += op;
+        out += nodeCondition(w, *terms[i]);
+      }
+      return out += ')';
+    }
     case QueryNode::Kind::Not:
       return parenthesised("NOT ", nodeCondition(w, *node.children[0]));
     case QueryNode::Kind::Text:

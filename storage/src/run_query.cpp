@@ -293,11 +293,36 @@ class Parser {
 
   std::unique_ptr<QueryNode> parseNot() {
     if (!atKeyword("not")) return parsePrimary();
-    take();
+    const Token t = take();
+    Nest nest(*this, t);
     auto node = std::make_unique<QueryNode>();
     node->kind = QueryNode::Kind::Not;
     node->children.push_back(parseNot());
     return node;
+  }
+
+  // Limits that keep the compiled SQL within SQLite's (expression depth 1000, parser stack
+  // 100) and the parser's recursion shallow; far beyond what anyone types.
+  static constexpr int kMaxDepth = 12;
+  static constexpr int kMaxTerms = 128;
+
+  /// One level of parentheses or `not`, for the depth limit.
+  struct Nest {
+    Nest(Parser& p, const Token& t) : parser(p) {
+      if (++parser.m_depth > kMaxDepth) {
+        throw QueryError("nested too deeply: at most " + std::to_string(kMaxDepth) +
+                             " levels of parentheses and not",
+                         t.column);
+      }
+    }
+    ~Nest() { --parser.m_depth; }
+    Parser& parser;
+  };
+
+  void countTerm(const Token& t) {
+    if (++m_terms > kMaxTerms) {
+      throw QueryError("too many conditions: at most " + std::to_string(kMaxTerms), t.column);
+    }
   }
 
   [[noreturn]] void expectedCondition(const Token& t) const {
@@ -313,6 +338,7 @@ class Parser {
     switch (t.kind) {
       case Token::Kind::LParen: {
         const Token open = take();
+        Nest nest(*this, open);
         auto node = parseOr();
         const Token& close = peek();
         if (close.kind == Token::Kind::RParen) {
@@ -325,6 +351,7 @@ class Parser {
                          close.column);
       }
       case Token::Kind::String: {
+        countTerm(t);
         if (peek(1).kind == Token::Kind::Op) {
           throw QueryError(
               "a key is written without quotes: " + t.text + " " + peek(1).text + " ...", t.column);
@@ -335,6 +362,7 @@ class Parser {
       }
       case Token::Kind::Word: {
         if (isKeyword(t.text)) expectedCondition(t);
+        countTerm(t);
         if (peek(1).kind == Token::Kind::LParen) return parseAggregate();
         if (peek(1).kind == Token::Kind::Op) return parseKeyComparison();
         auto node = std::make_unique<QueryNode>();  // a bare word: a text search
@@ -478,6 +506,8 @@ class Parser {
 
   std::vector<Token> m_tokens;
   size_t m_pos = 0;
+  int m_depth = 0;
+  int m_terms = 0;
 };
 
 std::string formatNumber(double value) {

@@ -298,6 +298,40 @@ class TestRunQuery : public QObject {
     QCOMPARE(select(query), names);
   }
 
+  void longAndDeepQueriesRunOrAreRefused() {
+    // At the limits the SQL still runs (SQLite's parser stack and expression depth); past
+    // them the parser refuses, at the term or parenthesis that goes over.
+    QStringList terms;
+    for (int i = 0; i < 127; ++i) terms << QStringLiteral("train.lr = %1").arg(i);
+    terms << QStringLiteral("name = \"beta\"");
+    QCOMPARE(select(terms.join(QStringLiteral(" or "))), QStringLiteral("beta"));
+    QCOMPARE(select(terms.join(QStringLiteral(" and "))), QString());
+    const QString deep = QString(12, QLatin1Char('(')) + QStringLiteral("name = \"beta\"") +
+                         QString(12, QLatin1Char(')'));
+    QCOMPARE(select(deep), QStringLiteral("beta"));
+    QCOMPARE(select(QStringLiteral("not ").repeated(12) + QStringLiteral("name = \"beta\"")),
+             QStringLiteral("beta"));
+    QString alternating = QStringLiteral("max(test_accuracy) > 0.9");  // gamma
+    for (int i = 0; i < 12; ++i) {
+      alternating = QStringLiteral("name = \"beta\" %1 (%2)")
+                        .arg(i % 2 ? QStringLiteral("or") : QStringLiteral("and"), alternating);
+    }
+    QCOMPARE(select(alternating), QStringLiteral("beta"));
+    const auto refused = [](const QString& query, int column, const char* says) {
+      try {
+        RunQuery::parse(query.toStdString());
+        QFAIL("parsed");
+      } catch (const QueryError& e) {
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String(says)), e.what());
+        QCOMPARE(e.column(), column);
+      }
+    };
+    refused(terms.join(QStringLiteral(" or ")) + QStringLiteral(" or x = 1"),
+            int(terms.join(QStringLiteral(" or ")).size()) + 5, "too many conditions");
+    refused(QLatin1Char('(') + deep + QLatin1Char(')'), 13, "nested too deeply");
+    refused(QStringLiteral("not ").repeated(13) + QStringLiteral("a = 1"), 49, "nested too deeply");
+  }
+
   void combinesWithTheOtherFilters() {
     RunFilter filter;
     filter.query = RunQuery::parse("tag = \"baseline\"");
