@@ -48,9 +48,9 @@ class RunQuery {
 };
 
 /// The error with the query and a caret under its column, three lines, for a terminal:
-///   where: column 12: expected a value after '<'
+///   column 30: expected a value after '<' (a number or a "quoted" text), found the end
 ///     mode = "local" and train.lr <
-///                                   ^
+///                                  ^
 std::string formatQueryError(std::string_view query, const QueryError& error);
 
 }  // namespace stagewise::storage
