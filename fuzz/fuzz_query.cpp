@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,11 @@ stagewise::storage::RunReader& reader() {
     const std::string dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
     const std::string path = dir + "/stagewise-fuzz-query-" + std::to_string(getpid()) + ".db";
     unlink(path.c_str());
+    static std::string removeAtExit;
+    removeAtExit = path;
+    std::atexit([] {
+      for (const char* suffix : {"", "-wal", "-shm"}) unlink((removeAtExit + suffix).c_str());
+    });
     store = std::make_unique<stagewise::storage::RunStore>(path);
     r = std::make_unique<stagewise::storage::RunReader>(*store);
   }
