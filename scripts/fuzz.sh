@@ -11,10 +11,10 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
   -DSTAGEWISE_BUILD_ENGINE=OFF -DSTAGEWISE_BUILD_GUI=OFF -DSTAGEWISE_BUILD_TESTS=OFF \
   -DSTAGEWISE_BENCH=OFF -DSTAGEWISE_FUZZ=ON >/dev/null
 # Crashes once found are kept in the corpora (regression-*), so every run replays them first.
-cmake --build "$build" -j"${JOBS:-2}" --target fuzz_idx fuzz_cifar fuzz_spec fuzz_text fuzz_store_open
+cmake --build "$build" -j"${JOBS:-2}" --target fuzz_idx fuzz_cifar fuzz_spec fuzz_text fuzz_store_open fuzz_query
 mkdir -p "$build/crashes"
 status=0
-for target in idx cifar spec text store_open; do
+for target in idx cifar spec text store_open query; do
   corpus="fuzz/corpus/${target%_open}"
   work="$build/corpus-$target"
   mkdir -p "$work" "$corpus"

@@ -25,6 +25,7 @@
 #include "bridge/engine_controller.h"
 #include "common/about_dialog.h"
 #include "common/app_settings.h"
+#include "common/command_palette.h"
 #include "common/spec_io.h"
 #include "common/theme.h"
 #include "designer/design_document.h"
@@ -226,6 +227,10 @@ void MainWindow::buildMenus() {
     themes->addAction(a);
   }
   (isDarkPalette() ? dark : light)->setChecked(true);
+  view->addSeparator();
+  view->addAction(tr("Command &palette…"), QKeySequence(tr("Ctrl+Shift+P")), this,
+                  &MainWindow::showCommandPalette)
+      ->setProperty("paletteSkips", true);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&Keyboard shortcuts"), QKeySequence(tr("Ctrl+/")), this,
@@ -453,6 +458,11 @@ QString MainWindow::shortcutsText() const {
       QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
           .arg(tr("Wheel, drag, double-click"), tr("Zoom, pan, follow the newest data (plots)"));
   return html + QStringLiteral("</table>");
+}
+
+void MainWindow::showCommandPalette() {
+  if (!m_palette) m_palette = new CommandPalette(menuBar(), this);
+  m_palette->popup();
 }
 
 void MainWindow::showShortcuts() {

@@ -20,6 +20,7 @@ class RunStore;
 
 namespace stagewise::ui {
 
+class CommandPalette;
 class DesignDocument;
 class DesignWorkspace;
 class EngineController;
@@ -67,6 +68,8 @@ class MainWindow : public QMainWindow {
   void resumeFromCheckpoint(const QString& path = {});
   void about();
   void showShortcuts();
+  /// View → Command palette (Ctrl+Shift+P): every enabled action, found by fuzzy search.
+  void showCommandPalette();
   void openGuide();
 
  public:
@@ -123,6 +126,7 @@ class MainWindow : public QMainWindow {
   QAction* m_reportAction = nullptr;
   QPointer<ReportView> m_reportView;
   QMenu* m_recentMenu = nullptr;
+  CommandPalette* m_palette = nullptr;
   QLabel* m_engineLabel;
   bool m_quitWhenStopped = false;  // closing waits for the run to stop and be saved
 };

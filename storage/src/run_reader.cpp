@@ -4,47 +4,43 @@
 
 #include "connection.h"
 #include "reader_impl.h"
+#include "run_where.h"
 #include "stagewise/storage/run_store.h"
 #include "stagewise/storage/spec_diff.h"
 
 namespace stagewise::storage {
 
 using detail::Statement;
+using detail::Where;
 
 namespace {
-
-// A run still training has no summary yet: its latest measured samples/s, shown and sorted by
-// (issue 36 §2.2: sorted by the summary column alone, a running run sat at the bottom).
-// (A resumed run keeps its earlier segment's summary value until it ends: the live one wins.)
-#define SW_LIVE_SAMPLES_PER_SEC                                                                   \
-  "CASE WHEN r.status = 'running' THEN COALESCE((SELECT p.value FROM series s "                   \
-  "JOIN points p ON p.series_id = s.id WHERE s.run_id = r.id AND s.name = 'samples_per_sec' AND " \
-  "s.stage = -1 AND s.layer = -1 AND p.value > 0 ORDER BY p.seq DESC LIMIT 1), "                  \
-  "r.samples_per_sec) "                                                                           \
-  "ELSE r.samples_per_sec END"
 
 struct ColumnInfo {
   RunColumn column;
   const char* name;
   const char* sql;
+  /// Only a column that can be NULL gets the "IS NULL" sort term: without it, a sort by date
+  /// walks the runs_created index and a page of a filtered list stops after its rows (a query
+  /// matching 3,000 of 10,000 runs: 1 ms instead of 40 ms).
+  bool nullable = false;
 };
 
 constexpr std::array<ColumnInfo, 15> kColumns = {{
     {RunColumn::Id, "id", "r.id"},
     {RunColumn::Name, "name", "r.name COLLATE NOCASE"},
     {RunColumn::CreatedAt, "created", "r.created_at_ms"},
-    {RunColumn::FinishedAt, "finished", "r.finished_at_ms"},
+    {RunColumn::FinishedAt, "finished", "r.finished_at_ms", true},
     {RunColumn::Status, "status", "r.status"},
     {RunColumn::Mode, "mode", "r.mode"},
     {RunColumn::ModelKind, "model", "r.model_kind"},
     {RunColumn::StageCount, "stages", "r.stage_count"},
-    {RunColumn::Steps, "steps", "r.steps"},
-    {RunColumn::TestAccuracy, "test_accuracy", "r.test_accuracy"},
-    {RunColumn::TestLoss, "test_loss", "r.test_loss"},
-    {RunColumn::SamplesPerSec, "samples_per_sec", "(" SW_LIVE_SAMPLES_PER_SEC ")"},
-    {RunColumn::WallSeconds, "wall_seconds", "r.wall_seconds"},
-    {RunColumn::CpuUtilization, "cpu_utilization", "r.cpu_utilization"},
-    {RunColumn::PipelineEfficiency, "pipeline_efficiency", "r.pipeline_efficiency"},
+    {RunColumn::Steps, "steps", "r.steps", true},
+    {RunColumn::TestAccuracy, "test_accuracy", "r.test_accuracy", true},
+    {RunColumn::TestLoss, "test_loss", "r.test_loss", true},
+    {RunColumn::SamplesPerSec, "samples_per_sec", "(" SW_LIVE_SAMPLES_PER_SEC ")", true},
+    {RunColumn::WallSeconds, "wall_seconds", "r.wall_seconds", true},
+    {RunColumn::CpuUtilization, "cpu_utilization", "r.cpu_utilization", true},
+    {RunColumn::PipelineEfficiency, "pipeline_efficiency", "r.pipeline_efficiency", true},
 }};
 
 const ColumnInfo& columnInfo(RunColumn column) {
@@ -113,47 +109,12 @@ RunRecord readRun(const Statement& st, bool withJson) {
   return r;
 }
 
-std::string asciiLower(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return text;
-}
-
-// WHERE clause with numbered parameters, and the binder that fills them in the same order.
-struct Where {
-  std::string sql;
-  std::vector<std::function<void(Statement&, int)>> binds;
-
-  void add(const std::string& condition) { sql += (sql.empty() ? " WHERE " : " AND ") + condition; }
-  std::string param() const {
-    std::string p(1, '?');  // not "?" + to_string(): GCC 12 warns falsely (-Wrestrict)
-    p += std::to_string(binds.size() + 1);
-    return p;
-  }
-  void bindAll(Statement& st) const {
-    for (size_t i = 0; i < binds.size(); ++i) binds[i](st, static_cast<int>(i + 1));
-  }
-};
-
 Where buildWhere(const RunFilter& f) {
   Where w;
-  if (!f.text.empty()) {
-    const std::string p = w.param();
-    // Name, notes, tags, mode and status; "#12" or "12" also finds run 12.
-    w.binds.push_back([text = asciiLower(f.text)](Statement& st, int i) { st.bind(i, text); });
-    const std::string id = w.param();
-    int64_t number = -1;
-    if (f.text.size() < 19 &&
-        std::all_of(f.text.begin(), f.text.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      number = std::stoll(f.text);
-    w.binds.push_back([number](Statement& st, int i) { st.bind(i, number); });
-    w.add("(instr(lower(r.name), " + p + ") > 0 OR instr(lower(r.notes), " + p +
-          ") > 0 OR lower(r.mode) = " + p + " OR lower(r.status) = " + p +
-          " OR ('#' || r.id) = " + p + " OR r.id = " + id +
-          " OR EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.id AND "
-          "instr(lower(t.tag), " +
-          p + ") > 0))");
+  if (!f.text.empty()) w.add(detail::textSearchCondition(w, f.text));
+  if (f.query) {
+    const std::string condition = detail::queryCondition(w, *f.query);
+    if (!condition.empty()) w.add(condition);
   }
   if (!f.statuses.empty()) {
     std::string list;
@@ -217,11 +178,13 @@ RunReader& RunReader::operator=(RunReader&&) noexcept = default;
 std::vector<RunRecord> RunReader::listRuns(const RunFilter& filter, const RunOrder& order,
                                            int limit, int offset) {
   Where where = buildWhere(filter);
-  const std::string column = columnInfo(order.column).sql;
+  const ColumnInfo& info = columnInfo(order.column);
+  const std::string column = info.sql;
+  const std::string nullsLast = info.nullable ? column + " IS NULL, " : std::string();
   // Column names come from the fixed table above, never from the caller.
   const std::string sql =
-      std::string("SELECT ") + kRunColumns + " FROM runs r" + where.sql + " ORDER BY " + column +
-      " IS NULL, " + column + (order.descending ? " DESC" : " ASC") + ", r.id DESC LIMIT ?" +
+      std::string("SELECT ") + kRunColumns + " FROM runs r" + where.sql + " ORDER BY " + nullsLast +
+      column + (order.descending ? " DESC" : " ASC") + ", r.id DESC LIMIT ?" +
       std::to_string(where.binds.size() + 1) + " OFFSET ?" + std::to_string(where.binds.size() + 2);
   Statement st(*m_impl->db, sql);
   where.bindAll(st);

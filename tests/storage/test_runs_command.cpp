@@ -127,6 +127,39 @@ class TestRunsCommand : public QObject {
     QCOMPARE(nlohmann::json::parse(run({"list", "--json"}).out).size(), size_t(4));
   }
 
+  void listWhereTakesAQuery() {
+    Result r = run({"list", "--where", "mode = \"backprop\" and min(loss) < 0", "--json"});
+    QCOMPARE(r.rc, 0);
+    auto j = nlohmann::json::parse(r.out);
+    QCOMPARE(j.size(), size_t(1));
+    QCOMPARE(j[0]["id"].get<int64_t>(), m_ids[3]);
+    r = run({"list", "--where=test_accuracy >= 0.75 or name ~ \"RUN-0\"", "--sort", "id:asc",
+             "--json"});
+    j = nlohmann::json::parse(r.out);
+    QCOMPARE(j.size(), size_t(3));
+    QCOMPARE(j[0]["id"].get<int64_t>(), m_ids[0]);
+    QCOMPARE(j[1]["id"].get<int64_t>(), m_ids[2]);
+    QCOMPARE(j[2]["id"].get<int64_t>(), m_ids[3]);
+    // With the other filters: every one must hold.
+    r = run({"list", "--where", "train.lr = 0.001", "--status", "failed", "--json"});
+    j = nlohmann::json::parse(r.out);
+    QCOMPARE(j.size(), size_t(1));
+    QCOMPARE(j[0]["id"].get<int64_t>(), m_ids[2]);
+  }
+
+  void listWhereSyntaxErrorPointsAtTheColumn() {
+    const Result r = run({"list", "--where", "mode = local"});
+    QCOMPARE(r.rc, 2);
+    QVERIFY(r.out.empty());
+    const auto ls = lines(r.err);
+    QVERIFY2(ls.size() >= 3, r.err.c_str());
+    QVERIFY2(ls[0].find("runs list: --where: column 8: put text values in double quotes") == 0,
+             r.err.c_str());
+    QCOMPARE(ls[1], std::string("  mode = local"));
+    QCOMPARE(ls[2], std::string("         ^"));  // under the 'l' of local
+    QVERIFY(r.err.find("docs/query.md") != std::string::npos);
+  }
+
   void listWithoutStoreCreatesNothing() {
     const std::string missing = m_dir.filePath("none/here.db").toStdString();
     const Result r = run({"--db", missing, "list"}, false);

@@ -105,4 +105,12 @@ void AppSettings::clearRecentFiles() {
   QSettings().remove(QStringLiteral("files/recent"));
 }
 
+QStringList AppSettings::savedQueries() {
+  return QSettings().value(QStringLiteral("runs/savedQueries")).toStringList();
+}
+
+void AppSettings::setSavedQueries(const QStringList& queries) {
+  QSettings().setValue(QStringLiteral("runs/savedQueries"), queries);
+}
+
 }  // namespace stagewise::ui

@@ -40,6 +40,9 @@ struct AppSettings {
   /// Puts `path` first in the recent files.
   static void addRecentFile(const QString& path);
   static void clearRecentFiles();
+  /// Run queries saved in the Runs filter's Saved menu, in the order they were saved.
+  static QStringList savedQueries();
+  static void setSavedQueries(const QStringList& queries);
   static constexpr int kMaxRecent = 8;
 };
 

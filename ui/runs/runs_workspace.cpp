@@ -21,6 +21,7 @@
 #include <optional>
 
 #include "runs/compare_panel.h"
+#include "runs/query_filter.h"
 #include "runs/run_table_model.h"
 #include "runs/study_groups.h"
 #include "stagewise/storage/export.h"
@@ -30,8 +31,17 @@ namespace stagewise::ui {
 RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* parent)
     : QWidget(parent), m_executor(std::make_unique<StoreExecutor>(std::move(store))) {
   m_search = new QLineEdit(this);
-  m_search->setPlaceholderText(tr("Filter by name, notes, tag, mode, status or #id…"));
+  m_search->setPlaceholderText(
+      tr("Filter by name, notes, tag, mode, status or #id, or a query: train.lr < 1e-3 and "
+         "max(test_accuracy) > 0.8…"));
   m_search->setClearButtonEnabled(true);
+  m_saved = new SavedQueriesButton(
+      m_search,
+      [this] {
+        m_filterDelay.stop();
+        applyFilter();
+      },
+      this);
   m_status = new QComboBox(this);
   m_status->addItem(tr("Any status"), QString());
   for (const char* s : {"running", "completed", "stopped", "failed", "interrupted"})
@@ -57,6 +67,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   connect(m_report, &QPushButton::clicked, this, &RunsWorkspace::reportRequested);
   auto* filterBar = new QHBoxLayout;
   filterBar->addWidget(m_search, 1);
+  filterBar->addWidget(m_saved);
   filterBar->addWidget(m_status);
   filterBar->addWidget(m_mode);
   filterBar->addWidget(m_study);
@@ -190,7 +201,13 @@ RunsWorkspace::~RunsWorkspace() {
 
 void RunsWorkspace::applyFilter() {
   storage::RunFilter filter;
-  filter.text = m_search->text().trimmed().toStdString();
+  // A query that does not parse keeps the last one that did: the table does not empty while
+  // the user types.
+  if (auto query = readQueryField(m_search)) {
+    if (!query->matchesAll()) filter.query = std::move(*query);
+  } else {
+    filter.query = m_model->filter().query;
+  }
   if (const QString s = m_status->currentData().toString(); !s.isEmpty())
     if (auto status = storage::runStatusFromString(s.toStdString())) filter.statuses = {*status};
   filter.mode = m_mode->currentData().toString().toStdString();

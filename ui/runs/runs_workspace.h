@@ -21,6 +21,7 @@ class QPlainTextEdit;
 class QPushButton;
 class QTableView;
 class QTabWidget;
+class QToolButton;
 
 namespace stagewise::ui {
 
@@ -40,7 +41,11 @@ class RunsWorkspace : public QWidget {
   /// The chosen study's grouped table (the Groups tab beside the run list).
   StudyGroupTable* groupTable() const { return m_groups; }
   QTabWidget* listTabs() const { return m_listTabs; }
+  /// The filter: plain text, or a run query (docs/query.md). A query that does not parse is
+  /// outlined, its tooltip says what and at which column, and the table keeps the last good one.
   QLineEdit* searchEdit() const { return m_search; }
+  /// The saved queries' menu beside the filter.
+  QToolButton* savedQueriesButton() const { return m_saved; }
   QComboBox* statusCombo() const { return m_status; }
   QComboBox* modeCombo() const { return m_mode; }
   /// "Any study", then every study in the store (item data: its id), refreshed as it changes.
@@ -121,6 +126,7 @@ class RunsWorkspace : public QWidget {
   StudyGroupTable* m_groups;
   QTabWidget* m_listTabs;
   QLineEdit* m_search;
+  QToolButton* m_saved;
   QComboBox* m_status;
   QComboBox* m_mode;
   QComboBox* m_study;

@@ -9,6 +9,7 @@
 #include "runs_output.h"
 #include "stagewise/storage/export.h"
 #include "stagewise/storage/paths.h"
+#include "stagewise/storage/run_query.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 
@@ -143,6 +144,13 @@ int list(const std::string& db, Args& args, std::ostream& out) {
     filter.mode = *v;
   }
   if (auto v = args.value("--filter")) filter.text = *v;
+  if (auto v = args.value("--where")) {
+    try {
+      filter.query = RunQuery::parse(*v);
+    } catch (const QueryError& e) {
+      args.fail("--where: " + formatQueryError(*v, e) + "\n  (the grammar: docs/query.md)");
+    }
+  }
   while (auto v = args.value("--tag")) filter.tags.push_back(*v);
   if (auto v = args.value("--sort")) {
     std::string name = *v;
@@ -299,8 +307,10 @@ std::string runsUsage() {
 
 Browse and manage the stored runs.
   list [--status S[,S...]] [--mode local|backprop] [--filter TEXT] [--tag TAG]...
-       [--sort COLUMN[:asc|:desc]] [--asc] [--limit N] [--offset N] [--json]
-                      runs, newest first (TEXT matches name, notes and tags)
+       [--where QUERY] [--sort COLUMN[:asc|:desc]] [--asc] [--limit N] [--offset N] [--json]
+                      runs, newest first (TEXT matches name, notes and tags; QUERY e.g.
+                      'mode = "local" and train.lr < 1e-3 and max(test_accuracy) > 0.8',
+                      the grammar in docs/query.md)
   show ID [--json]    everything about one run
   export ID... [--format csv|json] [--out FILE]
                       points as long CSV (run_id,run_name,series,stage,layer,step,time_s,value)

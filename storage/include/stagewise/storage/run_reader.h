@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stagewise/storage/records.h"
+#include "stagewise/storage/run_query.h"
 
 namespace stagewise::storage {
 
@@ -49,6 +50,7 @@ struct RunFilter {
   std::optional<TimestampMs> createdTo;    ///< exclusive
   std::vector<std::string> tags;           ///< carries every one of these tags (exact)
   std::optional<int64_t> study;            ///< linked to this study (replaced runs included)
+  std::optional<RunQuery> query;           ///< must hold (docs/query.md)
 };
 
 /// Sort order of listRuns. Runs with no value in the column (e.g. no test accuracy yet) come
