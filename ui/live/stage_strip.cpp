@@ -169,12 +169,13 @@ void StageStrip::mouseReleaseEvent(QMouseEvent* event) {
   if (m_dragCut < 0) return QWidget::mouseReleaseEvent(event);
   std::vector<int> c = cuts();
   const int to = nearestBoundary(int(event->position().x()));
-  const int from = c[size_t(m_dragCut)];
+  const auto dragged = c.begin() + m_dragCut;
+  const int from = *dragged;
   m_dragCut = -1;
   m_dragTo = -1;
   update();
   if (to == from) return;
-  c.erase(c.begin() + std::ptrdiff_t(std::find(c.begin(), c.end(), from) - c.begin()));
+  c.erase(dragged);
   // Off an end or onto another cut: the stages either side join.
   if (to > 0 && to < layerCount() && std::find(c.begin(), c.end(), to) == c.end()) c.push_back(to);
   std::sort(c.begin(), c.end());

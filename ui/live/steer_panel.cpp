@@ -36,7 +36,6 @@ SteerPanel::SteerPanel(QWidget* parent) : QWidget(parent) {
       tr("The stage's intra-op threads. Another thread count may change the last bits of the "
          "losses after the change (a replay with the same history gives the same ones)."));
   m_apply = new QPushButton(tr("Apply"), this);
-  m_apply->setToolTip(tr("Change the stage's settings from its next step on"));
   m_pauseStage = new QPushButton(tr("Pause stage"), this);
   m_pauseStage->setCheckable(true);
   m_pauseStage->setToolTip(
@@ -135,10 +134,8 @@ void SteerPanel::setLive(bool live, const QString& why) {
   for (QWidget* w : std::initializer_list<QWidget*>{m_stage, m_delay, m_lrScale, m_threads, m_apply,
                                                     m_pauseStage})
     w->setEnabled(live && !m_layout.empty());
-  if (!live && !why.isEmpty()) {
-    m_strip->setToolTip(why);
-    m_apply->setToolTip(why);
-  }
+  if (!live && !why.isEmpty()) m_strip->setToolTip(why);
+  m_apply->setToolTip(live ? tr("Change the stage's settings from its next step on") : why);
 }
 
 void SteerPanel::selectStage(int stage) {
