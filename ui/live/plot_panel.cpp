@@ -389,10 +389,8 @@ void PlotPanel::syncMarkers() {
     text->position->setTypeX(QCPItemPosition::ptPlotCoords);
     text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
     text->position->setCoords(x, 0.02);
-    text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
     text->setText(m.label);
     text->setColor(color);
-    text->setPadding(QMargins(3, 0, 0, 0));
     QFont font = m_plot->font();
     font.setPointSizeF(font.pointSizeF() * 0.85);
     text->setFont(font);
@@ -400,6 +398,17 @@ void PlotPanel::syncMarkers() {
     text->setClipToAxisRect(true);
     m_markerItems.push_back(line);
     m_markerItems.push_back(text);
+  }
+  // A label in the right half of the view reads leftwards from its line, so the plot's edge
+  // does not cut it off; a label whose line is off the view is hidden.
+  const QCPRange range = m_plot->xAxis->range();
+  for (size_t i = 1; i < m_markerItems.size(); i += 2) {
+    auto* text = static_cast<QCPItemText*>(m_markerItems[i]);
+    const double x = text->position->coords().x();
+    const bool right = x > range.center();
+    text->setVisible(range.contains(x));  // its line is off the view too
+    text->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+    text->setPadding(right ? QMargins(0, 0, 3, 0) : QMargins(3, 0, 0, 0));
   }
 }
 
