@@ -21,11 +21,11 @@ StageStrip::StageStrip(QWidget* parent) : QWidget(parent) {
 }
 
 QSize StageStrip::sizeHint() const {
-  return {600, 40};
+  return {360, 30};
 }
 
 QSize StageStrip::minimumSizeHint() const {
-  return {160, 40};
+  return {160, 30};
 }
 
 void StageStrip::setPartition(const QStringList& layers,
@@ -94,7 +94,7 @@ QString StageStrip::stageText(int stage) const {
 void StageStrip::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.setRenderHint(QPainter::Antialiasing);
-  const int top = 4, h = height() - 8;
+  const int top = 3, h = height() - 6;
   const QColor text = palette().color(QPalette::Text);
   for (size_t k = 0; k < m_stages.size(); ++k) {
     const int x0 = boundaryX(m_stages[k].first), x1 = boundaryX(m_stages[k].second + 1);
@@ -110,9 +110,16 @@ void StageStrip::paintEvent(QPaintEvent*) {
       p.setBrush(stageColor(int(k)));
       p.drawRect(QRectF(x0 + 3, top + h - 5, (x1 - x0 - 6) * share, 3));
     }
+    // The whole text where it fits, else the stage and its share, else what fits of that.
+    QString label = stageText(int(k));
+    if (fontMetrics().horizontalAdvance(label) > x1 - x0 - 8) {
+      label = tr("S%1").arg(k + 1);
+      if (k < m_compute.size() && std::isfinite(m_compute[k]))
+        label += tr(" · %1 %").arg(m_compute[k] * 100, 0, 'f', 0);
+    }
     p.setPen(text);
     p.drawText(QRect(x0 + 4, top, x1 - x0 - 8, h - 4), Qt::AlignCenter | Qt::TextSingleLine,
-               fontMetrics().elidedText(stageText(int(k)), Qt::ElideRight, x1 - x0 - 8));
+               fontMetrics().elidedText(label, Qt::ElideRight, x1 - x0 - 8));
   }
   // Layer ticks, then the handles.
   QColor tick = text;

@@ -8,7 +8,6 @@
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
-#include <QVBoxLayout>
 
 #include "live/stage_strip.h"
 #include "stagewise/engine/spec.h"
@@ -18,7 +17,9 @@ namespace stagewise::ui {
 SteerPanel::SteerPanel(QWidget* parent) : QWidget(parent) {
   m_strip = new StageStrip(this);
   m_note = new QLabel(this);
-  m_note->setWordWrap(true);
+  m_note->setMinimumWidth(160);
+  // The whole text is in the tooltip; the line shows what fits.
+  m_note->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   m_stage = new QComboBox(this);
   m_stage->setToolTip(tr("The stage whose settings the row shows and changes"));
   m_delay = new QSpinBox(this);
@@ -50,6 +51,9 @@ SteerPanel::SteerPanel(QWidget* parent) : QWidget(parent) {
     row->addWidget(l);
     row->addWidget(w);
   };
+  m_delay->setMaximumWidth(90);
+  m_lrScale->setMaximumWidth(80);
+  m_threads->setMaximumWidth(60);
   add(tr("Stage"), m_stage);
   add(tr("Delay"), m_delay);
   add(tr("LR scale"), m_lrScale);
@@ -58,11 +62,11 @@ SteerPanel::SteerPanel(QWidget* parent) : QWidget(parent) {
   row->addWidget(m_pauseStage);
   row->addWidget(m_note, 1);
 
-  auto* layout = new QVBoxLayout(this);
+  // One line (the strip, then the settings row): Train must still fit a 1366x768 screen.
+  auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(2);
-  layout->addWidget(m_strip);
-  layout->addLayout(row);
+  layout->addWidget(m_strip, 3);
+  layout->addLayout(row, 2);
 
   connect(m_strip, &StageStrip::cutsRequested, this, [this](const std::vector<int>& cuts) {
     setNote(tr("Asking for cuts %1…").arg(cutsLabel(cuts)), false);
@@ -178,6 +182,7 @@ void SteerPanel::applyEdits() {
 
 void SteerPanel::setNote(const QString& text, bool error) {
   m_note->setText(text);
+  m_note->setToolTip(text);
   m_note->setStyleSheet(error ? QStringLiteral("QLabel { color: #c03030; }") : QString());
 }
 
