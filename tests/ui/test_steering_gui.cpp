@@ -19,6 +19,7 @@
 #include "live/plot_panel.h"
 #include "live/stage_strip.h"
 #include "live/steer_panel.h"
+#include "live/timeline_panel.h"
 #include "live/train_workspace.h"
 
 using namespace stagewise;
@@ -104,6 +105,12 @@ class TestSteeringGui : public QObject {
                                     "pause")
                          .arg(int64_t(at))));
     QVERIFY(f.workspace.steerPanel()->noteLabel()->text().contains(QStringLiteral("paused")));
+    // The timeline (the last 2 s, by time) shows the change while it is in its window.
+    const auto timelineMarkers = [d] {
+      d->timelinePanel()->refresh(true);
+      return d->timelinePanel()->markerCount();
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(timelineMarkers(), 1, 1000);
 
     // Dropping a cut off the right end joins S2 and S3: two stages, the run goes on.
     f.dragCut(3, 4);
