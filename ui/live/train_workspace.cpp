@@ -552,6 +552,9 @@ void TrainWorkspace::onSteerEvent(int phase, const engine::RunEvent& event) {
       s.index = int(stages.size());
       s.firstLayer = first;
       s.lastLayer = last;
+      s.params = 0;
+      for (int l = first; info && l <= last && size_t(l) < info->layers.size(); ++l)
+        s.params += info->layers[size_t(l)].params;
       stages.push_back(s);
     }
     m_data.setStages(phase, stages);
