@@ -8,6 +8,7 @@
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <algorithm>
 
 #include "live/stage_strip.h"
 #include "stagewise/engine/spec.h"
@@ -126,7 +127,7 @@ void SteerPanel::layoutChanged(const std::vector<std::pair<int, int>>& layout) {
     const QSignalBlocker block(m_stage);
     m_stage->clear();
     for (size_t k = 0; k < layout.size(); ++k) m_stage->addItem(tr("S%1").arg(k + 1));
-    m_stage->setCurrentIndex(std::clamp(selected, 0, int(layout.size()) - 1));
+    if (!layout.empty()) m_stage->setCurrentIndex(std::clamp(selected, 0, int(layout.size()) - 1));
   }
   showStage();
 }
