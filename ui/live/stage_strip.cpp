@@ -158,8 +158,11 @@ void StageStrip::mouseMoveEvent(QMouseEvent* event) {
     setCursor(cutAt(x) >= 0 ? Qt::SplitHCursor : Qt::ArrowCursor);
   }
   const int stage = stageAt(x);
+  const QString history =
+      m_history.size() > 1 ? tr("\n\nPartition:\n%1").arg(m_history.join(QLatin1Char('\n')))
+                           : QString();
   setToolTip(stage < 0 ? QString()
-                       : tr("%1\nlayers %2 to %3 (%4 to %5)%6")
+                       : tr("%1\nlayers %2 to %3 (%4 to %5)%6%7")
                              .arg(stageText(stage))
                              .arg(m_stages[size_t(stage)].first + 1)
                              .arg(m_stages[size_t(stage)].second + 1)
@@ -169,7 +172,8 @@ void StageStrip::mouseMoveEvent(QMouseEvent* event) {
                                                    "cut or off an end to join two stages; "
                                                    "double-click a layer boundary to split a "
                                                    "stage. Right-click for the stage's settings.")
-                                              : QString()));
+                                              : QString(),
+                                  history));
 }
 
 void StageStrip::mouseReleaseEvent(QMouseEvent* event) {

@@ -30,6 +30,9 @@ class StageStrip : public QWidget {
   int boundaryX(int boundary) const;
   /// The stage under x, or -1.
   int stageAt(int x) const;
+  /// The partition history of the run, shown in the strip's tooltip under the stage's line.
+  void setHistory(const QStringList& lines) { m_history = lines; }
+  const QStringList& history() const { return m_history; }
   /// The text drawn on stage `stage` ("S2 · 2 layers · 81 %").
   QString stageText(int stage) const;
 
@@ -55,6 +58,7 @@ class StageStrip : public QWidget {
   int cutAt(int x) const;  ///< index into cuts() of the handle under x, or -1
 
   QStringList m_layers;
+  QStringList m_history;
   std::vector<std::pair<int, int>> m_stages;
   std::vector<double> m_compute;
   bool m_draggable = false;

@@ -116,6 +116,9 @@ void SteerPanel::begin(const engine::RunInfo& info) {
     m_settings.push_back({s.delayMs, s.lrScale, info.stages[k].threads, false});
   }
   m_note->clear();
+  QStringList cuts;
+  for (size_t k = 1; k < layout.size(); ++k) cuts << QString::number(layout[k].first);
+  m_strip->setHistory({tr("from step 0: cuts [%1]").arg(cuts.join(QLatin1Char(',')))});
   layoutChanged(layout);
 }
 
@@ -212,6 +215,13 @@ void SteerPanel::applyEvent(const SteerEvent& e) {
         next.push_back(s);
       }
       m_settings = std::move(next);
+      {
+        QStringList history = m_strip->history();
+        history << tr("from step %1: cuts %2")
+                       .arg(e.change.step)
+                       .arg(QString::fromStdString(e.change.value));
+        m_strip->setHistory(history);
+      }
       if (!e.layout.empty()) layoutChanged(e.layout);
       setNote(tr("%1 at step %2 (training paused %3 s)")
                   .arg(e.label())
