@@ -123,10 +123,9 @@ class TestSteeringGui : public QObject {
     // The strip keeps the partition history: which cuts held from which step.
     QCOMPARE(f.strip()->history().size(), 3);
     QCOMPARE(f.strip()->history()[0], QStringLiteral("from step 0: cuts [1,2]"));
-    QCOMPARE(f.strip()->history()[1],
-             QStringLiteral("from step %1: cuts [1,3]").arg(int64_t(at)));
-    QCOMPARE(f.strip()->history()[2], QStringLiteral("from step %1: cuts [1]")
-                                          .arg(int64_t(d->lossPanel()->markerX(1))));
+    QCOMPARE(f.strip()->history()[1], QStringLiteral("from step %1: cuts [1,3]").arg(int64_t(at)));
+    QCOMPARE(f.strip()->history()[2],
+             QStringLiteral("from step %1: cuts [1]").arg(int64_t(d->lossPanel()->markerX(1))));
     QCOMPARE(f.controller.state(), State::Running);
     f.workspace.stopRun();
     QTRY_VERIFY_WITH_TIMEOUT(!f.controller.isBusy(), 5000);

@@ -158,9 +158,9 @@ void StageStrip::mouseMoveEvent(QMouseEvent* event) {
     setCursor(cutAt(x) >= 0 ? Qt::SplitHCursor : Qt::ArrowCursor);
   }
   const int stage = stageAt(x);
-  const QString history =
-      m_history.size() > 1 ? tr("\n\nPartition:\n%1").arg(m_history.join(QLatin1Char('\n')))
-                           : QString();
+  const QString history = m_history.size() > 1
+                              ? tr("\n\nPartition:\n%1").arg(m_history.join(QLatin1Char('\n')))
+                              : QString();
   setToolTip(stage < 0 ? QString()
                        : tr("%1\nlayers %2 to %3 (%4 to %5)%6%7")
                              .arg(stageText(stage))
