@@ -73,6 +73,22 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
             });
     connect(m_train, &TrainWorkspace::runFinished, m_runs, &RunsWorkspace::poll);
     connect(m_runs, &RunsWorkspace::resumeRequested, this, &MainWindow::startResume);
+    connect(
+        m_runs, &RunsWorkspace::replayRequested, this,
+        [this](const engine::ExperimentSpec& spec, const std::vector<engine::RunChange>& changes,
+               const QString& title) {
+          if (m_controller->isBusy()) {
+            statusBar()->showMessage(tr("A run is in progress: stop it before running "
+                                        "another"),
+                                     8000);
+            return;
+          }
+          showWorkspace(kTrain);
+          if (m_train->replayRun(spec, changes, title))
+            statusBar()->showMessage(
+                tr("Running %1 again with %n change(s)", nullptr, int(changes.size())).arg(title),
+                8000);
+        });
     connect(m_runs, &RunsWorkspace::reportRequested, this, &MainWindow::askReport);
     m_runs->setResumeAvailable(m_controller->canResume());
   } else {

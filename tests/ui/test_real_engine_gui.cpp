@@ -5,6 +5,7 @@
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QComboBox>
+#include <QFile>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPushButton>
@@ -21,9 +22,12 @@
 #include "live/live_dashboard.h"
 #include "live/live_data.h"
 #include "live/plot_panel.h"
+#include "live/stage_strip.h"
+#include "live/steer_panel.h"
 #include "live/timeline_panel.h"
 #include "live/train_workspace.h"
 #include "stagewise/engine/checkpoint.h"
+#include "stagewise/engine/dataset.h"
 #include "stagewise/engine/engine.h"
 #ifdef STAGEWISE_HAVE_RECORDER
 #include <nlohmann/json.hpp>
@@ -133,6 +137,57 @@ class TestRealEngineGui : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void aLiveCutFromTheStripOnTheDefaultPreset() {
+    // The default preset (8×512 MLP on Fashion-MNIST, cuts [2,4,6]), a short run: the cut at
+    // layer 4 moves to 5 from the strip while it trains; the run completes with the new stages.
+    engine::ExperimentSpec spec;
+    try {
+      QFile preset(
+          QStringLiteral(STAGEWISE_SOURCE_DIR "/resources/experiments/mlp-fmnist-4stage.json"));
+      QVERIFY(preset.open(QIODevice::ReadOnly));
+      spec = engine::parseSpec(
+          engine::applyOverrides(preset.readAll().toStdString(),
+                                 {"train.max_steps=600", "eval.interval=0", "probe.interval=-1"}));
+      engine::probeInputShape(spec.dataset);
+    } catch (const std::exception& e) {
+      QSKIP(qPrintable(QStringLiteral("the default preset cannot run here: %1").arg(e.what())));
+    }
+    Fixture f(spec);
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    StageStrip* strip = f.workspace.steerPanel()->strip();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        f.series(engine::series::kLoss, 3) && f.series(engine::series::kLoss, 3)->size() >= 20,
+        60000);
+    QCOMPARE(strip->cuts(), std::vector<int>({2, 4, 6}));
+    QVERIFY(strip->isDraggable());
+    const int y = strip->height() / 2;
+    QTest::mousePress(strip, Qt::LeftButton, {}, QPoint(strip->boundaryX(4), y));
+    QTest::mouseRelease(strip, Qt::LeftButton, {}, QPoint(strip->boundaryX(5), y));
+    QTRY_COMPARE_WITH_TIMEOUT(strip->cuts(), std::vector<int>({2, 5, 6}), 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    QCOMPARE(f.workspace.summaries().size(), size_t(1));
+    const engine::RunSummary& s = f.workspace.summaries()[0];
+    QVERIFY(s.status == engine::RunStatus::Completed);
+    QCOMPARE(s.steps, int64_t(600));
+    // The summary's stages are the partition at the end.
+    QCOMPARE(s.stages.size(), size_t(4));
+    QCOMPARE(s.stages[1].firstLayer, 2);
+    QCOMPARE(s.stages[1].lastLayer, 4);
+    QCOMPARE(s.stages[2].firstLayer, 5);
+    // The event line and the logged event with its pause, which the issue wants under 1 s.
+    PlotPanel* loss = f.workspace.dashboard()->lossPanel();
+    loss->refresh(true);
+    QCOMPARE(loss->markerCount(), 1);
+    QCOMPARE(loss->markerLabel(0), QStringLiteral("cuts [2,4,6] → [2,5,6]"));
+    double pause = -1;
+    for (const QString& m : f.workspace.eventLog()->messages())
+      if (auto c = engine::changeFromEvent(m.toStdString()); c && c->key == "partition.cuts")
+        pause = c->pauseS;
+    QVERIFY2(pause >= 0 && pause < 1.0, qPrintable(QString::number(pause)));
+    qInfo("live re-partition of the default preset: training paused %.3f s", pause);
+  }
 
   void aPauseIsNotTrainingTime() {
     auto spec = tinySpec(1200);

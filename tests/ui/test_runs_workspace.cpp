@@ -645,6 +645,71 @@ class TestRunsWorkspace : public QObject {
 #endif
 
 #ifdef STAGEWISE_HAVE_RECORDER
+  void runAgainReplaysTheRecordedChanges() {
+    // A run that moved its cut at step 40 and changed S1's learning rate at step 60 (made by
+    // the replay mechanism itself, so the steps are known), recorded into the store.
+    test::TempStore t;
+    EngineServices services = fakeEngineServices();
+    auto store = t.store;
+    services.createRecorder =
+        [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.tags = request.tags;
+      return std::make_unique<recorder::Recorder>(*store, options);
+    };
+    MainWindow window(services, t.store);
+    window.show();
+    RunsWorkspace* ws = window.runsWorkspace();
+    ws->setPollInterval(100);
+    auto spec = runSpec("steered", {1, 3});
+    spec.train.maxSteps = 120;
+    auto change = [](int64_t step, const char* key, const char* value) {
+      engine::RunChange c;
+      c.step = step;
+      c.key = key;
+      c.value = value;
+      return c;
+    };
+    QSignalSpy finished(window.trainWorkspace(), &TrainWorkspace::runFinished);
+    QVERIFY(window.trainWorkspace()->replayRun(
+        spec, {change(40, "partition.cuts", "[2]"), change(60, "stages.0.lr_scale", "0.5")},
+        QStringLiteral("steered")));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
+    window.showWorkspace(MainWindow::kRuns);
+    waitLoaded(*ws, 1);
+    const int64_t first = ws->model()->runId(0);
+
+    // The details show the change history and the partition history.
+    selectRows(*ws, {first});
+    QTRY_VERIFY_WITH_TIMEOUT(ws->historyLabel()->isVisible(), 5000);
+    const QString history = ws->historyLabel()->text();
+    QVERIFY2(history.contains(QStringLiteral("step 40: cuts [1,3] → [2], training paused")),
+             qPrintable(history));
+    QVERIFY2(history.contains(QStringLiteral("step 60: S1 lr_scale = 0.5")), qPrintable(history));
+    QVERIFY2(history.contains(QStringLiteral("from step 0: cuts [1,3]")), qPrintable(history));
+    QVERIFY2(history.contains(QStringLiteral("from step 40: S1 layers 1–2 · S2 layers 3–5")),
+             qPrintable(history));
+
+    // Run again: a new record with the same changes at the same steps.
+    QVERIFY(ws->runAgainButton()->isEnabled());
+    QTest::mouseClick(ws->runAgainButton(), Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(window.currentWorkspace(), MainWindow::kTrain, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 10000);
+    storage::RunReader reader(*t.store);
+    QCOMPARE(reader.countRuns(), int64_t(2));
+    std::vector<std::string> applied[2];
+    int i = 0;
+    for (const int64_t id : {first, first + 1}) {
+      for (const auto& e : reader.events(id))
+        if (e.kind == "info" && engine::changeFromEvent(e.message))
+          applied[i].push_back(e.message.substr(0, e.message.find(" (")));
+      ++i;
+    }
+    QCOMPARE(applied[0].size(), size_t(2));
+    QCOMPARE(applied[1], applied[0]);
+    QCOMPARE(applied[1][0], std::string("repartition at step 40: partition.cuts=[2]"));
+  }
+
   void resumesAStoppedRunFromItsCheckpoint() {
     test::TempStore t;
     QTemporaryDir checkpoints;

@@ -16,6 +16,13 @@ EngineController::EngineController(EngineServices services, QObject* parent)
 }
 
 EngineController::~EngineController() {
+  {
+    std::lock_guard lock(m_steerQueueMutex);
+    m_steerQuit = true;
+    m_steerQueue.clear();
+  }
+  m_steerCv.notify_all();
+  if (m_steerThread.joinable()) m_steerThread.join();
   m_stopRequested = true;
   {
     std::lock_guard lock(m_runMutex);
@@ -64,9 +71,11 @@ std::unique_ptr<engine::Run> EngineController::createPhaseRun(const engine::Expe
                                                               int processes,
                                                               const RunHooks& hooks) {
   const bool resuming = phase == 0 && !resume.checkpoint.empty();
-  if (!hooks.evalAtSteps.empty() && m_services.createRunWithOptions && processes <= 1) {
+  if ((!hooks.evalAtSteps.empty() || !hooks.changes.empty()) && m_services.createRunWithOptions &&
+      processes <= 1) {
     engine::RunOptions options;
     options.evalAtSteps = hooks.evalAtSteps;
+    options.changes = hooks.changes;
     if (resuming) options.resumeFrom = resume.checkpoint;
     return m_services.createRunWithOptions(spec, observer, options);
   }
@@ -123,6 +132,7 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
       struct Unpublish {
         EngineController* self;
         ~Unpublish() {
+          std::lock_guard steering(self->m_steerRunMutex);  // no request is inside the run
           std::lock_guard lock(self->m_runMutex);
           self->m_run = nullptr;
         }
@@ -185,6 +195,63 @@ void EngineController::stop() {
     }
   }
   setState(State::Stopping);
+}
+
+void EngineController::requestRepartition(const std::vector<int>& cuts) {
+  QStringList parts;
+  for (const int c : cuts) parts << QString::number(c);
+  steer(tr("cuts [%1]").arg(parts.join(QLatin1Char(','))),
+        [cuts](engine::Run& run) { return run.repartition(cuts); });
+}
+
+void EngineController::requestStageChange(int stage, const std::string& key, double value) {
+  steer(tr("S%1 %2 = %3").arg(stage + 1).arg(QString::fromStdString(key)).arg(value),
+        [stage, key, value](engine::Run& run) { return run.changeStage(stage, key, value); });
+}
+
+void EngineController::requestStagePause(int stage, bool paused) {
+  steer((paused ? tr("pause S%1") : tr("resume S%1")).arg(stage + 1),
+        [stage, paused](engine::Run& run) { return run.pauseStage(stage, paused); });
+}
+
+void EngineController::steer(QString what, std::function<engine::ChangeResult(engine::Run&)> call) {
+  {
+    std::lock_guard lock(m_steerQueueMutex);
+    m_steerQueue.push_back({std::move(what), std::move(call)});
+    if (!m_steerThread.joinable()) m_steerThread = std::thread([this] { steerLoop(); });
+  }
+  m_steerCv.notify_all();
+}
+
+void EngineController::steerLoop() {
+  for (;;) {
+    SteerRequest request;
+    {
+      std::unique_lock lock(m_steerQueueMutex);
+      m_steerCv.wait(lock, [this] { return m_steerQuit || !m_steerQueue.empty(); });
+      if (m_steerQuit) return;
+      request = std::move(m_steerQueue.front());
+      m_steerQueue.pop_front();
+    }
+    engine::ChangeResult result{false, "no run is training"};
+    try {
+      std::lock_guard steering(m_steerRunMutex);
+      engine::Run* run = nullptr;
+      {
+        std::lock_guard lock(m_runMutex);
+        run = m_run;
+      }
+      if (run) result = request.call(*run);
+    } catch (const std::exception& e) {
+      result = {false, e.what()};
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, what = request.what, result] {
+          Q_EMIT steerAnswered(what, result.accepted, QString::fromStdString(result.reason));
+        },
+        Qt::QueuedConnection);
+  }
 }
 
 void EngineController::setState(State state) {

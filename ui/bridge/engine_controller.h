@@ -1,12 +1,16 @@
 #pragma once
 // The one object that runs the engine for the GUI. Runs are created, started and waited for on
-// a worker thread; observer callbacks land in a RunFeed under a short lock, and a ~30 Hz timer
+// a worker thread; observer callbacks land in a RunFeed under a short lock, and a 4 Hz timer
 // on the UI thread drains it and emits one batch per phase. Pause, resume and stop return at
-// once. Nothing here ever blocks the UI thread on the engine.
+// once; steering requests (re-partition, stage settings) go to a thread of their own, since the
+// engine may hold them while it rebuilds the stages. Nothing here ever blocks the UI thread on
+// the engine.
 
 #include <QObject>
 #include <QTimer>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -37,6 +41,8 @@ struct RunHooks {
   std::vector<int64_t> evalAtSteps;
   engine::RunObserver* observer = nullptr;
   std::function<void(engine::Run&)> onCreated;
+  /// Changes made at given steps (a replayed history, Runs → Run again); as RunOptions::changes.
+  std::vector<engine::RunChange> changes;
 };
 
 class EngineController : public QObject {
@@ -75,6 +81,13 @@ class EngineController : public QObject {
   /// Processes phase `phase` of the current plan runs in (1 but for a distributed local phase).
   int phaseProcesses(int phase) const;
 
+  // Steering the running phase (docs/user-guide.md, "Steering a run"). Each returns at once; the
+  // engine's answer comes as steerAnswered (a refusal also as the engine's warning event, an
+  // applied change as its event once it has taken effect).
+  void requestRepartition(const std::vector<int>& cuts);
+  void requestStageChange(int stage, const std::string& key, double value);
+  void requestStagePause(int stage, bool paused);
+
   /// How often the feed is drained (default kDrainMs).
   void setDrainInterval(int ms) { m_drain.setInterval(ms); }
   int drainInterval() const { return m_drain.interval(); }
@@ -88,6 +101,9 @@ class EngineController : public QObject {
   void progressChanged(const stagewise::engine::Progress& progress, int phase, int phases);
   /// The whole plan is over (completed, stopped, failed or could not start).
   void planFinished();
+  /// The engine's answer to a steering request: `what` names the request ("cuts [2]",
+  /// "S2 delay_ms = 20", "pause S2"); `reason` says why it was refused.
+  void steerAnswered(const QString& what, bool accepted, const QString& reason);
 
  private:
   void drain();
@@ -98,6 +114,9 @@ class EngineController : public QObject {
                                               const RunHooks& hooks);
   void work(engine::ExperimentSpec spec, std::vector<engine::Mode> modes, ResumePoint resume,
             int processes, std::function<void(int64_t)> onRecorded, RunHooks hooks);
+
+  void steer(QString what, std::function<engine::ChangeResult(engine::Run&)> call);
+  void steerLoop();
 
   EngineServices m_services;
   RunFeed m_feed;
@@ -114,6 +133,19 @@ class EngineController : public QObject {
   int m_currentPhase = 0;
   int m_phaseCount = 0;
   int m_processes = 1;
+  // Steering: requests queue for m_steerThread, which calls into the run holding m_steerRunMutex
+  // (the worker takes it before the run is destroyed), so a request held by a rebuild never
+  // holds m_runMutex, which the UI thread's drain takes.
+  struct SteerRequest {
+    QString what;
+    std::function<engine::ChangeResult(engine::Run&)> call;
+  };
+  std::thread m_steerThread;
+  std::mutex m_steerQueueMutex;
+  std::condition_variable m_steerCv;
+  std::deque<SteerRequest> m_steerQueue;
+  bool m_steerQuit = false;
+  std::mutex m_steerRunMutex;
 };
 
 }  // namespace stagewise::ui

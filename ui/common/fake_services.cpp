@@ -70,6 +70,16 @@ class ObservedRun : public engine::Run {
   bool waitFor(std::chrono::milliseconds timeout) override { return m_run->waitFor(timeout); }
   engine::RunState state() const override { return m_run->state(); }
   engine::Progress progress() const override { return m_run->progress(); }
+  engine::ChangeResult repartition(const std::vector<int>& cuts) override {
+    return m_run->repartition(cuts);
+  }
+  engine::ChangeResult changeStage(int stage, const std::string& key, double value) override {
+    return m_run->changeStage(stage, key, value);
+  }
+  engine::ChangeResult pauseStage(int stage, bool paused) override {
+    return m_run->pauseStage(stage, paused);
+  }
+  std::vector<engine::RunChange> changes() const override { return m_run->changes(); }
 
  private:
   std::unique_ptr<PerLayerCosines> m_observer;  // declared first: outlives the run it watches
@@ -94,11 +104,13 @@ static int64_t stepsFor(const engine::ExperimentSpec& spec, int64_t fallback) {
 static std::unique_ptr<engine::Run> fakeRun(const engine::FakeScript& script,
                                             const engine::ExperimentSpec& spec,
                                             engine::RunObserver* observer,
-                                            std::vector<int64_t> evalAtSteps) {
+                                            std::vector<int64_t> evalAtSteps,
+                                            std::vector<engine::RunChange> changes = {}) {
   engine::FakeScript s = script;
   s.steps = stepsFor(spec, script.steps);
   s.seed = spec.train.seed;
   s.evalAtSteps = std::move(evalAtSteps);
+  s.changes = std::move(changes);
   if (spec.debug.failAtStep >= 0) {
     s.failAtStep = spec.debug.failAtStep;
     s.failStage = spec.debug.stage;
@@ -119,13 +131,14 @@ EngineServices fakeEngineServices(const engine::FakeScript& script) {
   services.createRun = [script](const engine::ExperimentSpec& spec, engine::RunObserver* observer) {
     return fakeRun(script, spec, observer, {});
   };
-  // The fake evaluates at forced steps too (a search's rungs); it has no checkpoints to resume.
+  // The fake evaluates at forced steps too (a search's rungs) and makes scheduled changes (a
+  // replayed history); it has no checkpoints to resume.
   services.createRunWithOptions = [script](const engine::ExperimentSpec& spec,
                                            engine::RunObserver* observer,
                                            const engine::RunOptions& options) {
     if (!options.resumeFrom.empty())
       throw std::runtime_error("the fake engine cannot continue from a checkpoint");
-    return fakeRun(script, spec, observer, options.evalAtSteps);
+    return fakeRun(script, spec, observer, options.evalAtSteps, options.changes);
   };
   // "Measured" layer times, made up but deterministic: FLOPs, except that the last two layers
   // (small matrices that use the cores poorly) take three times what their FLOPs say, so the

@@ -12,6 +12,7 @@ void LiveData::clear() {
   m_series.clear();
   m_phases.clear();
   m_spans.clear();
+  m_markers.clear();
   ++m_revision;
   Q_EMIT cleared();
 }
@@ -57,6 +58,18 @@ void LiveData::addSpans(int phase, const std::vector<engine::StepSpan>& spans) {
     if (list.size() > kMaxSpans) list.pop_front();
   }
   if (!spans.empty()) ++m_revision;
+}
+
+void LiveData::setStages(int phase, const std::vector<engine::StageInfo>& stages) {
+  if (phase < 0 || size_t(phase) >= m_phases.size()) return;
+  m_phases[size_t(phase)].stages = stages;
+  ++m_revision;
+  Q_EMIT partitionChanged(phase);
+}
+
+void LiveData::addMarker(const LiveMarker& marker) {
+  m_markers.push_back(marker);
+  ++m_revision;
 }
 
 const SeriesBuffer* LiveData::series(const LiveKey& key) const {

@@ -4,6 +4,7 @@
 // phase (local, then backprop in "both" mode) is. Filled in batches by the EngineController.
 
 #include <QObject>
+#include <QString>
 #include <deque>
 #include <map>
 #include <memory>
@@ -25,6 +26,15 @@ struct LiveKey {
   friend bool operator==(const LiveKey&, const LiveKey&) = default;
 };
 
+/// A change applied to a run while it trained (a re-partition, a stage setting), marked in every
+/// plot by a vertical line at its step.
+struct LiveMarker {
+  int phase = 0;
+  int64_t step = 0;  ///< the change applied once `step` steps were done
+  double timeS = 0;  ///< the run's time of the event (the time axis)
+  QString label;     ///< "cuts [1,3] → [2]"
+};
+
 class LiveData : public QObject {
   Q_OBJECT
  public:
@@ -43,6 +53,10 @@ class LiveData : public QObject {
   int phaseCount() const { return int(m_phases.size()); }
   const engine::RunInfo* phaseInfo(int phase) const;
   int currentPhase() const { return int(m_phases.size()) - 1; }
+  /// A live re-partition: the phase's stages from now on (the utilization and the strip follow).
+  void setStages(int phase, const std::vector<engine::StageInfo>& stages);
+  void addMarker(const LiveMarker& marker);
+  const std::vector<LiveMarker>& markers() const { return m_markers; }
   /// Spans of one stage of a phase, oldest first (at most kMaxSpans).
   const std::deque<engine::StepSpan>& spans(int phase, int stage) const;
 
@@ -58,11 +72,14 @@ class LiveData : public QObject {
  Q_SIGNALS:
   void seriesAdded(const stagewise::ui::LiveKey& key);
   void phaseBegan(int phase);
+  /// setStages() gave a phase new stages.
+  void partitionChanged(int phase);
   void cleared();
 
  private:
   std::map<LiveKey, std::unique_ptr<SeriesBuffer>> m_series;
   std::vector<engine::RunInfo> m_phases;
+  std::vector<LiveMarker> m_markers;
   std::map<std::pair<int, int>, std::deque<engine::StepSpan>> m_spans;
   double m_smoothing = 0;
   uint64_t m_revision = 0;

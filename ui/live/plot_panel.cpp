@@ -250,6 +250,8 @@ void PlotPanel::sortLegend() {
 void PlotPanel::onCleared() {
   for (const auto& b : m_bound) m_plot->removeGraph(b.graph);
   m_bound.clear();
+  for (auto* item : m_markerItems) m_plot->removeItem(item);
+  m_markerItems.clear();
   updateLegendVisibility();
   m_follow = true;
   m_frame->hideHover();
@@ -288,7 +290,8 @@ void PlotPanel::refresh(bool force) {
   uint64_t points = m_bound.size();
   for (const auto& b : m_bound)
     if (const SeriesBuffer* s = m_data->series(b.key)) points += s->size() << 8;
-  if (!force && points == m_seenPoints) return;
+  if (!force && points == m_seenPoints && m_markerItems.size() == 2 * m_data->markers().size())
+    return;
   m_seenPoints = points;
   const int columns = std::max(50, m_plot->axisRect()->width());
   double xLo = m_plot->xAxis->range().lower, xHi = m_plot->xAxis->range().upper;
@@ -352,7 +355,71 @@ void PlotPanel::refresh(bool force) {
     }
     m_settingRange = false;
   }
+  syncMarkers();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotPanel::syncMarkers() {
+  const auto& markers = m_data->markers();
+  if (m_markerAxis != m_axis) {
+    for (auto* item : m_markerItems) m_plot->removeItem(item);
+    m_markerItems.clear();
+    m_markerAxis = m_axis;
+  }
+  if (markers.size() < m_markerItems.size() / 2) {
+    for (auto* item : m_markerItems) m_plot->removeItem(item);
+    m_markerItems.clear();
+  }
+  QColor color = palette().color(QPalette::Text);
+  color.setAlpha(150);
+  for (size_t i = m_markerItems.size() / 2; i < markers.size(); ++i) {
+    const LiveMarker& m = markers[i];
+    const double x = m_axis == XAxisKind::Step ? double(m.step) : m.timeS;
+    auto* line = new QCPItemStraightLine(m_plot);
+    line->setPen(QPen(color, 1, Qt::DashLine));
+    // The y ends in the axis rect's own units: a log axis has no 0.
+    for (QCPItemPosition* end : {line->point1, line->point2}) {
+      end->setTypeX(QCPItemPosition::ptPlotCoords);
+      end->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    }
+    line->point1->setCoords(x, 0);
+    line->point2->setCoords(x, 1);
+    line->setSelectable(false);
+    auto* text = new QCPItemText(m_plot);
+    text->position->setTypeX(QCPItemPosition::ptPlotCoords);
+    text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    text->position->setCoords(x, 0.02);
+    text->setText(m.label);
+    text->setColor(color);
+    QFont font = m_plot->font();
+    font.setPointSizeF(font.pointSizeF() * 0.85);
+    text->setFont(font);
+    text->setSelectable(false);
+    text->setClipToAxisRect(true);
+    m_markerItems.push_back(line);
+    m_markerItems.push_back(text);
+  }
+  // A label in the right half of the view reads leftwards from its line, so the plot's edge
+  // does not cut it off; a label whose line is off the view is hidden.
+  const QCPRange range = m_plot->xAxis->range();
+  for (size_t i = 1; i < m_markerItems.size(); i += 2) {
+    auto* text = static_cast<QCPItemText*>(m_markerItems[i]);
+    const double x = text->position->coords().x();
+    const bool right = x > range.center();
+    text->setVisible(range.contains(x));  // its line is off the view too
+    text->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+    text->setPadding(right ? QMargins(0, 0, 3, 0) : QMargins(3, 0, 0, 0));
+  }
+}
+
+QString PlotPanel::markerLabel(int index) const {
+  if (index < 0 || index >= markerCount()) return {};
+  return static_cast<QCPItemText*>(m_markerItems[size_t(2 * index + 1)])->text();
+}
+
+double PlotPanel::markerX(int index) const {
+  if (index < 0 || index >= markerCount()) return std::nan("");
+  return static_cast<QCPItemStraightLine*>(m_markerItems[size_t(2 * index)])->point1->coords().x();
 }
 
 void PlotPanel::exportWithDialog() {

@@ -11,6 +11,7 @@
 #include "live/live_data.h"
 
 class QCPGraph;
+class QCPAbstractItem;
 class QCustomPlot;
 
 namespace stagewise::ui {
@@ -60,6 +61,11 @@ class PlotPanel : public QWidget {
   int receivedPoints(int index) const;
   QString legendText(int index) const;
   bool isFollowing() const { return m_follow; }
+  /// The event lines drawn (one per change applied to the run: LiveData::markers()).
+  int markerCount() const { return int(m_markerItems.size() / 2); }
+  QString markerLabel(int index) const;
+  /// Where event line `index` stands on the x axis (a step, or seconds on the time axis).
+  double markerX(int index) const;
   /// The last hover read-out (empty when the mouse is not over the plot).
   QString readout() const;
 
@@ -89,6 +95,8 @@ class PlotPanel : public QWidget {
   void sortLegend();
   void updateLegendVisibility();
   QColor ruleColor(const SeriesRule& rule, int stage) const;
+  /// Puts an event line (and its label) at each of LiveData's markers.
+  void syncMarkers();
 
   LiveData* m_data;
   PlotFrame* m_frame;
@@ -96,6 +104,8 @@ class PlotPanel : public QWidget {
   std::vector<SeriesRule> m_rules;
   std::vector<Bound> m_bound;
   std::vector<PlotPoint> m_scratch;
+  std::vector<QCPAbstractItem*> m_markerItems;  ///< per marker: its line, then its label
+  XAxisKind m_markerAxis = XAxisKind::Step;
   XAxisKind m_axis = XAxisKind::Step;
   bool m_fixedY = false;
   double m_yLo = 0, m_yHi = 1;

@@ -22,7 +22,11 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_frame);
-  connect(m_data, &LiveData::cleared, this, [this] { refresh(true); });
+  connect(m_data, &LiveData::cleared, this, [this] {
+    for (auto* item : m_markers) m_plot->removeItem(item);
+    m_markers.clear();
+    refresh(true);
+  });
 }
 
 int TimelinePanel::drawnSpans(int stage) const {
@@ -86,6 +90,20 @@ void TimelinePanel::refresh(bool force) {
   m_plot->yAxis->setTicker(ticker);
   m_plot->yAxis->setRange(0.4, stages + 0.6);
   m_plot->xAxis->setRange(begin, std::max(begin + 1e-3, end));
+  // The changes applied within the window, as in the line plots (at their time).
+  for (auto* item : m_markers) m_plot->removeItem(item);
+  m_markers.clear();
+  QColor color = palette().color(QPalette::Text);
+  color.setAlpha(150);
+  for (const LiveMarker& m : m_data->markers()) {
+    if (m.phase != phase || m.timeS < begin || m.timeS > end) continue;
+    auto* line = new QCPItemStraightLine(m_plot);
+    line->setPen(QPen(color, 1, Qt::DashLine));
+    line->point1->setCoords(m.timeS, 0);
+    line->point2->setCoords(m.timeS, 1);
+    line->setSelectable(false);
+    m_markers.push_back(line);
+  }
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -7,6 +7,7 @@
 
 #include "live/live_data.h"
 
+class QCPAbstractItem;
 class QCustomPlot;
 
 namespace stagewise::ui {
@@ -22,6 +23,8 @@ class TimelinePanel : public QWidget {
   /// runs draw each micro-batch's forward and backward pass apart; other modes draw steps).
   int drawnSpans(int stage) const;
   int drawnSpans(int stage, engine::SpanKind kind) const;
+  /// Event lines drawn (the changes applied within the window shown).
+  int markerCount() const { return int(m_markers.size()); }
   void setWindowSeconds(double seconds) { m_window = seconds; }
 
   /// Which phase of a plan to show (-1, the default: the phase running or the last one).
@@ -44,6 +47,7 @@ class TimelinePanel : public QWidget {
   int m_phase = -1;
   double m_window = 2.0;
   std::vector<std::array<int, 3>> m_drawn;  // per stage, per SpanKind
+  std::vector<QCPAbstractItem*> m_markers;  // a line per change within the window
   uint64_t m_seenRevision = ~uint64_t(0);
   double m_seenEnd = -1;  // sum of the stages' last span ends at the last redraw
 };

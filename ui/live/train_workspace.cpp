@@ -17,12 +17,14 @@
 #include "designer/design_document.h"
 #include "live/event_log.h"
 #include "live/live_dashboard.h"
+#include "live/steer_events.h"
+#include "live/steer_panel.h"
 #include "live/study_queue.h"
 #include "stagewise/engine/checkpoint.h"
-#include "stagewise/storage/run_reader.h"
-#include "stagewise/storage/run_store.h"
 #include "stagewise/report/session.h"
 #include "stagewise/report/suite.h"
+#include "stagewise/storage/run_reader.h"
+#include "stagewise/storage/run_store.h"
 
 namespace stagewise::ui {
 
@@ -142,6 +144,13 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
 
   m_dashboard = new LiveDashboard(&m_data, this);
   m_log = new EventLog(this);
+  m_steer = new SteerPanel(this);
+  connect(m_steer, &SteerPanel::cutsRequested, controller, &EngineController::requestRepartition);
+  connect(m_steer, &SteerPanel::stageChangeRequested, controller,
+          &EngineController::requestStageChange);
+  connect(m_steer, &SteerPanel::stagePauseRequested, controller,
+          &EngineController::requestStagePause);
+  connect(controller, &EngineController::steerAnswered, m_steer, &SteerPanel::showAnswer);
   m_queue = new StudyQueue(
       [this](const engine::ExperimentSpec& spec, const QString& note,
              std::function<void(int64_t)> onRecorded, const ResumePoint& resume, RunHooks hooks) {
@@ -169,8 +178,10 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   split->setSizes({700, 140});
 
   auto* layout = new QVBoxLayout(this);
+  layout->setSpacing(3);  // with the steering line, Train still fits a 1366x768 screen
   layout->addLayout(bar);
   layout->addWidget(m_banner);
+  layout->addWidget(m_steer);
   layout->addWidget(split, 1);
 
   connect(m_run, &QPushButton::clicked, this, &TrainWorkspace::startRun);
@@ -186,6 +197,7 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   connect(controller, &EngineController::batchArrived, this, &TrainWorkspace::onBatch);
   connect(controller, &EngineController::progressChanged, this, &TrainWorkspace::onProgress);
   connect(controller, &EngineController::stateChanged, this, &TrainWorkspace::updateControls);
+  connect(controller, &EngineController::stateChanged, this, &TrainWorkspace::updateSteering);
   connect(controller, &EngineController::stateChanged, this, [this](State state) {
     // The live redraw rate is low while training: show the curves up to now when pausing.
     if (state == State::Paused) m_dashboard->refreshAll();
@@ -357,6 +369,19 @@ bool TrainWorkspace::resumeRun(const engine::ExperimentSpec& spec, const ResumeP
                tr("Resuming %1 from %2").arg(title, QString::fromStdString(resume.checkpoint)), 1);
 }
 
+bool TrainWorkspace::replayRun(const engine::ExperimentSpec& spec,
+                               const std::vector<engine::RunChange>& changes,
+                               const QString& title) {
+  if (m_controller->isBusy() || m_queue->isRunning()) return false;
+  selectPlan({spec.mode});
+  RunHooks hooks;
+  hooks.changes = changes;
+  return begin(
+      spec, {spec.mode}, {},
+      tr("Running %1 again with its %n change(s)", nullptr, int(changes.size())).arg(title), 1, {},
+      std::move(hooks));
+}
+
 bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,
                            const ResumePoint& resume, const QString& note, int processes,
                            std::function<void(int64_t)> onRecorded, RunHooks hooks) {
@@ -432,6 +457,8 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
   if (batch.info) {
     setLivePace(&*batch.info);
     m_data.beginPhase(batch.phase, *batch.info);
+    m_steer->begin(*batch.info);
+    updateSteering();
     m_measure->clear();
     showEarlierPart(batch.phase);
     // The engine's own "started" event says the stages, steps, BLAS and OpenMP wait: no
@@ -444,8 +471,18 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
       m_measure->setText(tr("measuring %1 %").arg(it->value * 100, 0, 'f', 1));
       break;
     }
+  if (!batch.points.empty()) {
+    // The strip's utilization: each stage's latest compute share.
+    std::vector<double> compute;
+    if (const engine::RunInfo* info = m_data.phaseInfo(batch.phase))
+      for (size_t k = 0; k < info->stages.size(); ++k)
+        compute.push_back(
+            m_data.latest({batch.phase, engine::series::kComputeFraction, int(k), -1}));
+    m_steer->setUtilization(compute);
+  }
   for (const auto& e : batch.events) {
     m_log->addEvent(phaseName(batch.phase), e);
+    onSteerEvent(batch.phase, e);
     if (e.kind == engine::EventKind::Failed)
       showFailure(e.stage >= 0 ? tr("Stage %1 failed: %2")
                                      .arg(e.stage + 1)
@@ -497,6 +534,41 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
                       : tr("The run failed: %1").arg(QString::fromStdString(s.error)));
     Q_EMIT message(line);
   }
+}
+
+void TrainWorkspace::onSteerEvent(int phase, const engine::RunEvent& event) {
+  const std::optional<SteerEvent> steer = steerEventFrom(event);
+  if (!steer) return;
+  m_steer->applyEvent(*steer);
+  if (steer->kind == SteerEvent::Kind::Repartition && !steer->layout.empty()) {
+    // The stages from now on, each with the settings of the stage its first layer came from.
+    const engine::RunInfo* info = m_data.phaseInfo(phase);
+    std::vector<engine::StageInfo> stages;
+    for (const auto& [first, last] : steer->layout) {
+      engine::StageInfo s;
+      if (info)
+        for (const auto& old : info->stages)
+          if (first >= old.firstLayer && first <= old.lastLayer) s = old;
+      s.index = int(stages.size());
+      s.firstLayer = first;
+      s.lastLayer = last;
+      s.params = 0;
+      for (int l = first; info && l <= last && size_t(l) < info->layers.size(); ++l)
+        s.params += info->layers[size_t(l)].params;
+      stages.push_back(s);
+    }
+    m_data.setStages(phase, stages);
+  }
+  if (steer->kind == SteerEvent::Kind::Repartition || steer->kind == SteerEvent::Kind::Setting)
+    m_data.addMarker({phase, steer->change.step, event.timeS, steer->label()});
+}
+
+void TrainWorkspace::updateSteering() {
+  const State state = m_controller->state();
+  const bool live = (state == State::Running || state == State::Paused) &&
+                    m_data.phaseInfo(m_data.currentPhase()) != nullptr;
+  m_steer->setLive(live, tr("Start a run: a running local run can be re-partitioned and its "
+                            "stages' settings changed here."));
 }
 
 void TrainWorkspace::onProgress(const engine::Progress& p, int phase, int phases) {

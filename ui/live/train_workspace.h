@@ -26,6 +26,7 @@ namespace stagewise::ui {
 class DesignDocument;
 class EventLog;
 class LiveDashboard;
+class SteerPanel;
 class StudyQueue;
 
 class TrainWorkspace : public QWidget {
@@ -36,6 +37,8 @@ class TrainWorkspace : public QWidget {
   LiveData* data() { return &m_data; }
   LiveDashboard* dashboard() const { return m_dashboard; }
   EventLog* eventLog() const { return m_log; }
+  /// The stage strip and live stage settings (steering the running run).
+  SteerPanel* steerPanel() const { return m_steer; }
   QPushButton* runButton() const { return m_run; }
   QPushButton* pauseButton() const { return m_pause; }
   QPushButton* stopButton() const { return m_stop; }
@@ -72,6 +75,10 @@ class TrainWorkspace : public QWidget {
   /// the stored run `resume.continueRunId` when given). False if busy or the engine cannot.
   bool resumeRun(const engine::ExperimentSpec& spec, const ResumePoint& resume,
                  const QString& title);
+  /// Trains `spec` again with a stored run's changes at the same steps (Runs → Run again, as
+  /// `stagewise-cli train --replay`). False if busy.
+  bool replayRun(const engine::ExperimentSpec& spec, const std::vector<engine::RunChange>& changes,
+                 const QString& title);
   /// Queues the designed study (Design → Study) and starts its first run. False (with the
   /// reason in the banner) when it cannot.
   bool startStudy();
@@ -92,6 +99,9 @@ class TrainWorkspace : public QWidget {
   void setLivePace(const engine::RunInfo* phase);
   void onProgress(const engine::Progress& progress, int phase, int phases);
   void showFailure(const QString& text);
+  /// A steering event of the engine: the strip, the plots' event lines, the live partition.
+  void onSteerEvent(int phase, const engine::RunEvent& event);
+  void updateSteering();
   /// Why a local run cannot be spread over processes here, empty if it can.
   QString processesBlockReason() const;
   void updateProcesses();
@@ -102,6 +112,7 @@ class TrainWorkspace : public QWidget {
   LiveData m_data;
   LiveDashboard* m_dashboard;
   EventLog* m_log;
+  SteerPanel* m_steer;
   QPushButton* m_run;
   QPushButton* m_pause;
   QPushButton* m_stop;

@@ -22,6 +22,7 @@
 
 #include "runs/compare_panel.h"
 #include "runs/query_filter.h"
+#include "runs/run_history.h"
 #include "runs/run_table_model.h"
 #include "runs/study_groups.h"
 #include "stagewise/storage/export.h"
@@ -122,6 +123,15 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_open->setToolTip(tr("Load this run's experiment into the Design workspace."));
   m_resume = new QPushButton(tr("Resume ▶"), this);
   m_resume->setVisible(false);
+  m_runAgain = new QPushButton(tr("Run again ▶"), this);
+  m_runAgain->setToolTip(
+      tr("Train this run's spec again with the changes it recorded (cuts moved, stage settings) "
+         "at the same steps, as stagewise-cli train --replay: the same seed and history give "
+         "the same losses."));
+  m_history = new QLabel(this);
+  m_history->setWordWrap(true);
+  m_history->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_history->setVisible(false);
   m_delete = new QPushButton(tr("Delete…"), this);
   m_export = new QPushButton(tr("Export CSV…"), this);
   m_export->setToolTip(tr("Every point of the selected runs (or all listed runs) as CSV."));
@@ -133,7 +143,9 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   detailsLayout->addLayout(form);
   detailsLayout->addWidget(m_saveMeta);
   detailsLayout->addWidget(m_open);
+  detailsLayout->addWidget(m_history);
   detailsLayout->addWidget(m_resume);
+  detailsLayout->addWidget(m_runAgain);
   detailsLayout->addWidget(m_export);
   detailsLayout->addWidget(m_delete);
   detailsLayout->addStretch();
@@ -178,6 +190,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   connect(m_table, &QTableView::doubleClicked, this, &RunsWorkspace::openSelectedInDesign);
   connect(m_open, &QPushButton::clicked, this, &RunsWorkspace::openSelectedInDesign);
   connect(m_resume, &QPushButton::clicked, this, &RunsWorkspace::resumeSelected);
+  connect(m_runAgain, &QPushButton::clicked, this, &RunsWorkspace::runAgainSelected);
   connect(m_delete, &QPushButton::clicked, this, [this] { deleteSelected(true); });
   connect(m_export, &QPushButton::clicked, this, [this] { exportCsv(); });
   connect(m_saveMeta, &QPushButton::clicked, this, &RunsWorkspace::saveNotesAndTags);
@@ -327,6 +340,62 @@ void RunsWorkspace::showSelected() {
                                    : tr("Every point of %1 as CSV.").arg(describeRuns(ids)));
   m_compare->setRuns(ids);
   updateResumeButton(one ? ids.front() : -1);
+  updateHistory(one ? ids.front() : -1);
+}
+
+void RunsWorkspace::updateHistory(int64_t id) {
+  const quint64 ticket = ++m_historyTicket;
+  m_runAgain->setEnabled(id >= 0);
+  if (id < 0) {
+    m_history->clear();
+    m_history->setVisible(false);
+    return;
+  }
+  m_executor->post<RunHistory>(
+      this,
+      [id](storage::RunReader& reader, storage::RunStore&) {
+        const auto run = reader.run(id);
+        if (!run) return RunHistory{};
+        return runHistory(engine::parseSpec(run->specJson), reader.events(id));
+      },
+      [this, ticket](RunHistory history) {
+        if (ticket != m_historyTicket) return;  // the selection moved on
+        const bool any = !history.lines.isEmpty();
+        m_history->setVisible(any);
+        m_history->setText(any ? tr("Changes while it trained:\n%1\n\nPartition:\n%2")
+                                     .arg(history.lines.join(QLatin1Char('\n')),
+                                          history.partitions.join(QLatin1Char('\n')))
+                               : QString());
+      },
+      [this, ticket](const QString& m) {
+        if (ticket != m_historyTicket) return;
+        m_history->setText(tr("Cannot read the run's changes: %1").arg(m));
+        m_history->setVisible(true);
+      });
+}
+
+void RunsWorkspace::runAgainSelected() {
+  const auto ids = selectedRunIds();
+  if (ids.size() != 1) return;
+  const int64_t id = ids.front();
+  struct Replay {
+    engine::ExperimentSpec spec;
+    std::vector<engine::RunChange> changes;
+    QString title;
+  };
+  m_executor->post<Replay>(
+      this,
+      [id](storage::RunReader& reader, storage::RunStore&) {
+        const auto run = reader.run(id);
+        if (!run) throw std::runtime_error("run " + std::to_string(id) + " is not in the store");
+        Replay r;
+        r.spec = engine::parseSpec(run->specJson);
+        r.changes = runHistory(r.spec, reader.events(id)).changes;
+        r.title = QStringLiteral("run #%1 %2").arg(id).arg(QString::fromStdString(run->name));
+        return r;
+      },
+      [this](Replay r) { Q_EMIT replayRequested(r.spec, r.changes, r.title); },
+      [this](const QString& m) { QMessageBox::warning(this, tr("Cannot run it again"), m); });
 }
 
 QString RunsWorkspace::describeRuns(const std::vector<int64_t>& ids) const {

@@ -12,6 +12,7 @@
 
 #include "runs/resume_target.h"
 #include "runs/store_executor.h"
+#include "stagewise/engine/run.h"
 #include "stagewise/engine/spec.h"
 
 class QComboBox;
@@ -54,6 +55,10 @@ class RunsWorkspace : public QWidget {
   QPushButton* deleteButton() const { return m_delete; }
   QPushButton* exportButton() const { return m_export; }
   QPushButton* resumeButton() const { return m_resume; }
+  /// Trains the selected run's spec again with its change history (emits replayRequested).
+  QPushButton* runAgainButton() const { return m_runAgain; }
+  /// The selected run's change and partition history (empty when it changed nothing).
+  QLabel* historyLabel() const { return m_history; }
   QPushButton* reportButton() const { return m_report; }
   /// Offer "Resume" (the engine can continue runs from checkpoints).
   void setResumeAvailable(bool available);
@@ -87,11 +92,17 @@ class RunsWorkspace : public QWidget {
   void resumeSelected();
   /// Continues from a checkpoint folder, in the stored run that wrote it if there is one.
   void resumeCheckpoint(const QString& path);
+  /// Trains the selected run again with the changes it recorded, at the same steps.
+  void runAgainSelected();
 
  Q_SIGNALS:
   void openSpecRequested(const stagewise::engine::ExperimentSpec& spec, const QString& title);
   void message(const QString& text);
   void resumeRequested(const stagewise::ui::ResumeTarget& target);
+  /// Run again: `spec` with `changes` at their steps (as `stagewise-cli train --replay`).
+  void replayRequested(const stagewise::engine::ExperimentSpec& spec,
+                       const std::vector<stagewise::engine::RunChange>& changes,
+                       const QString& title);
   /// The Replication report… button: check the paper's findings on the designed experiment.
   void reportRequested();
 
@@ -118,6 +129,7 @@ class RunsWorkspace : public QWidget {
   /// Re-reads the studies for the study filter; reloads the table when the chosen one changed.
   void loadStudies();
   void updateResumeButton(int64_t id);
+  void updateHistory(int64_t id);
 
   std::unique_ptr<StoreExecutor> m_executor;
   RunTableModel* m_model;
@@ -139,6 +151,9 @@ class RunsWorkspace : public QWidget {
   QPlainTextEdit* m_notes;
   QPushButton* m_saveMeta;
   QPushButton* m_resume;
+  QPushButton* m_runAgain;
+  QLabel* m_history;
+  quint64 m_historyTicket = 0;
   bool m_resumeAvailable = false;
   quint64 m_resumeTicket = 0;
   QTimer m_poll;

@@ -39,6 +39,7 @@ class FakeRun final : public Run {
     m_partition = makePartition(spec, m_plan);
     m_cuts = resolveCuts(spec, m_plan);
     m_stages = spec.mode == Mode::Backprop ? 1 : static_cast<int>(m_partition.stages.size());
+    m_scheduled = script.changes;
   }
 
   /// A live re-partition asked for: the new stages from this step on, with the engine's event.
@@ -68,6 +69,44 @@ class FakeRun final : public Run {
                           "); pause 0.000000 s (fake engine); " + std::to_string(m_stages) +
                           " stage(s): " + layout});
     m_changes.push_back({step, "partition.cuts", cutsText(m_cuts), 0.0});
+  }
+
+  /// Stage settings asked for live or scheduled at `step`: applied before the step, with the
+  /// engine's event (the fake's numbers do not depend on them).
+  void applyStageChanges(int64_t step) {
+    std::vector<RunChange> due;
+    {
+      std::lock_guard lock(m_changeMutex);
+      for (auto it = m_scheduled.begin(); it != m_scheduled.end();)
+        if (it->step == step && it->key == "partition.cuts") {
+          if (!m_pendingCuts) m_pendingCuts = cutsFromText(it->value);
+          it = m_scheduled.erase(it);
+        } else if (it->step == step) {
+          due.push_back(*it);
+          it = m_scheduled.erase(it);
+        } else {
+          ++it;
+        }
+      for (RunChange& c : m_pendingStage) due.push_back(c);
+      m_pendingStage.clear();
+    }
+    for (const RunChange& c : due) {
+      int stage = 0;
+      std::string setting;
+      if (!splitStageKey(c.key, stage, setting)) continue;
+      if (stage >= m_stages) {
+        m_reporter.event({EventKind::Warning, elapsed(), -1,
+                          changeEventMessage(step, c.key, c.value) + " refused: the run has " +
+                              std::to_string(m_stages) + " stage(s) at that step"});
+        continue;
+      }
+      std::string message = changeEventMessage(step, c.key, c.value);
+      if (setting == "threads")
+        message += "; another thread count may change the last bits of later losses";
+      m_reporter.event({EventKind::Info, elapsed(), stage, message});
+      std::lock_guard lock(m_changeMutex);
+      m_changes.push_back({step, c.key, c.value, 0.0});
+    }
   }
 
   ~FakeRun() override {
@@ -118,6 +157,41 @@ class FakeRun final : public Run {
     if (m_pendingCuts) return refuse("another re-partition is under way; wait for its event");
     if (cuts == m_cuts) return refuse("the run is already cut at " + cutsText(cuts));
     m_pendingCuts = cuts;
+    return {true, {}};
+  }
+  ChangeResult changeStage(int stage, const std::string& key, double value) override {
+    auto refuse = [&](const std::string& why) {
+      m_reporter.event(
+          {EventKind::Warning, elapsed(), stage,
+           "change of stages." + std::to_string(stage) + "." + key + " refused: " + why});
+      return ChangeResult{false, why};
+    };
+    if (m_control.state() == RunState::Finished) return refuse("the run has finished");
+    std::string text;
+    try {
+      text = stageValueText(key, value);
+    } catch (const std::invalid_argument& e) {
+      return refuse(e.what());
+    }
+    std::lock_guard lock(m_changeMutex);
+    if (stage < 0 || stage >= m_stages)
+      return refuse("the run has " + std::to_string(m_stages) + " stage(s) now, 0 to " +
+                    std::to_string(m_stages - 1));
+    m_pendingStage.push_back({-1, "stages." + std::to_string(stage) + "." + key, text, 0.0});
+    return {true, {}};
+  }
+  /// Reports the pause as the engine does; the fake's stages do not really wait.
+  ChangeResult pauseStage(int stage, bool paused) override {
+    if (m_control.state() == RunState::Finished) {
+      m_reporter.event({EventKind::Warning, elapsed(), stage,
+                        std::string(paused ? "pausing" : "resuming") + " stage " +
+                            std::to_string(stage) + " refused: the run has finished"});
+      return {false, "the run has finished"};
+    }
+    std::lock_guard lock(m_changeMutex);
+    if (stage < 0 || stage >= m_stages) return {false, "no such stage"};
+    m_reporter.event({EventKind::Info, elapsed(), stage,
+                      "stage " + std::to_string(stage) + (paused ? " paused" : " resumed")});
     return {true, {}};
   }
   std::vector<RunChange> changes() const override {
@@ -196,6 +270,7 @@ class FakeRun final : public Run {
     int64_t step = 0;
     for (; step < m_script.steps; ++step) {
       if (!m_control.waitIfPaused()) break;
+      applyStageChanges(step);
       applyPendingCuts(step, summary);
       if (step == m_script.failAtStep) {
         summary.status = RunStatus::Failed;
@@ -307,6 +382,8 @@ class FakeRun final : public Run {
   mutable std::mutex m_changeMutex;  ///< the cuts and the requests
   std::vector<int> m_cuts;
   std::optional<std::vector<int>> m_pendingCuts;
+  std::vector<RunChange> m_pendingStage;  ///< live stage settings for the next step
+  std::vector<RunChange> m_scheduled;     ///< the script's changes not made yet
   std::vector<RunChange> m_changes;
   Reporter m_reporter;
   RunControl m_control;

@@ -23,6 +23,9 @@ struct FakeScript {
   /// The machine's load the summary reports (unknown by default): tests of the load warnings.
   MachineLoad loadStart{};
   MachineLoad loadEnd{};
+  /// As RunOptions::changes: changes made at given steps (a replayed history), reported with
+  /// the engine's events.
+  std::vector<RunChange> changes{};
 };
 
 /// A run that emits plausible, deterministic per-stage losses, utilization, cosines, events and

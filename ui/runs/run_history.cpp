@@ -1,0 +1,50 @@
+#include "runs/run_history.h"
+
+#include <QObject>
+
+#include "live/steer_events.h"
+
+namespace stagewise::ui {
+
+static QString layoutText(const std::vector<std::pair<int, int>>& layout) {
+  QStringList parts;
+  for (size_t k = 0; k < layout.size(); ++k)
+    parts << QObject::tr("S%1 layers %2–%3")
+                 .arg(k + 1)
+                 .arg(layout[k].first + 1)
+                 .arg(layout[k].second + 1);
+  return parts.join(QStringLiteral(" · "));
+}
+
+RunHistory runHistory(const engine::ExperimentSpec& spec,
+                      const std::vector<storage::EventRecord>& events) {
+  RunHistory out;
+  QString start = spec.partition.cuts.empty()
+                      ? QObject::tr("%n stage(s), cut by %1", nullptr, spec.stageCount())
+                            .arg(QString::fromStdString(spec.partition.balance))
+                      : QObject::tr("cuts %1").arg(cutsLabel(spec.partition.cuts));
+  out.partitions << QObject::tr("from step 0: %1").arg(start);
+  for (const auto& e : events) {
+    // Only the engine's applied changes (info); refusals are warnings.
+    if (e.kind != "info") continue;
+    const auto steer = steerEventFrom({engine::EventKind::Info, e.timeS, e.stage, e.message});
+    if (!steer) continue;
+    using Kind = SteerEvent::Kind;
+    if (steer->kind != Kind::Repartition && steer->kind != Kind::Setting) continue;
+    out.changes.push_back(steer->change);
+    QString line = QObject::tr("step %1: %2").arg(steer->change.step).arg(steer->label());
+    if (steer->kind == Kind::Repartition) {
+      line += QObject::tr(", training paused %1 s").arg(steer->change.pauseS, 0, 'f', 3);
+      out.partitions << QObject::tr("from step %1: %2")
+                            .arg(steer->change.step)
+                            .arg(steer->layout.empty()
+                                     ? QObject::tr("cuts %1").arg(
+                                           QString::fromStdString(steer->change.value))
+                                     : layoutText(steer->layout));
+    }
+    out.lines << line;
+  }
+  return out;
+}
+
+}  // namespace stagewise::ui
