@@ -402,7 +402,7 @@ class TestCli : public QObject {
     QCOMPARE(o["warnings"].toArray().size(), 0);
     // Issue 36 §3: an aux head larger than the whole model is worth a warning (not an error).
     Result big = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--set",
-                         "stages.0.aux_head=mlp", "--set", "stages.0.aux_hidden=4096"});
+                         R"(stages=[{"aux_head":"mlp","aux_hidden":4096},{}])"});
     QVERIFY2(big.code == 0, qPrintable(big.err));
     QVERIFY2(big.out.contains("warning: stages.0.aux_head: stage 1's mlp head has"),
              qPrintable(big.out));

@@ -134,7 +134,7 @@ class TestDesignModels : public QObject {
     doc.undoStack()->undo();
 
     // Edit the hidden linear layer's width: its parameters and the next layer's follow.
-    const int hidden = 11;  // linear out 128
+    const int hidden = 10;  // linear out 128
     QCOMPARE(doc.spec().model.layers[size_t(hidden)].type, std::string("linear"));
     editor->list()->setCurrentRow(hidden);
     QSpinBox* out = editor->fieldSpin(QStringLiteral("out"));
@@ -147,14 +147,15 @@ class TestDesignModels : public QObject {
     QVERIFY(editor->list()->item(hidden)->text().contains(QStringLiteral("→ 64")));
 
     // A conv2d after the flatten cannot take its input: the layer is outlined with the message.
-    editor->list()->setCurrentRow(10);  // flatten
+    editor->list()->setCurrentRow(9);  // flatten
     editor->addLayer(QStringLiteral("conv2d"));
     QVERIFY(!doc.canRun());
-    QVERIFY2(editor->list()->item(11)->text().startsWith(QStringLiteral("⚠")),
-             qPrintable(editor->list()->item(11)->text()));
-    QVERIFY(editor->list()->item(11)->toolTip().contains(QStringLiteral("model.layers.11")));
+    QVERIFY2(editor->list()->item(10)->text().startsWith(QStringLiteral("⚠")),
+             qPrintable(editor->list()->item(10)->text()));
+    QVERIFY2(editor->list()->item(10)->toolTip().contains(QStringLiteral("model.layers.10")),
+             qPrintable(editor->list()->item(10)->toolTip()));
     // Delete it: runnable again.
-    editor->list()->setCurrentRow(11);
+    editor->list()->setCurrentRow(10);
     QTest::mouseClick(editor->removeButton(), Qt::LeftButton);
     QVERIFY(doc.canRun());
     QCOMPARE(doc.layerCount(), n);
@@ -189,7 +190,7 @@ class TestDesignModels : public QObject {
     QLabel* note = ws.estimatePanel()->noteLabel();
     QVERIFY2(!note->text().contains(QStringLiteral("aux_head")), qPrintable(note->text()));
     auto spec = doc.spec();
-    spec.stages.resize(1);
+    spec.stages.resize(size_t(spec.stageCount()));
     spec.stages[0].auxHead = "mlp";
     spec.stages[0].auxHidden = 8192;
     doc.edit(spec, QStringLiteral("big head"));
