@@ -116,6 +116,12 @@ class TestRunsWorkspace : public QObject {
     QCOMPARE(
         ws.model()->data(ws.model()->index(0, RunTableModel::kName), Qt::DisplayRole).toString(),
         QStringLiteral("beta"));
+    // Issue 36 §3: names elide their middle (a study's lr and seed are at the end) and the
+    // whole name is the cell's tooltip.
+    QCOMPARE(ws.table()->textElideMode(), Qt::ElideMiddle);
+    QCOMPARE(
+        ws.model()->data(ws.model()->index(0, RunTableModel::kName), Qt::ToolTipRole).toString(),
+        QStringLiteral("beta"));
     QCOMPARE(
         ws.model()->data(ws.model()->index(0, RunTableModel::kStages), Qt::DisplayRole).toInt(), 3);
     QTest::keyClicks(ws.searchEdit(), QStringLiteral("alp"));
@@ -689,6 +695,10 @@ class TestRunsWorkspace : public QObject {
     QVERIFY2(history.contains(QStringLiteral("from step 0: cuts [1,3]")), qPrintable(history));
     QVERIFY2(history.contains(QStringLiteral("from step 40: S1 layers 1–2 · S2 layers 3–5")),
              qPrintable(history));
+    // Issue 36 §3: a selected run shows its settings (those not at the format's defaults).
+    QVERIFY2(history.contains(QStringLiteral("train.max_steps = 120")), qPrintable(history));
+    QVERIFY2(history.contains(QStringLiteral("partition.cuts = [1,3]")), qPrintable(history));
+    QVERIFY2(!history.contains(QStringLiteral("train.optimizer")), qPrintable(history));
 
     // Run again: a new record with the same changes at the same steps.
     QVERIFY(ws->runAgainButton()->isEnabled());

@@ -1,6 +1,7 @@
 #include "runs/run_history.h"
 
 #include <QObject>
+#include <nlohmann/json.hpp>
 
 #include "live/steer_events.h"
 
@@ -47,4 +48,29 @@ RunHistory runHistory(const engine::ExperimentSpec& spec,
   return out;
 }
 
+namespace {
+void differing(const nlohmann::json& mine, const nlohmann::json& base, const std::string& prefix,
+               QStringList& out) {
+  for (auto it = mine.begin(); it != mine.end(); ++it) {
+    const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    const nlohmann::json* other = base.is_object() && base.contains(it.key()) ? &base[it.key()]
+                                                                              : nullptr;
+    if (it->is_object()) {
+      differing(*it, other ? *other : nlohmann::json::object(), key, out);
+    } else if (!other || *other != *it) {
+      out << QStringLiteral("%1 = %2").arg(QString::fromStdString(key),
+                                           QString::fromStdString(it->dump()));
+    }
+  }
+}
+}  // namespace
+
+QStringList settingsDifferingFromDefaults(const engine::ExperimentSpec& spec) {
+  QStringList out;
+  differing(nlohmann::json::parse(engine::specToJson(spec)),
+            nlohmann::json::parse(engine::specToJson(engine::ExperimentSpec{})), "", out);
+  return out;
+}
+
 }  // namespace stagewise::ui
+

@@ -14,10 +14,17 @@
 namespace stagewise::ui {
 
 struct RunHistory {
+  /// The run's settings that differ from the format's defaults, "train.lr = 0.0003" (what a
+  /// selected run shows in Runs, issue 36 §3).
+  QStringList settings;
   std::vector<engine::RunChange> changes;  ///< applied, in the order they took effect
   QStringList lines;                       ///< "step 40: cuts [1,2] → [2], paused 0.012 s"
   QStringList partitions;                  ///< "from step 40: S1 layers 1–2 · S2 layers 3–4"
 };
+
+/// The keys of `spec` whose values differ from a default spec's, dotted, with their JSON values
+/// (lists whole), in the format's order.
+QStringList settingsDifferingFromDefaults(const engine::ExperimentSpec& spec);
 
 /// The history in a run's stored events; `spec` gives the partition it started with.
 RunHistory runHistory(const engine::ExperimentSpec& spec,

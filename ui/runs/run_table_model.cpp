@@ -217,7 +217,8 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::ToolTipRole:
       if (index.column() == kStatus && !r->error.empty()) return QString::fromStdString(r->error);
-      if (index.column() == kName && !r->notes.empty()) return QString::fromStdString(r->notes);
+      if (index.column() == kName)  // the whole name (the cell elides its middle), then notes
+        return QString::fromStdString(r->notes.empty() ? r->name : r->name + "\n\n" + r->notes);
       return {};
   }
   return {};

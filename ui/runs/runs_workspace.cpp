@@ -94,6 +94,9 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_table->horizontalHeader()->resizeSection(
       RunTableModel::kId, m_table->fontMetrics().horizontalAdvance(QStringLiteral("#99999")) + 12);
   m_table->setWordWrap(false);
+  // Studies put what tells their runs apart at the end of the name ("… lr=0.001 seed=3"):
+  // elide the middle, not the end (issue 36 §3).
+  m_table->setTextElideMode(Qt::ElideMiddle);
 
   m_compare = new ComparePanel(m_executor.get(), this);
   m_groups = new StudyGroupTable(m_executor.get(), this);
@@ -356,16 +359,23 @@ void RunsWorkspace::updateHistory(int64_t id) {
       [id](storage::RunReader& reader, storage::RunStore&) {
         const auto run = reader.run(id);
         if (!run) return RunHistory{};
-        return runHistory(engine::parseSpec(run->specJson), reader.events(id));
+        const engine::ExperimentSpec spec = engine::parseSpec(run->specJson);
+        RunHistory history = runHistory(spec, reader.events(id));
+        history.settings = settingsDifferingFromDefaults(spec);
+        return history;
       },
       [this, ticket](RunHistory history) {
         if (ticket != m_historyTicket) return;  // the selection moved on
-        const bool any = !history.lines.isEmpty();
-        m_history->setVisible(any);
-        m_history->setText(any ? tr("Changes while it trained:\n%1\n\nPartition:\n%2")
-                                     .arg(history.lines.join(QLatin1Char('\n')),
-                                          history.partitions.join(QLatin1Char('\n')))
-                               : QString());
+        QStringList parts;
+        if (!history.settings.isEmpty())
+          parts << tr("Settings (those not at their defaults):\n%1")
+                       .arg(history.settings.join(QLatin1Char('\n')));
+        if (!history.lines.isEmpty())
+          parts << tr("Changes while it trained:\n%1\n\nPartition:\n%2")
+                       .arg(history.lines.join(QLatin1Char('\n')),
+                            history.partitions.join(QLatin1Char('\n')));
+        m_history->setVisible(!parts.isEmpty());
+        m_history->setText(parts.join(QStringLiteral("\n\n")));
       },
       [this, ticket](const QString& m) {
         if (ticket != m_historyTicket) return;
