@@ -217,6 +217,23 @@ class TestGpt : public QObject {
     QVERIFY(plan.layers[1].flops >= 2 * 2 * t * t * d);
   }
 
+  void gptAsLayersIsTheSameNetwork() {
+    // The Design's "Edit as layers": the family written out as its list, through the JSON.
+    const ExperimentSpec spec = gpt({"train.max_steps=10"});
+    ExperimentSpec layers = spec;
+    layers.model.kind = "layers";
+    layers.model.layers = familyLayers(spec.model, probeInputShape(spec.dataset));
+    layers = parseSpec(specToJson(layers));
+    QCOMPARE(layers.model.layers[1].type, std::string("causal_block"));
+    RecordingObserver a, b;
+    const RunSummary sa = train(spec, a), sb = train(layers, b);
+    QVERIFY2(sb.status == RunStatus::Completed, sb.error.c_str());
+    for (int k = 0; k < 3; ++k) {
+      QCOMPARE(b.series(series::kLoss, k), a.series(series::kLoss, k));
+      QCOMPARE(sb.stages[size_t(k)].paramChecksum, sa.stages[size_t(k)].paramChecksum);
+    }
+  }
+
   void changingATokenNeverChangesEarlierLogits() {
     const ExperimentSpec spec = gpt();
     const ModelPlan plan = planModel(spec.model, probeInputShape(spec.dataset));

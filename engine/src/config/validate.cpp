@@ -20,7 +20,7 @@ std::string joined(const std::vector<std::string>& items) {
 
 void checkStage(const StageSettings& s, const std::string& at,
                 const std::vector<std::string>& devices, const std::string& modelKind, Mode mode,
-                std::vector<Problem>& out) {
+                bool text, std::vector<Problem>& out) {
   if (std::find(devices.begin(), devices.end(), s.device) == devices.end())
     out.push_back({at + ".device",
                    "device '" + s.device + "' does not exist here; available: " + joined(devices)});
@@ -31,14 +31,15 @@ void checkStage(const StageSettings& s, const std::string& at,
     out.push_back({at + ".aux_head", "unknown aux head '" + s.auxHead +
                                          "'; use linear, mlp, conv (cnn, layers), token (vit, "
                                          "layers) or lm (gpt)"});
-  else if (s.auxHead == "lm" && modelKind != "gpt")
+  else if (s.auxHead == "lm" && !text)
     out.push_back({at + ".aux_head",
                    "the lm aux head predicts every next token of a gpt model; "
                    "a " +
                        modelKind + " model classifies whole samples: use linear or mlp"});
-  else if (s.auxHead != "lm" && modelKind == "gpt" && mode == Mode::Local)
+  else if (s.auxHead != "lm" && text && mode == Mode::Local)
     // The image heads would flatten the [context, dim] tokens into one class per sample.
-    out.push_back({at + ".aux_head", "a gpt model's stages predict every next token: the " +
+    out.push_back({at + ".aux_head", "a " + modelKind +
+                                         " model's stages predict every next token: the " +
                                          s.auxHead + " aux head is for image models; use lm"});
   else if (s.auxHead == "conv" && modelKind != "cnn" && modelKind != "layers")
     out.push_back({at + ".aux_head", "the conv aux head needs a cnn model; use linear or mlp"});
@@ -88,7 +89,7 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
                    "is not available for text (its test text is the last dataset.test_fraction): "
                    "remove it"});
   // The gpt reads token ids, the other models pixels or features.
-  if (d.kind == "text" && spec.model.kind != "gpt")
+  if (d.kind == "text" && spec.model.kind != "gpt" && spec.model.kind != "layers")
     out.push_back({"model.kind",
                    "a text dataset needs a gpt model (byte tokens, every next "
                    "byte predicted); the " +
@@ -179,10 +180,12 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
                                  " stage entries but the partition makes " +
                                  std::to_string(stages) +
                                  " stages: give one entry per stage, or none"});
-  checkStage(spec.stageDefaults, "stage_defaults", devices, m.kind, spec.mode, out);
+  // A language model: a gpt, or its layers (the Design's "Edit as layers") on text.
+  const bool text = m.kind == "gpt" || (m.kind == "layers" && d.kind == "text");
+  checkStage(spec.stageDefaults, "stage_defaults", devices, m.kind, spec.mode, text, out);
   for (size_t i = 0; i < spec.stages.size(); ++i)
     checkStage(spec.stageSettings(static_cast<int>(i)), "stages[" + std::to_string(i) + "]",
-               devices, m.kind, spec.mode, out);
+               devices, m.kind, spec.mode, text, out);
 
   const auto& t = spec.train;
   if (t.batchSize < 1 || t.batchSize > 65536)

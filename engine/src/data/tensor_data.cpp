@@ -1,5 +1,6 @@
 #include "data/tensor_data.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -96,10 +97,16 @@ TensorData loadText(const DatasetSpec& spec, const DataNote& note) {
                   spec.context, static_cast<long long>(bytes - testBegin),
                   static_cast<long long>(n), data.testEntropyBits);
     note(line, false);
-    if (!corpus.skipped.empty()) {
+    if (!corpus.skipped.empty()) {  // the fortunes folder skips 86: name a few
+      constexpr size_t kNamed = 4;
       std::string skipped;
-      for (const auto& s : corpus.skipped) skipped += (skipped.empty() ? "" : ", ") + s;
-      note("dataset: skipped " + skipped, false);
+      for (size_t i = 0; i < std::min(kNamed, corpus.skipped.size()); ++i)
+        skipped += (skipped.empty() ? "" : ", ") + corpus.skipped[i];
+      if (corpus.skipped.size() > kNamed)
+        skipped += " and " + std::to_string(corpus.skipped.size() - kNamed) + " more";
+      note("dataset: skipped " + std::to_string(corpus.skipped.size()) + " file" +
+               (corpus.skipped.size() == 1 ? "" : "s") + ": " + skipped,
+           false);
     }
   }
   return data;
