@@ -267,6 +267,17 @@ class TestGpt : public QObject {
     for (size_t k = 0; k < 3; ++k) QCOMPARE(est.boundaryBytes[k] * 20, s.stages[k].bytesSent);
   }
 
+  void profilesTimeTheGpt() {
+    // The profiler feeds token ids to the first layer and [B, T] labels to the heads.
+    const ExperimentSpec spec = gpt();
+    const LayerProfile layers = profileLayers(spec, 1);
+    QCOMPARE(layers.seconds.size(), size_t{4});
+    for (double s : layers.seconds) QVERIFY(s > 0);
+    const MethodProfile methods = profileMethods(spec, 1);
+    QCOMPARE(methods.localStep.size(), size_t{3});
+    QVERIFY(methods.backpropStep > 0);
+  }
+
   void oneLocalStageEqualsBackprop() {
     RecordingObserver l, b;
     RunSummary sl = train(gpt({"partition.cuts=[]", "train.max_steps=20"}), l);

@@ -266,8 +266,8 @@ MethodProfile profileMethods(const ExperimentSpec& spec, int repeats,
     try {
       torch::manual_seed(spec.train.seed);
       auto layers = buildLayers(spec.model, plan, spec.train.seed);
-      torch::Tensor x = randomInputs(shape, spec.train.batchSize);
-      const torch::Tensor y = randomLabels(shape, spec.train.batchSize);
+      torch::Tensor x = randomInputs(shape, spec.train.batchSize);  // each stage's input in turn
+      const torch::Tensor modelInput = x, y = randomLabels(shape, spec.train.batchSize);
       const int64_t micro = (spec.train.batchSize + out.microBatches - 1) / out.microBatches;
       auto loss = [](const torch::Tensor& logits, const torch::Tensor& labels) {
         return classLoss(logits, labels);
@@ -422,7 +422,7 @@ MethodProfile profileMethods(const ExperimentSpec& spec, int repeats,
           std::vector<torch::nn::Sequential> model = layers;
           for (auto& l : model) l->to(device);
           auto opt = makeOptimizer(spec.train, 1.0, parametersOf(model));
-          const torch::Tensor input = x.to(device), labels = y.to(device);
+          const torch::Tensor input = modelInput.to(device), labels = y.to(device);
           auto backpropStep = [&] {
             clearGradients(*opt);
             loss(forwardAll(model, 0, static_cast<int>(model.size()) - 1, input), labels)
