@@ -186,6 +186,15 @@ class TestGpt : public QObject {
         problems.push_back({e.field(), e.message()});
       }
     }
+    if (field == "model.kind") {  // the plan says it too, before validation runs
+      try {
+        createRun(bad, nullptr);
+        QFAIL("an mlp started on text");
+      } catch (const SpecError& e) {
+        QCOMPARE(e.field(), std::string("model.kind"));
+        QVERIFY2(e.message().find(says.toStdString()) != std::string::npos, e.what());
+      }
+    }
     QVERIFY(!problems.empty());
     QCOMPARE(QString::fromStdString(problems[0].field), field);
     QVERIFY2(problems[0].message.find(says.toStdString()) != std::string::npos,

@@ -162,6 +162,11 @@ std::vector<LayerSpec> gptLayers(const ModelSpec& m, const InputShape& input) {
 
 std::vector<LayerSpec> familyLayers(const ModelSpec& model, const InputShape& input) {
   if (model.kind == "layers") return model.layers;
+  if (input.sequence && model.kind != "gpt")  // token ids are not pixels or features
+    throw SpecError("model.kind",
+                    "a text dataset needs a gpt model (byte tokens, every next byte "
+                    "predicted); the " +
+                        model.kind + " classifies images or features");
   if (model.kind == "mlp") return mlpLayers(model, input);
   if (model.kind == "cnn") return cnnLayers(model, input);
   if (model.kind == "vit") return vitLayers(model, input);
