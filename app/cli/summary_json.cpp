@@ -31,6 +31,12 @@ std::string summaryTable(const engine::RunSummary& s) {
                 engine::toString(s.mode).c_str(), engine::toString(s.status).c_str(),
                 static_cast<long long>(s.steps), s.wallSeconds, s.samplesPerSec, s.testAccuracy);
   out += line;
+  if (std::isfinite(s.testBitsPerByte)) {  // a language model (docs/metrics.md)
+    std::snprintf(line, sizeof line,
+                  "test loss %.4f nats per byte: %.4f bits per byte, perplexity %.3f\n", s.testLoss,
+                  s.testBitsPerByte, s.testPerplexity);
+    out += line;
+  }
   // sent: activations and labels downstream; back: gradients upstream (pipeline); both measured.
   // act-peak: the largest activations the stage held at once (tensor sizes, not the allocator).
   // mem-peak: the most the allocator held for the stage at once (its thread's allocations).

@@ -186,6 +186,53 @@ class TestDist : public QObject {
     QCOMPARE(lb, la);
   }
 
+  void textRanksGiveTheOneProcessRun_data() {
+    QTest::addColumn<QString>("mode");
+    QTest::newRow("gpt local, 2 processes") << "local";
+    QTest::newRow("gpt pipeline 1f1b, 2 processes") << "pipeline";
+  }
+  void textRanksGiveTheOneProcessRun() {
+    // A language model's labels are [B, T]: they cross the c10d wire flat and come back as rows.
+    QFETCH(QString, mode);
+    QTemporaryDir dir;
+    {
+      QFile text(dir.filePath("corpus.txt"));
+      QVERIFY(text.open(QIODevice::WriteOnly));
+      for (int i = 0; i < 300; ++i)
+        text.write(QByteArray("line ") + QByteArray::number(i * 7919 % 1000) + " of the text.\n");
+    }
+    const QString spec =
+        writeSpec(dir, R"({"name":"gpt-dist","dataset":{"kind":"text","path":")" +
+                           dir.filePath("corpus.txt").toUtf8() +
+                           R"(","context":16},"model":{"kind":"gpt","dim":16,"depth":2,"heads":2},
+        "partition":{"cuts":[1,3]},"stage_defaults":{"aux_head":"lm"},
+        "train":{"batch_size":8,"max_steps":40},"eval":{"interval":20},"probe":{"interval":20}})");
+    QStringList sets;
+    if (mode == "pipeline")
+      sets << "--set"
+           << "mode=pipeline"
+           << "--set"
+           << "pipeline.schedule=1f1b";
+    Result one =
+        runCli(QStringList{"train", "--config", spec, "--no-store", "--json", "--quiet"} + sets);
+    QVERIFY2(one.code == 0, qPrintable(one.err));
+    Result many = runCli(
+        QStringList{"launch", "--config", spec, "--procs", "2", "--no-store", "--json"} + sets);
+    QVERIFY2(many.code == 0, qPrintable(many.err + many.out));
+    const QJsonObject a = lastJson(one.out), b = lastJson(many.out);
+    QCOMPARE(b["status"].toString(), QString("completed"));
+    const QJsonArray sa = a["stages"].toArray(), sb = b["stages"].toArray();
+    QCOMPARE(sb.size(), 3);
+    for (int k = 0; k < 3; ++k) {
+      const QJsonObject x = sa[k].toObject(), y = sb[k].toObject();
+      QCOMPARE(y["param_checksum"].toDouble(), x["param_checksum"].toDouble());
+      QCOMPARE(y["bytes_sent"].toInteger(), x["bytes_sent"].toInteger());
+    }
+    QCOMPARE(b["test_loss"].toDouble(), a["test_loss"].toDouble());
+    QVERIFY(b["test_bits_per_byte"].isDouble());
+    QCOMPARE(b["test_bits_per_byte"].toDouble(), a["test_bits_per_byte"].toDouble());
+  }
+
   void killedRankEndsEveryRankAndIsRecorded() {
     QTemporaryDir dir;
     const QString spec = writeSpec(dir, kSpec), db = dir.filePath("runs.db");

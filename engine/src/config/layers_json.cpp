@@ -34,6 +34,8 @@ const std::map<std::string, std::vector<std::string>>& keysByType() {
       {"patch_embed", {"patch", "dim"}},
       {"transformer_block", {"dim", "heads", "mlp_ratio"}},
       {"token_mean", {}},
+      {"token_embed", {"dim"}},
+      {"causal_block", {"dim", "heads", "mlp_ratio"}},
   };
   return keys;
 }

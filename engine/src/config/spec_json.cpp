@@ -208,6 +208,8 @@ ExperimentSpec parseSpec(std::string_view text) {
     r.get("validation", spec.dataset.validation);
     r.get("size", spec.dataset.size);
     r.get("channels", spec.dataset.channels);
+    r.get("context", spec.dataset.context);
+    r.get("test_fraction", spec.dataset.testFraction);
     r.finish();
   }
   if (auto* m = top.child("model")) {
@@ -448,6 +450,10 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
   if (!spec.dataset.size.empty()) doc["dataset"]["size"] = spec.dataset.size;
   if (spec.dataset.channels != DatasetSpec{}.channels)
     doc["dataset"]["channels"] = spec.dataset.channels;
+  if (spec.dataset.kind == "text" || spec.dataset.context != DatasetSpec{}.context)
+    doc["dataset"]["context"] = spec.dataset.context;
+  if (spec.dataset.kind == "text" || spec.dataset.testFraction != DatasetSpec{}.testFraction)
+    doc["dataset"]["test_fraction"] = spec.dataset.testFraction;
   if (spec.model.init != ModelSpec{}.init) doc["model"]["init"] = spec.model.init;
   if (spec.model.norm != ModelSpec{}.norm) doc["model"]["norm"] = spec.model.norm;
   if (!spec.model.path.empty()) doc["model"]["path"] = spec.model.path;

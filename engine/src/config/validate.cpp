@@ -19,17 +19,28 @@ std::string joined(const std::vector<std::string>& items) {
 }
 
 void checkStage(const StageSettings& s, const std::string& at,
-                const std::vector<std::string>& devices, const std::string& modelKind,
-                std::vector<Problem>& out) {
+                const std::vector<std::string>& devices, const std::string& modelKind, Mode mode,
+                bool text, std::vector<Problem>& out) {
   if (std::find(devices.begin(), devices.end(), s.device) == devices.end())
     out.push_back({at + ".device",
                    "device '" + s.device + "' does not exist here; available: " + joined(devices)});
   // model.layers: whether a stage's boundary is an image or tokens is the plan's to say
   // (makePartition checks it).
-  if (s.auxHead != "linear" && s.auxHead != "mlp" && s.auxHead != "conv" && s.auxHead != "token")
+  if (s.auxHead != "linear" && s.auxHead != "mlp" && s.auxHead != "conv" && s.auxHead != "token" &&
+      s.auxHead != "lm")
     out.push_back({at + ".aux_head", "unknown aux head '" + s.auxHead +
-                                         "'; use linear, mlp, conv (cnn, layers) or token (vit, "
-                                         "layers)"});
+                                         "'; use linear, mlp, conv (cnn, layers), token (vit, "
+                                         "layers) or lm (gpt)"});
+  else if (s.auxHead == "lm" && !text)
+    out.push_back({at + ".aux_head",
+                   "the lm aux head predicts every next token of a gpt model; "
+                   "a " +
+                       modelKind + " model classifies whole samples: use linear or mlp"});
+  else if (s.auxHead != "lm" && text && mode == Mode::Local)
+    // The image heads would flatten the [context, dim] tokens into one class per sample.
+    out.push_back({at + ".aux_head", "a " + modelKind +
+                                         " model's stages predict every next token: the " +
+                                         s.auxHead + " aux head is for image models; use lm"});
   else if (s.auxHead == "conv" && modelKind != "cnn" && modelKind != "layers")
     out.push_back({at + ".aux_head", "the conv aux head needs a cnn model; use linear or mlp"});
   else if (s.auxHead == "token" && modelKind != "vit" && modelKind != "layers")
@@ -61,10 +72,32 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
   std::vector<Problem> out;
   const auto& d = spec.dataset;
   if (d.kind != "fashion-mnist" && d.kind != "idx" && d.kind != "cifar10" &&
-      d.kind != "synthetic" && d.kind != "image_folder")
+      d.kind != "synthetic" && d.kind != "image_folder" && d.kind != "text")
     out.push_back({"dataset.kind", "unknown dataset '" + d.kind +
-                                       "'; use fashion-mnist, idx, cifar10, image_folder or "
-                                       "synthetic"});
+                                       "'; use fashion-mnist, idx, cifar10, image_folder, "
+                                       "synthetic or text"});
+  if (d.context < 1 || d.context > 4096)
+    out.push_back({"dataset.context", "must be between 1 and 4096 tokens (bytes) per sample"});
+  if (!(d.testFraction > 0 && d.testFraction < 1))
+    out.push_back({"dataset.test_fraction",
+                   "must be the share of the text held out for testing, between 0 and 1 "
+                   "(0.1: the last 10 %)"});
+  if (d.kind == "text" && (d.augment || d.randomLabels || d.validation > 0))
+    out.push_back({d.augment        ? "dataset.augment"
+                   : d.randomLabels ? "dataset.random_labels"
+                                    : "dataset.validation",
+                   "is not available for text (its test text is the last dataset.test_fraction): "
+                   "remove it"});
+  // The gpt reads token ids, the other models pixels or features.
+  if (d.kind == "text" && spec.model.kind != "gpt" && spec.model.kind != "layers")
+    out.push_back({"model.kind",
+                   "a text dataset needs a gpt model (byte tokens, every next "
+                   "byte predicted); the " +
+                       spec.model.kind + " classifies images or features"});
+  if (spec.model.kind == "gpt" && d.kind != "text")
+    out.push_back({"dataset.kind",
+                   "a gpt model reads text: set dataset.kind to text (the "
+                   "fortunes corpus by default)"});
   if ((d.kind == "idx" || d.kind == "cifar10" || d.kind == "image_folder") && d.path.empty())
     out.push_back({"dataset.path", "a " + d.kind + " dataset needs the folder holding its files"});
   if (d.limitTrain < 0) out.push_back({"dataset.limit_train", "must be >= 0 (0: all)"});
@@ -94,9 +127,9 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
 
   const auto& m = spec.model;
   if (m.kind != "mlp" && m.kind != "cnn" && m.kind != "vit" && m.kind != "layers" &&
-      m.kind != "torchscript")
-    out.push_back({"model.kind",
-                   "unknown model '" + m.kind + "'; use mlp, cnn, vit, layers or torchscript"});
+      m.kind != "torchscript" && m.kind != "gpt")
+    out.push_back({"model.kind", "unknown model '" + m.kind +
+                                     "'; use mlp, cnn, vit, gpt, layers or torchscript"});
   if (m.kind == "layers" && m.layers.empty())
     out.push_back({"model.layers", "a layers model needs its layers, e.g. [{\"type\": "
                                    "\"flatten\"}, {\"type\": \"linear\", \"out\": 10}]"});
@@ -147,10 +180,12 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
                                  " stage entries but the partition makes " +
                                  std::to_string(stages) +
                                  " stages: give one entry per stage, or none"});
-  checkStage(spec.stageDefaults, "stage_defaults", devices, m.kind, out);
+  // A language model: a gpt, or its layers (the Design's "Edit as layers") on text.
+  const bool text = m.kind == "gpt" || (m.kind == "layers" && d.kind == "text");
+  checkStage(spec.stageDefaults, "stage_defaults", devices, m.kind, spec.mode, text, out);
   for (size_t i = 0; i < spec.stages.size(); ++i)
     checkStage(spec.stageSettings(static_cast<int>(i)), "stages[" + std::to_string(i) + "]",
-               devices, m.kind, out);
+               devices, m.kind, spec.mode, text, out);
 
   const auto& t = spec.train;
   if (t.batchSize < 1 || t.batchSize > 65536)

@@ -8,6 +8,7 @@
 #include "data/file_bytes.h"
 #include "data/image_folder.h"
 #include "stagewise/engine/dataset.h"
+#include "stagewise/engine/text_corpus.h"
 
 namespace stagewise::engine {
 
@@ -155,6 +156,12 @@ static std::vector<uint8_t> readPrefix(const std::string& path, size_t n) {
 
 InputShape probeInputShape(const DatasetSpec& spec) {
   InputShape shape;
+  if (spec.kind == "text") {  // byte tokens: the shape needs no file
+    shape.dims = {spec.context};
+    shape.numClasses = 256;
+    shape.sequence = true;
+    return shape;
+  }
   if (spec.kind == "synthetic") {
     shape.dims = {spec.syntheticFeatures};
     shape.numClasses = spec.syntheticClasses;
@@ -200,6 +207,11 @@ int64_t probeTrainSamples(const DatasetSpec& spec) {
     n = 50000;
   } else if (spec.kind == "image_folder") {
     n = imageFolderTrainCount(spec);
+  } else if (spec.kind == "text") {  // an epoch: training bytes / context windows
+    const TextCorpus corpus = readTextCorpus(spec.path);
+    const int64_t bytes = static_cast<int64_t>(corpus.text.size());
+    return textWindowsPerEpoch(
+        textTestBegin(bytes, spec.testFraction, spec.context, corpus.files.front()), spec.context);
   } else {
     const std::string labelsPath = findIdxFile(folderFor(spec), "train-labels-idx1-ubyte");
     const std::vector<uint8_t> head = readPrefix(labelsPath, 8);

@@ -1,10 +1,13 @@
 #include "data/tensor_data.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <random>
 
 #include "data/image_folder.h"
+#include "stagewise/engine/text_corpus.h"
 
 namespace stagewise::engine {
 
@@ -56,7 +59,89 @@ ByteDataset loadImages(const DatasetSpec& spec, const DataNote& note) {
   return std::move(r.data);
 }
 
+/// dataset.kind text: the training text kept whole (windows are drawn from it as training goes),
+/// the test text cut into windows now.
+TensorData loadText(const DatasetSpec& spec, const DataNote& note) {
+  const TextCorpus corpus = readTextCorpus(spec.path);
+  const std::string what = spec.path.empty() ? defaultTextCorpusPath() : spec.path;
+  const int64_t bytes = static_cast<int64_t>(corpus.text.size());
+  const int64_t testBegin = textTestBegin(bytes, spec.testFraction, spec.context, what);
+  auto tokens = torch::from_blob(const_cast<char*>(corpus.text.data()), {bytes}, torch::kUInt8)
+                    .to(torch::kInt64);
+  TensorData data;
+  data.trainText = tokens.slice(0, 0, testBegin).clone();
+  const torch::Tensor test = tokens.slice(0, testBegin, bytes);
+  std::vector<int64_t> offsets = textTestOffsets(bytes - testBegin, spec.context);
+  if (spec.limitTest > 0 && static_cast<int64_t>(offsets.size()) > spec.limitTest)
+    offsets.resize(static_cast<size_t>(spec.limitTest));
+  const auto n = static_cast<int64_t>(offsets.size());
+  const auto starts = torch::tensor(offsets, torch::kInt64).unsqueeze(1);
+  const auto windows =
+      test.index_select(0, (starts + torch::arange(spec.context + 1, torch::kInt64)).flatten())
+          .view({n, spec.context + 1});
+  data.testX = windows.slice(1, 0, spec.context).contiguous();
+  data.testY = windows.slice(1, 1, spec.context + 1).contiguous();
+  data.testEntropyBits = orderZeroEntropyBits(corpus.text.substr(static_cast<size_t>(testBegin)));
+  data.shape.dims = {spec.context};
+  data.shape.numClasses = 256;
+  data.shape.sequence = true;
+  if (note) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "dataset: %lld bytes of text from %zu file%s: %lld for training (%lld windows "
+                  "of %d per epoch), %lld for testing (%lld windows); the test text's order-0 "
+                  "entropy is %.3f bits per byte",
+                  static_cast<long long>(bytes), corpus.files.size(),
+                  corpus.files.size() == 1 ? "" : "s", static_cast<long long>(testBegin),
+                  static_cast<long long>(textWindowsPerEpoch(testBegin, spec.context)),
+                  spec.context, static_cast<long long>(bytes - testBegin),
+                  static_cast<long long>(n), data.testEntropyBits);
+    note(line, false);
+    if (!corpus.skipped.empty()) {  // the fortunes folder skips 86: name a few
+      constexpr size_t kNamed = 4;
+      std::string skipped;
+      for (size_t i = 0; i < std::min(kNamed, corpus.skipped.size()); ++i)
+        skipped += (skipped.empty() ? "" : ", ") + corpus.skipped[i];
+      if (corpus.skipped.size() > kNamed)
+        skipped += " and " + std::to_string(corpus.skipped.size() - kNamed) + " more";
+      note("dataset: skipped " + std::to_string(corpus.skipped.size()) + " file" +
+               (corpus.skipped.size() == 1 ? "" : "s") + ": " + skipped,
+           false);
+    }
+  }
+  return data;
+}
+
 }  // namespace
+
+int64_t TensorData::trainCount() const {
+  if (trainText.defined())
+    return textWindowsPerEpoch(trainText.size(0), static_cast<int>(shape.dims.at(0)));
+  return trainX.size(0);
+}
+
+std::pair<torch::Tensor, torch::Tensor> textWindows(const TensorData& data, int context,
+                                                    uint64_t seed, int64_t first, int64_t count) {
+  const int64_t bytes = data.trainText.size(0);
+  std::vector<int64_t> starts(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    starts[static_cast<size_t>(i)] = textWindowOffset(seed, first + i, bytes, context);
+  const auto index =
+      torch::tensor(starts, torch::kInt64).unsqueeze(1) + torch::arange(context + 1, torch::kInt64);
+  const auto windows = data.trainText.index_select(0, index.flatten()).view({count, context + 1});
+  return {windows.slice(1, 0, context).contiguous(), windows.slice(1, 1, context + 1).contiguous()};
+}
+
+double orderZeroEntropyBits(const std::string& text) {
+  if (text.empty()) return 0;
+  std::array<int64_t, 256> counts{};
+  for (unsigned char c : text) ++counts[c];
+  double bits = 0;
+  const double n = static_cast<double>(text.size());
+  for (int64_t c : counts)
+    if (c > 0) bits -= static_cast<double>(c) / n * std::log2(static_cast<double>(c) / n);
+  return bits;
+}
 
 static torch::Tensor toTensor(const ByteSplit& split) {
   std::vector<int64_t> shape = {split.size()};
@@ -71,6 +156,7 @@ static torch::Tensor labels(const ByteSplit& split) {
 }
 
 TensorData loadTensorData(const DatasetSpec& spec, uint64_t seed, const DataNote& note) {
+  if (spec.kind == "text") return loadText(spec, note);
   ByteDataset bytes = spec.kind == "synthetic"      ? makeSyntheticDataset(spec, seed)
                       : spec.kind == "image_folder" ? loadImages(spec, note)
                                                     : loadByteDataset(spec);

@@ -168,6 +168,10 @@ void C10dRecvChannel::loop() {
       auto y =
           torch::from_blob(const_cast<int64_t*>(h + kHeaderFields), {ylen}, torch::kInt64)
               .to(static_cast<c10::ScalarType>(h[kYType]), /*non_blocking=*/false, /*copy=*/true);
+      // Labels travel flat; a sample's row of them (a text window's next bytes, [B, T]) comes
+      // back as one row per sample of the activations.
+      if (ndim > 0 && dims[0] > 0 && ylen > dims[0] && ylen % dims[0] == 0)
+        y = y.view({dims[0], ylen / dims[0]});
       const auto field = static_cast<uint64_t>(h[kMicro]);
       const int micro = static_cast<int>(field & 0xfffff),
                 micros = static_cast<int>((field >> 20) & 0xfffff);

@@ -111,19 +111,22 @@ C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, Run
         perSample *= d;
     return perSample * m_spec.train.batchSize * static_cast<int64_t>(sizeof(float));
   };
+  // Labels per batch: one per sample, or one per token of a text window.
+  const int maxLabels =
+      m_spec.train.batchSize * (plan.input.sequence ? static_cast<int>(plan.input.dims.at(0)) : 1);
   for (int i = 0; i < k; ++i) {
     const int up = m_stageRank[static_cast<size_t>(i == 0 ? 0 : i - 1)];
     const int down = m_stageRank[static_cast<size_t>(i)];
     auto& slot = m_ctx.channels[static_cast<size_t>(i)];
     const int64_t maxPayload = maxPayloadInto(i);
     if (up == m_rank && down != m_rank) {
-      auto c = std::make_unique<C10dSendChannel>(*m_group, down, boundaryTag(i),
-                                                 m_spec.train.batchSize, maxPayload);
+      auto c =
+          std::make_unique<C10dSendChannel>(*m_group, down, boundaryTag(i), maxLabels, maxPayload);
       m_sendChannels[static_cast<size_t>(i)] = c.get();
       slot = std::move(c);
     } else if (up != m_rank && down == m_rank) {
       slot = std::make_unique<C10dRecvChannel>(
-          *m_group, up, boundaryTag(i), m_spec.train.batchSize, maxPayload,
+          *m_group, up, boundaryTag(i), maxLabels, maxPayload,
           static_cast<size_t>(m_spec.train.queueCapacity), [this, i](const std::string& e) {
             m_ctx.fail(i, "stage " + std::to_string(i) + ": " + e);
           });

@@ -48,6 +48,8 @@ std::string summaryToJson(const RunSummary& s) {
                     {"samples_per_sec", num(s.samplesPerSec)},
                     {"test_accuracy", num(s.testAccuracy)},
                     {"test_loss", num(s.testLoss)},
+                    {"test_perplexity", num(s.testPerplexity)},
+                    {"test_bits_per_byte", num(s.testBitsPerByte)},
                     {"val_accuracy", num(s.valAccuracy)},
                     {"val_loss", num(s.valLoss)},
                     {"wall_seconds", num(s.wallSeconds)},

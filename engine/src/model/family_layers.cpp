@@ -131,14 +131,48 @@ std::vector<LayerSpec> vitLayers(const ModelSpec& m, const InputShape& input) {
   return out;
 }
 
+/// A GPT on bytes: token and position embedding, `depth` pre-norm causal blocks (one cuttable
+/// layer each), a final LayerNorm and a linear layer to the vocabulary at every position.
+std::vector<LayerSpec> gptLayers(const ModelSpec& m, const InputShape& input) {
+  if (!input.sequence || input.dims.size() != 1)
+    throw SpecError("model.kind", "a gpt reads token ids: set dataset.kind to text");
+  if (m.dim < 1 || m.dim > 4096) throw SpecError("model.dim", "must be between 1 and 4096");
+  if (m.heads < 1 || m.dim % m.heads != 0)
+    throw SpecError("model.heads", std::to_string(m.heads) + " heads must divide model.dim " +
+                                       std::to_string(m.dim));
+  if (m.depth < 1 || m.depth > 64) throw SpecError("model.depth", "must be between 1 and 64");
+  if (m.mlpRatio < 1 || m.mlpRatio > 16)
+    throw SpecError("model.mlp_ratio", "must be between 1 and 16");
+  std::vector<LayerSpec> out;
+  LayerSpec embed = layer("token_embed");
+  embed.name = "token_embed";
+  embed.dim = m.dim;
+  out.push_back(embed);
+  for (int b = 0; b < m.depth; ++b) {
+    LayerSpec block = layer("causal_block");
+    block.name = "block" + std::to_string(b + 1);
+    block.heads = m.heads, block.mlpRatio = m.mlpRatio;
+    out.push_back(block);
+  }
+  out.push_back(sequential("lm_head", {layer("layernorm"), linear(input.numClasses)}));
+  return out;
+}
+
 }  // namespace
 
 std::vector<LayerSpec> familyLayers(const ModelSpec& model, const InputShape& input) {
   if (model.kind == "layers") return model.layers;
+  if (input.sequence && model.kind != "gpt")  // token ids are not pixels or features
+    throw SpecError("model.kind",
+                    "a text dataset needs a gpt model (byte tokens, every next byte "
+                    "predicted); the " +
+                        model.kind + " classifies images or features");
   if (model.kind == "mlp") return mlpLayers(model, input);
   if (model.kind == "cnn") return cnnLayers(model, input);
   if (model.kind == "vit") return vitLayers(model, input);
-  throw SpecError("model.kind", "unknown model '" + model.kind + "'; use mlp, cnn, vit, layers or torchscript");
+  if (model.kind == "gpt") return gptLayers(model, input);
+  throw SpecError("model.kind", "unknown model '" + model.kind +
+                                    "'; use mlp, cnn, vit, gpt, layers or torchscript");
 }
 
 }  // namespace stagewise::engine

@@ -14,13 +14,26 @@ struct PatchEmbedImpl : torch::nn::Module {
 };
 TORCH_MODULE(PatchEmbed);
 
-/// Pre-norm transformer encoder block: x + Attn(LN(x)); x + MLP(LN(x)). [B,N,D] → [B,N,D]
+/// Bytes to tokens: an embedding of the 256 byte values plus learned positions. [B,T] int64 →
+/// [B,T,D]
+struct TokenEmbedImpl : torch::nn::Module {
+  TokenEmbedImpl(int64_t vocabulary, int64_t dim, int64_t tokens);
+  torch::Tensor forward(torch::Tensor x);
+  torch::nn::Embedding embed{nullptr};
+  torch::Tensor pos;
+};
+TORCH_MODULE(TokenEmbed);
+
+/// Pre-norm transformer encoder block: x + Attn(LN(x)); x + MLP(LN(x)). [B,N,D] → [B,N,D].
+/// `causal`: position t attends to positions <= t only (the mask is the block's own: LibTorch
+/// 1.13 has no fused attention with a causal flag).
 struct EncoderBlockImpl : torch::nn::Module {
-  EncoderBlockImpl(int64_t dim, int64_t heads, int64_t hidden);
+  EncoderBlockImpl(int64_t dim, int64_t heads, int64_t hidden, bool causal = false);
   torch::Tensor forward(torch::Tensor x);
   torch::nn::LayerNorm ln1{nullptr}, ln2{nullptr};
   torch::nn::Linear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
   int64_t heads;
+  bool causal;
 };
 TORCH_MODULE(EncoderBlock);
 

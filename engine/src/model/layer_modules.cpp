@@ -82,6 +82,9 @@ nn::AnyModule makeModule(const LayerSpec& l, const std::vector<int64_t>& in,
   if (t == "patch_embed") return nn::AnyModule(PatchEmbed(in[0], l.patch, l.dim, out[0]));
   if (t == "transformer_block")
     return nn::AnyModule(EncoderBlock(in[1], l.heads, in[1] * l.mlpRatio));
+  if (t == "causal_block")
+    return nn::AnyModule(EncoderBlock(in[1], l.heads, in[1] * l.mlpRatio, /*causal=*/true));
+  if (t == "token_embed") return nn::AnyModule(TokenEmbed(detail::kByteVocabulary, l.dim, in[0]));
   if (t == "sequential") {
     LayerSequence inner;
     appendInner(*inner, l.layers, in, field, seed);

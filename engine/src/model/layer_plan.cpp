@@ -81,11 +81,13 @@ std::string shapeText(const std::vector<int64_t>& shape) {
 }
 
 const std::vector<std::string>& layerTypes() {
-  static const std::vector<std::string> types = {
-      "linear",  "conv2d",    "batchnorm1d", "batchnorm2d",        "layernorm",
-      "relu",    "gelu",      "silu",        "tanh",               "maxpool2d",
-      "avgpool2d", "adaptive_avgpool2d", "flatten", "dropout",     "residual",
-      "sequential", "patch_embed", "transformer_block", "token_mean"};
+  static const std::vector<std::string> types = {"linear",      "conv2d",      "batchnorm1d",
+                                                 "batchnorm2d", "layernorm",   "relu",
+                                                 "gelu",        "silu",        "tanh",
+                                                 "maxpool2d",   "avgpool2d",   "adaptive_avgpool2d",
+                                                 "flatten",     "dropout",     "residual",
+                                                 "sequential",  "patch_embed", "transformer_block",
+                                                 "token_mean",  "token_embed", "causal_block"};
   return types;
 }
 
@@ -224,25 +226,37 @@ LayerCost planLayer(const LayerSpec& l, const std::vector<int64_t>& in, const st
     c.flops = 2 * ch * p * p * d * tokens;
     c.activationBytes = tokens * d * 4;
     c.description = "Patch " + n2s(p) + "x" + n2s(p) + " → " + n2s(tokens) + "x" + n2s(d) + " + pos";
-  } else if (t == "transformer_block") {
-    needRank(field, l, in, 2, "tokens [N, D]", "add a patch_embed before it");
+  } else if (t == "token_embed") {
+    needRank(field, l, in, 1, "token ids [T] (dataset.kind text)", "");
+    if (l.dim < 1) throw SpecError(field + ".dim", "token_embed needs dim >= 1 (token width)");
+    const int64_t tokens = in[0], d = l.dim;
+    c.out = {tokens, d};
+    c.params = kByteVocabulary * d + tokens * d;
+    c.flops = tokens * d;  // the positions' sum; a lookup multiplies nothing
+    c.activationBytes = tokens * d * 4;
+    c.description = "Bytes → " + n2s(tokens) + "x" + n2s(d) + " + pos";
+  } else if (t == "transformer_block" || t == "causal_block") {
+    needRank(field, l, in, 2, "tokens [N, D]",
+             t == "causal_block" ? "add a token_embed before it" : "add a patch_embed before it");
     const int64_t tokens = in[0], d = in[1];
     if (l.dim != 0 && l.dim != d)
-      throw SpecError(field + ".dim", "transformer_block expects tokens of width " + n2s(l.dim) +
-                                          ", gets " + shapeText(in) +
-                                          " (leave dim out to take the input's)");
+      throw SpecError(field + ".dim", t + " expects tokens of width " + n2s(l.dim) + ", gets " +
+                                          shapeText(in) + " (leave dim out to take the input's)");
     if (l.heads < 1 || d % l.heads != 0)
-      throw SpecError(field + ".heads", "transformer_block's heads (" + n2s(l.heads) +
-                                            ") must divide its token width " + n2s(d));
+      throw SpecError(field + ".heads",
+                      t + "'s heads (" + n2s(l.heads) + ") must divide its token width " + n2s(d));
     if (l.mlpRatio < 1 || l.mlpRatio > 16)
-      throw SpecError(field + ".mlp_ratio", "transformer_block needs mlp_ratio between 1 and 16");
+      throw SpecError(field + ".mlp_ratio", t + " needs mlp_ratio between 1 and 16");
     const int64_t hidden = d * l.mlpRatio;
     c.out = in;
     c.params = 2 * 2 * d + d * 3 * d + 3 * d + d * d + d + d * hidden + hidden + hidden * d + d;
     c.flops = 2 * tokens * d * 3 * d + 2 * 2 * tokens * tokens * d + 2 * tokens * d * d +
               2 * 2 * tokens * d * hidden + 10 * tokens * d;
     c.activationBytes = (6 * tokens * d + l.heads * tokens * tokens + 2 * tokens * hidden) * 4;
-    c.description = "Encoder " + n2s(l.heads) + "h, MLP " + n2s(hidden);
+    // Attention counts QK^T and AV over every pair (2 * 2 * N^2 * D): the causal block masks
+    // the upper triangle but computes it, as the model does.
+    c.description = (t == "causal_block" ? "Causal block " : "Encoder ") + n2s(l.heads) +
+                    "h, MLP " + n2s(hidden);
   } else if (t == "sequential") {
     std::vector<std::string> parts;
     c = planInner(l, in, field, parts);

@@ -11,6 +11,9 @@
 
 namespace stagewise::engine::detail {
 
+/// Byte tokens: token_embed's vocabulary (dataset.kind "text").
+constexpr int64_t kByteVocabulary = 256;
+
 /// What one layer (with its inner layers) does to a sample of shape `in`.
 struct LayerCost {
   std::vector<int64_t> out;     ///< output shape per sample

@@ -30,11 +30,18 @@ namespace {
 
 /// "conv2", "relu3": a layer without a name is called by its kind and its count in the model.
 std::string defaultName(const std::string& type, std::map<std::string, int>& counts) {
-  static const std::map<std::string, std::string> shortNames = {
-      {"linear", "fc"},         {"conv2d", "conv"},        {"batchnorm1d", "bn"},
-      {"batchnorm2d", "bn"},    {"layernorm", "ln"},       {"maxpool2d", "maxpool"},
-      {"avgpool2d", "avgpool"}, {"adaptive_avgpool2d", "pool"}, {"residual", "res"},
-      {"sequential", "seq"},    {"transformer_block", "block"}};
+  static const std::map<std::string, std::string> shortNames = {{"linear", "fc"},
+                                                                {"conv2d", "conv"},
+                                                                {"batchnorm1d", "bn"},
+                                                                {"batchnorm2d", "bn"},
+                                                                {"layernorm", "ln"},
+                                                                {"maxpool2d", "maxpool"},
+                                                                {"avgpool2d", "avgpool"},
+                                                                {"adaptive_avgpool2d", "pool"},
+                                                                {"residual", "res"},
+                                                                {"sequential", "seq"},
+                                                                {"transformer_block", "block"},
+                                                                {"causal_block", "block"}};
   const auto it = shortNames.find(type);
   const std::string base = it == shortNames.end() ? type : it->second;
   return base + std::to_string(++counts[base]);
@@ -72,6 +79,16 @@ ModelPlan planModel(const ModelSpec& model, const InputShape& input) {
     plan.layers.push_back(l);
     shape = cost.out;
   }
+  if (input.sequence) {
+    const std::vector<int64_t> want = {input.dims.at(0), input.numClasses};
+    if (shape != want)
+      throw SpecError("model.layers." + std::to_string(layers.size() - 1),
+                      "the last layer (" + layers.back().type + ") outputs " +
+                          detail::shapeText(shape) + " but a text model predicts every next " +
+                          "byte: it must output " + detail::shapeText(want) +
+                          " (a linear layer to " + std::to_string(input.numClasses) + ")");
+    return plan;
+  }
   if (shape != std::vector<int64_t>{input.numClasses})
     throw SpecError("model.layers." + std::to_string(layers.size() - 1),
                     "the last layer (" + layers.back().type + ") outputs " +
@@ -87,7 +104,11 @@ AuxCost auxHeadCost(const std::string& kind, int hidden, const std::vector<int64
                     int numClasses) {
   const int64_t in = std::accumulate(inShape.begin(), inShape.end(), int64_t{1}, std::multiplies<>());
   AuxCost cost;
-  if (kind == "mlp") {
+  if (kind == "lm" && inShape.size() == 2) {  // per token: LayerNorm, Linear to the vocabulary
+    const int64_t n = inShape[0], d = inShape[1];
+    cost.params = 2 * d + d * numClasses + numClasses;
+    cost.flops = n * (5 * d + 2 * d * numClasses + numClasses);
+  } else if (kind == "mlp") {
     cost.params = in * hidden + hidden + int64_t{hidden} * numClasses + numClasses;
     cost.flops = 2 * in * hidden + 2 * int64_t{hidden} * numClasses;
   } else if (kind == "conv" && inShape.size() == 3) {

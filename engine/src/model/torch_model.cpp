@@ -62,6 +62,11 @@ torch::nn::Sequential makeAuxHead(const StageSettings& settings,
     head->push_back(torch::nn::Linear(c, numClasses));
     return head;
   }
+  if (settings.auxHead == "lm" && inShape.size() == 2) {  // per token: [B,T,D] → [B,T,V]
+    head->push_back(torch::nn::LayerNorm(torch::nn::LayerNormOptions({inShape[1]})));
+    head->push_back(torch::nn::Linear(inShape[1], numClasses));
+    return head;
+  }
   if (settings.auxHead == "token" && inShape.size() == 2) {
     head->push_back(TokenHead(inShape[1], numClasses));
     return head;
@@ -86,7 +91,7 @@ std::string gainActivation(const ModelSpec& spec) {
     for (const auto& l : layers) {
       if (l.type == "tanh") tanh = true;
       if (l.type == "relu" || l.type == "gelu" || l.type == "silu" ||
-          l.type == "transformer_block")
+          l.type == "transformer_block" || l.type == "causal_block")
         other = true;
       visit(l.layers);
     }

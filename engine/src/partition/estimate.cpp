@@ -34,6 +34,8 @@ SpeedEstimate estimateSpeed(const PartitionPlan& partition, const ModelPlan& pla
   std::vector<double> work;
   int threads = 0;
   double slowest = 0;
+  // int64 labels: one per sample, one per token of a text window
+  const int64_t labelBytes = 8 * (plan.input.sequence ? plan.input.dims.at(0) : 1);
   for (const auto& s : partition.stages) {
     double w = 3.0 * static_cast<double>(s.flops + s.auxFlops) * batch;
     work.push_back(w);
@@ -42,10 +44,10 @@ SpeedEstimate estimateSpeed(const PartitionPlan& partition, const ModelPlan& pla
     slowest = std::max(slowest, t);
     threads += s.settings.threads;
     if (!s.isLast) {
-      e.boundaryBytes.push_back(static_cast<int64_t>((s.outBytes + 8) * batchSize));
+      e.boundaryBytes.push_back(static_cast<int64_t>((s.outBytes + labelBytes) * batchSize));
       int64_t bp = 2 * s.outBytes * batchSize;
       // labels travel once, straight to the last stage: count them at the last boundary
-      if (s.index + 2 == static_cast<int>(partition.stages.size())) bp += 8 * batchSize;
+      if (s.index + 2 == static_cast<int>(partition.stages.size())) bp += labelBytes * batchSize;
       e.backpropBoundaryBytes.push_back(bp);
     }
   }

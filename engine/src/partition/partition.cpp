@@ -188,7 +188,8 @@ PartitionPlan makePartition(const ExperimentSpec& spec, const ModelPlan& plan,
     if (!s.isLast) {
       // The conv head needs an image at the boundary, the token head tokens (model.layers can
       // cut anywhere; the families' boundaries always fit their heads).
-      const bool conv = s.settings.auxHead == "conv", token = s.settings.auxHead == "token";
+      const bool conv = s.settings.auxHead == "conv",
+                 token = s.settings.auxHead == "token" || s.settings.auxHead == "lm";
       if ((conv && lastLayer.outShape.size() != 3) || (token && lastLayer.outShape.size() != 2)) {
         std::string shape;
         for (int64_t d : lastLayer.outShape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
@@ -209,7 +210,8 @@ PartitionPlan makePartition(const ExperimentSpec& spec, const ModelPlan& plan,
       s.outBytes = 4;
       for (int64_t d : lastLayer.outShape) s.outBytes *= d;
       s.activationBytes += s.settings.auxHead == "mlp" ? int64_t{s.settings.auxHidden} * 4 : 0;
-      s.activationBytes += int64_t{plan.input.numClasses} * 4;
+      s.activationBytes +=
+          int64_t{plan.input.numClasses} * 4 * (plan.input.sequence ? plan.input.dims.at(0) : 1);
     }
     out.stages.push_back(s);
   }

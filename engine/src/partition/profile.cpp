@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "data/tensor_data.h"
+#include "model/class_loss.h"
 #include "model/torch_model.h"
 #include "optim/fused_adam.h"
 #include "runtime/bounded_queue.h"
@@ -96,18 +97,16 @@ double contention(const ExperimentSpec& spec, const ModelPlan& plan, const Stage
                                    plan.layers[static_cast<size_t>(stage.lastLayer)].outShape,
                                    shape.numClasses, spec.train.seed));
       auto opt = makeOptimizer(spec.train, 1.0, parametersOf(all));
-      std::vector<int64_t> dims = {spec.train.batchSize};
-      const auto& in = stage.firstLayer == 0
-                           ? shape.dims
-                           : plan.layers[static_cast<size_t>(stage.firstLayer - 1)].outShape;
-      dims.insert(dims.end(), in.begin(), in.end());
-      const torch::Tensor x = torch::randn(dims),
-                          y = torch::randint(shape.numClasses, {spec.train.batchSize});
+      InputShape in = shape;  // the stage's input: a later stage's is the activations
+      if (stage.firstLayer > 0) {
+        in.dims = plan.layers[static_cast<size_t>(stage.firstLayer - 1)].outShape;
+        in.sequence = false;
+      }
+      const torch::Tensor x = randomInputs(in, spec.train.batchSize),
+                          y = randomLabels(shape, spec.train.batchSize);
       auto step = [&] {
         clearGradients(*opt);
-        torch::nn::functional::cross_entropy(
-            forwardAll(all, 0, static_cast<int>(all.size()) - 1, x), y)
-            .backward();
+        classLoss(forwardAll(all, 0, static_cast<int>(all.size()) - 1, x), y).backward();
         opt->step();
       };
       for (int r = 0; r < 3; ++r) step();
@@ -213,9 +212,7 @@ LayerProfile profileLayers(const ExperimentSpec& spec, int repeats,
     try {
       auto layers = buildLayers(spec.model, plan, spec.train.seed);
       const int total = static_cast<int>(layers.size());
-      std::vector<int64_t> dims = {spec.train.batchSize};
-      dims.insert(dims.end(), shape.dims.begin(), shape.dims.end());
-      torch::Tensor h = torch::randn(dims);
+      torch::Tensor h = randomInputs(shape, spec.train.batchSize);
       int done = 0;
       for (const auto& stage : partition.stages) {
         setupComputeThread(stage.settings.threads, stage.settings.cores);
@@ -269,14 +266,11 @@ MethodProfile profileMethods(const ExperimentSpec& spec, int repeats,
     try {
       torch::manual_seed(spec.train.seed);
       auto layers = buildLayers(spec.model, plan, spec.train.seed);
-      std::vector<int64_t> dims = {spec.train.batchSize};
-      dims.insert(dims.end(), shape.dims.begin(), shape.dims.end());
-      torch::Tensor x = torch::randn(dims);
-      const torch::Tensor y =
-          torch::randint(shape.numClasses, {spec.train.batchSize}, torch::kInt64);
+      torch::Tensor x = randomInputs(shape, spec.train.batchSize);  // each stage's input in turn
+      const torch::Tensor modelInput = x, y = randomLabels(shape, spec.train.batchSize);
       const int64_t micro = (spec.train.batchSize + out.microBatches - 1) / out.microBatches;
       auto loss = [](const torch::Tensor& logits, const torch::Tensor& labels) {
-        return torch::nn::functional::cross_entropy(logits, labels);
+        return classLoss(logits, labels);
       };
       const int total = k + 1;
       // What each stage keeps for the cold timings after the loop.
@@ -428,8 +422,7 @@ MethodProfile profileMethods(const ExperimentSpec& spec, int repeats,
           std::vector<torch::nn::Sequential> model = layers;
           for (auto& l : model) l->to(device);
           auto opt = makeOptimizer(spec.train, 1.0, parametersOf(model));
-          dims[0] = spec.train.batchSize;
-          const torch::Tensor input = torch::randn(dims).to(device), labels = y.to(device);
+          const torch::Tensor input = modelInput.to(device), labels = y.to(device);
           auto backpropStep = [&] {
             clearGradients(*opt);
             loss(forwardAll(model, 0, static_cast<int>(model.size()) - 1, input), labels)

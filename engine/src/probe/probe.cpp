@@ -1,5 +1,7 @@
 #include "probe/probe.h"
 
+#include "model/class_loss.h"
+
 namespace stagewise::engine {
 
 namespace {
@@ -113,12 +115,12 @@ void sharedForward(std::vector<StageModules>& stages, const std::vector<bool>& i
   torch::Tensor carried;  // the true gradient of the input of stage i + 1
   for (size_t i = 0; i < k; ++i) {
     if (isLast[i]) break;
-    const auto loss = torch::nn::functional::cross_entropy(stages[i].aux->forward(out[i]), y);
+    const auto loss = classLoss(stages[i].aux->forward(out[i]), y);
     localGrad[i] = gradientsOf(loss, {}, stages[i].bodyParams(), {}, /*retain=*/true);
   }
   {
     const size_t last = k - 1;
-    const auto loss = torch::nn::functional::cross_entropy(out[last], y);
+    const auto loss = classLoss(out[last], y);
     auto g = gradientsOf(loss, {}, stages[last].bodyParams(), last > 0 ? in[last] : torch::Tensor(),
                          /*retain=*/false);
     if (last > 0) carried = g.back(), g.pop_back();
@@ -145,7 +147,7 @@ void twoPass(std::vector<StageModules>& stages, const std::vector<bool>& isLast,
   {
     torch::Tensor h = x;
     for (auto& s : stages) h = forwardBody(s, h);
-    torch::nn::functional::cross_entropy(h, y).backward();
+    classLoss(h, y).backward();
     for (size_t i = 0; i < k; ++i) trueGrad[i] = gradsOf(stages[i].bodyParams());
   }
   // Local gradients: each stage on its detached input, through its own head. With overlap the
@@ -159,7 +161,7 @@ void twoPass(std::vector<StageModules>& stages, const std::vector<bool>& isLast,
     torch::Tensor h = in;
     for (auto& layer : s.layers) outs.push_back(h = layer->forward(h));
     torch::Tensor logits = isLast[i] ? h : s.aux->forward(h);
-    torch::nn::functional::cross_entropy(logits, y).backward();
+    classLoss(logits, y).backward();
     if (i > 0) localGrad[i - 1] = gradsOf(stages[i - 1].bodyParams());  // now complete
     if (overlap > 0 && !isLast[i]) {
       const size_t n = s.layers.size(), l = std::min(n, static_cast<size_t>(overlap));
@@ -223,22 +225,21 @@ EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x,
   for (auto& s : stages) s.setTraining(false);  // batch norm: running statistics
   const int64_t n = x.size(0);
   double lossSum = 0;
-  int64_t correct = 0;
+  int64_t correct = 0, predictions = 0;
   for (int64_t begin = 0; begin < n; begin += chunk) {
     const int64_t end = std::min(n, begin + chunk);
     torch::Tensor h = x.slice(0, begin, end);
     for (auto& s : stages) h = forwardBody(s, h);
     auto target = y.slice(0, begin, end);
-    lossSum +=
-        torch::nn::functional::cross_entropy(
-            h, target, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-            .item<double>();
-    correct += h.argmax(1).eq(target).sum().item<int64_t>();
+    lossSum += classLossSum(h, target).item<double>();
+    correct += correctCount(h, target);
+    predictions += target.numel();  // a text sample predicts every next byte
   }
   for (auto& s : stages) s.setTraining(true);
   EvalResult r;
-  r.loss = n > 0 ? lossSum / static_cast<double>(n) : 0;
-  r.accuracy = n > 0 ? static_cast<double>(correct) / static_cast<double>(n) : 0;
+  r.loss = predictions > 0 ? lossSum / static_cast<double>(predictions) : 0;
+  r.accuracy =
+      predictions > 0 ? static_cast<double>(correct) / static_cast<double>(predictions) : 0;
   return r;
 }
 

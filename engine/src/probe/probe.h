@@ -32,7 +32,8 @@ struct EvalResult {
   double accuracy = 0;
 };
 
-/// Test loss and accuracy of the composed network (all stages' bodies, the final classifier).
+/// Test loss and accuracy of the composed network (all stages' bodies, the final classifier):
+/// per prediction, so per token (nats) and next-token accuracy for text.
 EvalResult evaluate(std::vector<StageModules>& stages, const torch::Tensor& x,
                     const torch::Tensor& y, int64_t chunk = 256);
 

@@ -2,8 +2,9 @@
 // 1F1B). Each is a Method (the layout of its stages) and a StageStep (one stage's training step);
 // the worker loop around a step, the loader, channels, meters, probe and checkpoints are shared.
 
-#include "runtime/method.h"
+#include "model/class_loss.h"
 #include "runtime/error_text.h"
+#include "runtime/method.h"
 
 #include <cmath>
 #include <deque>
@@ -232,7 +233,7 @@ class LocalStep final : public StepBase {
       m_stage.backpropBytes += 2 * actBytes + (lastBoundary ? labelBytes : 0);
     }
     torch::Tensor logits = m_stage.isLast ? h : m_stage.modules.aux->forward(h);
-    torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+    torch::Tensor loss = classLoss(logits, y);
     const double lossValue = loss.item<double>();
     checkLoss(lossValue, step, x, outputs);
     clearGradients(*m_stage.optimizer);
@@ -244,7 +245,7 @@ class LocalStep final : public StepBase {
     this->step(step);
     r.hasLoss = true;
     r.loss = lossValue;
-    r.accuracy = logits.detach().argmax(1).eq(y).to(torch::kFloat32).mean().item<double>();
+    r.accuracy = static_cast<double>(correctCount(logits, y)) / static_cast<double>(y.numel());
     r.samples = batch->y.size(0);
 
     int64_t actBytes = logits.numel() * 4;
@@ -319,7 +320,7 @@ class PipelineStep final : public StepBase {
     std::vector<Held> held(static_cast<size_t>(m));
     int64_t heldBytes = 0;
     double lossSum = 0;
-    int64_t correct = 0;
+    int64_t correct = 0, predictions = 0;  // a text batch predicts every token
     clearGradients(*m_stage.optimizer);
 
     auto next = [&](int i) -> std::optional<Batch> {
@@ -347,12 +348,13 @@ class PipelineStep final : public StepBase {
       if (m_stage.isLast) {
         // Weighted by its share of the batch, so the accumulated gradient is the full batch's.
         const double share = static_cast<double>(y.size(0)) / static_cast<double>(rows);
-        torch::Tensor ce = torch::nn::functional::cross_entropy(hd.h, y);
+        torch::Tensor ce = classLoss(hd.h, y);
         const double value = ce.item<double>();
         checkLoss(value, step, hd.x, outputs);
         hd.loss = ce * share;
         lossSum += value * share;
-        correct += hd.h.detach().argmax(1).eq(y).sum().item<int64_t>();
+        correct += correctCount(hd.h, y);
+        predictions += y.numel();
         bytes += hd.h.numel() * 4;
       }
       r.spans.push_back({m_k, step, begin, m_ctx.now(), SpanKind::Forward, i});
@@ -413,7 +415,8 @@ class PipelineStep final : public StepBase {
     if (m_stage.isLast) {
       r.hasLoss = true;
       r.loss = lossSum;
-      r.accuracy = static_cast<double>(correct) / static_cast<double>(rows);
+      r.accuracy =
+          static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(1, predictions));
     }
     r.samples = rows;
     return r;

@@ -3,7 +3,9 @@
 
 #include <sys/resource.h>
 
+#include <cmath>
 #include <map>
+#include <numbers>
 #include <random>
 #include <set>
 #include <thread>
@@ -727,7 +729,7 @@ class TorchRun final : public Run {
       m_isLast.push_back(p.isLast);
       m_stages.push_back(std::move(s));
     }
-    m_ctx.totalSteps = totalStepsFor(m_spec, m_data.trainX.size(0));
+    m_ctx.totalSteps = totalStepsFor(m_spec, m_data.trainCount());
     m_ctx.batchSize = m_spec.train.batchSize;
     const size_t k = m_stages.size();
     for (size_t i = 0; i < k; ++i)
@@ -753,13 +755,18 @@ class TorchRun final : public Run {
       m_ctx.snapshots = m_snapshots.get();
     // a fixed, seeded probe batch from the training set
     std::mt19937_64 rng(seed ^ 0x9B0BEull);
-    const int64_t n = m_data.trainX.size(0);
+    const int64_t n = m_data.trainCount();
     std::vector<int64_t> idx(static_cast<size_t>(std::min<int64_t>(m_spec.probe.batchSize, n)));
     for (auto& i : idx) i = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
-    auto index =
-        torch::from_blob(idx.data(), {static_cast<int64_t>(idx.size())}, torch::kInt64).clone();
-    m_probeX = m_data.trainX.index_select(0, index);
-    m_probeY = m_data.trainY.index_select(0, index);
+    if (m_data.trainText.defined()) {  // windows of their own seed
+      std::tie(m_probeX, m_probeY) = textWindows(m_data, m_spec.dataset.context, seed ^ 0x9B0BEull,
+                                                 0, static_cast<int64_t>(idx.size()));
+    } else {
+      auto index =
+          torch::from_blob(idx.data(), {static_cast<int64_t>(idx.size())}, torch::kInt64).clone();
+      m_probeX = m_data.trainX.index_select(0, index);
+      m_probeY = m_data.trainY.index_select(0, index);
+    }
     // Periodic evaluations on the first eval.max_samples; the final one on the whole set.
     m_testX = m_data.testX;
     m_testY = m_data.testY;
@@ -783,7 +790,7 @@ class TorchRun final : public Run {
     const bool layersNorm = m_spec.model.kind == "layers" &&
                             detail::containsLayer(m_spec.model.layers, "batchnorm1d");
     if (!layersNorm && (m_spec.model.kind != "mlp" || m_spec.model.norm != "batchnorm")) return;
-    const int64_t n = m_data.trainX.size(0), batch = m_spec.train.batchSize;
+    const int64_t n = m_data.trainCount(), batch = m_spec.train.batchSize;
     const int64_t perEpoch = (n + batch - 1) / batch, rest = n % batch;
     if (rest == 0 || m_ctx.totalSteps < perEpoch) return;  // no short batch is ever trained
     const int64_t micro = m_spec.mode != Mode::Pipeline ? 1
@@ -853,7 +860,14 @@ class TorchRun final : public Run {
                              : evaluate(m_shadow, m_testX, m_testY);
       points.push_back({series::kTestAccuracy, -1, -1, step, t, r.accuracy});
       points.push_back({series::kTestLoss, -1, -1, step, t, r.loss});
-      if (summary) summary->testAccuracy = r.accuracy, summary->testLoss = r.loss;
+      if (summary) {
+        summary->testAccuracy = r.accuracy;
+        summary->testLoss = r.loss;
+        if (m_data.shape.sequence) {  // nats per byte token: perplexity, bits per byte
+          summary->testPerplexity = std::exp(r.loss);
+          summary->testBitsPerByte = r.loss / std::numbers::ln2;
+        }
+      }
       if (m_valX.defined()) {
         const EvalResult v = summary ? evaluate(m_shadow, m_data.valX, m_data.valY)
                                      : evaluate(m_shadow, m_valX, m_valY);

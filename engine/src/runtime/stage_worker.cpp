@@ -4,6 +4,7 @@
 #include <numeric>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "runtime/error_text.h"
 #include "runtime/memory_meter.h"
@@ -41,11 +42,12 @@ void runLoader(RunContext& ctx, const TensorData& data) {
   try {
     nameThread("sw-loader");
     setupComputeThread(1, {});
-    const int64_t n = data.trainX.size(0);
+    const int64_t n = data.trainCount();
     const int64_t batch = ctx.spec.train.batchSize;
+    const bool text = data.trainText.defined();  // windows drawn by (seed, step), no shuffle
     const int64_t perEpoch = (n + batch - 1) / batch;
     std::mt19937_64 rng(ctx.spec.train.seed);
-    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::vector<int64_t> order(text ? 0 : static_cast<size_t>(n));
     auto shuffle = [&] {
       std::iota(order.begin(), order.end(), 0);
       std::shuffle(order.begin(), order.end(), rng);
@@ -54,7 +56,7 @@ void runLoader(RunContext& ctx, const TensorData& data) {
     // re-partition, replays the shuffles before it.
     const int64_t from = ctx.segmentStart;
     const int64_t epoch = from / perEpoch;
-    for (int64_t e = 0; e <= epoch; ++e) shuffle();
+    for (int64_t e = 0; e <= epoch && !text; ++e) shuffle();
     int64_t pos = (from - epoch * perEpoch) * batch;
     const size_t stages = ctx.channels.size();
     const bool pin = torch::Device(ctx.spec.stageSettings(0).device).is_cuda();
@@ -78,14 +80,22 @@ void runLoader(RunContext& ctx, const TensorData& data) {
         if (ctx.control.stopRequested()) break;
         ctx.checkpoint(step);
       }
-      if (pos >= n) {
-        shuffle();
-        pos = 0;
+      Batch b{step, {}, {}};
+      if (text) {
+        // Window i of the run is at textWindowOffset(seed, i): a full batch every step.
+        std::tie(b.x, b.y) =
+            textWindows(data, ctx.spec.dataset.context, ctx.spec.train.seed, step * batch, batch);
+      } else {
+        if (pos >= n) {
+          shuffle();
+          pos = 0;
+        }
+        const int64_t take = std::min(batch, n - pos);
+        auto idx = torch::from_blob(order.data() + pos, {take}, torch::kInt64);
+        pos += take;
+        b.x = data.trainX.index_select(0, idx);
+        b.y = data.trainY.index_select(0, idx);
       }
-      const int64_t take = std::min(batch, n - pos);
-      auto idx = torch::from_blob(order.data() + pos, {take}, torch::kInt64);
-      pos += take;
-      Batch b{step, data.trainX.index_select(0, idx), data.trainY.index_select(0, idx)};
       if (ctx.spec.dataset.augment && b.x.dim() == 4)
         b.x = augmentBatch(b.x, ctx.spec.train.seed, step);
       if (pin) b.x = b.x.pin_memory(), b.y = b.y.pin_memory();

@@ -14,6 +14,10 @@ namespace stagewise::engine {
 struct InputShape {
   std::vector<int64_t> dims;  ///< e.g. {1, 28, 28} or {32}
   int numClasses = 10;
+  /// Text (dataset.kind "text"): a sample is `dims[0]` token ids (int64, a vocabulary of
+  /// numClasses) and its labels are the next token at every position, [dims[0]]; the model's
+  /// output is [dims[0], numClasses].
+  bool sequence = false;
   int64_t numel() const;
 };
 
@@ -45,8 +49,9 @@ ModelPlan planModel(const ModelSpec& model, const InputShape& input);
 
 /// The network as `model.layers` entries, one per cuttable layer: `model.layers` itself for kind
 /// "layers"; the mlp, cnn and vit families expanded (fc1.., stem, block1.1.., patch_embed,
-/// encoder1.., classifier). A family and its expansion as a "layers" model are the same
-/// network, with the same initial weights for a seed. Throws SpecError on bad family fields.
+/// encoder1.., classifier; gpt: token_embed, block1.., lm_head). A family and its expansion as a
+/// "layers" model are the same network, with the same initial weights for a seed. Throws SpecError
+/// on bad family fields.
 std::vector<LayerSpec> familyLayers(const ModelSpec& model, const InputShape& input);
 
 /// Parameters and forward FLOPs per sample of an aux head fed by `inShape`.
