@@ -75,6 +75,34 @@ class TestDesignModels : public QObject {
     QCOMPARE(doc.spec().stageDefaults.auxHead, std::string("token"));
   }
 
+  void choosingGptReadsTextWithLmHeads() {
+    // Issue 34: the GPT in the model box; it reads text (Debian's fortunes by default) and each
+    // stage learns from the lm head; back to an image family, Fashion-MNIST and linear heads.
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(readSpecFile(QStringLiteral(":/experiments/mlp-fmnist-4stage.json")));
+    QComboBox* kind = ws.modelPanel()->familyForm()->kindCombo();
+    const int gpt = kind->findData(QStringLiteral("gpt"));
+    QVERIFY(gpt >= 0);
+    kind->setCurrentIndex(gpt);
+    Q_EMIT kind->activated(gpt);
+    QCOMPARE(doc.spec().model.kind, std::string("gpt"));
+    QCOMPARE(doc.spec().dataset.kind, std::string("text"));
+    QCOMPARE(doc.spec().stageDefaults.auxHead, std::string("lm"));
+    for (const auto& p : doc.problems())  // the corpus may be missing on a build machine
+      QVERIFY2(p.field.rfind("dataset", 0) == 0,
+               qPrintable(QString::fromStdString(p.field + " " + p.message)));
+    const int mlp = kind->findData(QStringLiteral("mlp"));
+    kind->setCurrentIndex(mlp);
+    Q_EMIT kind->activated(mlp);
+    QCOMPARE(doc.spec().dataset.kind, std::string("fashion-mnist"));
+    QCOMPARE(doc.spec().stageDefaults.auxHead, std::string("linear"));
+    // The GPT preset is among the presets and names itself in the box.
+    doc.load(readSpecFile(QStringLiteral(":/experiments/gpt-text-4stage.json")));
+    QCOMPARE(ws.modelPanel()->presetCombo()->currentText(), QStringLiteral("gpt-text-4stage"));
+    QCOMPARE(kind->currentData().toString(), QStringLiteral("gpt"));
+  }
+
   void editAsLayersKeepsTheNetworkAndItsCuts() {
     // Issue 33 §1: *Edit as layers* turns a family into its layer list: the same layers, the
     // same cuts, one undo step.

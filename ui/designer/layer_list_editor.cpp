@@ -49,7 +49,9 @@ const std::vector<FieldInfo>& fieldsOf(const std::string& type) {
       {"maxpool2d", {kernel, stride, padding}},
       {"avgpool2d", {kernel, stride, padding}},
       {"patch_embed", {patch, dim}},
-      {"transformer_block", {dim, heads, ratio}}};
+      {"transformer_block", {dim, heads, ratio}},
+      {"token_embed", {dim}},
+      {"causal_block", {dim, heads, ratio}}};
   static const std::vector<FieldInfo> none;
   auto it = table.find(type);
   return it == table.end() ? none : it->second;
@@ -112,7 +114,8 @@ QStringList LayerListEditor::layerTypes() {
           QStringLiteral("avgpool2d"),   QStringLiteral("adaptive_avgpool2d"),
           QStringLiteral("flatten"),     QStringLiteral("dropout"),
           QStringLiteral("residual"),    QStringLiteral("patch_embed"),
-          QStringLiteral("transformer_block")};
+          QStringLiteral("transformer_block"), QStringLiteral("token_embed"),
+          QStringLiteral("causal_block")};
 }
 
 engine::LayerSpec LayerListEditor::defaultLayer(const std::string& type) {
@@ -123,7 +126,8 @@ engine::LayerSpec LayerListEditor::defaultLayer(const std::string& type) {
   if (type == "maxpool2d" || type == "avgpool2d") l.kernel = 2;
   if (type == "dropout") l.p = 0.1;
   if (type == "patch_embed") l.patch = 4, l.dim = 64;
-  if (type == "transformer_block") l.heads = 4;
+  if (type == "transformer_block" || type == "causal_block") l.heads = 4;
+  if (type == "token_embed") l.dim = 64;
   if (type == "residual") {
     // Its inner layers are added to its input (a 1x1 projection where the shapes differ).
     l.layers = {defaultLayer("conv2d"), defaultLayer("relu")};

@@ -43,6 +43,7 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
   m_kind->addItem(tr("Vision transformer"), QStringLiteral("vit"));
   m_kind->addItem(tr("Layer list (your own)"), QStringLiteral("layers"));
   m_kind->addItem(tr("TorchScript file"), QStringLiteral("torchscript"));
+  m_kind->addItem(tr("GPT (language model, text)"), QStringLiteral("gpt"));
   m_kind->setToolTip(
       tr("The model: a family (MLP, residual CNN, ViT), your own list of layers, or a "
          "TorchScript file. Each layer block on the canvas is one cuttable unit (an MLP layer, "
@@ -75,11 +76,12 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
 
   auto* vit = new QWidget(this);
   auto* vitForm = new QFormLayout(vit);
+  m_vitForm = vitForm;
   vitForm->setContentsMargins(0, 0, 0, 0);
-  vitForm->addRow(tr("Patch"), vitSpin(1, 1024,
-                                       tr("Patch size in pixels (must divide the image "
-                                          "height and width)."),
-                                       1, tr("ViT patch"), &engine::ModelSpec::patch));
+  m_patchSpin = vitSpin(1, 1024,
+                        tr("Patch size in pixels (must divide the image height and width)."), 1,
+                        tr("ViT patch"), &engine::ModelSpec::patch);
+  vitForm->addRow(tr("Patch"), m_patchSpin);
   vitForm->addRow(tr("Width"), vitSpin(1, 65536, tr("Token width."), 2, tr("ViT width"),
                                        &engine::ModelSpec::dim));
   vitForm->addRow(tr("Depth"), vitSpin(1, 256, tr("Encoder blocks."), 3, tr("ViT depth"),
@@ -138,14 +140,25 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
       Q_EMIT importRequested();
       return;
     }
-    // Aux heads that only fit another family fall back to the linear head.
+    // Aux heads that only fit another family fall back to the linear head; a GPT reads text
+    // and learns each stage from the lm head, an image family reads Fashion-MNIST again.
     engine::ExperimentSpec next = m_doc->spec();
     next.model.kind = kind;
+    if (kind == "gpt" && next.dataset.kind != "text") {
+      next.dataset.kind = "text";
+      next.dataset.path.clear();  // the default corpus (Debian's fortunes)
+    } else if (kind != "gpt" && next.dataset.kind == "text") {
+      next.dataset.kind = "fashion-mnist";
+      next.dataset.path.clear();
+    }
     next.model.layers.clear();  // a family is its fields (undo brings the list back)
     next.model.path.clear();
     next.model.reinit = false;
     auto fit = [&](std::string& head) {
-      if ((head == "conv" && kind != "cnn") || (head == "token" && kind != "vit")) head = "linear";
+      if (kind == "gpt") head = "lm";
+      else if ((head == "conv" && kind != "cnn") || (head == "token" && kind != "vit") ||
+               head == "lm")
+        head = "linear";
     };
     fit(next.stageDefaults.auxHead);
     for (auto& s : next.stages)
@@ -166,7 +179,7 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
 
 void ModelFamilyForm::editAsLayers() {
   const auto& spec = m_doc->spec();
-  if (spec.model.kind == "layers") return;
+  if (spec.model.kind == "layers" || spec.model.kind == "torchscript") return;
   engine::ExperimentSpec next = spec;
   try {
     next.model.layers = engine::familyLayers(spec.model, m_doc->plan().input);
@@ -214,7 +227,9 @@ void ModelFamilyForm::refresh() {
   const auto& m = m_doc->spec().model;
   const int kind = m_kind->findData(QString::fromStdString(m.kind));
   m_kind->setCurrentIndex(kind);
-  m_pages->setCurrentIndex(std::max(0, kind));
+  // A GPT has the ViT's width, depth, heads and MLP ratio (no patch: its tokens are bytes).
+  m_pages->setCurrentIndex(m.kind == "gpt" ? 2 : std::max(0, kind));
+  if (m_vitForm && m_patchSpin) m_vitForm->setRowVisible(m_patchSpin, m.kind != "gpt");
   // A stacked widget is as tall as its tallest page: let hidden pages take no room.
   for (int i = 0; i < m_pages->count(); ++i)
     m_pages->widget(i)->setSizePolicy(QSizePolicy::Preferred, i == m_pages->currentIndex()
@@ -230,7 +245,8 @@ void ModelFamilyForm::refresh() {
       setInvalidOutline(line, false);
     }
   m_activation->setCurrentIndex(m_activation->findData(QString::fromStdString(m.activation)));
-  m_editAsLayers->setVisible(m.kind == "mlp" || m.kind == "cnn" || m.kind == "vit");
+  m_editAsLayers->setVisible(m.kind == "mlp" || m.kind == "cnn" || m.kind == "vit" ||
+                             m.kind == "gpt");
   m_scriptPath->setText(QString::fromStdString(m.path));
   m_reinit->setChecked(m.reinit);
   for (auto& [box, member] : m_vit) box->setValue(m.*member);

@@ -9,6 +9,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QPushButton;
 class QLineEdit;
@@ -60,6 +61,8 @@ class ModelFamilyForm : public QWidget {
   QLabel* m_scriptPath;
   QCheckBox* m_reinit;
   QPushButton* m_editAsLayers;
+  QFormLayout* m_vitForm = nullptr;
+  QSpinBox* m_patchSpin = nullptr;
 };
 
 /// "512, 256" -> {512, 256}; nullopt if malformed or empty.

@@ -55,12 +55,15 @@ ModelPanel::ModelPanel(DesignDocument* doc, QWidget* parent) : QWidget(parent), 
   m_dataset->addItem(tr("Image folder (train/ and test/ class subfolders)"),
                      QStringLiteral("image_folder"));
   m_dataset->addItem(tr("Synthetic clusters"), QStringLiteral("synthetic"));
+  m_dataset->addItem(tr("Text (bytes; Debian's fortunes or your file/folder)"),
+                     QStringLiteral("text"));
   m_path = new QLineEdit(this);
   m_path->setPlaceholderText(tr("folder with the dataset files"));
   m_pathTip =
       tr("The folder holding the dataset's files (IDX: train-images-idx3-ubyte and the "
          "rest, optionally .gz; CIFAR-10: the binary batches; image folder: train/<class>/ and "
-         "test/<class>/ with .png, .jpg or .bmp images).");
+         "test/<class>/ with .png, .jpg or .bmp images; text: a UTF-8 file or a folder of them, "
+         "empty for Debian's fortunes).");
   m_path->setToolTip(m_pathTip);
   m_browse = new QPushButton(tr("Browse…"), this);
   m_features = spin(this, 1, 100000, tr("Features per synthetic sample."));
@@ -187,7 +190,7 @@ void ModelPanel::refresh() {
   const bool needsPath =
       s.dataset.kind == "idx" || s.dataset.kind == "cifar10" || s.dataset.kind == "image_folder";
   m_path->setText(QString::fromStdString(s.dataset.path));
-  m_path->setEnabled(needsPath || s.dataset.kind == "fashion-mnist");
+  m_path->setEnabled(needsPath || s.dataset.kind == "fashion-mnist" || s.dataset.kind == "text");
   m_browse->setEnabled(m_path->isEnabled());
   QStringList pathProblems;
   for (const auto& p : m_doc->problems())

@@ -40,6 +40,7 @@ StageInspector::StageInspector(DesignDocument* doc, QWidget* parent) : QWidget(p
   m_auxHead->addItem(tr("MLP (one hidden layer)"), QStringLiteral("mlp"));
   m_auxHead->addItem(tr("conv (CNN)"), QStringLiteral("conv"));
   m_auxHead->addItem(tr("token (ViT)"), QStringLiteral("token"));
+  m_auxHead->addItem(tr("lm (GPT)"), QStringLiteral("lm"));
   m_auxHead->setToolTip(tr("The small classifier that gives this stage its local loss."));
   m_auxHidden = new QSpinBox(this);
   m_auxHidden->setRange(1, 65536);
@@ -182,10 +183,15 @@ void StageInspector::refresh() {
   const std::string& kind = spec.model.kind;
   for (int i = 0; i < m_auxHead->count(); ++i) {
     const QString id = m_auxHead->itemData(i).toString();
-    const bool fits = (id != QLatin1String("conv") || kind == "cnn" || kind == "layers") &&
-                      (id != QLatin1String("token") || kind == "vit" || kind == "layers");
+    const bool text = spec.dataset.kind == "text";
+    const bool fits = text ? (id == QLatin1String("lm") || kind == "layers")
+                           : (id != QLatin1String("conv") || kind == "cnn" || kind == "layers") &&
+                                 (id != QLatin1String("token") || kind == "vit" || kind == "layers") &&
+                                 id != QLatin1String("lm");
     heads->item(i)->setEnabled(fits);
     heads->item(i)->setToolTip(fits                          ? QString()
+                               : text                        ? tr("a language model's stages predict every next token: use lm")
+                               : id == QLatin1String("lm")   ? tr("needs a GPT model on text")
                                : id == QLatin1String("conv") ? tr("needs a residual CNN model")
                                                              : tr("needs a vision transformer"));
   }
