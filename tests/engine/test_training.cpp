@@ -347,7 +347,11 @@ class TestTraining : public QObject {
     // The engine's own accounting; the estimate of the next point is the last one's cost, so
     // noise lets a point in now and then: 30 % over is a failure.
     QVERIFY2(s.measureShare <= 0.05 * 1.3, std::to_string(s.measureShare).c_str());
-    QVERIFY2(s.measureShare >= 0.02, std::to_string(s.measureShare).c_str());  // and spent
+    // And spent — unless the analysis thread fell behind (a loaded machine) and skipped points,
+    // which the summary counts: then less than the budget is all it could spend.
+    QVERIFY2(s.measureShare >= 0.02 || s.skippedPoints > 0,
+             (std::to_string(s.measureShare) + ", skipped " + std::to_string(s.skippedPoints))
+                 .c_str());
     QCOMPARE(s.measureBudget, 0.05);
     QVERIFY(s.probePoints >= 9);
     QVERIFY(s.thinnedPoints > 0);

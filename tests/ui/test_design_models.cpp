@@ -89,8 +89,10 @@ class TestDesignModels : public QObject {
     QCOMPARE(doc.spec().model.kind, std::string("gpt"));
     QCOMPARE(doc.spec().dataset.kind, std::string("text"));
     QCOMPARE(doc.spec().stageDefaults.auxHead, std::string("lm"));
-    for (const auto& p : doc.problems())  // the corpus may be missing on a build machine
-      QVERIFY2(p.field.rfind("dataset", 0) == 0,
+    // The corpus may be missing on a build machine; the MLP's third cut lies past the GPT's
+    // six layers (drawn red, one click removes it, as after any smaller model).
+    for (const auto& p : doc.problems())
+      QVERIFY2(p.field.rfind("dataset", 0) == 0 || p.field.rfind("partition.cuts", 0) == 0,
                qPrintable(QString::fromStdString(p.field + " " + p.message)));
     const int mlp = kind->findData(QStringLiteral("mlp"));
     kind->setCurrentIndex(mlp);
@@ -220,10 +222,10 @@ class TestDesignModels : public QObject {
     auto spec = doc.spec();
     spec.stages.resize(size_t(spec.stageCount()));
     spec.stages[0].auxHead = "mlp";
-    spec.stages[0].auxHidden = 8192;
+    spec.stages[0].auxHidden = 40000;  // 20 M parameters on a 2.2 M model
     doc.edit(spec, QStringLiteral("big head"));
     QVERIFY2(note->text().contains(QStringLiteral("stages.0.aux_head")), qPrintable(note->text()));
-    QVERIFY(note->text().contains(QStringLiteral("more than the whole model's")));
+    QVERIFY(note->text().contains(QStringLiteral("over 4x the whole model's")));
   }
 
   void thePresetBoxAndTheNameFollowTheDesign() {

@@ -207,7 +207,7 @@ class TestRealEngineGui : public QObject {
              qPrintable(QStringLiteral("%1 -> %2").arg(before.etaS).arg(during.etaS)));
     QVERIFY(during.elapsedS - before.elapsedS < 0.3);
     QTest::mouseClick(f.workspace.pauseButton(), Qt::LeftButton);
-    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
     const engine::RunSummary& s = f.workspace.summaries().back();
     QVERIFY2(s.status == engine::RunStatus::Completed, s.error.c_str());
     QVERIFY2(s.pausedSeconds >= 1.5, std::to_string(s.pausedSeconds).c_str());
@@ -241,7 +241,7 @@ class TestRealEngineGui : public QObject {
     Fixture f(spec);
     QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
     QVERIFY(f.workspace.startRun());
-    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);  // 38 s seen on a loaded machine
     QVERIFY(f.workspace.summaries().back().status == engine::RunStatus::Completed);
     const SeriesBuffer* cosine = f.series(engine::series::kGradCosine, 0);
     QVERIFY(cosine);
@@ -275,7 +275,7 @@ class TestRealEngineGui : public QObject {
     Fixture f(spec);
     QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
     QVERIFY(f.workspace.startRun());
-    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
     const engine::RunSummary& s = f.workspace.summaries().back();
     QVERIFY2(s.status == engine::RunStatus::Completed, s.error.c_str());
     QVERIFY(std::isfinite(s.measureShare));

@@ -175,15 +175,12 @@ void EstimatePanel::balanceWith(const std::vector<double>& costs, const QString&
   const int stages = std::min(m_stageCount->value(), int(plan.layers.size()));
   const auto cuts = engine::balanceCuts(costs, stages);
   if (cuts == m_doc->spec().partition.cuts) {
-    // Nothing to change: say so, with the largest stage's share, rather than doing nothing.
-    double total = 0, largest = 0, stage = 0;
-    size_t next = 0;
-    for (size_t i = 0; i < costs.size(); ++i) {
-      if (next < cuts.size() && int(i) == cuts[next]) largest = std::max(largest, stage), stage = 0, ++next;
-      stage += costs[i];
-      total += costs[i];
-    }
-    largest = std::max(largest, stage);
+    // Nothing to change: say so, with the largest stage's share of the work as the bars show
+    // it (aux heads included), rather than doing nothing.
+    double largest = 0;
+    if (const auto& e = m_doc->estimate())
+      for (double share : e->stageShare) largest = std::max(largest, share);
+    const double total = largest > 0 ? 1.0 : 0.0;
     const QString text =
         tr("Auto-balance: the cut is already the most balanced for %n stage(s) %1 (the largest "
            "stage does %2 % of the work).",

@@ -223,7 +223,7 @@ LayerListEditor::LayerListEditor(DesignDocument* doc, QWidget* parent)
           {"model.layers." + std::to_string(row) + "=" + m_json->text().toStdString()});
       engine::ExperimentSpec next = engine::parseSpec(json);
       setInvalidOutline(m_json, false);
-      apply(next.model.layers, spec.partition.cuts, tr("Edit layer %1").arg(row), row);
+      apply(next.model.layers, spec.partition.cuts, tr("Edit layer %1").arg(row + 1), row);
     } catch (const std::exception& e) {
       setInvalidOutline(m_json, true);
       m_json->setToolTip(QString::fromStdString(e.what()));
@@ -240,11 +240,16 @@ QSpinBox* LayerListEditor::fieldSpin(const QString& key) const {
 }
 
 void LayerListEditor::apply(std::vector<engine::LayerSpec> layers, std::vector<int> cuts,
-                            const QString& text, int select, int mergeId) {
+                            const QString& text, int select, int mergeId, int droppedStage) {
   engine::ExperimentSpec next = m_doc->spec();
   next.model.kind = "layers";
   next.model.layers = std::move(layers);
   next.partition.cuts = validCuts(std::move(cuts), int(next.model.layers.size()));
+  // A stage that lost its only layer is gone: so is its entry of `stages` (else the list would
+  // name more stages than the cut makes); the other stages keep theirs.
+  if (droppedStage >= 0 && droppedStage < int(next.stages.size()))
+    next.stages.erase(next.stages.begin() + droppedStage);
+  if (!next.stages.empty()) next.stages.resize(next.partition.cuts.size() + 1);
   if (engine::specToJson(next) == engine::specToJson(m_doc->spec())) return;
   m_doc->edit(next, text, mergeId);
   if (select >= 0 && select < m_list->count()) m_list->setCurrentRow(select);
@@ -268,11 +273,22 @@ void LayerListEditor::removeSelected() {
   const std::string type = layers[size_t(row)].type;
   layers.erase(layers.begin() + row);
   std::vector<int> cuts = m_doc->spec().partition.cuts;
+  // The stage the layer was in, and whether it was that stage's only layer.
+  const int stage = int(std::upper_bound(cuts.begin(), cuts.end(), row) - cuts.begin());
+  const int first = stage == 0 ? 0 : cuts[size_t(stage - 1)];
+  const int last = stage < int(cuts.size()) ? cuts[size_t(stage)] - 1
+                                            : int(m_doc->spec().model.layers.size()) - 1;
+  const bool emptied = first == last;
   for (int& c : cuts)
     if (c > row) --c;
+  if (emptied) {
+    // The stage's cut goes with it (the one before it, or the first when it was stage 1).
+    const int gone = stage > 0 ? stage - 1 : 0;
+    if (gone < int(cuts.size())) cuts.erase(cuts.begin() + gone);
+  }
   apply(std::move(layers), std::move(cuts),
-        tr("Remove layer %1 (%2)").arg(row).arg(QString::fromStdString(type)),
-        std::min(row, int(m_doc->spec().model.layers.size()) - 2));
+        tr("Remove layer %1 (%2)").arg(row + 1).arg(QString::fromStdString(type)),
+        std::min(row, int(m_doc->spec().model.layers.size()) - 2), -1, emptied ? stage : -1);
 }
 
 void LayerListEditor::moveSelected(int delta) {
@@ -292,7 +308,7 @@ void LayerListEditor::moveLayer(int from, int to) {
   layers.insert(layers.begin() + to, moved);
   // The cuts stay where they are: the moved layer joins the stage at its new place.
   apply(std::move(layers), m_doc->spec().partition.cuts,
-        tr("Move layer %1 to %2").arg(from).arg(to), to);
+        tr("Move layer %1 to %2").arg(from + 1).arg(to + 1), to);
 }
 
 void LayerListEditor::setField(const std::string& key, double value) {
@@ -304,7 +320,7 @@ void LayerListEditor::setField(const std::string& key, double value) {
   // Stepping one field merges into one undo step (per layer and field).
   const int merge = 5000 + row * 16 + int(std::hash<std::string>{}(key) % 16);
   apply(std::move(layers), m_doc->spec().partition.cuts,
-        tr("Layer %1 %2").arg(row).arg(QString::fromStdString(key)), row, merge);
+        tr("Layer %1 %2").arg(row + 1).arg(QString::fromStdString(key)), row, merge);
 }
 
 void LayerListEditor::refresh() {
@@ -323,7 +339,8 @@ void LayerListEditor::refresh() {
   m_list->clear();
   for (int i = 0; i < int(layers.size()); ++i) {
     const auto& l = layers[size_t(i)];
-    QString text = QStringLiteral("%1  %2").arg(i).arg(QString::fromStdString(l.type));
+    // Layers are numbered from 1, as on the canvas (the JSON path in a problem is 0-based).
+    QString text = QStringLiteral("%1  %2").arg(i + 1).arg(QString::fromStdString(l.type));
     if (!l.name.empty()) text += QStringLiteral(" “%1”").arg(QString::fromStdString(l.name));
     if (plan.layers.size() == layers.size()) {
       const auto& info = plan.layers[size_t(i)];
@@ -378,6 +395,9 @@ void LayerListEditor::showSelected() {
     for (const auto& [key, spin] : m_spins)
       if (key == f.key) {
         spin->setRange(f.lo, f.hi);
+        // 0 means the type's default (stride 1 for a conv, the kernel for a pool; the input's
+        // width): say so rather than show a stride of 0.
+        spin->setSpecialValueText(f.lo == 0 ? tr("default") : QString());
         spin->setToolTip(tr(f.tip));
         spin->setValue(int(fieldValue(l, key)));
         spin->show();

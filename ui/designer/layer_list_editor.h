@@ -55,9 +55,10 @@ class LayerListEditor : public QWidget {
   void refresh();
 
  private:
-  /// Applies a new layer list as one undo step; `cuts` are the cuts to keep.
+  /// Applies a new layer list as one undo step; `cuts` are the cuts to keep; `droppedStage`:
+  /// a stage that lost its only layer (its `stages` entry goes too).
   void apply(std::vector<engine::LayerSpec> layers, std::vector<int> cuts, const QString& text,
-             int select, int mergeId = -1);
+             int select, int mergeId = -1, int droppedStage = -1);
   void showSelected();
   void setField(const std::string& key, double value);
 

@@ -388,7 +388,9 @@ void PlotPanel::syncMarkers() {
     auto* text = new QCPItemText(m_plot);
     text->position->setTypeX(QCPItemPosition::ptPlotCoords);
     text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    text->position->setCoords(x, 0.02);
+    // Successive labels step down a row (four rows, then again) so the labels of changes close
+    // together do not print over each other.
+    text->position->setCoords(x, 0.02 + 0.07 * double(i % 4));
     text->setText(m.label);
     text->setColor(color);
     QFont font = m_plot->font();
