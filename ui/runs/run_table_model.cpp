@@ -95,6 +95,19 @@ void RunTableModel::refreshLoadedPages() {
   }
 }
 
+void RunTableModel::setRunMeta(int64_t id, const std::vector<std::string>& tags,
+                               const std::string& notes) {
+  for (auto& [page, rows] : m_pages)
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i].id == id) {
+        rows[i].tags = tags;
+        rows[i].notes = notes;
+        const int row = page * kPageSize + int(i);
+        Q_EMIT dataChanged(index(row, 0), index(row, kColumnCount - 1));
+        return;
+      }
+}
+
 void RunTableModel::requestPage(int page) const {
   if (m_requested[page]) return;
   m_requested[page] = true;

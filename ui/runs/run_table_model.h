@@ -49,6 +49,10 @@ class RunTableModel : public QAbstractTableModel {
   void reload();
   /// Re-reads the pages already loaded (runs still training change their numbers).
   void refreshLoadedPages();
+  /// Sets the tags and notes of run `id` where its page is loaded, at once (read from the store
+  /// by the caller): a run selected again before the page re-read arrives shows them, not the
+  /// page's older copy.
+  void setRunMeta(int64_t id, const std::vector<std::string>& tags, const std::string& notes);
   /// Pages held in memory (each kPageSize runs).
   int loadedPageCount() const { return int(m_pages.size()); }
   /// True once the count and every page asked for so far have arrived.

@@ -598,6 +598,9 @@ void RunsWorkspace::saveNotesAndTags() {
   m_metaDirty = false;
   if (!tagsEdited && !notesEdited) return;
   const QString who = describeRuns({id});
+  // The table shows what is being written at once (the run selected again before the save's
+  // answer arrives must not show the old text); the answer corrects it on a conflict.
+  m_model->setRunMeta(id, tagsEdited ? tags : m_shownTags, notesEdited ? notes : m_shownNotes);
   m_executor->post<MetaSave>(
       this,
       [id, tags, notes, tagsEdited, notesEdited, shownTags = m_shownTags,
@@ -626,6 +629,9 @@ void RunsWorkspace::saveNotesAndTags() {
           resolveConflict(id, false, saved.storedTags, saved.storedNotes, tags, notes);
         if (!saved.tagsConflict && !saved.notesConflict)
           Q_EMIT message(tr("Saved the notes and tags of %1").arg(who));
+        // What the store holds now, in the table at once (selecting the run again before the
+        // pages are re-read showed the old notes).
+        m_model->setRunMeta(id, saved.storedTags, saved.storedNotes);
         m_model->refreshLoadedPages();
       },
       [this](const QString& m) { QMessageBox::warning(this, tr("Cannot save"), m); });
@@ -687,6 +693,8 @@ void RunsWorkspace::resolveConflict(int64_t id, bool tags,
             m_shownNotes = mineNotes;
         }
         Q_EMIT message(tr("Saved the %1 of %2").arg(field, who));
+        if (const storage::RunRecord* r = m_model->record(m_model->rowOf(id)))
+          m_model->setRunMeta(id, tags ? mineTags : r->tags, tags ? r->notes : mineNotes);
         m_model->refreshLoadedPages();
       },
       [this](const QString& m) { QMessageBox::warning(this, tr("Cannot save"), m); });
@@ -725,7 +733,12 @@ void RunsWorkspace::checkMetaOutside() {
             m_shownNotes = notes;
           }
         }
-        if (changed) m_model->refreshLoadedPages();
+        if (changed) {
+          // The table's copy of this run now, so selecting it again shows what the store holds
+          // (CI saw the old tags come back from the loaded page); the pages re-read too.
+          m_model->setRunMeta(id, tags, notes);
+          m_model->refreshLoadedPages();
+        }
       });
 }
 
