@@ -111,9 +111,10 @@ LayerSpec readLayer(const json& object, const std::string& path) {
 
 std::vector<LayerSpec> readLayers(const json& list, const std::string& path) {
   if (!list.is_array())
-    throw SpecError(path, "expected a list of layers like [{\"type\": \"flatten\"}, "
-                          "{\"type\": \"linear\", \"out\": 10}], found " +
-                              typeName(list));
+    throw SpecError(path,
+                    "expected a list of layers like [{\"type\": \"flatten\"}, "
+                    "{\"type\": \"linear\", \"out\": 10}], found " +
+                        typeName(list));
   std::vector<LayerSpec> out;
   for (size_t i = 0; i < list.size(); ++i)
     out.push_back(readLayer(list[i], path + "." + std::to_string(i)));

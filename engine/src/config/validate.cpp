@@ -4,9 +4,9 @@
 #include <fstream>
 #include <thread>
 
+#include "model/layer_plan.h"
 #include "stagewise/engine/partition.h"
 #include "stagewise/engine/spec.h"
-#include "model/layer_plan.h"
 
 namespace stagewise::engine {
 
@@ -110,10 +110,11 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"dataset.validation",
                    "must be the share of the training samples held out for validation, between "
                    "0 and 0.5 (0.1: 10 %; 0: none)"});
-  if (!d.size.empty() &&
-      (d.size.size() != 2 || d.size[0] < 1 || d.size[1] < 1 || d.size[0] > 4096 || d.size[1] > 4096))
-    out.push_back({"dataset.size", "must be [height, width] in pixels (1 to 4096 each), or [] "
-                                   "for the first training image's size"});
+  if (!d.size.empty() && (d.size.size() != 2 || d.size[0] < 1 || d.size[1] < 1 ||
+                          d.size[0] > 4096 || d.size[1] > 4096))
+    out.push_back({"dataset.size",
+                   "must be [height, width] in pixels (1 to 4096 each), or [] "
+                   "for the first training image's size"});
   if (d.channels != 1 && d.channels != 3)
     out.push_back({"dataset.channels", "must be 1 (grey) or 3 (RGB)"});
   if (d.kind == "synthetic") {
@@ -131,12 +132,14 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     out.push_back({"model.kind", "unknown model '" + m.kind +
                                      "'; use mlp, cnn, vit, gpt, layers or torchscript"});
   if (m.kind == "layers" && m.layers.empty())
-    out.push_back({"model.layers", "a layers model needs its layers, e.g. [{\"type\": "
-                                   "\"flatten\"}, {\"type\": \"linear\", \"out\": 10}]"});
+    out.push_back({"model.layers",
+                   "a layers model needs its layers, e.g. [{\"type\": "
+                   "\"flatten\"}, {\"type\": \"linear\", \"out\": 10}]"});
   if (m.kind == "torchscript") {  // the file itself is read (and qualified) by the plan
     if (m.path.empty())
-      out.push_back({"model.path", "a torchscript model needs the file: set model.path to a "
-                                   "file saved with torch.jit.script(model).save(path)"});
+      out.push_back({"model.path",
+                     "a torchscript model needs the file: set model.path to a "
+                     "file saved with torch.jit.script(model).save(path)"});
     else if (std::error_code ec; !std::filesystem::is_regular_file(m.path, ec) ||
                                  !std::ifstream(m.path, std::ios::binary))
       out.push_back({"model.path", "cannot read the TorchScript file " + m.path +
@@ -224,17 +227,15 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
   if (batchNorm1d) {
     const std::string bn = m.kind == "mlp" ? "batch norm (model.norm)" : "batchnorm1d";
     // Batch statistics of a single row are undefined: LibTorch refuses to train on them.
-    if (t.batchSize < 2)
-      out.push_back({"train.batch_size", bn + " needs batches of 2 or more"});
+    if (t.batchSize < 2) out.push_back({"train.batch_size", bn + " needs batches of 2 or more"});
     const int micro = pl.microBatches > 0 ? pl.microBatches : stages;
     if (spec.mode == Mode::Pipeline && t.batchSize >= 2 && t.batchSize < 2 * micro)
-      out.push_back({"pipeline.micro_batches",
-                     bn + " needs micro-batches of 2 rows or more: at most " +
-                         std::to_string(t.batchSize / 2) + " for batch size " +
-                         std::to_string(t.batchSize)});
-    if (spec.probe.batchSize < 2 && spec.mode == Mode::Local && spec.probe.interval >= 0)
       out.push_back(
-          {"probe.batch_size", bn + " needs a probe batch of 2 or more"});
+          {"pipeline.micro_batches", bn + " needs micro-batches of 2 rows or more: at most " +
+                                         std::to_string(t.batchSize / 2) + " for batch size " +
+                                         std::to_string(t.batchSize)});
+    if (spec.probe.batchSize < 2 && spec.mode == Mode::Local && spec.probe.interval >= 0)
+      out.push_back({"probe.batch_size", bn + " needs a probe batch of 2 or more"});
   }
   if (pl.schedule != "gpipe" && pl.schedule != "1f1b")
     out.push_back(

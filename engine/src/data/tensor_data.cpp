@@ -27,11 +27,11 @@ ByteDataset loadImages(const DatasetSpec& spec, const DataNote& note) {
   if (note)
     options.onProgress = [&note](const ImageLoadProgress& p) {
       char line[160];
-      std::snprintf(line, sizeof line,
-                    "dataset: decoding images %lld/%lld (%.0f %%), %s elapsed, ETA %s",
-                    static_cast<long long>(p.done), static_cast<long long>(p.total),
-                    100.0 * static_cast<double>(p.done) / static_cast<double>(std::max<int64_t>(1, p.total)),
-                    minutes(p.elapsedS).c_str(), minutes(p.etaS).c_str());
+      std::snprintf(
+          line, sizeof line, "dataset: decoding images %lld/%lld (%.0f %%), %s elapsed, ETA %s",
+          static_cast<long long>(p.done), static_cast<long long>(p.total),
+          100.0 * static_cast<double>(p.done) / static_cast<double>(std::max<int64_t>(1, p.total)),
+          minutes(p.elapsedS).c_str(), minutes(p.etaS).c_str());
       note(line, false);
     };
   ImageLoadResult r = loadImageFolder(spec, options);
@@ -197,7 +197,8 @@ TensorData loadTensorData(const DatasetSpec& spec, uint64_t seed, const DataNote
   if (spec.kind == "image_folder") {
     // Per channel, as torchvision's Normalize: [1, C, 1, 1] over samples and pixels.
     const auto mean = data.trainX.mean({0, 2, 3}, /*keepdim=*/true);
-    const auto std = data.trainX.std({0, 2, 3}, /*unbiased=*/true, /*keepdim=*/true).clamp_min(1e-6);
+    const auto std =
+        data.trainX.std({0, 2, 3}, /*unbiased=*/true, /*keepdim=*/true).clamp_min(1e-6);
     data.trainX.sub_(mean).div_(std);
     data.testX.sub_(mean).div_(std);
     if (data.valX.defined()) data.valX.sub_(mean).div_(std);

@@ -57,7 +57,9 @@ std::vector<LayerSpec> mlpLayers(const ModelSpec& m, const InputShape& input) {
     inner.push_back(linear(m.hidden[i]));
     if (m.norm == "layernorm") inner.push_back(layer("layernorm"));
     if (m.norm == "batchnorm") inner.push_back(layer("batchnorm1d"));
-    inner.push_back(layer(m.activation == "gelu" ? "gelu" : m.activation == "tanh" ? "tanh" : "relu"));
+    inner.push_back(layer(m.activation == "gelu"   ? "gelu"
+                          : m.activation == "tanh" ? "tanh"
+                                                   : "relu"));
     out.push_back(sequential("fc" + std::to_string(i + 1), std::move(inner)));
   }
   LayerSpec classifier = linear(input.numClasses);
@@ -82,7 +84,8 @@ std::vector<LayerSpec> cnnLayers(const ModelSpec& m, const InputShape& input) {
       throw SpecError("model.blocks[" + std::to_string(g) + "]", "must be between 1 and 64");
   }
   std::vector<LayerSpec> out;
-  out.push_back(sequential("stem", {conv3x3(m.channels[0], 1), layer("batchnorm2d"), layer("relu")}));
+  out.push_back(
+      sequential("stem", {conv3x3(m.channels[0], 1), layer("batchnorm2d"), layer("relu")}));
   for (size_t g = 0; g < m.channels.size(); ++g)
     for (int b = 0; b < m.blocks[g]; ++b) {
       // ResNet basic block: 3x3 conv-BN-ReLU, 3x3 conv-BN, plus the input (a 1x1 projection

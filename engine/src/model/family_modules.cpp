@@ -54,6 +54,8 @@ TokenHeadImpl::TokenHeadImpl(int64_t dim, int64_t classes) {
   fc = register_module("fc", nn::Linear(dim, classes));
 }
 
-torch::Tensor TokenHeadImpl::forward(torch::Tensor x) { return fc(ln(x).mean(1)); }
+torch::Tensor TokenHeadImpl::forward(torch::Tensor x) {
+  return fc(ln(x).mean(1));
+}
 
 }  // namespace stagewise::engine

@@ -12,9 +12,9 @@
 namespace stagewise::engine {
 
 struct FakeScript {
-  int64_t steps = 200;       ///< steps of the last stage
-  double stepSeconds = 0.002; ///< simulated time per step (real sleep)
-  int64_t failAtStep = -1;   ///< fail the run at this step (stage `failStage`)
+  int64_t steps = 200;         ///< steps of the last stage
+  double stepSeconds = 0.002;  ///< simulated time per step (real sleep)
+  int64_t failAtStep = -1;     ///< fail the run at this step (stage `failStage`)
   int failStage = 0;
   uint64_t seed = 1;
   /// As RunOptions::evalAtSteps: after these numbers of finished steps the fake evaluates

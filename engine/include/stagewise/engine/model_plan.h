@@ -25,12 +25,12 @@ struct InputShape {
 /// is the last layer).
 struct LayerInfo {
   int index = 0;
-  std::string name;                ///< "fc3", "classifier"
-  std::string description;         ///< "Linear 512→512 + ReLU"
-  std::vector<int64_t> outShape;   ///< per sample
+  std::string name;               ///< "fc3", "classifier"
+  std::string description;        ///< "Linear 512→512 + ReLU"
+  std::vector<int64_t> outShape;  ///< per sample
   int64_t params = 0;
-  int64_t flops = 0;               ///< forward FLOPs per sample (multiply-add = 2)
-  int64_t activationBytes = 0;     ///< output activation bytes per sample (float32)
+  int64_t flops = 0;            ///< forward FLOPs per sample (multiply-add = 2)
+  int64_t activationBytes = 0;  ///< output activation bytes per sample (float32)
 };
 
 struct ModelPlan {

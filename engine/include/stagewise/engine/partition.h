@@ -69,8 +69,8 @@ double runTrainFlopsPerSample(const ExperimentSpec& spec, const ModelPlan& plan)
 std::vector<Problem> validatePartition(const ExperimentSpec& spec, const ModelPlan& plan);
 
 /// Warnings (not errors) about a runnable cut: an aux head with over 4x the parameters of the
-/// whole model's body (issue 36 §3: a 6.4 M mlp head on a 0.7 M model said nothing); it dominates its
-/// stage's time and memory. One line each, naming `stages.N.aux_head` and what to do.
+/// whole model's body (issue 36 §3: a 6.4 M mlp head on a 0.7 M model said nothing); it dominates
+/// its stage's time and memory. One line each, naming `stages.N.aux_head` and what to do.
 std::vector<std::string> partitionWarnings(const PartitionPlan& partition);
 
 /// How intra-op threads speed one stage up: speed(t) = 1 + efficiency * (t - 1).
