@@ -8,7 +8,11 @@ dragged while the run trains. The pause is what the engine reports in the summar
 from the moment the loader stopped feeding (the drain begins: the stages finish what is queued)
 to the moment the rebuilt stages may take the next step (layers, optimizer state and aux heads
 moved, channels rebuilt). The table gives the median and the largest pause per kind, and the
-samples/s of the runs against the same run without a change.
+samples/s of the runs against the same run without a change, twice: with the probe and the
+periodic evaluations off, and as the preset ships them (every 185 steps). The change comes at step
+372 by default, two steps after the second probe and evaluation, when the analysis thread still has
+them to measure: the pause must not wait for it (each segment's analysis thread finishes its queue
+on its own copies of the modules while the next segment trains).
 
     python3 bench/steer/bench_repartition.py --cli build/app/cli/stagewise-cli --rounds 3
 """
@@ -27,10 +31,11 @@ KINDS = {
 }
 
 
-def run(cli, preset, steps, at, cuts):
+def run(cli, preset, steps, at, cuts, measured):
     cmd = [cli, "train", "--config", preset, "--no-store", "--json", "--quiet",
-           "--set", f"train.max_steps={steps}", "--set", "eval.interval=0",
-           "--set", "probe.interval=-1"]
+           "--set", f"train.max_steps={steps}"]
+    if not measured:
+        cmd += ["--set", "eval.interval=0", "--set", "probe.interval=-1"]
     if cuts:
         cmd += ["--change", f"{at}:partition.cuts={cuts}"]
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -45,26 +50,29 @@ def main():
     ap.add_argument("--preset", default=PRESET)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=600)
-    ap.add_argument("--at", type=int, default=300, help="the step of the change")
+    ap.add_argument("--at", type=int, default=372, help="the step of the change")
     args = ap.parse_args()
-    pauses = {k: [] for k in KINDS}
-    rates = {k: [] for k in KINDS}
+    rows = [(kind, measured) for measured in (False, True) for kind in KINDS]
+    pauses = {r: [] for r in rows}
+    rates = {r: [] for r in rows}
     for _ in range(args.rounds):
-        for kind, cuts in KINDS.items():  # interleaved, so drift hits every kind alike
-            s = run(args.cli, args.preset, args.steps, args.at, cuts)
-            rates[kind].append(s["samples_per_sec"])
+        for row in rows:  # interleaved, so drift hits every kind alike
+            kind, measured = row
+            s = run(args.cli, args.preset, args.steps, args.at, KINDS[kind], measured)
+            rates[row].append(s["samples_per_sec"])
             for c in s.get("changes", []):
                 if c["key"] == "partition.cuts":
-                    pauses[kind].append(c["pause_s"])
+                    pauses[row].append(c["pause_s"])
     print(f"{args.preset}, {args.steps} steps, change at step {args.at}, {args.rounds} round(s)")
-    print(f"{'change':<14} {'cuts':<11} {'pause median (s)':>17} {'pause max (s)':>14} "
-          f"{'samples/s':>10}")
-    for kind, cuts in KINDS.items():
-        p = pauses[kind]
+    print(f"{'probe+eval':<11} {'change':<14} {'cuts':<11} {'pause median (s)':>17} "
+          f"{'pause max (s)':>14} {'samples/s':>10}")
+    for row in rows:
+        kind, measured = row
+        p = pauses[row]
         med = f"{statistics.median(p):.4f}" if p else "-"
         top = f"{max(p):.4f}" if p else "-"
-        print(f"{kind:<14} {cuts or '[2,4,6]':<11} {med:>17} {top:>14} "
-              f"{statistics.median(rates[kind]):>10.0f}")
+        print(f"{'on' if measured else 'off':<11} {kind:<14} {KINDS[kind] or '[2,4,6]':<11} "
+              f"{med:>17} {top:>14} {statistics.median(rates[row]):>10.0f}")
 
 
 if __name__ == "__main__":

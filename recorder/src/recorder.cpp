@@ -95,7 +95,9 @@ void Recorder::onStart(const engine::RunInfo& info) {
     run.torchVersion = info.torchVersion;
     run.tags = m_options.tags;
     run.notes = m_options.notes;
+    m_startLayout.clear();
     for (const engine::StageInfo& s : info.stages) {
+      m_startLayout.emplace_back(s.firstLayer, s.lastLayer);
       storage::StageRecord r;
       r.index = s.index;
       r.firstLayer = s.firstLayer;
@@ -221,9 +223,18 @@ void Recorder::onFinish(const engine::RunSummary& summary) {
   f.pipelineEfficiency = measured(summary.pipelineEfficiency);
   f.error = summary.error;
   if (summary.failedStage >= 0) f.failedStage = summary.failedStage;
+  // A live re-partition: the stage rows become the end's partition, whole.
+  std::vector<std::pair<int, int>> endLayout;
+  for (const engine::StageSummary& s : summary.stages) endLayout.emplace_back(s.firstLayer, s.lastLayer);
+  f.replaceStages = !summary.stages.empty() && endLayout != m_startLayout;
   for (const engine::StageSummary& s : summary.stages) {
     storage::StageRecord r;
     r.index = s.index;
+    if (f.replaceStages) {
+      r.firstLayer = s.firstLayer, r.lastLayer = s.lastLayer;
+      r.device = s.device, r.auxHead = s.auxHead, r.threads = s.threads;
+      r.params = s.params, r.auxParams = s.auxParams;
+    }
     r.steps = s.steps;
     r.finalLoss = measured(s.finalLoss);
     r.finalAccuracy = measured(s.finalAccuracy);

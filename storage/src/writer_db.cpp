@@ -315,6 +315,17 @@ bool WriterDb::finishRun(int64_t runId, const RunFinish& f) {
   update.bind(5, f.steps).bind(6, f.testAccuracy).bind(7, f.testLoss).bind(8, f.samplesPerSec);
   update.bind(9, f.wallSeconds).bind(10, f.cpuUtilization).bind(11, f.pipelineEfficiency);
   update.bind(12, f.error).bind(13, f.failedStage).run();
+  if (f.replaceStages) {
+    // The run was re-partitioned: its stage rows describe the end (the start is in its spec).
+    Statement(*m_db, "DELETE FROM stages WHERE run_id = ?1").bind(1, runId).run();
+    NewRun end;
+    end.stages = f.stages;
+    insertRunChildren(runId, end);
+    Statement(*m_db, "UPDATE runs SET stage_count = ?2 WHERE id = ?1")
+        .bind(1, runId)
+        .bind(2, static_cast<int64_t>(f.stages.size()))
+        .run();
+  }
   Statement stage(*m_db,
                   "UPDATE stages SET steps = ?3, final_loss = ?4, final_accuracy = ?5, "
                   "compute_fraction = ?6, grad_cosine = ?7 WHERE run_id = ?1 AND idx = ?2");

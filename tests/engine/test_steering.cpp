@@ -6,6 +6,7 @@
 #include <QtTest>
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "recording_observer.h"
 #include "stagewise/engine/checkpoint.h"
@@ -170,7 +171,7 @@ class TestSteering : public QObject {
     QVERIFY(applied[0].pauseS > 0);
     QVERIFY(hasEvent(a, "repartition at step 20: partition.cuts=[2,3] (was [1,3])"));
     QVERIFY(hasEvent(a, "new aux heads at cuts [2], kept at cuts [3]"));
-    QVERIFY(hasEvent(a, "3 stage(s): 0: layers 0-1, 1: layers 2-2, 2: layers 3-4"));
+    QVERIFY(hasEvent(a, "3 stage(s): S1: layers 1-2, S2: layers 3-3, S3: layers 4-5"));
     // The summary describes the partition at the end.
     QCOMPARE(sa.stages.size(), size_t{3});
     QCOMPARE(sa.stages[0].lastLayer, 1);
@@ -267,6 +268,57 @@ class TestSteering : public QObject {
     train(spec(), plain, noLr);
     QCOMPARE(lossesFrom(plain, 0, 0).at(25), lossesFrom(a, 0, 0).at(25));
     QVERIFY(lossesFrom(plain, 0, 0).at(26) != lossesFrom(a, 0, 0).at(26));
+  }
+
+  // The probes and evaluations asked for before a cut are measured on the weights and the
+  // layout of their own step, by that segment's analysis thread, while the next segment already
+  // trains (the cut does not wait for them): every point is there once, the same as in a run
+  // without the cut up to its step, and the per-layer points name the layers of their layout.
+  void measurementsAcrossACutKeepTheirLayout() {
+    const std::vector<std::string> measured = {"eval.interval=4", "probe.interval=4",
+                                               "measure.budget=0", "eval.max_samples=100"};
+    RunOptions cut;
+    cut.changes = {change(kAt, "partition.cuts", "[2]")};
+    RecordingObserver a, b;
+    RunSummary sa = train(spec({}, measured), a, cut);
+    RunSummary sb = train(spec({}, measured), b);
+    QVERIFY2(sa.status == RunStatus::Completed, sa.error.c_str());
+    QVERIFY2(sb.status == RunStatus::Completed, sb.error.c_str());
+    QCOMPARE(sa.skippedPoints, int64_t{0});
+    auto points = [](RecordingObserver& obs, const char* name) {
+      std::lock_guard lock(obs.mutex);
+      std::map<std::tuple<int64_t, int, int>, std::vector<double>> out;
+      for (const auto& p : obs.points)
+        if (p.name == name) out[{p.step, p.stage, p.layer}].push_back(p.value);
+      return out;
+    };
+    const auto accA = points(a, series::kTestAccuracy), accB = points(b, series::kTestAccuracy);
+    const auto cosA = points(a, series::kGradCosine), cosB = points(b, series::kGradCosine);
+    int before = 0, after = 0;
+    for (const auto& [key, values] : accA) {
+      QCOMPARE(values.size(), size_t{1});  // measured once
+      if (std::get<0>(key) > kAt) continue;
+      ++before;
+      QVERIFY(accB.count(key));
+      QCOMPARE(values, accB.at(key));  // on the weights of its own step
+    }
+    QVERIFY(before >= 4);
+    for (const auto& [key, values] : cosA) {
+      const auto [step, stage, layer] = key;
+      QCOMPARE(values.size(), size_t{1});
+      if (step <= kAt) {
+        // Three stages [0] [1 2] [3 4] before the cut, as in the run without it.
+        QVERIFY2(cosB.count(key), qPrintable(QString("step %1 stage %2 layer %3").arg(step).arg(stage).arg(layer)));
+        QCOMPARE(values, cosB.at(key));
+      } else {
+        // Two stages [0 1] [2 3 4] after it: stage 1's layers are 2..4.
+        ++after;
+        QVERIFY(stage < 2);
+        if (stage == 1 && layer >= 0) QVERIFY(layer >= 2 && layer <= 4);
+        if (stage == 0 && layer >= 0) QVERIFY(layer <= 1);
+      }
+    }
+    QVERIFY(after > 0);
   }
 
   void liveChangesReplay() {
@@ -373,7 +425,7 @@ class TestSteering : public QObject {
     QVERIFY2(r.accepted, r.reason.c_str());
     r = run->repartition({2});
     QVERIFY(!r.accepted);
-    QVERIFY2(r.reason.find("stage 1 is paused") != std::string::npos, r.reason.c_str());
+    QVERIFY2(r.reason.find("S2 is paused") != std::string::npos, r.reason.c_str());
     QVERIFY(run->pauseStage(1, false).accepted);
     run->resume();
     const RunSummary s = run->wait();

@@ -720,6 +720,17 @@ class TestRunsWorkspace : public QObject {
     }
     QCOMPARE(applied[0].size(), size_t(2));
     QCOMPARE(applied[1], applied[0]);
+    // The stored stages are the end's partition (two stages, layers 0-1 and 2-4, with their
+    // parameters), and the run list counts them; the start's cuts are in the spec.
+    const auto stages = reader.stages(first);
+    QCOMPARE(stages.size(), size_t(2));
+    QCOMPARE(stages[0].firstLayer, 0);
+    QCOMPARE(stages[0].lastLayer, 1);
+    QCOMPARE(stages[1].firstLayer, 2);
+    QCOMPARE(stages[1].lastLayer, 4);
+    QVERIFY(stages[0].params > 0 && stages[1].params > 0);
+    QCOMPARE(stages[1].auxHead, std::string("classifier"));
+    QCOMPARE(reader.run(first)->stageCount, 2);
     QCOMPARE(applied[1][0], std::string("repartition at step 40: partition.cuts=[2]"));
   }
 

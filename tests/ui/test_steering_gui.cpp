@@ -104,7 +104,7 @@ class TestSteeringGui : public QObject {
     QVERIFY(f.logHas(QStringLiteral("repartition at step %1: partition.cuts=[1,3] (was [1,2]); "
                                     "pause")
                          .arg(int64_t(at))));
-    QVERIFY(f.workspace.steerPanel()->noteLabel()->text().contains(QStringLiteral("paused")));
+    QVERIFY(f.workspace.steerPanel()->noteText().contains(QStringLiteral("paused")));
     // The timeline (the last 2 s, by time) shows the change while it is in its window.
     const auto timelineMarkers = [d] {
       d->timelinePanel()->refresh(true);
@@ -139,13 +139,25 @@ class TestSteeringGui : public QObject {
     LiveDashboard* d = f.workspace.dashboard();
     QTRY_VERIFY_WITH_TIMEOUT(d->lossPanel()->receivedPoints(0) > 5, 5000);
     QSignalSpy answered(&f.controller, &EngineController::steerAnswered);
-    f.dragCut(2, 3);
+    // A pipeline run's cuts do not invite a drag: the strip says why.
+    SteerPanel* steer = f.workspace.steerPanel();
+    QVERIFY(!f.strip()->isDraggable());
+    QVERIFY2(steer->cutsFixedReason().contains(QStringLiteral("pipeline run's cuts cannot move")),
+             qPrintable(steer->cutsFixedReason()));
+    QCOMPARE(f.strip()->toolTip(), steer->cutsFixedReason());
+    QVERIFY(steer->applyButton()->isEnabled());  // its stages' settings can still change
+    // A request that reaches the engine anyway (a script, the palette) is refused with its reason.
+    f.controller.requestRepartition({1, 3});
     QTRY_COMPARE_WITH_TIMEOUT(answered.count(), 1, 5000);
     QCOMPARE(answered[0][1].toBool(), false);
-    QLabel* note = f.workspace.steerPanel()->noteLabel();
-    QVERIFY2(note->text().contains(QStringLiteral("refused")) &&
-                 note->text().contains(QStringLiteral("pipeline mode cannot re-partition")),
-             qPrintable(note->text()));
+    const QString note = steer->noteText();
+    QVERIFY2(note.contains(QStringLiteral("refused")) &&
+                 note.contains(QStringLiteral("pipeline mode cannot re-partition")),
+             qPrintable(note));
+    // However narrow the line, the whole reason is there: elided on the line, whole in its tooltip.
+    QCOMPARE(steer->noteLabel()->toolTip(), note);
+    steer->noteLabel()->resize(60, steer->noteLabel()->height());
+    QVERIFY(steer->noteLabel()->text().endsWith(QChar(0x2026)));
     // The engine's warning is in the log, the cuts did not move, no event line.
     QTRY_VERIFY_WITH_TIMEOUT(f.logHas(QStringLiteral("repartition to [1,3] refused")), 5000);
     QCOMPARE(f.strip()->cuts(), std::vector<int>({1, 2}));
@@ -194,11 +206,16 @@ class TestSteeringGui : public QObject {
     QCOMPARE(steer->lrScaleSpin()->value(), 0.5);
 
     QTest::mouseClick(steer->pauseStageButton(), Qt::LeftButton);
-    QTRY_VERIFY_WITH_TIMEOUT(f.logHas(QStringLiteral("stage 1 paused")), 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(f.logHas(QStringLiteral("S2 paused at step")), 5000);
     QTRY_VERIFY(steer->pauseStageButton()->isChecked());
     QTest::mouseClick(steer->pauseStageButton(), Qt::LeftButton);
-    QTRY_VERIFY_WITH_TIMEOUT(f.logHas(QStringLiteral("stage 1 resumed")), 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(f.logHas(QStringLiteral("S2 resumed at step")), 5000);
     QTRY_VERIFY(!steer->pauseStageButton()->isChecked());
+    // Holding a stage and letting it go are event lines too, at the stage's step.
+    d->lossPanel()->refresh(true);
+    QCOMPARE(d->lossPanel()->markerCount(), 4);
+    QCOMPARE(d->lossPanel()->markerLabel(2), QStringLiteral("S2 paused"));
+    QCOMPARE(d->lossPanel()->markerLabel(3), QStringLiteral("S2 resumed"));
     f.workspace.stopRun();
     QTRY_VERIFY_WITH_TIMEOUT(!f.controller.isBusy(), 5000);
   }

@@ -35,9 +35,9 @@ std::optional<SteerEvent> steerEventFrom(const engine::RunEvent& event) {
   SteerEvent out;
   if (event.kind == engine::EventKind::Warning) {
     // "repartition to [2] refused: why", "change of stages.1.delay_ms refused: why",
-    // "pausing stage 1 refused: why", "change at step 5: KEY=VALUE refused: why".
+    // "pausing S2 refused: why", "change at step 5: KEY=VALUE refused: why".
     static const QRegularExpression refused(
-        QStringLiteral("^(repartition to |change of stages\\.|pausing stage |resuming stage |"
+        QStringLiteral("^(repartition to |change of stages\\.|pausing |resuming |"
                        "change at step ).*? refused: (.*)$"));
     const auto m = refused.match(message);
     if (!m.hasMatch()) return std::nullopt;
@@ -47,11 +47,15 @@ std::optional<SteerEvent> steerEventFrom(const engine::RunEvent& event) {
     return out;
   }
   if (event.kind != engine::EventKind::Info) return std::nullopt;
-  static const QRegularExpression pause(QStringLiteral("^stage (\\d+) (paused|resumed)$"));
+  // "S2 paused at step 412"; runs stored before stages were numbered from 1 in the engine's
+  // messages say "stage 1 paused" (index 1, no step).
+  static const QRegularExpression pause(
+      QStringLiteral("^(?:S(\\d+)|stage (\\d+)) (paused|resumed)(?: at step (\\d+))?$"));
   if (const auto m = pause.match(message); m.hasMatch()) {
-    out.kind = m.captured(2) == QLatin1String("paused") ? SteerEvent::Kind::StagePause
+    out.kind = m.captured(3) == QLatin1String("paused") ? SteerEvent::Kind::StagePause
                                                         : SteerEvent::Kind::StageResume;
-    out.stage = m.captured(1).toInt();
+    out.stage = m.captured(1).isEmpty() ? m.captured(2).toInt() : m.captured(1).toInt() - 1;
+    out.change.step = m.captured(4).isEmpty() ? -1 : m.captured(4).toLongLong();
     return out;
   }
   const auto change = engine::changeFromEvent(event.message);
@@ -61,11 +65,13 @@ std::optional<SteerEvent> steerEventFrom(const engine::RunEvent& event) {
     out.kind = SteerEvent::Kind::Repartition;
     static const QRegularExpression was(QStringLiteral("\\(was (\\[[0-9,]*\\])\\)"));
     out.before = was.match(message).captured(1);
-    // "...; 3 stage(s): 0: layers 0-1, 1: layers 2-2, 2: layers 3-4; ..."
-    static const QRegularExpression layers(QStringLiteral("(\\d+): layers (\\d+)-(\\d+)"));
+    // "...; 3 stage(s): S1: layers 1-2, S2: layers 3-3, S3: layers 4-5; ..." (numbered from 1;
+    // runs stored before say "0: layers 0-1", from 0).
+    static const QRegularExpression layers(QStringLiteral("(S?)(\\d+): layers (\\d+)-(\\d+)"));
     for (auto it = layers.globalMatch(message); it.hasNext();) {
       const auto m = it.next();
-      out.layout.emplace_back(m.captured(2).toInt(), m.captured(3).toInt());
+      const int base = m.captured(1).isEmpty() ? 0 : 1;
+      out.layout.emplace_back(m.captured(3).toInt() - base, m.captured(4).toInt() - base);
     }
     return out;
   }

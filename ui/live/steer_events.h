@@ -18,7 +18,9 @@ namespace stagewise::ui {
 struct SteerEvent {
   enum class Kind { Repartition, Setting, StagePause, StageResume, Refused };
   Kind kind = Kind::Setting;
-  engine::RunChange change;  ///< Repartition, Setting: the applied change (step, key, value)
+  /// Repartition, Setting: the applied change (step, key, value); StagePause/Resume: only the
+  /// stage's step (-1 in runs stored before the engine said it).
+  engine::RunChange change;
   int stage = -1;            ///< Setting, StagePause/Resume: the stage index
   QString before;            ///< Repartition: the cuts before, "[1,3]"
   /// Repartition: each stage index's first and last layer from `change.step` on.

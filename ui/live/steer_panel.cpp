@@ -2,12 +2,14 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QToolTip>
 #include <algorithm>
 
 #include "live/stage_strip.h"
@@ -19,8 +21,10 @@ SteerPanel::SteerPanel(QWidget* parent) : QWidget(parent) {
   m_strip = new StageStrip(this);
   m_note = new QLabel(this);
   m_note->setMinimumWidth(160);
-  // The whole text is in the tooltip; the line shows what fits.
+  // The whole text is in the tooltip; the line shows what fits, elided (a refusal also pops up
+  // whole).
   m_note->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  m_note->installEventFilter(this);
   m_stage = new QComboBox(this);
   m_stage->setToolTip(tr("The stage whose settings the row shows and changes"));
   m_delay = new QSpinBox(this);
@@ -111,11 +115,21 @@ void SteerPanel::begin(const engine::RunInfo& info) {
   } catch (const std::exception&) {
     // The defaults then: the fields show what the run was started with only when it says.
   }
+  // What the engine would refuse, said before the user tries (Run::repartition).
+  m_cutsFixed.clear();
+  if (spec.mode == engine::Mode::Pipeline || spec.mode == engine::Mode::Backprop)
+    m_cutsFixed = tr("A %1 run's cuts cannot move while it trains: only a local run re-partitions "
+                     "live. Its stages' settings can still change.")
+                      .arg(QString::fromStdString(engine::toString(spec.mode)));
+  else if (spec.local.overlap > 0)
+    m_cutsFixed = tr("A run with overlapping local updates (local.overlap %1) cannot re-partition "
+                     "live: the gradients in flight between stages would be lost.")
+                      .arg(spec.local.overlap);
   for (size_t k = 0; k < layout.size(); ++k) {
     const engine::StageSettings s = spec.stageSettings(int(k));
     m_settings.push_back({s.delayMs, s.lrScale, info.stages[k].threads, false});
   }
-  m_note->clear();
+  setNote({}, false);
   QStringList cuts;
   for (size_t k = 1; k < layout.size(); ++k) cuts << QString::number(layout[k].first);
   m_strip->setHistory({tr("from step 0: cuts [%1]").arg(cuts.join(QLatin1Char(',')))});
@@ -137,8 +151,11 @@ void SteerPanel::layoutChanged(const std::vector<std::pair<int, int>>& layout) {
 
 void SteerPanel::setLive(bool live, const QString& why) {
   m_live = live;
-  m_strip->setDraggable(live);
-  m_strip->setStatusTip(live ? tr("Drag a cut to re-partition the running run") : why);
+  m_strip->setDraggable(live && m_cutsFixed.isEmpty());
+  m_strip->setStatusTip(live ? (m_cutsFixed.isEmpty() ? tr("Drag a cut to re-partition the running run")
+                                                      : m_cutsFixed)
+                             : why);
+  if (live) m_strip->setToolTip(m_cutsFixed);
   for (QWidget* w : std::initializer_list<QWidget*>{m_stage, m_delay, m_lrScale, m_threads, m_apply,
                                                     m_pauseStage})
     w->setEnabled(live && !m_layout.empty());
@@ -185,9 +202,23 @@ void SteerPanel::applyEdits() {
 }
 
 void SteerPanel::setNote(const QString& text, bool error) {
-  m_note->setText(text);
+  m_noteText = text;
   m_note->setToolTip(text);
   m_note->setStyleSheet(error ? QStringLiteral("QLabel { color: #c03030; }") : QString());
+  showNote();
+  // A refusal is read whole, however narrow the line: it pops up under the note.
+  if (error && isVisible())
+    QToolTip::showText(m_note->mapToGlobal(QPoint(0, m_note->height())), text, m_note);
+}
+
+void SteerPanel::showNote() {
+  m_note->setText(m_note->fontMetrics().elidedText(m_noteText, Qt::ElideRight,
+                                                   std::max(0, m_note->width())));
+}
+
+bool SteerPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_note && event->type() == QEvent::Resize) showNote();
+  return QWidget::eventFilter(watched, event);
 }
 
 void SteerPanel::setUtilization(const std::vector<double>& compute) {

@@ -29,8 +29,13 @@ class SteerPanel : public QWidget {
 
   /// A phase began: its layers, stages and their settings (from the run's spec).
   void begin(const engine::RunInfo& info);
-  /// Whether requests can be made now; `why` (when not) is shown as the strip's tooltip.
+  /// Whether requests can be made now; `why` (when not) is shown as the strip's tooltip. The
+  /// cuts can be dragged only in a run that can re-partition (local, no overlap; see begin()).
   void setLive(bool live, const QString& why = {});
+  /// Why this run's cuts cannot move while it trains (empty: they can).
+  QString cutsFixedReason() const { return m_cutsFixed; }
+  /// The note's whole text (the label shows what fits, elided).
+  QString noteText() const { return m_noteText; }
   /// An engine event about steering (an applied change, a paused stage, a refusal).
   void applyEvent(const SteerEvent& event);
   /// The engine answered a request (EngineController::steerAnswered).
@@ -64,6 +69,8 @@ class SteerPanel : public QWidget {
   void showStage();
   void applyEdits();
   void setNote(const QString& text, bool error);
+  void showNote();
+  bool eventFilter(QObject* watched, QEvent* event) override;
   void layoutChanged(const std::vector<std::pair<int, int>>& layout);
 
   StageStrip* m_strip;
@@ -78,6 +85,8 @@ class SteerPanel : public QWidget {
   std::vector<std::pair<int, int>> m_layout;
   std::vector<Settings> m_settings;  ///< per stage index, as last applied
   bool m_live = false;
+  QString m_cutsFixed;  ///< why the running run's cuts cannot move (empty: they can)
+  QString m_noteText;
 };
 
 }  // namespace stagewise::ui

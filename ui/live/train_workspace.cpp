@@ -559,7 +559,7 @@ void TrainWorkspace::onSteerEvent(int phase, const engine::RunEvent& event) {
     }
     m_data.setStages(phase, stages);
   }
-  if (steer->kind == SteerEvent::Kind::Repartition || steer->kind == SteerEvent::Kind::Setting)
+  if (steer->kind != SteerEvent::Kind::Refused && steer->change.step >= 0)
     m_data.addMarker({phase, steer->change.step, event.timeS, steer->label()});
 }
 

@@ -31,6 +31,13 @@ RunHistory runHistory(const engine::ExperimentSpec& spec,
     const auto steer = steerEventFrom({engine::EventKind::Info, e.timeS, e.stage, e.message});
     if (!steer) continue;
     using Kind = SteerEvent::Kind;
+    if (steer->kind == Kind::StagePause || steer->kind == Kind::StageResume) {
+      // Shown, not replayed: holding a stage changes when its steps run, never what they compute.
+      out.lines << (steer->change.step >= 0
+                        ? QObject::tr("step %1: %2 (not replayed)").arg(steer->change.step).arg(steer->label())
+                        : QObject::tr("%1 (not replayed)").arg(steer->label()));
+      continue;
+    }
     if (steer->kind != Kind::Repartition && steer->kind != Kind::Setting) continue;
     out.changes.push_back(steer->change);
     QString line = QObject::tr("step %1: %2").arg(steer->change.step).arg(steer->label());

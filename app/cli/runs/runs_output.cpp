@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "stagewise/engine/run.h"
 #include "stagewise/storage/export.h"
 
 namespace stagewise::cli::detail {
@@ -90,6 +91,10 @@ void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostr
   const auto series = reader.listSeries(r.id);
   const auto events = reader.events(r.id);
   const auto checkpoints = reader.checkpoints(r.id);
+  std::vector<engine::RunChange> changes;
+  for (const auto& e : events)
+    if (e.kind == "info")
+      if (auto c = engine::changeFromEvent(e.message)) changes.push_back(*c);
   if (json) {
     nlohmann::json j = nlohmann::json::parse(runToJson(r));
     for (const StageRecord& s : stages) {
@@ -100,6 +105,7 @@ void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostr
            {"device", s.device},
            {"aux_head", s.auxHead},
            {"params", s.params},
+           {"aux_params", s.auxParams},
            {"final_loss", s.finalLoss ? nlohmann::json(*s.finalLoss) : nullptr},
            {"final_accuracy", s.finalAccuracy ? nlohmann::json(*s.finalAccuracy) : nullptr}});
     }
@@ -112,6 +118,12 @@ void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostr
     for (const CheckpointRecord& c : checkpoints) {
       j["checkpoints"].push_back({{"path", c.path}, {"step", c.step}});
     }
+    // The changes made while it trained (a live re-partition, a stage's settings): with a
+    // re-partition, `stages` above are the end's partition; the start's is in the spec's cuts.
+    j["changes"] = nlohmann::json::array();
+    for (const auto& c : changes)
+      j["changes"].push_back(
+          {{"step", c.step}, {"key", c.key}, {"value", c.value}, {"pause_s", c.pauseS}});
     j["event_count"] = events.size();
     out << j.dump(2) << '\n';
     return;
@@ -137,17 +149,29 @@ void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostr
   for (auto& row : info) row[0] += ":";
   printTable(info, {false, false}, out);
 
-  out << "\nStages\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"STAGE", "LAYERS", "DEVICE", "AUX HEAD", "PARAMS", "STEPS", "FINAL LOSS", "FINAL ACC"}};
+  bool moved = false;
+  for (const auto& c : changes) moved = moved || c.key == "partition.cuts";
+  out << (moved ? "\nStages (at the end; the run was re-partitioned, see Changes)\n"
+                : "\nStages\n");
+  std::vector<std::vector<std::string>> rows = {{"STAGE", "LAYERS", "DEVICE", "AUX HEAD",
+                                                 "PARAMS", "AUX PARAMS", "STEPS", "FINAL LOSS",
+                                                 "FINAL ACC"}};
   for (const StageRecord& s : stages) {
     rows.push_back({std::to_string(s.index),
                     std::to_string(s.firstLayer) + "-" + std::to_string(s.lastLayer), s.device,
-                    s.auxHead, std::to_string(s.params + s.auxParams),
+                    s.auxHead, std::to_string(s.params), std::to_string(s.auxParams),
                     s.steps ? std::to_string(*s.steps) : "-", fixed(s.finalLoss, 4),
                     fixed(s.finalAccuracy, 4)});
   }
-  printTable(rows, {true, false, false, false, true, true, true, true}, out);
+  printTable(rows, {true, false, false, false, true, true, true, true, true}, out);
+  if (!changes.empty()) {
+    out << "\nChanges (" << changes.size() << ")\n";
+    for (const auto& c : changes) {
+      out << "  step " << c.step << ": " << c.key << "=" << c.value;
+      if (c.key == "partition.cuts") out << " (training paused " << fixed(c.pauseS, 3) << " s)";
+      out << '\n';
+    }
+  }
 
   out << "\nSeries (" << series.size() << ")\n";
   rows = {{"NAME", "STAGE", "LAYER", "POINTS", "STEPS"}};

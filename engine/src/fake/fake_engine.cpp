@@ -54,15 +54,9 @@ class FakeRun final : public Run {
     m_partition = makePartition(next, m_plan);
     m_stages = static_cast<int>(m_partition.stages.size());
     summary.stages.resize(static_cast<size_t>(m_stages));
-    std::string layout;
-    for (const auto& st : m_partition.stages) {
-      if (!layout.empty()) layout += ", ";
-      layout += std::to_string(st.index);
-      layout += ": layers ";
-      layout += std::to_string(st.firstLayer);
-      layout += '-';
-      layout += std::to_string(st.lastLayer);
-    }
+    std::vector<std::pair<int, int>> layers;
+    for (const auto& st : m_partition.stages) layers.emplace_back(st.firstLayer, st.lastLayer);
+    const std::string layout = stageLayoutText(layers);
     m_reporter.event({EventKind::Info, elapsed(), -1,
                       "repartition at step " + std::to_string(step) +
                           ": partition.cuts=" + cutsText(m_cuts) + " (was " + cutsText(before) +
@@ -175,7 +169,7 @@ class FakeRun final : public Run {
     }
     std::lock_guard lock(m_changeMutex);
     if (stage < 0 || stage >= m_stages)
-      return refuse("the run has " + std::to_string(m_stages) + " stage(s) now, 0 to " +
+      return refuse("the run has " + std::to_string(m_stages) + " stage(s) now: stages.0 to stages." +
                     std::to_string(m_stages - 1));
     m_pendingStage.push_back({-1, "stages." + std::to_string(stage) + "." + key, text, 0.0});
     return {true, {}};
@@ -184,14 +178,14 @@ class FakeRun final : public Run {
   ChangeResult pauseStage(int stage, bool paused) override {
     if (m_control.state() == RunState::Finished) {
       m_reporter.event({EventKind::Warning, elapsed(), stage,
-                        std::string(paused ? "pausing" : "resuming") + " stage " +
-                            std::to_string(stage) + " refused: the run has finished"});
+                        std::string(paused ? "pausing " : "resuming ") + stageLabel(stage) +
+                            " refused: the run has finished"});
       return {false, "the run has finished"};
     }
     std::lock_guard lock(m_changeMutex);
     if (stage < 0 || stage >= m_stages) return {false, "no such stage"};
-    m_reporter.event({EventKind::Info, elapsed(), stage,
-                      "stage " + std::to_string(stage) + (paused ? " paused" : " resumed")});
+    m_reporter.event(
+        {EventKind::Info, elapsed(), stage, stagePauseMessage(stage, paused, m_step.load())});
     return {true, {}};
   }
   std::vector<RunChange> changes() const override {
@@ -349,6 +343,14 @@ class FakeRun final : public Run {
       ss.device = m_partition.stages[static_cast<size_t>(k)].settings.device;
       ss.firstLayer = m_partition.stages[static_cast<size_t>(k)].firstLayer;
       ss.lastLayer = m_partition.stages[static_cast<size_t>(k)].lastLayer;
+      {
+        const auto& st = m_partition.stages[static_cast<size_t>(k)];
+        const bool whole = m_spec.mode == Mode::Backprop;
+        ss.params = whole ? m_plan.totalParams() : st.params;
+        ss.auxParams = whole || st.isLast ? 0 : st.auxParams;
+        ss.auxHead = whole || st.isLast ? "classifier" : st.settings.auxHead;
+        if (whole) ss.firstLayer = 0, ss.lastLayer = static_cast<int>(m_plan.layers.size()) - 1;
+      }
       ss.computeFraction = 0.85 - 0.05 * k;
       ss.waitFraction = (1 - ss.computeFraction) * 0.7;
       ss.blockedFraction = (1 - ss.computeFraction) * 0.3;

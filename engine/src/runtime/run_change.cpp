@@ -65,6 +65,23 @@ std::string stageValueText(const std::string& setting, double value) {
                               "threads");
 }
 
+std::string stageLabel(int index) { return "S" + std::to_string(index + 1); }
+
+std::string stageLayoutText(const std::vector<std::pair<int, int>>& firstLast) {
+  std::string out;
+  for (size_t k = 0; k < firstLast.size(); ++k) {
+    if (!out.empty()) out += ", ";
+    out += stageLabel(static_cast<int>(k)) + ": layers " + std::to_string(firstLast[k].first + 1) +
+           "-" + std::to_string(firstLast[k].second + 1);
+  }
+  return out;
+}
+
+std::string stagePauseMessage(int index, bool paused, int64_t step) {
+  return stageLabel(index) + (paused ? " paused" : " resumed") + " at step " +
+         std::to_string(step);
+}
+
 std::string changeEventMessage(int64_t step, const std::string& key, const std::string& value) {
   return "change at step " + std::to_string(step) + ": " + key + "=" + value;
 }

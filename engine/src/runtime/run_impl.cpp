@@ -97,6 +97,15 @@ class FixedIntraOpThreads {
 
 class TorchRun final : public Run {
  public:
+  /// The modules an analysis thread measures with: copies of the stages' modules, laid out as
+  /// the partition was when the thread started. A re-partition gives the next thread a new set,
+  /// while the last one finishes its queue on its own (docs/architecture.md, "Live re-partition").
+  struct ShadowSet {
+    std::vector<StageModules> stages;
+    std::vector<bool> isLast;
+    std::vector<int> firstLayer;  ///< each stage's first layer, for the per-layer points
+  };
+
   TorchRun(const ExperimentSpec& spec, RunObserver* observer, const RunOptions& options)
       : m_spec(spec), m_reporter(&m_fanout), m_ctx(m_spec, m_reporter) {
     m_fanout.add(observer);
@@ -250,8 +259,7 @@ class TorchRun final : public Run {
                     ") is under way; wait for its event");
     for (const auto& st : m_stages)
       if (st->held.load())
-        return refuse("stage " + std::to_string(st->plan.index) +
-                      " is paused and could not drain; resume it first");
+        return refuse(stageLabel(st->plan.index) + " is paused and could not drain; resume it first");
     if (cuts == m_cuts) return refuse("the run is already cut at " + cutsText(cuts));
     m_liveCuts = cuts;
     m_ctx.stopAt.store(0);  // the loader stops before the next step it would send
@@ -275,7 +283,7 @@ class TorchRun final : public Run {
     }
     std::lock_guard lock(m_changeMutex);
     if (stage < 0 || stage >= static_cast<int>(m_stages.size()))
-      return refuse("the run has " + std::to_string(m_stages.size()) + " stage(s) now, 0 to " +
+      return refuse("the run has " + std::to_string(m_stages.size()) + " stage(s) now: stages.0 to stages." +
                     std::to_string(m_stages.size() - 1));
     StageRuntime& st = *m_stages[static_cast<size_t>(stage)];
     std::lock_guard stageLock(st.changeMutex);
@@ -286,8 +294,8 @@ class TorchRun final : public Run {
   ChangeResult pauseStage(int stage, bool paused) override {
     auto refuse = [&](const std::string& why) {
       m_reporter.event({EventKind::Warning, m_ctx.now(), stage,
-                        std::string(paused ? "pausing" : "resuming") + " stage " +
-                            std::to_string(stage) + " refused: " + why});
+                        std::string(paused ? "pausing " : "resuming ") + stageLabel(stage) +
+                            " refused: " + why});
       return ChangeResult{false, why};
     };
     if (m_distributed)
@@ -299,9 +307,11 @@ class TorchRun final : public Run {
     if (paused && (m_liveCuts || m_ctx.drain.load()))
       return refuse("the pipeline is draining; pause the stage once it has gone on");
     StageRuntime& st = *m_stages[static_cast<size_t>(stage)];
+    const int64_t done = m_ctx.produced[static_cast<size_t>(stage) + 1].load();
+    if (paused && done >= m_ctx.totalSteps)
+      return refuse(stageLabel(stage) + " has finished its " + std::to_string(done) + " steps");
     if (st.held.exchange(paused) != paused)
-      m_reporter.event({EventKind::Info, m_ctx.now(), stage,
-                        "stage " + std::to_string(stage) + (paused ? " paused" : " resumed")});
+      m_reporter.event({EventKind::Info, m_ctx.now(), stage, stagePauseMessage(stage, paused, done)});
     return {true, {}};
   }
 
@@ -539,15 +549,9 @@ class TorchRun final : public Run {
     char timing[128];
     std::snprintf(timing, sizeof timing, "; pause %.6f s (drain %.6f s, rebuild %.6f s)", pause,
                   t0 - (drainFromS >= 0 ? drainFromS : t0), t1 - t0);
-    std::string layout;
-    for (const auto& st : m_stages) {
-      if (!layout.empty()) layout += ", ";
-      layout += std::to_string(st->plan.index);
-      layout += ": layers ";
-      layout += std::to_string(st->plan.firstLayer);
-      layout += '-';
-      layout += std::to_string(st->plan.lastLayer);
-    }
+    std::vector<std::pair<int, int>> layers;
+    for (const auto& st : m_stages) layers.emplace_back(st->plan.firstLayer, st->plan.lastLayer);
+    const std::string layout = stageLayoutText(layers);
     m_reporter.event({EventKind::Info, t1, -1,
                       "repartition at step " + std::to_string(step) +
                           ": partition.cuts=" + cutsText(cuts) + " (was " + cutsText(before) +
@@ -556,6 +560,19 @@ class TorchRun final : public Run {
                           ", kept at cuts " + list(kept)});
     std::lock_guard lock(m_appliedMutex);
     m_applied.push_back({step, "partition.cuts", cutsText(cuts), pause});
+  }
+
+  /// A new snapshot coordinator for `stages` stages. The old one, closed, stays alive while the
+  /// analysis thread that reads it finishes (m_retired).
+  void renewSnapshots(int stages) {
+    if (m_snapshots) {
+      m_droppedBefore += m_snapshots->dropped();
+      m_discardedBefore += m_snapshots->discarded();
+      m_retiredSnapshots.push_back(std::move(m_snapshots));
+    }
+    const bool measured = m_ctx.snapshots != nullptr;
+    m_snapshots = std::make_unique<SnapshotCoordinator>(stages, *m_budget);
+    if (measured) m_ctx.snapshots = m_snapshots.get();
   }
 
   /// Regroups the layers into the stages of `cuts`: the same modules (weights) and their
@@ -570,12 +587,13 @@ class TorchRun final : public Run {
     FixedIntraOpThreads deterministicBuild(1);
     const int layers = static_cast<int>(m_plan.layers.size());
     std::vector<StageRuntime*> owner(static_cast<size_t>(layers), nullptr);
-    std::vector<StageModules*> shadowOwner(static_cast<size_t>(layers), nullptr);
     for (size_t k = 0; k < m_stages.size(); ++k)
-      for (int i = m_stages[k]->plan.firstLayer; i <= m_stages[k]->plan.lastLayer; ++i) {
+      for (int i = m_stages[k]->plan.firstLayer; i <= m_stages[k]->plan.lastLayer; ++i)
         owner[static_cast<size_t>(i)] = m_stages[k].get();
-        shadowOwner[static_cast<size_t>(i)] = &m_shadow[k];
-      }
+    // The analysis thread of the last segment may still measure on the old shadow set: the new
+    // stages get a set of their own (its values are loaded from each snapshot before use).
+    auto shadowLayers = buildLayers(m_spec.model, m_plan, m_spec.train.seed);
+    auto shadowSet = std::make_shared<ShadowSet>();
     ExperimentSpec next = m_currentSpec;
     next.partition.cuts = cuts;
     next.partition.balance = "manual";
@@ -600,8 +618,6 @@ class TorchRun final : public Run {
     for (auto& st : m_stages)
       for (auto& [key, state] : st->optimizer->state()) states[key] = std::move(state);
     std::vector<std::unique_ptr<StageRuntime>> stages;
-    std::vector<StageModules> shadows;
-    std::vector<bool> isLast;
     for (const StagePlan& p : plans) {
       auto s = std::make_unique<StageRuntime>();
       s->plan = p;
@@ -613,14 +629,13 @@ class TorchRun final : public Run {
         const size_t at = static_cast<size_t>(i - from->plan.firstLayer);
         s->layerInfo.push_back(m_plan.layers[static_cast<size_t>(i)]);
         s->modules.layers.push_back(from->modules.layers[at]);
-        shadow.layers.push_back(shadowOwner[static_cast<size_t>(i)]->layers[at]);
+        shadow.layers.push_back(shadowLayers[static_cast<size_t>(i)]);
       }
       if (m_method->auxHead(p)) {
         const int cut = p.lastLayer + 1;
         StageRuntime* had = owner[static_cast<size_t>(p.lastLayer)];
         if (had->plan.lastLayer == p.lastLayer && had->modules.aux) {
           s->modules.aux = had->modules.aux;
-          shadow.aux = shadowOwner[static_cast<size_t>(p.lastLayer)]->aux;
           s->plan.settings.auxHead = had->plan.settings.auxHead;
           s->plan.settings.auxHidden = had->plan.settings.auxHidden;
           s->plan.auxParams = had->plan.auxParams;
@@ -630,11 +645,12 @@ class TorchRun final : public Run {
           const auto& outShape = m_plan.layers[static_cast<size_t>(p.lastLayer)].outShape;
           s->modules.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses,
                                         auxSeedAtCut(cut), m_spec.model.init);
-          shadow.aux = buildAuxHead(p.settings, outShape, m_data.shape.numClasses,
-                                    auxSeedAtCut(cut), m_spec.model.init);
           s->modules.aux->to(s->device);
           freshHeads.push_back(cut);
         }
+        shadow.aux = buildAuxHead(s->plan.settings,
+                                  m_plan.layers[static_cast<size_t>(p.lastLayer)].outShape,
+                                  m_data.shape.numClasses, auxSeedAtCut(cut), m_spec.model.init);
       }
       auto params = s->modules.bodyParams();
       auto aux = s->modules.auxParams();
@@ -655,8 +671,9 @@ class TorchRun final : public Run {
       }
       s->memorySlot =
           m_memory.first >= 0 && static_cast<int>(k) < m_memory.count ? m_memory.first + static_cast<int>(k) : -1;
-      shadows.push_back(std::move(shadow));
-      isLast.push_back(p.isLast);
+      shadowSet->stages.push_back(std::move(shadow));
+      shadowSet->isLast.push_back(p.isLast);
+      shadowSet->firstLayer.push_back(p.firstLayer);
       stages.push_back(std::move(s));
     }
     const size_t k = stages.size();
@@ -669,16 +686,9 @@ class TorchRun final : public Run {
     }
     m_ctx.produced = std::make_unique<std::atomic<int64_t>[]>(k + 1);
     for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(step);
-    if (m_snapshots) {
-      m_droppedBefore += m_snapshots->dropped();
-      m_discardedBefore += m_snapshots->discarded();
-    }
-    const bool measured = m_ctx.snapshots != nullptr;
-    m_snapshots = std::make_unique<SnapshotCoordinator>(static_cast<int>(k), *m_budget);
-    if (measured) m_ctx.snapshots = m_snapshots.get();
+    renewSnapshots(static_cast<int>(k));
     m_stages = std::move(stages);
-    m_shadow = std::move(shadows);
-    m_isLast = std::move(isLast);
+    m_shadow = std::move(shadowSet);
     m_partition = partition;
     m_cuts = cuts;
     m_currentSpec = next;
@@ -725,8 +735,9 @@ class TorchRun final : public Run {
       auto aux = s->modules.auxParams();
       params.insert(params.end(), aux.begin(), aux.end());
       s->optimizer = makeOptimizer(m_spec.train, p.settings.lrScale, params);
-      m_shadow.push_back(std::move(shadow));
-      m_isLast.push_back(p.isLast);
+      m_shadow->stages.push_back(std::move(shadow));
+      m_shadow->isLast.push_back(p.isLast);
+      m_shadow->firstLayer.push_back(p.firstLayer);
       m_stages.push_back(std::move(s));
     }
     m_ctx.totalSteps = totalStepsFor(m_spec, m_data.trainCount());
@@ -833,16 +844,17 @@ class TorchRun final : public Run {
     return info;
   }
 
-  void loadShadowFrom(const Snapshot& snap) {
-    for (size_t i = 0; i < m_shadow.size(); ++i) loadParams(m_shadow[i], snap.body[i], snap.aux[i]);
+  static void loadShadowFrom(ShadowSet& shadow, const Snapshot& snap) {
+    for (size_t i = 0; i < shadow.stages.size(); ++i)
+      loadParams(shadow.stages[i], snap.body[i], snap.aux[i]);
   }
 
   void loadShadowFromLive() {
-    for (size_t i = 0; i < m_shadow.size(); ++i) {
+    for (size_t i = 0; i < m_shadow->stages.size(); ++i) {
       std::vector<torch::Tensor> body, aux;
       for (auto& p : m_stages[i]->modules.bodyState()) body.push_back(p.detach().to(torch::kCPU));
       for (auto& p : m_stages[i]->modules.auxState()) aux.push_back(p.detach().to(torch::kCPU));
-      loadParams(m_shadow[i], body, aux);
+      loadParams(m_shadow->stages[i], body, aux);
     }
   }
 
@@ -850,14 +862,14 @@ class TorchRun final : public Run {
   /// The final measurement (`summary` given) evaluates on the whole test set (and validation
   /// set, when dataset.validation holds one out). Returns the CPU
   /// seconds the probe and the evaluation took on this thread.
-  std::pair<double, double> measure(int64_t step, double t, bool probe, bool eval,
-                                    RunSummary* summary) {
+  std::pair<double, double> measure(ShadowSet& shadow, int64_t step, double t, bool probe,
+                                    bool eval, RunSummary* summary) {
     std::vector<MetricPoint> points;
     double evalS = 0, probeS = 0;
     if (eval) {
       const double c0 = threadCpuSeconds();
-      EvalResult r = summary ? evaluate(m_shadow, m_data.testX, m_data.testY)
-                             : evaluate(m_shadow, m_testX, m_testY);
+      EvalResult r = summary ? evaluate(shadow.stages, m_data.testX, m_data.testY)
+                             : evaluate(shadow.stages, m_testX, m_testY);
       points.push_back({series::kTestAccuracy, -1, -1, step, t, r.accuracy});
       points.push_back({series::kTestLoss, -1, -1, step, t, r.loss});
       if (summary) {
@@ -869,8 +881,8 @@ class TorchRun final : public Run {
         }
       }
       if (m_valX.defined()) {
-        const EvalResult v = summary ? evaluate(m_shadow, m_data.valX, m_data.valY)
-                                     : evaluate(m_shadow, m_valX, m_valY);
+        const EvalResult v = summary ? evaluate(shadow.stages, m_data.valX, m_data.valY)
+                                     : evaluate(shadow.stages, m_valX, m_valY);
         points.push_back({series::kValAccuracy, -1, -1, step, t, v.accuracy});
         points.push_back({series::kValLoss, -1, -1, step, t, v.loss});
         if (summary) summary->valAccuracy = v.accuracy, summary->valLoss = v.loss;
@@ -879,13 +891,13 @@ class TorchRun final : public Run {
     }
     const double p0 = threadCpuSeconds();
     if (probe) {
-      ProbeResult r = gradientCosine(m_shadow, m_isLast, m_probeX, m_probeY,
+      ProbeResult r = gradientCosine(shadow.stages, shadow.isLast, m_probeX, m_probeY,
                                      m_spec.mode == Mode::Local ? m_spec.local.overlap : 0);
       for (size_t k = 0; k < r.stage.size(); ++k) {
         points.push_back({series::kGradCosine, static_cast<int>(k), -1, step, t, r.stage[k]});
         for (size_t l = 0; l < r.layer[k].size(); ++l)
           points.push_back({series::kGradCosine, static_cast<int>(k),
-                            m_stages[k]->plan.firstLayer + static_cast<int>(l), step, t,
+                            shadow.firstLayer[k] + static_cast<int>(l), step, t,
                             r.layer[k][l]});
         if (summary) summary->stages[k].gradCosine = r.stage[k];
       }
@@ -895,7 +907,9 @@ class TorchRun final : public Run {
     return {probeS, evalS};
   }
 
-  void analyse() {
+  /// The analysis thread of one segment: measures the snapshots of `snapshots` on `shadow`
+  /// (both laid out as the segment's partition) until the coordinator is closed and empty.
+  void analyse(ShadowSet& shadow, SnapshotCoordinator& snapshots) {
     try {
       nameThread("sw-analysis");
       setupComputeThread(1, {});
@@ -903,11 +917,11 @@ class TorchRun final : public Run {
       // cores' idle time first and, while the stages compete, a small share (docs/metrics.md,
       // "The measurement budget": measured against normal priority and SCHED_IDLE).
       setpriority(PRIO_PROCESS, 0, 19);
-      while (auto snap = m_snapshots->next()) {
+      while (auto snap = snapshots.next()) {
         const double c0 = threadCpuSeconds();
-        loadShadowFrom(*snap);
+        loadShadowFrom(shadow, *snap);
         const double loadS = threadCpuSeconds() - c0;
-        auto [probeS, evalS] = measure(snap->step, snap->timeS >= 0 ? snap->timeS : m_ctx.now(),
+        auto [probeS, evalS] = measure(shadow, snap->step, snap->timeS >= 0 ? snap->timeS : m_ctx.now(),
                                        snap->probe, snap->eval, nullptr);
         // Loading the copies is part of what the point cost, whichever kind it was for.
         (snap->eval ? evalS : probeS) += loadS;
@@ -992,9 +1006,15 @@ class TorchRun final : public Run {
     }
     const double cpu0 = processCpuSeconds();
     m_budget->setCpuOrigin(cpu0);
+    // One analysis thread per segment, on the segment's own shadow set and coordinator; a
+    // finished segment's thread measures what it has queued while the next segment trains.
     std::thread analysis;
+    std::vector<std::thread> retiring;
     auto startAnalysis = [&] {
-      if (m_ctx.snapshots && rank() == 0) analysis = std::thread([this] { analyse(); });
+      if (m_ctx.snapshots && rank() == 0)
+        analysis = std::thread([this, shadow = m_shadow, snapshots = m_snapshots.get()] {
+          analyse(*shadow, *snapshots);
+        });
     };
     // The run trains in segments: one, unless a re-partition ends it at a step boundary
     // (docs/architecture.md, "Live re-partition"); then the next starts there.
@@ -1006,16 +1026,18 @@ class TorchRun final : public Run {
       if (stoppedAt < 0 || m_ctx.control.stopRequested() || m_ctx.drain.load() ||
           !segmentAligned(stoppedAt))
         break;
-      // Every stage stands at `stoppedAt`: the analysis thread finishes what is queued (its
-      // modules are regrouped too), then the stages are rebuilt and training goes on.
+      // Every stage stands at `stoppedAt`: the stages are rebuilt and training goes on, while
+      // this segment's analysis thread measures what it has queued on its own shadow set.
       m_snapshots->close(/*drop=*/false);
-      if (analysis.joinable()) analysis.join();
+      if (analysis.joinable()) retiring.push_back(std::move(analysis));
+      SnapshotCoordinator* const before = m_snapshots.get();
       try {
         beginSegment(stoppedAt, m_ctx.stoppedAtS.load());
       } catch (const std::exception& e) {
         m_ctx.fail(-1, std::string("re-partition: ") + errorText(e));
         break;
       }
+      if (m_snapshots.get() == before) renewSnapshots(static_cast<int>(m_stages.size()));
       if (m_ctx.control.stopRequested()) break;
       startAnalysis();
     }
@@ -1023,6 +1045,7 @@ class TorchRun final : public Run {
     m_pipelineDone = true;
     m_snapshots->close(/*drop=*/false);  // the analysis thread still measures what is queued
     if (analysis.joinable()) analysis.join();
+    for (auto& th : retiring) th.join();
     finish(cpu0);
   }
 
@@ -1181,7 +1204,7 @@ class TorchRun final : public Run {
           setupComputeThread(m_info.hardwareCores, {});
           loadShadowFromLive();
           const bool probe = m_method->probes() && m_spec.probe.interval >= 0;
-          measure(s.steps, s.wallSeconds, probe, true, &s);
+          measure(*m_shadow, s.steps, s.wallSeconds, probe, true, &s);
         } catch (const std::exception& e) {
           m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
                             std::string("final evaluation failed: ") + errorText(e)});
@@ -1235,8 +1258,7 @@ class TorchRun final : public Run {
   ModelPlan m_plan;
   PartitionPlan m_partition;
   std::vector<std::unique_ptr<StageRuntime>> m_stages;
-  std::vector<StageModules> m_shadow;
-  std::vector<bool> m_isLast;
+  std::shared_ptr<ShadowSet> m_shadow = std::make_shared<ShadowSet>();
   std::unique_ptr<MeasureBudget> m_budget;  ///< before the coordinator, which refers to it
   std::unique_ptr<SnapshotCoordinator> m_snapshots;
   LoadMeter m_loadMeter;  ///< the machine's load at the start and end (summary load_start/end)
@@ -1270,6 +1292,8 @@ class TorchRun final : public Run {
   mutable std::mutex m_appliedMutex;
   std::vector<RunChange> m_applied;  ///< under m_appliedMutex
   int64_t m_droppedBefore = 0, m_discardedBefore = 0;  ///< earlier segments' coordinators
+  /// Earlier segments' coordinators, closed; alive while their analysis threads finish.
+  std::vector<std::unique_ptr<SnapshotCoordinator>> m_retiredSnapshots;
 };
 
 }  // namespace

@@ -21,6 +21,9 @@ StageSummary SummaryBuilder::ownStage(size_t k) const {
   ss.firstLayer = st.plan.firstLayer;
   ss.lastLayer = st.plan.lastLayer;
   ss.threads = st.plan.settings.threads;
+  ss.params = st.plan.params;
+  ss.auxParams = st.modules.aux ? st.plan.auxParams : 0;
+  ss.auxHead = st.isLast ? "classifier" : st.modules.aux ? st.plan.settings.auxHead : "none";
   ss.steps = st.meter.steps();
   ss.finalLoss = st.meter.recentLoss();
   ss.finalAccuracy = st.meter.recentAccuracy();

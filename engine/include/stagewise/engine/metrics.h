@@ -125,6 +125,11 @@ struct StageSummary {
   int firstLayer = 0;
   int lastLayer = 0;
   int threads = 1;
+  /// The stage's body and aux-head parameters and its head ("classifier" for the last stage,
+  /// "none" without one), as it ends: after a live re-partition they are not the start's.
+  int64_t params = 0;
+  int64_t auxParams = 0;
+  std::string auxHead;
   int64_t steps = 0;
   double finalLoss = kNoValue;      ///< mean over the last 50 steps
   double finalAccuracy = kNoValue;  ///< mean over the last 50 steps

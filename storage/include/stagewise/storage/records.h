@@ -80,6 +80,9 @@ struct RunFinish {
   std::string error;
   std::optional<int> failedStage;
   std::vector<StageRecord> stages;
+  /// The stages ended in another partition than they started in (a live re-partition): `stages`
+  /// are whole records of the end's partition and replace the start's.
+  bool replaceStages = false;
 };
 
 /// Who is (or was) writing a run: used to tell a live run from an abandoned one.
