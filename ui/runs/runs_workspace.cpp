@@ -16,10 +16,12 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <fstream>
 #include <optional>
 
+#include "common/table_export.h"
 #include "runs/compare_panel.h"
 #include "runs/query_filter.h"
 #include "runs/run_history.h"
@@ -97,6 +99,18 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   // Studies put what tells their runs apart at the end of the name ("… lr=0.001 seed=3"):
   // elide the middle, not the end (issue 36 §3).
   m_table->setTextElideMode(Qt::ElideMiddle);
+  // The spec keys that differ among the listed runs follow the fixed columns; unused ones hide.
+  const auto showKeyColumns = [this] {
+    for (int c = RunTableModel::kColumnCount; c < m_model->columnCount(); ++c)
+      m_table->setColumnHidden(
+          c, m_model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString().isEmpty());
+  };
+  connect(m_model, &QAbstractItemModel::headerDataChanged, this, showKeyColumns);
+  showKeyColumns();
+  // Export CSV… (every listed run, its pages loaded first) and Ctrl+C on the selection.
+  m_exportTable = attachTableExport(m_table, QStringLiteral("runs"), [this](auto ready) {
+    m_model->loadAll(std::move(ready));
+  });
 
   m_compare = new ComparePanel(m_executor.get(), this);
   m_groups = new StudyGroupTable(m_executor.get(), this);
@@ -110,6 +124,9 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
     m_compare->setSpread(
         study::spreadFromId(m_groups->spreadCombo()->currentData().toString().toStdString()));
   });
+  attachTableExport(m_groups->table(), QStringLiteral("groups"));
+  attachTableExport(m_groups->tunedTable(), QStringLiteral("tuned"));
+  attachTableExport(m_compare->diffTable(), QStringLiteral("spec-diff"));
   m_listTabs = new QTabWidget(this);
   m_listTabs->setDocumentMode(true);
   m_listTabs->addTab(m_table, tr("Runs"));
@@ -288,7 +305,7 @@ void RunsWorkspace::restoreSelection() {
   for (int64_t id : m_shown) {
     const int row = m_model->rowOf(id);
     if (row < 0) continue;  // on a page not loaded (yet): it stays shown
-    rows.select(m_model->index(row, 0), m_model->index(row, RunTableModel::kColumnCount - 1));
+    rows.select(m_model->index(row, 0), m_model->index(row, m_model->columnCount() - 1));
     if (current < 0) current = row;
     if (const storage::RunRecord* r = m_model->record(row)) m_shownNames[id] = r->name;
   }
