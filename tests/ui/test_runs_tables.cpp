@@ -122,8 +122,8 @@ class TestRunsTables : public QObject {
 
   void csvOfAModelEqualsItsCells() {
     QStandardItemModel model(3, 3);
-    model.setHorizontalHeaderLabels({QStringLiteral("key"), QStringLiteral("a, b"),
-                                     QStringLiteral("say \"x\"")});
+    model.setHorizontalHeaderLabels(
+        {QStringLiteral("key"), QStringLiteral("a, b"), QStringLiteral("say \"x\"")});
     const QString values[3][3] = {
         {QStringLiteral("plain"), QStringLiteral("1,5"), QStringLiteral("he said \"hi\"")},
         {QStringLiteral("two\nlines"), QString(), QStringLiteral("\"")},
@@ -167,7 +167,8 @@ class TestRunsTables : public QObject {
     QGuiApplication::clipboard()->clear();
     auto* selection = table.selectionModel();
     for (int r : {1, 2})
-      for (int c : {0, 2}) selection->select(table.model()->index(r, c), QItemSelectionModel::Select);
+      for (int c : {0, 2})
+        selection->select(table.model()->index(r, c), QItemSelectionModel::Select);
     table.setCurrentCell(1, 0, QItemSelectionModel::NoUpdate);
     QTest::keyClick(&table, Qt::Key_C, Qt::ControlModifier);
     // Every selected cell, not the current one alone: rows by line, columns by tab.
@@ -185,10 +186,9 @@ class TestRunsTables : public QObject {
     addRun(*t.store, runSpec("one", {2}), 0.8);
     RunsWorkspace ws(t.store);
     // The run list, the Groups tables and the spec diff have the menu's Copy and Export CSV….
-    for (QAbstractItemView* view :
-         std::initializer_list<QAbstractItemView*>{ws.table(), ws.groupTable()->table(),
-                                                   ws.groupTable()->tunedTable(),
-                                                   ws.comparePanel()->diffTable()}) {
+    for (QAbstractItemView* view : std::initializer_list<QAbstractItemView*>{
+             ws.table(), ws.groupTable()->table(), ws.groupTable()->tunedTable(),
+             ws.comparePanel()->diffTable()}) {
       QCOMPARE(view->contextMenuPolicy(), Qt::CustomContextMenu);
       bool exports = false;
       for (QAction* a : view->findChildren<QAction*>())
@@ -232,9 +232,8 @@ class TestRunsTables : public QObject {
 
     // Ctrl+C on two selected rows: the shown columns, tab-separated.
     ws.table()->selectRow(model->rowOf(idA));
-    ws.table()->selectionModel()->select(
-        model->index(model->rowOf(idB), 0),
-        QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    ws.table()->selectionModel()->select(model->index(model->rowOf(idB), 0),
+                                         QItemSelectionModel::Select | QItemSelectionModel::Rows);
     QVERIFY(copyTableSelection(ws.table()));
     const QStringList lines =
         QGuiApplication::clipboard()->text().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
@@ -258,7 +257,7 @@ class TestRunsTables : public QObject {
     test::TempStore t;
     for (int i = 0; i < 4; ++i) {
       auto spec = runSpec("r" + std::to_string(i), {2});
-      spec.train.seed = uint64_t(i + 1);  // 4 values
+      spec.train.seed = uint64_t(i + 1);    // 4 values
       spec.train.lr = i < 2 ? 1e-3 : 2e-3;  // 2 values
       spec.train.batchSize = 16 + (i % 3);  // 3 values
       spec.train.maxSteps = 100 + 10 * (i % 2);

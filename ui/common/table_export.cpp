@@ -14,8 +14,8 @@
 #include <QSaveFile>
 #include <QTableView>
 #include <map>
-#include <vector>
 #include <set>
+#include <vector>
 
 namespace stagewise::ui {
 
@@ -115,8 +115,7 @@ QString writeTableCsv(const QAbstractItemModel* model, const QString& path,
 }
 
 bool copyTableSelection(const QAbstractItemView* view) {
-  const QString text =
-      selectionTsv(view->selectionModel(), qobject_cast<const QTableView*>(view));
+  const QString text = selectionTsv(view->selectionModel(), qobject_cast<const QTableView*>(view));
   if (text.isEmpty()) return false;
   QGuiApplication::clipboard()->setText(text);
   return true;
@@ -132,9 +131,9 @@ QAction* attachTableExport(QAbstractItemView* view, const QString& baseName,
   auto* exportCsv = new QAction(QObject::tr("Export CSV…"), view);
   exportCsv->setToolTip(QObject::tr("Write every row of this table as a CSV file"));
   QObject::connect(exportCsv, &QAction::triggered, view, [view, baseName, prepare] {
-    const QString path = QFileDialog::getSaveFileName(
-        view, QObject::tr("Export CSV"), baseName + QStringLiteral(".csv"),
-        QObject::tr("CSV files (*.csv)"));
+    const QString path = QFileDialog::getSaveFileName(view, QObject::tr("Export CSV"),
+                                                      baseName + QStringLiteral(".csv"),
+                                                      QObject::tr("CSV files (*.csv)"));
     if (path.isEmpty()) return;
     QPointer<QAbstractItemView> guard(view);
     auto write = [guard, path] {
@@ -149,19 +148,18 @@ QAction* attachTableExport(QAbstractItemView* view, const QString& baseName,
       write();
   });
   view->setContextMenuPolicy(Qt::CustomContextMenu);
-  QObject::connect(view, &QWidget::customContextMenuRequested, view,
-                   [view, copy, exportCsv](const QPoint& pos) {
-                     QMenu menu(view);
-                     const QList<QAction*> own = view->actions();
-                     for (QAction* a : own)
-                       if (a != copy && a != exportCsv) menu.addAction(a);
-                     if (!menu.isEmpty()) menu.addSeparator();
-                     copy->setEnabled(view->selectionModel() &&
-                                      view->selectionModel()->hasSelection());
-                     menu.addAction(copy);
-                     menu.addAction(exportCsv);
-                     menu.exec(view->viewport()->mapToGlobal(pos));
-                   });
+  QObject::connect(
+      view, &QWidget::customContextMenuRequested, view, [view, copy, exportCsv](const QPoint& pos) {
+        QMenu menu(view);
+        const QList<QAction*> own = view->actions();
+        for (QAction* a : own)
+          if (a != copy && a != exportCsv) menu.addAction(a);
+        if (!menu.isEmpty()) menu.addSeparator();
+        copy->setEnabled(view->selectionModel() && view->selectionModel()->hasSelection());
+        menu.addAction(copy);
+        menu.addAction(exportCsv);
+        menu.exec(view->viewport()->mapToGlobal(pos));
+      });
   return exportCsv;
 }
 

@@ -262,8 +262,7 @@ void ComparePanel::reload() {
   const std::vector<int64_t> ids = m_ids;
   const Metric metric =
       m_metrics[size_t(std::clamp(m_metric->currentIndex(), 0, int(m_metrics.size()) - 1))];
-  const auto axis =
-      m_align->currentIndex() == kXTime ? storage::XAxis::Time : storage::XAxis::Step;
+  const auto axis = m_align->currentIndex() == kXTime ? storage::XAxis::Time : storage::XAxis::Step;
   const int points = std::max(100, m_overlay->width());
   // Only noisy per-step series are smoothed (common/smoothing.h), on every stored point.
   const double smoothing = smoothable(metric.series) ? m_overlayFrame->smoothing() : 0.0;

@@ -31,7 +31,8 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
   if (orientation != Qt::Horizontal) return {};
   if (section >= kColumnCount) {
     const size_t key = size_t(section - kColumnCount);
-    if (key >= m_keyColumns.size()) return role == Qt::DisplayRole ? QVariant(QString()) : QVariant();
+    if (key >= m_keyColumns.size())
+      return role == Qt::DisplayRole ? QVariant(QString()) : QVariant();
     if (role == Qt::DisplayRole) return QString::fromStdString(m_keyColumns[key]);
     if (role == Qt::ToolTipRole)
       return tr("Spec key %1: its value differs among the listed runs (not sortable)")
@@ -134,9 +135,11 @@ void RunTableModel::updateKeyColumns() {
     if (keys.size() < size_t(kMaxKeyColumns)) keys.push_back(key);
   const bool changed = keys != m_keyColumns;
   m_keyColumns = std::move(keys);
-  if (changed) Q_EMIT headerDataChanged(Qt::Horizontal, kColumnCount, kColumnCount + kMaxKeyColumns - 1);
+  if (changed)
+    Q_EMIT headerDataChanged(Qt::Horizontal, kColumnCount, kColumnCount + kMaxKeyColumns - 1);
   if (m_count > 0)
-    Q_EMIT dataChanged(index(0, kColumnCount), index(m_count - 1, kColumnCount + kMaxKeyColumns - 1));
+    Q_EMIT dataChanged(index(0, kColumnCount),
+                       index(m_count - 1, kColumnCount + kMaxKeyColumns - 1));
 }
 
 void RunTableModel::setFilter(const storage::RunFilter& filter) {
@@ -198,7 +201,7 @@ void RunTableModel::requestPage(int page) const {
   m_executor->post<Page>(
       self,
       [filter, order, page, known = flattenedIds()](storage::RunReader& reader,
-                                                     storage::RunStore&) {
+                                                    storage::RunStore&) {
         Page out;
         out.rows = reader.listRuns(filter, order, kPageSize, page * kPageSize);
         // The list leaves the spec out; the key columns read it here, off the GUI thread.

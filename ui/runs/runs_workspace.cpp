@@ -108,9 +108,8 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   connect(m_model, &QAbstractItemModel::headerDataChanged, this, showKeyColumns);
   showKeyColumns();
   // Export CSV… (every listed run, its pages loaded first) and Ctrl+C on the selection.
-  m_exportTable = attachTableExport(m_table, QStringLiteral("runs"), [this](auto ready) {
-    m_model->loadAll(std::move(ready));
-  });
+  m_exportTable = attachTableExport(m_table, QStringLiteral("runs"),
+                                    [this](auto ready) { m_model->loadAll(std::move(ready)); });
 
   m_compare = new ComparePanel(m_executor.get(), this);
   m_groups = new StudyGroupTable(m_executor.get(), this);
