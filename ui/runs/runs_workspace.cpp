@@ -95,15 +95,34 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
       m_table->fontMetrics().horizontalAdvance(QStringLiteral("2026-12-01 20:44:31")) + 16);
   m_table->horizontalHeader()->resizeSection(
       RunTableModel::kId, m_table->fontMetrics().horizontalAdvance(QStringLiteral("#99999")) + 12);
+  // The short columns as wide as their longest word, so the key columns that follow fit.
+  for (const auto& [column, widest] : {std::pair{RunTableModel::kModel, "torchscript"},
+                                       {RunTableModel::kStages, "Stages"},
+                                       {RunTableModel::kMode, "backprop"},
+                                       {RunTableModel::kStatus, "interrupted"}})
+    m_table->horizontalHeader()->resizeSection(
+        column, m_table->fontMetrics().horizontalAdvance(QString::fromLatin1(widest)) + 20);
   m_table->setWordWrap(false);
   // Studies put what tells their runs apart at the end of the name ("… lr=0.001 seed=3"):
   // elide the middle, not the end (issue 36 §3).
   m_table->setTextElideMode(Qt::ElideMiddle);
   // The spec keys that differ among the listed runs follow the fixed columns; unused ones hide.
   const auto showKeyColumns = [this] {
-    for (int c = RunTableModel::kColumnCount; c < m_model->columnCount(); ++c)
-      m_table->setColumnHidden(
-          c, m_model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString().isEmpty());
+    const int widest = m_table->fontMetrics().horizontalAdvance(QStringLiteral("[1,2,3,4,5,6]"));
+    for (int c = RunTableModel::kColumnCount; c < m_model->columnCount(); ++c) {
+      const QString key = m_model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+      m_table->setColumnHidden(c, key.isEmpty());
+      if (key.isEmpty()) continue;
+      int width = 0;
+      for (int row = 0; row < std::min(m_model->rowCount(), RunTableModel::kPageSize); ++row)
+        if (m_model->record(row))  // a loaded row (asking another would load its page)
+          width = std::max(width, m_table->fontMetrics().horizontalAdvance(
+                                      m_model->index(row, c).data().toString()) +
+                                      12);
+      // The key's name whole; its values up to a bound (the middle elides).
+      m_table->horizontalHeader()->resizeSection(
+          c, std::max(m_table->fontMetrics().horizontalAdvance(key) + 20, std::min(widest, width)));
+    }
   };
   connect(m_model, &QAbstractItemModel::headerDataChanged, this, showKeyColumns);
   showKeyColumns();
