@@ -12,9 +12,11 @@
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTreeWidget>
 #include <QtTest>
 #include <cmath>
 
+#include "common/command_palette.h"
 #include "common/plot_frame.h"
 #include "common/table_export.h"
 #include "run_store_fixture.h"
@@ -196,6 +198,21 @@ class TestRunsTables : public QObject {
       QVERIFY2(exports, qPrintable(view->objectName()));
     }
     QVERIFY(ws.exportTableAction());
+  }
+
+  void thePaletteFindsTheRunListExport() {
+    test::TempStore t;
+    QWidget window;
+    auto* ws = new RunsWorkspace(t.store, &window);
+    Q_UNUSED(ws);
+    CommandPalette palette(nullptr, &window);
+    palette.popup();
+    QTest::keyClicks(palette.searchEdit(), QStringLiteral("export run list csv"));
+    QTRY_VERIFY(palette.list()->topLevelItemCount() > 0);
+    QAction* found = palette.actionAt(0);
+    QVERIFY(found);
+    QCOMPARE(found->text(), QStringLiteral("Export the run list as CSV…"));
+    palette.hide();
   }
 
   void runListHasColumnsForTheKeysThatDiffer() {

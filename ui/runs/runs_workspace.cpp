@@ -1,5 +1,6 @@
 #include "runs/runs_workspace.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -129,6 +130,13 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   // Export CSV… (every listed run, its pages loaded first) and Ctrl+C on the selection.
   m_exportTable = attachTableExport(m_table, QStringLiteral("runs"),
                                     [this](auto ready) { m_model->loadAll(std::move(ready)); });
+  // The command palette lists the window's own actions: the run list's export is found there.
+  if (parent && parent->window() != this) {
+    auto* paletteExport = new QAction(tr("Export the run list as CSV…"), this);
+    paletteExport->setToolTip(m_exportTable->toolTip());
+    connect(paletteExport, &QAction::triggered, m_exportTable, &QAction::trigger);
+    parent->window()->addAction(paletteExport);
+  }
 
   m_compare = new ComparePanel(m_executor.get(), this);
   m_groups = new StudyGroupTable(m_executor.get(), this);
