@@ -10,6 +10,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTableWidget>
@@ -101,7 +102,10 @@ class TestRunsWorkspace : public QObject {
   }
 
  private Q_SLOTS:
-  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().remove(QStringLiteral("runs/overlay_x_axis"));  // the overlay's x: steps
+  }
 
   void listsFiltersAndSorts() {
     test::TempStore t;
@@ -344,6 +348,9 @@ class TestRunsWorkspace : public QObject {
     ws.comparePanel()->alignCombo()->setCurrentIndex(1);
     QTRY_VERIFY_WITH_TIMEOUT(ws.comparePanel()->isLoaded(), 5000);
     QVERIFY(overlay->xAxis->range().upper < 10);  // seconds, not steps
+    // The x axis is kept for next time: back to steps for the tests that follow.
+    ws.comparePanel()->alignCombo()->setCurrentIndex(ComparePanel::kXStep);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.comparePanel()->isLoaded(), 5000);
   }
 
   void sparseOverlaysArePointsWithMargins() {

@@ -126,7 +126,14 @@ void PlotFrame::resizeEvent(QResizeEvent* event) {
 
 void PlotFrame::setTimeAxis(bool seconds) {
   m_timeAxis = seconds;
+  m_xName.clear();
   m_plot->xAxis->setLabel(seconds ? tr("time (s)") : tr("step"));
+}
+
+void PlotFrame::setXQuantity(const QString& axisLabel, const QString& readoutName) {
+  m_timeAxis = false;
+  m_xName = readoutName;
+  m_plot->xAxis->setLabel(axisLabel);
 }
 
 void PlotFrame::setSmoothing(double weight) {
@@ -251,16 +258,23 @@ void PlotFrame::updateHover(QMouseEvent* event) {
     }
   }
   const double pixel = std::abs(m_plot->xAxis->pixelToCoord(1) - m_plot->xAxis->pixelToCoord(0));
+  // Another quantity (samples, FLOPs): whole numbers in full up to 10^9, else 4 digits.
+  const auto quantity = [](double v) {
+    return std::abs(v) < 1e9 && v == std::floor(v) ? QString::number(qint64(v))
+                                                   : QString::number(v, 'g', 4);
+  };
   QStringList lines;
   for (const auto& [graph, hit] : hits) {
     QString line = QStringLiteral("%1: %2").arg(graph->name()).arg(hit.y, 0, 'g', 4);
     if (std::abs(hit.x - snapped) > 2 * pixel)
-      line += m_timeAxis ? tr(" (at %1 s)").arg(hit.x, 0, 'f', 2)
-                         : tr(" (step %1)").arg(qint64(std::llround(hit.x)));
+      line += !m_xName.isEmpty() ? QStringLiteral(" (%1 %2)").arg(m_xName, quantity(hit.x))
+              : m_timeAxis       ? tr(" (at %1 s)").arg(hit.x, 0, 'f', 2)
+                                 : tr(" (step %1)").arg(qint64(std::llround(hit.x)));
     lines << line;
   }
-  const QString where = m_timeAxis ? tr("%1 s").arg(snapped, 0, 'f', 2)
-                                   : tr("step %1").arg(qint64(std::llround(snapped)));
+  const QString where = !m_xName.isEmpty() ? QStringLiteral("%1 %2").arg(m_xName, quantity(snapped))
+                        : m_timeAxis       ? tr("%1 s").arg(snapped, 0, 'f', 2)
+                                           : tr("step %1").arg(qint64(std::llround(snapped)));
   m_hoverText->setText(where + QLatin1Char('\n') + lines.join(QLatin1Char('\n')));
   m_hoverText->setVisible(true);
   m_hoverLine->point1->setCoords(snapped, 0);

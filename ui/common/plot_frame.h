@@ -52,6 +52,9 @@ class PlotFrame : public QWidget {
   /// Until it is called the x axis has no label (bars, categories) and the read-out says steps.
   void setTimeAxis(bool seconds);
   bool timeAxis() const { return m_timeAxis; }
+  /// x read as another quantity (samples, FLOPs): the axis label, and the read-out names the
+  /// x as `readoutName` and its value ("samples 6400"). setTimeAxis() returns to steps or time.
+  void setXQuantity(const QString& axisLabel, const QString& readoutName);
 
   /// Debiased EMA weight in [0, 1) chosen with the smoothing control (0 without one).
   double smoothing() const { return m_smoothing; }
@@ -126,6 +129,7 @@ class PlotFrame : public QWidget {
   double m_smoothing = 0;
   bool m_logY = false;
   bool m_timeAxis = false;
+  QString m_xName;  // non-empty: setXQuantity's read-out name
 };
 
 }  // namespace stagewise::ui

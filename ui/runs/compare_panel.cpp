@@ -8,6 +8,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QMenu>
+#include <QSettings>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableWidget>
@@ -66,8 +67,20 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
          "once a selected run has it (local runs with probes)."));
   setMetricList({});
   m_align = new QComboBox(this);
-  m_align->addItem(tr("aligned by step"));
-  m_align->addItem(tr("aligned by wall time"));
+  // In XChoice order; the setting keeps the id.
+  m_align->addItem(tr("x: step"), QStringLiteral("step"));
+  m_align->addItem(tr("x: wall time"), QStringLiteral("time"));
+  m_align->addItem(tr("x: samples"), QStringLiteral("samples"));
+  m_align->addItem(tr("x: compute (FLOPs)"), QStringLiteral("flops"));
+  m_align->setToolTip(
+      tr("The overlay's x axis: the step; the wall time since the run started; the samples "
+         "trained (step × batch size); or the training FLOPs (step × the run's FLOPs per step, "
+         "from its summary). A run that lacks what the axis needs is left out, and named."));
+  {
+    const int saved =
+        m_align->findData(QSettings().value(QStringLiteral("runs/overlay_x_axis")).toString());
+    if (saved >= 0) m_align->setCurrentIndex(saved);
+  }
   m_group = new QComboBox(this);
   m_group->addItem(tr("each run"));
   m_group->addItem(tr("groups: mean ± std"));
@@ -107,11 +120,28 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
          "with other work (load per core apart by more than 0.5) or lost CPU time to steal are "
          "not comparable."));
   m_loadWarning->hide();
+  m_axisNote = new QLabel(this);
+  m_axisNote->setWordWrap(true);
+  m_axisNote->hide();
 
   m_overlayFrame = new PlotFrame(
       tr("Overlay"),
       PlotFrame::SmoothingControl | PlotFrame::LogScaleToggle | PlotFrame::HoverReadout, this);
   m_overlay = m_overlayFrame->plot();
+  // The read-out names a stored point of each run (its step and value as drawn), not a grid
+  // point between two steps holding the earlier one's value.
+  m_overlayFrame->setHoverLookup(
+      [this](const QCPGraph* graph, double x) -> std::optional<PlotFrame::HoverPoint> {
+        if (const auto p = storedNear(graph, x)) return PlotFrame::HoverPoint{p->first, p->second};
+        if (m_graphRun.count(graph)) return std::nullopt;
+        const auto data = graph->data();  // a group's mean: its drawn point
+        if (data->isEmpty()) return std::nullopt;
+        auto it = data->findBegin(x, false);
+        if (it == data->constEnd() || (it != data->constBegin() && x - (it - 1)->key < it->key - x))
+          --it;
+        if (!std::isfinite(it->value)) return std::nullopt;
+        return PlotFrame::HoverPoint{it->key, it->value};
+      });
   m_overlay->setMinimumHeight(220);
   m_overlay->legend->setVisible(true);
   m_overlay->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -157,10 +187,14 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   layout->addWidget(m_hint);
   layout->addLayout(controls);
   layout->addWidget(m_loadWarning);
+  layout->addWidget(m_axisNote);
   layout->addWidget(split, 1);
 
   connect(m_metric, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
-  connect(m_align, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
+  connect(m_align, &QComboBox::currentIndexChanged, this, [this] {
+    QSettings().setValue(QStringLiteral("runs/overlay_x_axis"), m_align->currentData());
+    reload();
+  });
   connect(m_group, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index > 0) Q_EMIT spreadChanged(spread());
     reload();
@@ -228,7 +262,7 @@ void ComparePanel::reload() {
   const std::vector<int64_t> ids = m_ids;
   const Metric metric =
       m_metrics[size_t(std::clamp(m_metric->currentIndex(), 0, int(m_metrics.size()) - 1))];
-  const auto axis = m_align->currentIndex() == 1 ? storage::XAxis::Time : storage::XAxis::Step;
+  const auto axis = m_align->currentIndex() == kXTime ? storage::XAxis::Time : storage::XAxis::Step;
   const int points = std::max(100, m_overlay->width());
   // Only noisy per-step series are smoothed (common/smoothing.h), on every stored point.
   const double smoothing = smoothable(metric.series) ? m_overlayFrame->smoothing() : 0.0;
@@ -259,8 +293,31 @@ void ComparePanel::reload() {
               if (l.index == s.key.layer) name = l.name;
             layerNames.emplace(s.key.layer, name);
           }
-          refs.push_back({id, {metric.series, stage, metric.layer}});
+          const storage::SeriesKey key{metric.series, stage, metric.layer};
+          refs.push_back({id, key});
           data.runs.push_back(std::move(*run));
+          // The stored points for the read-out: all of them (smoothed as alignSeries smooths,
+          // from the first) up to a size, else each drawn column's first and last.
+          std::vector<std::pair<double, double>> stored;
+          if (const auto info = reader.findSeries(id, key); info && info->pointCount > 0) {
+            if (info->pointCount <= 200000) {
+              const auto raw = reader.loadSeries(id, key, axis);
+              std::vector<double> v;
+              for (const auto& p : raw) v.push_back(p.value);
+              v = PlotFrame::smoothed(v, smoothing);
+              for (size_t k = 0; k < raw.size(); ++k)
+                stored.emplace_back(
+                    axis == storage::XAxis::Time ? raw[k].timeS : double(raw[k].step), v[k]);
+            } else {
+              for (const auto& b : reader.loadDecimated(id, key, 4 * points, axis).buckets) {
+                stored.emplace_back(b.x, b.first);
+                if (b.count > 1) stored.emplace_back(b.xLast, b.last);
+              }
+            }
+            std::stable_sort(stored.begin(), stored.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+          }
+          data.stored.push_back(std::move(stored));
         }
         std::map<std::string, int> groups;
         for (const auto& r : data.runs) {
@@ -318,6 +375,7 @@ void ComparePanel::showLoaded(const Data& data) {
   m_groupKeys->setEnabled(m_group->currentIndex() > 0 && !m_groupKeys->menu()->isEmpty());
   regroup();
   m_aligned = data.aligned;
+  m_stored = data.stored;
   setMetricList(data.extra);
   m_hint->setVisible(m_runs.empty());
   drawOverlay();
@@ -343,9 +401,59 @@ void ComparePanel::showLoaded(const Data& data) {
     if (auto* header = m_diff->horizontalHeaderItem(c)) header->setToolTip(header->text());
 }
 
+std::vector<double> ComparePanel::xFactors() const {
+  std::vector<double> out;
+  for (const auto& r : m_runs) {
+    double f = 1;
+    if (m_align->currentIndex() == kXSamples) f = r.batchSize > 0 ? double(r.batchSize) : NAN;
+    if (m_align->currentIndex() == kXFlops) {
+      const double flops = QJsonDocument::fromJson(QByteArray::fromStdString(r.summaryJson))
+                               .object()
+                               .value(QStringLiteral("train_flops"))
+                               .toDouble(NAN);
+      const double steps = double(r.steps.value_or(0));
+      f = std::isfinite(flops) && flops > 0 && steps > 0 ? flops / steps : NAN;
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+std::optional<std::pair<double, double>> ComparePanel::storedNear(const QCPGraph* graph,
+                                                                  double x) const {
+  const auto it = m_graphRun.find(graph);
+  if (it == m_graphRun.end() || it->second >= m_stored.size()) return std::nullopt;
+  const auto& stored = m_stored[it->second];
+  const double f = it->second < m_drawnFactor.size() ? m_drawnFactor[it->second] : 1.0;
+  if (stored.empty() || !(f > 0)) return std::nullopt;
+  const double at = x / f;  // on the storage axis (step or seconds)
+  auto next = std::lower_bound(stored.begin(), stored.end(), at,
+                               [](const auto& p, double v) { return p.first < v; });
+  if (next == stored.end() || (next != stored.begin() && at - (next - 1)->first < next->first - at))
+    --next;
+  if (!std::isfinite(next->second)) return std::nullopt;
+  return std::make_pair(next->first * f, next->second);
+}
+
 void ComparePanel::drawOverlay() {
   m_overlay->clearGraphs();
+  m_graphRun.clear();
   m_overlayFrame->hideHover();
+  // The x axis: samples and compute scale each run's steps by its own factor; a run without it
+  // is left out and named.
+  m_drawnFactor = xFactors();
+  {
+    QStringList lacking;
+    for (size_t i = 0; i < m_runs.size(); ++i)
+      if (!std::isfinite(m_drawnFactor[i])) lacking << QStringLiteral("#%1").arg(m_runs[i].id);
+    const QString need = m_align->currentIndex() == kXSamples
+                             ? tr("no batch size stored")
+                             : tr("no training FLOPs stored in its summary (train_flops)");
+    m_axisNote->setText(lacking.isEmpty() ? QString()
+                                          : tr("Not drawn on this x axis: %1 (%2).")
+                                                .arg(lacking.join(QStringLiteral(", ")), need));
+    m_axisNote->setVisible(!lacking.isEmpty());
+  }
   // Each run comes smoothed on its own from the store (reload), before grouping.
   const storage::AlignedSeries& a = m_aligned;
   double xLo = std::numeric_limits<double>::infinity(), xHi = -xLo, yLo = xLo, yHi = -xLo;
@@ -361,7 +469,10 @@ void ComparePanel::drawOverlay() {
   }
   for (size_t i = 0; i < a.values.size() && i < m_runs.size() && m_group->currentIndex() == 0;
        ++i) {
+    const double f = m_drawnFactor[i];
+    if (!std::isfinite(f)) continue;
     auto* g = m_overlay->addGraph();
+    m_graphRun[g] = i;
     g->setName(runLabel(m_runs[i]));
     g->setPen(QPen(stageColor(int(i)), 1.8));
     QVector<QCPGraphData> points;
@@ -370,16 +481,21 @@ void ComparePanel::drawOverlay() {
       // A few evaluations: the points themselves joined by lines, each marked, not a staircase
       // held across the grid.
       for (const auto& [x, y] : a.points[i])
-        if (std::isfinite(y)) points << QCPGraphData(x, y);
+        if (std::isfinite(y)) points << QCPGraphData(x * f, y);
       g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
     } else {
       for (size_t k = 0; k < a.x.size() && k < a.values[i].size(); ++k)
-        if (std::isfinite(a.values[i][k])) points << QCPGraphData(a.x[k], a.values[i][k]);
+        if (std::isfinite(a.values[i][k])) points << QCPGraphData(a.x[k] * f, a.values[i][k]);
     }
     for (const auto& p : points) extend(p.key, p.value);
     g->data()->set(points, true);
   }
-  m_overlayFrame->setTimeAxis(a.axis == storage::XAxis::Time);
+  if (m_align->currentIndex() == kXSamples)
+    m_overlayFrame->setXQuantity(tr("samples"), tr("samples"));
+  else if (m_align->currentIndex() == kXFlops)
+    m_overlayFrame->setXQuantity(tr("training FLOPs"), tr("FLOPs"));
+  else
+    m_overlayFrame->setTimeAxis(a.axis == storage::XAxis::Time);
   m_overlay->yAxis->setLabel(m_metric->currentText());
   // Margins around the data: no value on an axis, and a one-point run fully visible.
   if (xLo <= xHi) {
@@ -469,6 +585,18 @@ void ComparePanel::drawBands(const storage::AlignedSeries& a) {
     for (size_t i = 0; i < m_groupOf.size() && i < a.values.size(); ++i)
       if (m_groupOf[i] == g) members.push_back(i), band.runs.push_back(m_runs[i].id);
     if (members.empty()) continue;
+    // Samples or compute: a group's runs must share the factor (a study's seeds do).
+    const double f = members.front() < m_drawnFactor.size() ? m_drawnFactor[members.front()] : 1.0;
+    bool mixed = !std::isfinite(f);
+    for (size_t i : members) mixed |= i >= m_drawnFactor.size() || m_drawnFactor[i] != f;
+    if (mixed) {
+      m_axisNote->setText(
+          (m_axisNote->text().isEmpty() ? QString() : m_axisNote->text() + QLatin1Char(' ')) +
+          tr("A group not drawn: its runs differ in batch size or FLOPs per step (%1).")
+              .arg(groupLabel(members.front())));
+      m_axisNote->show();
+      continue;
+    }
     const QString keys = groupLabel(members.front());
     band.label = (keys.isEmpty() ? runLabel(m_runs[members.front()]) : keys) +
                  QStringLiteral(" (n=%1)").arg(members.size());
@@ -476,7 +604,7 @@ void ComparePanel::drawBands(const storage::AlignedSeries& a) {
       std::vector<double> v;
       for (size_t i : members)
         if (k < a.values[i].size() && std::isfinite(a.values[i][k])) v.push_back(a.values[i][k]);
-      band.x.push_back(a.x[k]);
+      band.x.push_back(a.x[k] * f);
       if (v.empty()) {
         band.mean.push_back(NAN), band.lo.push_back(NAN), band.hi.push_back(NAN);
         continue;

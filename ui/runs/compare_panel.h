@@ -4,11 +4,14 @@
 // values differ.
 
 #include <QWidget>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "runs/store_executor.h"
 #include "stagewise/study/search_views.h"
 
+class QCPGraph;
 class QComboBox;
 class QCustomPlot;
 class QLabel;
@@ -35,7 +38,12 @@ class ComparePanel : public QWidget {
   PlotFrame* summaryFrame() const { return m_summaryFrame; }
   QTableWidget* diffTable() const { return m_diff; }
   QComboBox* metricCombo() const { return m_metric; }
+  /// The overlay's x axis: step, wall time, samples (step × batch size) or compute (step × the
+  /// run's training FLOPs per step, from its summary's train_flops). Kept for next time.
   QComboBox* alignCombo() const { return m_align; }
+  enum XChoice { kXStep = 0, kXTime = 1, kXSamples = 2, kXFlops = 3 };
+  /// What the chosen x axis leaves out: the runs that lack what it needs (empty: none).
+  QLabel* axisNote() const { return m_axisNote; }
   /// Each run, or groups (runs equal in every key but the seed) as a mean with a band of ±1
   /// sample std or min–max, on the common grid of the overlay.
   QComboBox* groupCombo() const { return m_group; }
@@ -107,7 +115,15 @@ class ComparePanel : public QWidget {
     storage::AlignedSeries aligned;
     std::vector<Metric> extra;  ///< per-stage and per-layer series the selected runs have
     std::vector<int> groupOf;   ///< per run: its group (runs equal but for the seed)
+    /// Per run: its stored points (x on the storage axis, value as drawn: smoothed when the
+    /// overlay smooths), sorted by x, for the hover read-out.
+    std::vector<std::vector<std::pair<double, double>>> stored;
   };
+  /// Per run: the factor from step to the chosen x (batch size, FLOPs per step; 1 for step and
+  /// time), NaN where the run lacks it.
+  std::vector<double> xFactors() const;
+  /// The hover read-out's point for a graph: a stored point of its run nearest to `x`.
+  std::optional<std::pair<double, double>> storedNear(const QCPGraph* graph, double x) const;
   /// Draws the overlay from the data last loaded, with the frame's smoothing and scale.
   void drawOverlay();
   void drawBands(const storage::AlignedSeries& aligned);
@@ -138,6 +154,9 @@ class ComparePanel : public QWidget {
   bool groupable(const std::string& key) const;
   void regroup();
   storage::AlignedSeries m_aligned;  // as loaded; drawOverlay() smooths a copy
+  std::vector<std::vector<std::pair<double, double>>> m_stored;  // Data::stored
+  std::map<const QCPGraph*, size_t> m_graphRun;  // each run's graph -> its index in m_runs
+  std::vector<double> m_drawnFactor;             // per run, as drawn
   std::vector<storage::SpecDifference> m_diffs;
   QComboBox* m_summaryMetric;
   QLabel* m_loadWarning;
@@ -149,6 +168,7 @@ class ComparePanel : public QWidget {
   QSplitter* m_bottom;
   QToolButton* m_enlarge;
   QLabel* m_hint;
+  QLabel* m_axisNote;
 };
 
 }  // namespace stagewise::ui

@@ -3,7 +3,11 @@
 #include <QColor>
 #include <QDateTime>
 
+#include <algorithm>
+#include <set>
+
 #include "common/format.h"
+#include "stagewise/storage/spec_diff.h"
 
 namespace stagewise::ui {
 
@@ -20,11 +24,21 @@ int RunTableModel::rowCount(const QModelIndex& parent) const {
 }
 
 int RunTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : kColumnCount;
+  return parent.isValid() ? 0 : kColumnCount + kMaxKeyColumns;
 }
 
 QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
+  if (section >= kColumnCount) {
+    const size_t key = size_t(section - kColumnCount);
+    if (key >= m_keyColumns.size())
+      return role == Qt::DisplayRole ? QVariant(QString()) : QVariant();
+    if (role == Qt::DisplayRole) return QString::fromStdString(m_keyColumns[key]);
+    if (role == Qt::ToolTipRole)
+      return tr("Spec key %1: its value differs among the listed runs (not sortable)")
+          .arg(QString::fromStdString(m_keyColumns[key]));
+    return {};
+  }
   static const char* const kNames[] = {"#",         "Name",      "Date",     "Model",
                                        "Stages",    "Devices",   "Mode",     "Status",
                                        "Test acc.", "Samples/s", "Duration", "Tags"};
@@ -56,12 +70,76 @@ void RunTableModel::reload() {
         m_pendingPages = 0;
         m_countPending = false;
         endResetModel();
+        updateKeyColumns();
         Q_EMIT reloaded();
+        checkSettled();
       },
       [this](const QString& message) {
         m_countPending = false;
         Q_EMIT loadFailed(message);
+        checkSettled();
       });
+}
+
+void RunTableModel::loadAll(std::function<void()> ready) {
+  m_whenAllLoaded.push_back(std::move(ready));
+  if (!m_countPending)
+    for (int page = 0; page * kPageSize < m_count; ++page) requestPage(page);
+  checkSettled();
+}
+
+void RunTableModel::checkSettled() {
+  if (m_whenAllLoaded.empty() || !isSettled()) return;
+  // The count arrived after loadAll was asked: ask for the pages it now knows of.
+  bool asked = false;
+  for (int page = 0; page * kPageSize < m_count; ++page)
+    if (!m_requested[page]) requestPage(page), asked = true;
+  if (asked) return;
+  auto callbacks = std::move(m_whenAllLoaded);
+  m_whenAllLoaded.clear();
+  for (auto& ready : callbacks) ready();
+}
+
+std::set<int64_t> RunTableModel::flattenedIds() const {
+  std::set<int64_t> ids;
+  for (const auto& [id, flat] : m_flatSpecs)
+    if (!flat.empty()) ids.insert(id);
+  return ids;
+}
+
+void RunTableModel::updateKeyColumns() {
+  std::set<int64_t> loaded;  // the runs of the loaded pages (their specs came with them)
+  for (const auto& [page, rows] : m_pages)
+    for (const auto& r : rows) loaded.insert(r.id);
+  for (auto it = m_flatSpecs.begin(); it != m_flatSpecs.end();)
+    it = loaded.count(it->first) ? std::next(it) : m_flatSpecs.erase(it);
+  // Distinct values per key over the loaded runs; a run without the key adds "absent".
+  std::map<std::string, std::set<std::string>> values;
+  for (const auto& [id, flat] : m_flatSpecs)
+    for (const auto& [key, value] : flat) values[key].insert(value);
+  std::vector<std::pair<size_t, std::string>> differing;
+  for (auto& [key, set] : values) {
+    if (key == "name" || key.rfind("checkpoint.", 0) == 0) continue;
+    size_t count = set.size();
+    for (const auto& [id, flat] : m_flatSpecs)
+      if (!flat.count(key)) {
+        ++count;
+        break;
+      }
+    if (count > 1) differing.emplace_back(count, key);
+  }
+  std::stable_sort(differing.begin(), differing.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> keys;
+  for (const auto& [count, key] : differing)
+    if (keys.size() < size_t(kMaxKeyColumns)) keys.push_back(key);
+  const bool changed = keys != m_keyColumns;
+  m_keyColumns = std::move(keys);
+  if (changed)
+    Q_EMIT headerDataChanged(Qt::Horizontal, kColumnCount, kColumnCount + kMaxKeyColumns - 1);
+  if (m_count > 0)
+    Q_EMIT dataChanged(index(0, kColumnCount),
+                       index(m_count - 1, kColumnCount + kMaxKeyColumns - 1));
 }
 
 void RunTableModel::setFilter(const storage::RunFilter& filter) {
@@ -116,24 +194,53 @@ void RunTableModel::requestPage(int page) const {
   const quint64 generation = m_generation;
   const storage::RunFilter filter = m_filter;
   const storage::RunOrder order = m_order;
-  m_executor->post<std::vector<RunRecord>>(
+  struct Page {
+    std::vector<RunRecord> rows;
+    std::vector<std::map<std::string, std::string>> flat;  // each row's spec, flattened
+  };
+  m_executor->post<Page>(
       self,
-      [filter, order, page](storage::RunReader& reader, storage::RunStore&) {
-        return reader.listRuns(filter, order, kPageSize, page * kPageSize);
+      [filter, order, page, known = flattenedIds()](storage::RunReader& reader,
+                                                    storage::RunStore&) {
+        Page out;
+        out.rows = reader.listRuns(filter, order, kPageSize, page * kPageSize);
+        // The list leaves the spec out; the key columns read it here, off the GUI thread.
+        for (const auto& r : out.rows) {
+          auto& flat = out.flat.emplace_back();
+          if (known.count(r.id)) continue;  // a run's spec does not change: kept from before
+          const auto full = reader.run(r.id);
+          if (!full) continue;
+          try {
+            for (auto& [key, value] : storage::flattenJson(full->specJson)) {
+              // A string reads without its JSON quotes.
+              if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+                value = value.substr(1, value.size() - 2);
+              flat.emplace(key, std::move(value));
+            }
+          } catch (const std::exception&) {  // a spec that is not JSON: no keys
+          }
+        }
+        return out;
       },
-      [self, generation, page](std::vector<RunRecord> rows) {
+      [self, generation, page](Page loaded) {
         if (generation != self->m_generation) return;
         --self->m_pendingPages;
-        self->m_pages[page] = std::move(rows);
+        for (size_t i = 0; i < loaded.rows.size() && i < loaded.flat.size(); ++i)
+          if (!loaded.flat[i].empty() || !self->m_flatSpecs.count(loaded.rows[i].id))
+            self->m_flatSpecs[loaded.rows[i].id] = std::move(loaded.flat[i]);
+        self->m_pages[page] = std::move(loaded.rows);
         const int first = page * kPageSize;
         const int last = std::min(self->m_count, first + kPageSize) - 1;
         if (last >= first)
           Q_EMIT self->dataChanged(self->index(first, 0), self->index(last, kColumnCount - 1));
+        self->updateKeyColumns();
         Q_EMIT self->pageLoaded(page);
+        self->checkSettled();
       },
       [self, generation](const QString& message) {
         if (generation == self->m_generation) --self->m_pendingPages;
         Q_EMIT self->loadFailed(message);
+        self->checkSettled();
       });
 }
 
@@ -165,6 +272,15 @@ QVariant RunTableModel::display(const RunRecord& r, int column) const {
   auto opt = [](const std::optional<double>& v, int decimals) -> QVariant {
     return v ? QVariant(QString::number(*v, 'f', decimals)) : QVariant(QStringLiteral("—"));
   };
+  if (column >= kColumnCount) {
+    const size_t key = size_t(column - kColumnCount);
+    if (key >= m_keyColumns.size()) return QString();
+    const auto flat = m_flatSpecs.find(r.id);
+    if (flat == m_flatSpecs.end()) return QString();
+    const auto value = flat->second.find(m_keyColumns[key]);
+    return value == flat->second.end() ? QVariant(QStringLiteral("—"))
+                                       : QVariant(QString::fromStdString(value->second));
+  }
   switch (column) {
     case kId:
       return qint64(r.id);

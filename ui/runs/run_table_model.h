@@ -3,7 +3,11 @@
 // thousand runs scroll smoothly. Sorting and filtering happen in SQL.
 
 #include <QAbstractTableModel>
+#include <functional>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "runs/store_executor.h"
 
@@ -27,6 +31,10 @@ class RunTableModel : public QAbstractTableModel {
     kTags,
     kColumnCount
   };
+  /// After the fixed columns, up to this many columns for the spec keys whose values differ
+  /// among the listed runs (mode, train.lr, seed…), as experiment trackers do; an unused one has
+  /// an empty header (the view hides it).
+  static constexpr int kMaxKeyColumns = 6;
   static constexpr int kPageSize = 200;
   static constexpr int kRunIdRole = Qt::UserRole + 1;
 
@@ -57,6 +65,13 @@ class RunTableModel : public QAbstractTableModel {
   int loadedPageCount() const { return int(m_pages.size()); }
   /// True once the count and every page asked for so far have arrived.
   bool isSettled() const { return m_pendingPages == 0 && !m_countPending; }
+  /// Loads every page of the current filter, then calls `ready` (at once if all are loaded):
+  /// an export writes every listed run, not only those scrolled to.
+  void loadAll(std::function<void()> ready);
+  /// The spec keys shown after the fixed columns, in column order: those whose values differ
+  /// among the loaded runs (a run without the key counts as a value), the name and checkpoint
+  /// keys aside; most distinct values first, then by key; at most kMaxKeyColumns.
+  const std::vector<std::string>& keyColumns() const { return m_keyColumns; }
 
  Q_SIGNALS:
   void reloaded();
@@ -66,6 +81,11 @@ class RunTableModel : public QAbstractTableModel {
  private:
   void requestPage(int page) const;
   QVariant display(const storage::RunRecord& r, int column) const;
+  /// Recomputes keyColumns() from the loaded pages; announces a change of headers and cells.
+  void updateKeyColumns();
+  void checkSettled();
+  /// The runs whose spec is already flattened (a page re-read skips reading them again).
+  std::set<int64_t> flattenedIds() const;
 
   StoreExecutor* m_executor;
   storage::RunFilter m_filter;
@@ -76,6 +96,10 @@ class RunTableModel : public QAbstractTableModel {
   mutable int m_pendingPages = 0;
   mutable std::map<int, std::vector<storage::RunRecord>> m_pages;
   mutable std::map<int, bool> m_requested;
+  std::vector<std::string> m_keyColumns;
+  /// Each loaded run's spec as dotted key -> value text, by run id.
+  std::map<int64_t, std::map<std::string, std::string>> m_flatSpecs;
+  std::vector<std::function<void()>> m_whenAllLoaded;
 };
 
 }  // namespace stagewise::ui

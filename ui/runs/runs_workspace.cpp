@@ -1,5 +1,6 @@
 #include "runs/runs_workspace.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -16,10 +17,12 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <fstream>
 #include <optional>
 
+#include "common/table_export.h"
 #include "runs/compare_panel.h"
 #include "runs/query_filter.h"
 #include "runs/run_history.h"
@@ -93,10 +96,47 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
       m_table->fontMetrics().horizontalAdvance(QStringLiteral("2026-12-01 20:44:31")) + 16);
   m_table->horizontalHeader()->resizeSection(
       RunTableModel::kId, m_table->fontMetrics().horizontalAdvance(QStringLiteral("#99999")) + 12);
+  // The short columns as wide as their longest word, so the key columns that follow fit.
+  for (const auto& [column, widest] : {std::pair{RunTableModel::kModel, "torchscript"},
+                                       {RunTableModel::kStages, "Stages"},
+                                       {RunTableModel::kMode, "backprop"},
+                                       {RunTableModel::kStatus, "interrupted"}})
+    m_table->horizontalHeader()->resizeSection(
+        column, m_table->fontMetrics().horizontalAdvance(QString::fromLatin1(widest)) + 20);
   m_table->setWordWrap(false);
   // Studies put what tells their runs apart at the end of the name ("… lr=0.001 seed=3"):
   // elide the middle, not the end (issue 36 §3).
   m_table->setTextElideMode(Qt::ElideMiddle);
+  // The spec keys that differ among the listed runs follow the fixed columns; unused ones hide.
+  const auto showKeyColumns = [this] {
+    const int widest = m_table->fontMetrics().horizontalAdvance(QStringLiteral("[1,2,3,4,5,6]"));
+    for (int c = RunTableModel::kColumnCount; c < m_model->columnCount(); ++c) {
+      const QString key = m_model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+      m_table->setColumnHidden(c, key.isEmpty());
+      if (key.isEmpty()) continue;
+      int width = 0;
+      for (int row = 0; row < std::min(m_model->rowCount(), RunTableModel::kPageSize); ++row)
+        if (m_model->record(row))  // a loaded row (asking another would load its page)
+          width = std::max(width, m_table->fontMetrics().horizontalAdvance(
+                                      m_model->index(row, c).data().toString()) +
+                                      12);
+      // The key's name whole; its values up to a bound (the middle elides).
+      m_table->horizontalHeader()->resizeSection(
+          c, std::max(m_table->fontMetrics().horizontalAdvance(key) + 20, std::min(widest, width)));
+    }
+  };
+  connect(m_model, &QAbstractItemModel::headerDataChanged, this, showKeyColumns);
+  showKeyColumns();
+  // Export CSV… (every listed run, its pages loaded first) and Ctrl+C on the selection.
+  m_exportTable = attachTableExport(m_table, QStringLiteral("runs"),
+                                    [this](auto ready) { m_model->loadAll(std::move(ready)); });
+  // The command palette lists the window's own actions: the run list's export is found there.
+  if (parent && parent->window() != this) {
+    auto* paletteExport = new QAction(tr("Export the run list as CSV…"), this);
+    paletteExport->setToolTip(m_exportTable->toolTip());
+    connect(paletteExport, &QAction::triggered, m_exportTable, &QAction::trigger);
+    parent->window()->addAction(paletteExport);
+  }
 
   m_compare = new ComparePanel(m_executor.get(), this);
   m_groups = new StudyGroupTable(m_executor.get(), this);
@@ -110,6 +150,9 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
     m_compare->setSpread(
         study::spreadFromId(m_groups->spreadCombo()->currentData().toString().toStdString()));
   });
+  attachTableExport(m_groups->table(), QStringLiteral("groups"));
+  attachTableExport(m_groups->tunedTable(), QStringLiteral("tuned"));
+  attachTableExport(m_compare->diffTable(), QStringLiteral("spec-diff"));
   m_listTabs = new QTabWidget(this);
   m_listTabs->setDocumentMode(true);
   m_listTabs->addTab(m_table, tr("Runs"));
@@ -288,7 +331,7 @@ void RunsWorkspace::restoreSelection() {
   for (int64_t id : m_shown) {
     const int row = m_model->rowOf(id);
     if (row < 0) continue;  // on a page not loaded (yet): it stays shown
-    rows.select(m_model->index(row, 0), m_model->index(row, RunTableModel::kColumnCount - 1));
+    rows.select(m_model->index(row, 0), m_model->index(row, m_model->columnCount() - 1));
     if (current < 0) current = row;
     if (const storage::RunRecord* r = m_model->record(row)) m_shownNames[id] = r->name;
   }

@@ -15,6 +15,7 @@
 #include "stagewise/engine/run.h"
 #include "stagewise/engine/spec.h"
 
+class QAction;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -38,6 +39,9 @@ class RunsWorkspace : public QWidget {
 
   RunTableModel* model() const { return m_model; }
   QTableView* table() const { return m_table; }
+  /// The run list's "Export CSV…" (also in its right-click menu): every listed run, the columns
+  /// shown.
+  QAction* exportTableAction() const { return m_exportTable; }
   ComparePanel* comparePanel() const { return m_compare; }
   /// The chosen study's grouped table (the Groups tab beside the run list).
   StudyGroupTable* groupTable() const { return m_groups; }
@@ -134,6 +138,7 @@ class RunsWorkspace : public QWidget {
   std::unique_ptr<StoreExecutor> m_executor;
   RunTableModel* m_model;
   QTableView* m_table;
+  QAction* m_exportTable = nullptr;
   ComparePanel* m_compare;
   StudyGroupTable* m_groups;
   QTabWidget* m_listTabs;

@@ -1,0 +1,405 @@
+// Issue 36, the Runs workspace's tables and overlay: CSV export and Ctrl+C of every table (one
+// helper, common/table_export), the run list's columns for the spec keys that differ, the
+// overlay's read-out at stored points, and its x axis (step, wall time, samples, compute).
+
+#include <qcustomplot.h>
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSettings>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTreeWidget>
+#include <QtTest>
+#include <cmath>
+
+#include "common/command_palette.h"
+#include "common/plot_frame.h"
+#include "common/table_export.h"
+#include "run_store_fixture.h"
+#include "runs/compare_panel.h"
+#include "runs/run_table_model.h"
+#include "runs/runs_workspace.h"
+#include "runs/study_groups.h"
+
+using namespace stagewise;
+using namespace stagewise::ui;
+using test::addRun;
+using test::runSpec;
+
+class TestRunsTables : public QObject {
+  Q_OBJECT
+
+  /// A minimal RFC 4180 reader: the test's own, to read the helper's output back.
+  static std::vector<QStringList> parseCsv(const QString& text) {
+    std::vector<QStringList> rows;
+    QStringList row;
+    QString field;
+    bool quoted = false, any = false;
+    for (int i = 0; i < text.size(); ++i) {
+      const QChar c = text[i];
+      if (quoted) {
+        if (c == QLatin1Char('"') && i + 1 < text.size() && text[i + 1] == QLatin1Char('"'))
+          field += QLatin1Char('"'), ++i;
+        else if (c == QLatin1Char('"'))
+          quoted = false;
+        else
+          field += c;
+      } else if (c == QLatin1Char('"')) {
+        quoted = true, any = true;
+      } else if (c == QLatin1Char(',')) {
+        row << field, field.clear(), any = true;
+      } else if (c == QLatin1Char('\n')) {
+        row << field, rows.push_back(row), row.clear(), field.clear(), any = false;
+      } else {
+        field += c, any = true;
+      }
+    }
+    if (any) row << field, rows.push_back(row);
+    return rows;
+  }
+
+  static void moveTo(QCustomPlot* plot, QPoint p) {
+    QMouseEvent event(QEvent::MouseMove, QPointF(p), plot->mapToGlobal(QPointF(p)), Qt::NoButton,
+                      Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(plot, &event);
+  }
+
+  static void waitLoaded(RunsWorkspace& ws, int rows) {
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), rows, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.model()->isSettled() && ws.model()->runId(rows - 1) >= 0, 5000);
+  }
+
+  /// A finished run whose last-stage loss is stored every `every` steps with value
+  /// 1 + step / 1000, so every stored step reads as its own value.
+  static int64_t addSteppedRun(storage::RunStore& store, int steps, int every) {
+    auto spec = runSpec("stepped", {2});
+    storage::NewRun run;
+    run.name = spec.name;
+    run.mode = "local";
+    run.specJson = engine::specToJson(spec);
+    run.modelKind = "mlp";
+    run.totalSteps = steps;
+    run.batchSize = 32;
+    for (int k = 0; k < spec.stageCount(); ++k) {
+      storage::StageRecord s;
+      s.index = k;
+      run.stages.push_back(s);
+    }
+    auto& writer = store.writer();
+    const int64_t id = writer.createRun(run);
+    std::vector<storage::PointInput> points;
+    for (int step = 0; step < steps; step += every)
+      points.push_back({"loss", spec.stageCount() - 1, -1, step, step * 0.01, 1 + step / 1000.0});
+    writer.appendPoints(id, std::move(points));
+    storage::RunFinish finish;
+    finish.status = storage::RunStatus::Completed;
+    finish.steps = steps;
+    writer.finishRun(id, finish);
+    writer.flush();
+    return id;
+  }
+
+  /// The table widget's cells (header row first), as the test reads them.
+  static std::vector<QStringList> cells(const QAbstractItemModel* model) {
+    std::vector<QStringList> out;
+    QStringList header;
+    for (int c = 0; c < model->columnCount(); ++c)
+      header << model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+    out.push_back(header);
+    for (int r = 0; r < model->rowCount(); ++r) {
+      QStringList row;
+      for (int c = 0; c < model->columnCount(); ++c)
+        row << model->data(model->index(r, c), Qt::DisplayRole).toString();
+      out.push_back(row);
+    }
+    return out;
+  }
+
+ private Q_SLOTS:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void csvOfAModelEqualsItsCells() {
+    QStandardItemModel model(3, 3);
+    model.setHorizontalHeaderLabels(
+        {QStringLiteral("key"), QStringLiteral("a, b"), QStringLiteral("say \"x\"")});
+    const QString values[3][3] = {
+        {QStringLiteral("plain"), QStringLiteral("1,5"), QStringLiteral("he said \"hi\"")},
+        {QStringLiteral("two\nlines"), QString(), QStringLiteral("\"")},
+        {QStringLiteral("x"), QStringLiteral("y"), QStringLiteral("z")}};
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) model.setItem(r, c, new QStandardItem(values[r][c]));
+    const QString csv = tableCsv(&model);
+    // Quoting as RFC 4180: only the fields that need it, quotes doubled.
+    QVERIFY2(csv.startsWith(QStringLiteral("key,\"a, b\",\"say \"\"x\"\"\"\n")), qPrintable(csv));
+    QVERIFY2(csv.contains(QStringLiteral("plain,\"1,5\",\"he said \"\"hi\"\"\"\n")),
+             qPrintable(csv));
+    QVERIFY2(csv.endsWith(QStringLiteral("x,y,z\n")), qPrintable(csv));
+    // Read back, every cell is the model's.
+    QCOMPARE(parseCsv(csv), cells(&model));
+    // A column the view hides is left out.
+    QTableView view;
+    view.setModel(&model);
+    view.setColumnHidden(1, true);
+    const auto hidden = parseCsv(tableCsv(&model, &view));
+    QCOMPARE(hidden.front(), (QStringList{QStringLiteral("key"), QStringLiteral("say \"x\"")}));
+    QCOMPARE(hidden[1], (QStringList{values[0][0], values[0][2]}));
+    // Written to a file, the same text.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("t.csv"));
+    QCOMPARE(writeTableCsv(&model, path), QString());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(file.readAll()), csv);
+    QVERIFY(!writeTableCsv(&model, dir.filePath(QStringLiteral("no/such/dir/t.csv"))).isEmpty());
+  }
+
+  void ctrlCCopiesTheSelection() {
+    QTableWidget table(3, 3);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c)
+        table.setItem(r, c, new QTableWidgetItem(QStringLiteral("r%1c%2").arg(r).arg(c)));
+    attachTableExport(&table, QStringLiteral("t"));
+    table.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&table));
+    table.setFocus();
+    QGuiApplication::clipboard()->clear();
+    auto* selection = table.selectionModel();
+    for (int r : {1, 2})
+      for (int c : {0, 2})
+        selection->select(table.model()->index(r, c), QItemSelectionModel::Select);
+    table.setCurrentCell(1, 0, QItemSelectionModel::NoUpdate);
+    QTest::keyClick(&table, Qt::Key_C, Qt::ControlModifier);
+    // Every selected cell, not the current one alone: rows by line, columns by tab.
+    QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("r1c0\tr1c2\nr2c0\tr2c2\n"));
+    // A hole inside the selection's rectangle stays an empty field.
+    selection->clearSelection();
+    selection->select(table.model()->index(0, 0), QItemSelectionModel::Select);
+    selection->select(table.model()->index(1, 1), QItemSelectionModel::Select);
+    QTest::keyClick(&table, Qt::Key_C, Qt::ControlModifier);
+    QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("r0c0\t\n\tr1c1\n"));
+  }
+
+  void everyRunsTableExports() {
+    test::TempStore t;
+    addRun(*t.store, runSpec("one", {2}), 0.8);
+    RunsWorkspace ws(t.store);
+    // The run list, the Groups tables and the spec diff have the menu's Copy and Export CSV….
+    for (QAbstractItemView* view : std::initializer_list<QAbstractItemView*>{
+             ws.table(), ws.groupTable()->table(), ws.groupTable()->tunedTable(),
+             ws.comparePanel()->diffTable()}) {
+      QCOMPARE(view->contextMenuPolicy(), Qt::CustomContextMenu);
+      bool exports = false;
+      for (QAction* a : view->findChildren<QAction*>())
+        exports |= a->text() == QStringLiteral("Export CSV…");
+      QVERIFY2(exports, qPrintable(view->objectName()));
+    }
+    QVERIFY(ws.exportTableAction());
+  }
+
+  void thePaletteFindsTheRunListExport() {
+    test::TempStore t;
+    QWidget window;
+    auto* ws = new RunsWorkspace(t.store, &window);
+    Q_UNUSED(ws);
+    CommandPalette palette(nullptr, &window);
+    palette.popup();
+    QTest::keyClicks(palette.searchEdit(), QStringLiteral("export run list csv"));
+    QTRY_VERIFY(palette.list()->topLevelItemCount() > 0);
+    QAction* found = palette.actionAt(0);
+    QVERIFY(found);
+    QCOMPARE(found->text(), QStringLiteral("Export the run list as CSV…"));
+    palette.hide();
+  }
+
+  void runListHasColumnsForTheKeysThatDiffer() {
+    test::TempStore t;
+    auto a = runSpec("s1-a", {2});
+    auto b = runSpec("s1-b", {2});
+    b.train.lr = 3e-4;
+    auto c = runSpec("s2-c", {2});
+    c.train.seed = 2;
+    c.train.maxSteps = 300;
+    const int64_t idA = addRun(*t.store, a, 0.8);
+    const int64_t idB = addRun(*t.store, b, 0.8);
+    addRun(*t.store, c, 0.8);
+    RunsWorkspace ws(t.store);
+    ws.resize(1400, 800);
+    ws.show();
+    waitLoaded(ws, 3);
+    RunTableModel* model = ws.model();
+    // The three keys that differ, each with two values: in key order (the name aside).
+    QTRY_COMPARE_WITH_TIMEOUT(
+        model->keyColumns(),
+        (std::vector<std::string>{"train.lr", "train.max_steps", "train.seed"}), 5000);
+    const int first = RunTableModel::kColumnCount;
+    QCOMPARE(model->headerData(first, Qt::Horizontal, Qt::DisplayRole).toString(),
+             QStringLiteral("train.lr"));
+    QVERIFY(!ws.table()->isColumnHidden(first + 2));
+    QVERIFY(ws.table()->isColumnHidden(first + 3));  // unused ones hide
+    const auto cell = [&](int64_t id, int column) {
+      return model->data(model->index(model->rowOf(id), column), Qt::DisplayRole).toString();
+    };
+    QCOMPARE(cell(idB, first).toDouble(), 3e-4);
+    QCOMPARE(cell(idA, first).toDouble(), 1e-3);
+    QCOMPARE(cell(idA, first + 2).toInt(), 1);
+
+    // Ctrl+C on two selected rows: the shown columns, tab-separated.
+    ws.table()->selectRow(model->rowOf(idA));
+    ws.table()->selectionModel()->select(model->index(model->rowOf(idB), 0),
+                                         QItemSelectionModel::Select | QItemSelectionModel::Rows);
+    QVERIFY(copyTableSelection(ws.table()));
+    const QStringList lines =
+        QGuiApplication::clipboard()->text().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 2);
+    QCOMPARE(lines.front().split(QLatin1Char('\t')).size(), RunTableModel::kColumnCount + 3);
+    // The CSV has the shown columns, key columns included.
+    const auto csv = parseCsv(tableCsv(model, ws.table()));
+    QCOMPARE(int(csv.size()), 4);
+    QCOMPARE(csv.front().size(), RunTableModel::kColumnCount + 3);
+    QCOMPARE(csv.front().back(), QStringLiteral("train.seed"));
+
+    // The list changes: only the seed-1 runs, and only the learning rate differs.
+    QTest::keyClicks(ws.searchEdit(), QStringLiteral("s1-"));
+    QTRY_COMPARE_WITH_TIMEOUT(model->rowCount(), 2, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(model->keyColumns(), (std::vector<std::string>{"train.lr"}), 5000);
+    QVERIFY(!ws.table()->isColumnHidden(first));
+    QVERIFY(ws.table()->isColumnHidden(first + 1));
+  }
+
+  void keyColumnsAreCappedMostDifferingFirst() {
+    test::TempStore t;
+    for (int i = 0; i < 4; ++i) {
+      auto spec = runSpec("r" + std::to_string(i), {2});
+      spec.train.seed = uint64_t(i + 1);    // 4 values
+      spec.train.lr = i < 2 ? 1e-3 : 2e-3;  // 2 values
+      spec.train.batchSize = 16 + (i % 3);  // 3 values
+      spec.train.maxSteps = 100 + 10 * (i % 2);
+      spec.probe.interval = 10 + i % 2;
+      spec.probe.batchSize = 64 + i % 2;
+      spec.eval.interval = 50 + i % 2;
+      addRun(*t.store, spec, 0.5);
+    }
+    RunsWorkspace ws(t.store);
+    ws.show();
+    waitLoaded(ws, 4);
+    const auto& keys = ws.model()->keyColumns();
+    QTRY_COMPARE_WITH_TIMEOUT(int(ws.model()->keyColumns().size()), RunTableModel::kMaxKeyColumns,
+                              5000);
+    QCOMPARE(keys[0], std::string("train.seed"));
+    QCOMPARE(keys[1], std::string("train.batch_size"));
+  }
+
+  void runListExportLoadsEveryPage() {
+    test::TempStore t;
+    const int runs = RunTableModel::kPageSize + 15;
+    for (int i = 0; i < runs; ++i) addRun(*t.store, runSpec("r" + std::to_string(i), {2}), 0.5, 2);
+    RunsWorkspace ws(t.store);
+    ws.resize(900, 500);
+    ws.show();
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), runs, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.model()->isSettled(), 5000);
+    QVERIFY(ws.model()->loadedPageCount() < 2);  // only what was scrolled to
+    bool ready = false;
+    ws.model()->loadAll([&] { ready = true; });
+    QTRY_VERIFY_WITH_TIMEOUT(ready, 10000);
+    const auto csv = parseCsv(tableCsv(ws.model(), ws.table()));
+    QCOMPARE(int(csv.size()), runs + 1);
+    for (const auto& row : csv) QVERIFY(!row.contains(QStringLiteral("…")));
+  }
+
+  void overlayHoverReadsAStoredPoint() {
+    test::TempStore t;
+    // 900 points every 2 steps on a grid of ~1150 x values (more than half the points: held
+    // across the grid, not drawn as they are): grid points fall between stored steps.
+    const int64_t id = addSteppedRun(*t.store, 1800, 2);
+    StoreExecutor executor(t.store);
+    ComparePanel compare(&executor);
+    compare.resize(1200, 700);
+    compare.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&compare));
+    compare.setRuns({id});
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCustomPlot* overlay = compare.overlayPlot();
+    overlay->replot();
+    QCOMPARE(overlay->graphCount(), 1);
+    QVERIFY(overlay->graph(0)->data()->size() > 900);  // the grid, not the stored points
+    int checked = 0;
+    for (double at = 300.0; at < 330.0; at += 0.7) {
+      const int px = int(overlay->xAxis->coordToPixel(at));
+      moveTo(overlay, QPoint(px, int(overlay->yAxis->coordToPixel(1.3))));
+      QTRY_VERIFY(compare.overlayFrame()->readout().startsWith(QStringLiteral("step ")));
+      const QString readout = compare.overlayFrame()->readout();
+      const int step = readout.section(QLatin1Char('\n'), 0, 0).mid(5).toInt();
+      // The step is one that was stored, and the value is the one stored there.
+      QVERIFY2(step % 2 == 0, qPrintable(readout));
+      const QString line =
+          QStringLiteral("%1: %2").arg(overlay->graph(0)->name()).arg(1 + step / 1000.0, 0, 'g', 4);
+      QVERIFY2(readout.contains(line), qPrintable(readout + QStringLiteral(" lacks ") + line));
+      ++checked;
+    }
+    QVERIFY(checked > 10);
+  }
+
+  void overlayXAxisStepSamplesTimeCompute() {
+    QSettings().remove(QStringLiteral("runs/overlay_x_axis"));
+    test::TempStore t;
+    const int64_t a = addRun(*t.store, runSpec("with-flops", {2}), 0.8, 200, "local", false,
+                             R"({"train_flops": 6.4e9})");
+    const int64_t b = addRun(*t.store, runSpec("no-flops", {2}), 0.7);
+    StoreExecutor executor(t.store);
+    auto compare = std::make_unique<ComparePanel>(&executor);
+    compare->resize(1000, 700);
+    compare->show();
+    compare->setRuns({a, b});
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded(), 5000);
+    QCustomPlot* overlay = compare->overlayPlot();
+    const auto lastKey = [](const QCPGraph* g) { return (g->data()->constEnd() - 1)->key; };
+    QCOMPARE(overlay->graphCount(), 2);
+    const double lastStep = lastKey(overlay->graph(0));
+    QVERIFY(std::abs(lastStep - 199) < 1e-9);
+    QVERIFY(compare->axisNote()->isHidden());
+
+    // Samples: step × batch size (the fixture's 32).
+    compare->alignCombo()->setCurrentIndex(ComparePanel::kXSamples);
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded(), 5000);
+    QCOMPARE(overlay->graphCount(), 2);
+    QCOMPARE(lastKey(overlay->graph(0)), lastStep * 32);
+    QCOMPARE(overlay->xAxis->label(), QStringLiteral("samples"));
+
+    // Compute: the run with train_flops at step × 6.4e9 / 200 steps; the other is named.
+    compare->alignCombo()->setCurrentIndex(ComparePanel::kXFlops);
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded(), 5000);
+    QCOMPARE(overlay->graphCount(), 1);
+    QVERIFY(overlay->graph(0)->name().startsWith(QStringLiteral("#%1 ").arg(a)));
+    QCOMPARE(lastKey(overlay->graph(0)), lastStep * 6.4e9 / 200);
+    QVERIFY(!compare->axisNote()->isHidden());
+    QVERIFY2(compare->axisNote()->text().contains(QStringLiteral("#%1").arg(b)),
+             qPrintable(compare->axisNote()->text()));
+    // The read-out names FLOPs, not steps.
+    overlay->replot();
+    moveTo(overlay, QPoint(int(overlay->xAxis->coordToPixel(lastStep * 3.2e7 / 2)),
+                           int(overlay->yAxis->coordToPixel(1))));
+    QTRY_VERIFY(compare->overlayFrame()->readout().startsWith(QStringLiteral("FLOPs ")));
+
+    // Wall time: the stored time of each point (the fixture's 0.01 s a step).
+    compare->alignCombo()->setCurrentIndex(ComparePanel::kXTime);
+    QTRY_VERIFY_WITH_TIMEOUT(compare->isLoaded(), 5000);
+    QCOMPARE(overlay->graphCount(), 2);
+    QVERIFY(std::abs(lastKey(overlay->graph(0)) - 1.99) < 0.02);
+    QVERIFY(compare->axisNote()->isHidden());
+
+    // The choice is kept for the next panel.
+    compare->alignCombo()->setCurrentIndex(ComparePanel::kXSamples);
+    compare.reset();
+    ComparePanel again(&executor);
+    QCOMPARE(again.alignCombo()->currentIndex(), int(ComparePanel::kXSamples));
+    again.alignCombo()->setCurrentIndex(ComparePanel::kXStep);
+  }
+};
+
+QTEST_MAIN(TestRunsTables)
+#include "test_runs_tables.moc"

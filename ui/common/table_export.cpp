@@ -1,0 +1,166 @@
+#include "common/table_export.h"
+
+#include <QAbstractItemView>
+#include <QAction>
+#include <QClipboard>
+#include <QEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QGuiApplication>
+#include <QKeyEvent>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPointer>
+#include <QSaveFile>
+#include <QTableView>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace stagewise::ui {
+
+namespace {
+
+QString cellText(const QAbstractItemModel* model, int row, int column) {
+  return model->data(model->index(row, column), Qt::DisplayRole).toString();
+}
+
+/// Ctrl+C on the view copies its whole selection (QAbstractItemView copies the current cell).
+class CopyFilter : public QObject {
+ public:
+  explicit CopyFilter(QAbstractItemView* view) : QObject(view), m_view(view) {}
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (watched != m_view) return false;
+    if (event->type() != QEvent::ShortcutOverride && event->type() != QEvent::KeyPress)
+      return false;
+    auto* key = static_cast<QKeyEvent*>(event);
+    if (!key->matches(QKeySequence::Copy)) return false;
+    if (event->type() == QEvent::ShortcutOverride) {
+      event->accept();  // the view's, not a window-wide Copy action's
+      return true;
+    }
+    copyTableSelection(m_view);
+    return true;
+  }
+
+ private:
+  QAbstractItemView* m_view;
+};
+
+}  // namespace
+
+QString csvField(const QString& text) {
+  if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) &&
+      !text.contains(QLatin1Char('\n')) && !text.contains(QLatin1Char('\r')))
+    return text;
+  QString quoted = text;
+  quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+  return QLatin1Char('"') + quoted + QLatin1Char('"');
+}
+
+QString tableCsv(const QAbstractItemModel* model, const QTableView* view) {
+  QString out;
+  if (!model) return out;
+  const int rows = model->rowCount();
+  std::vector<int> columns;
+  for (int c = 0; c < model->columnCount(); ++c)
+    if (!view || !view->isColumnHidden(c)) columns.push_back(c);
+  QStringList fields;
+  for (int c : columns)
+    fields << csvField(model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+  out += fields.join(QLatin1Char(',')) + QLatin1Char('\n');
+  for (int r = 0; r < rows; ++r) {
+    fields.clear();
+    for (int c : columns) fields << csvField(cellText(model, r, c));
+    out += fields.join(QLatin1Char(',')) + QLatin1Char('\n');
+  }
+  return out;
+}
+
+QString selectionTsv(const QItemSelectionModel* selection, const QTableView* view) {
+  if (!selection || !selection->hasSelection()) return {};
+  const QAbstractItemModel* model = selection->model();
+  std::map<int, std::set<int>> cells;  // row -> selected columns
+  std::set<int> columns;
+  for (const QModelIndex& index : selection->selectedIndexes()) {
+    if (view && view->isColumnHidden(index.column())) continue;
+    cells[index.row()].insert(index.column());
+    columns.insert(index.column());
+  }
+  QString out;
+  for (const auto& [row, selected] : cells) {
+    QStringList fields;
+    for (int column : columns) {
+      QString text = selected.count(column) ? cellText(model, row, column) : QString();
+      text.replace(QLatin1Char('\t'), QLatin1Char(' '));
+      text.replace(QLatin1Char('\n'), QLatin1Char(' '));
+      text.remove(QLatin1Char('\r'));
+      fields << text;
+    }
+    out += fields.join(QLatin1Char('\t')) + QLatin1Char('\n');
+  }
+  return out;
+}
+
+QString writeTableCsv(const QAbstractItemModel* model, const QString& path,
+                      const QTableView* view) {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
+    return QObject::tr("Cannot write %1: %2").arg(path, file.errorString());
+  file.write(tableCsv(model, view).toUtf8());
+  if (!file.commit()) return QObject::tr("Cannot write %1: %2").arg(path, file.errorString());
+  return {};
+}
+
+bool copyTableSelection(const QAbstractItemView* view) {
+  const QString text = selectionTsv(view->selectionModel(), qobject_cast<const QTableView*>(view));
+  if (text.isEmpty()) return false;
+  QGuiApplication::clipboard()->setText(text);
+  return true;
+}
+
+QAction* attachTableExport(QAbstractItemView* view, const QString& baseName,
+                           PrepareExport prepare) {
+  view->installEventFilter(new CopyFilter(view));
+  auto* copy = new QAction(QObject::tr("Copy"), view);
+  copy->setShortcut(QKeySequence::Copy);
+  copy->setShortcutContext(Qt::WidgetShortcut);
+  QObject::connect(copy, &QAction::triggered, view, [view] { copyTableSelection(view); });
+  auto* exportCsv = new QAction(QObject::tr("Export CSV…"), view);
+  exportCsv->setToolTip(QObject::tr("Write every row of this table as a CSV file"));
+  QObject::connect(exportCsv, &QAction::triggered, view, [view, baseName, prepare] {
+    const QString path = QFileDialog::getSaveFileName(view, QObject::tr("Export CSV"),
+                                                      baseName + QStringLiteral(".csv"),
+                                                      QObject::tr("CSV files (*.csv)"));
+    if (path.isEmpty()) return;
+    QPointer<QAbstractItemView> guard(view);
+    auto write = [guard, path] {
+      if (!guard) return;
+      const QString error =
+          writeTableCsv(guard->model(), path, qobject_cast<const QTableView*>(guard.data()));
+      if (!error.isEmpty()) QMessageBox::warning(guard, QObject::tr("Export CSV"), error);
+    };
+    if (prepare)
+      prepare(write);
+    else
+      write();
+  });
+  view->setContextMenuPolicy(Qt::CustomContextMenu);
+  QObject::connect(
+      view, &QWidget::customContextMenuRequested, view, [view, copy, exportCsv](const QPoint& pos) {
+        QMenu menu(view);
+        const QList<QAction*> own = view->actions();
+        for (QAction* a : own)
+          if (a != copy && a != exportCsv) menu.addAction(a);
+        if (!menu.isEmpty()) menu.addSeparator();
+        copy->setEnabled(view->selectionModel() && view->selectionModel()->hasSelection());
+        menu.addAction(copy);
+        menu.addAction(exportCsv);
+        menu.exec(view->viewport()->mapToGlobal(pos));
+      });
+  return exportCsv;
+}
+
+}  // namespace stagewise::ui
