@@ -1,6 +1,7 @@
 // model.kind "layers": shape inference, errors that name the layer, the JSON round trip, the
 // families as layer lists (bit for bit the networks the old family builder made), and a layer
 // list trained in every mode.
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -14,6 +15,7 @@
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/engine.h"
 #include "stagewise/engine/model_plan.h"
+#include "stagewise/engine/model_plan_prefix.h"
 #include "stagewise/engine/partition.h"
 
 using namespace stagewise::engine;
@@ -227,6 +229,20 @@ class TestLayers : public QObject {
       QCOMPARE(QString::fromStdString(e.field()), field);
       for (const QString& s : says)
         QVERIFY2(std::string(e.what()).find(s.toStdString()) != std::string::npos, e.what());
+      // planModelPrefix (the designer's) stops at the same layer with the same message and
+      // keeps the layers before it; a last layer that does not give the classes keeps them all.
+      PlanError error;
+      const ModelPlan prefix = planModelPrefix(model, kFmnist, error);
+      QCOMPARE(QString::fromStdString(error.field), field);
+      QCOMPARE(error.message, e.message());
+      const QRegularExpressionMatch m =
+          QRegularExpression(QStringLiteral(R"(^model\.layers\.(\d+))")).match(field);
+      const int bad = m.hasMatch() ? m.captured(1).toInt() : -1;
+      QCOMPARE(error.layer, bad);
+      const QLatin1String tag(QTest::currentDataTag());
+      const bool whole = tag == QLatin1String("last layer not the classes") ||
+                         tag == QLatin1String("last layer not flat");
+      QCOMPARE(int(prefix.layers.size()), whole ? bad + 1 : std::max(bad, 0));
     }
   }
 

@@ -2,6 +2,7 @@
 // family-specific aux heads, and balancing by measured layer times in the background.
 
 #include <QComboBox>
+#include <QGraphicsItem>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -20,6 +21,8 @@
 #include "designer/layer_list_editor.h"
 #include "designer/model_family_form.h"
 #include "designer/model_panel.h"
+#include "designer/network_items.h"
+#include "designer/network_scene.h"
 #include "designer/spec_edits.h"
 #include "designer/stage_inspector.h"
 #include "stagewise/engine/partition.h"
@@ -123,8 +126,11 @@ class TestDesignModels : public QObject {
     QVERIFY(doc.canRun());
     QCOMPARE(form->kindCombo()->currentData().toString(), QStringLiteral("layers"));
     QCOMPARE(form->layerEditor()->list()->count(), layers);
+    // The preset's name says where the list came from (not "layers-fmnist-4stage").
+    QCOMPARE(doc.spec().name, std::string("mlp-layers-fmnist-4stage"));
     doc.undoStack()->undo();
     QCOMPARE(doc.spec().model.kind, std::string("mlp"));
+    QCOMPARE(doc.spec().name, std::string("mlp-fmnist-4stage"));
     // Choosing "Layer list" in the model box does the same.
     QComboBox* kind = form->kindCombo();
     const int list = kind->findData(QStringLiteral("layers"));
@@ -132,6 +138,88 @@ class TestDesignModels : public QObject {
     Q_EMIT kind->activated(list);
     QCOMPARE(doc.spec().model.kind, std::string("layers"));
     QCOMPARE(doc.layerCount(), layers);
+  }
+
+  void editAsLayersDropsTheFamilysKeys() {
+    // The family's widths and depths are in the entries now; left in the spec they would read
+    // as settings that still apply. model.init applies to a layer list too: it stays.
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(readSpecFile(QStringLiteral(":/experiments/cnn-fmnist-4stage.json")));
+    engine::ExperimentSpec narrow = doc.spec();
+    narrow.name = "my-cnn";
+    narrow.model.channels = {8, 16};
+    narrow.model.blocks = {1, 1};
+    narrow.model.activation = "gelu";
+    narrow.model.init = "kaiming";
+    narrow.partition.cuts = {2};
+    narrow.stages.clear();
+    doc.edit(narrow, QStringLiteral("Narrow"));
+    QVERIFY2(doc.modelError().empty(), doc.modelError().message.c_str());
+    const int layers = doc.layerCount();
+    const auto params = doc.plan().totalParams();
+    QTest::mouseClick(ws.modelPanel()->familyForm()->editAsLayersButton(), Qt::LeftButton);
+    const engine::ModelSpec& m = doc.spec().model;
+    const engine::ModelSpec defaults;
+    QCOMPARE(m.kind, std::string("layers"));
+    QCOMPARE(m.channels, defaults.channels);
+    QCOMPARE(m.blocks, defaults.blocks);
+    QCOMPARE(m.activation, defaults.activation);
+    QCOMPARE(m.hidden, defaults.hidden);
+    QCOMPARE(m.init, std::string("kaiming"));
+    QCOMPARE(doc.layerCount(), layers);
+    QCOMPARE(doc.plan().totalParams(), params);
+    QCOMPARE(doc.spec().name, std::string("my-cnn"));  // the user's own name is kept
+  }
+
+  void aBadLayerLeavesTheLayersBeforeItDrawn() {
+    // One invalid layer does not empty the canvas: the layers before it are planned and drawn,
+    // it is drawn after them, outlined, with its message; the layers after it are not.
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(readSpecFile(QStringLiteral(":/experiments/layers-fmnist-4stage.json")));
+    LayerListEditor* editor = ws.modelPanel()->familyForm()->layerEditor();
+    const auto badBlocks = [&] {
+      QList<BlockItem*> out;
+      for (QGraphicsItem* item : ws.scene()->items())
+        if (auto* block = dynamic_cast<BlockItem*>(item); block && block->isInvalid()) out << block;
+      return out;
+    };
+    QVERIFY(badBlocks().isEmpty());
+    editor->list()->setCurrentRow(13);  // flatten
+    editor->addLayer(QStringLiteral("conv2d"));
+    QVERIFY(!doc.canRun());
+    QCOMPARE(doc.invalidLayer(), 14);
+    QCOMPARE(doc.layerCount(), 14);  // the fourteen before it
+    QCOMPARE(doc.plan().layers[13].outShape, (std::vector<int64_t>{64 * 7 * 7}));
+    QVERIFY(QString::fromStdString(doc.modelError().field).startsWith("model.layers.14"));
+    const auto bad = badBlocks();
+    QCOMPARE(bad.size(), qsizetype(1));
+    QVERIFY2(bad[0]->title().contains(QStringLiteral("conv2d")), qPrintable(bad[0]->title()));
+    QVERIFY2(bad[0]->title().contains(QStringLiteral("15")), qPrintable(bad[0]->title()));
+    QCOMPARE(bad[0]->lines().value(0), QString::fromStdString(doc.modelError().message));
+    int drawn = 0;
+    for (QGraphicsItem* item : ws.scene()->items())
+      if (auto* block = dynamic_cast<BlockItem*>(item);
+          block && block->title() == QString::fromStdString(doc.plan().layers[0].name))
+        ++drawn;
+    QCOMPARE(drawn, 1);
+    // The palette shows the planned layers' shapes, and the bad one marked.
+    QVERIFY(editor->list()->item(13)->text().contains(QStringLiteral("→ 3136")));
+    QVERIFY(editor->list()->item(14)->text().startsWith(QStringLiteral("⚠")));
+    // Fixed (undone): the whole network again, nothing marked.
+    doc.undoStack()->undo();
+    QCOMPARE(doc.invalidLayer(), -1);
+    QCOMPARE(doc.layerCount(), 18);
+    QVERIFY(badBlocks().isEmpty());
+    QVERIFY(doc.canRun());
+    // The last layer planned but not giving the classes: every layer drawn, the last marked.
+    engine::ExperimentSpec wide = doc.spec();
+    wide.model.layers.back().out = 7;
+    doc.edit(wide, QStringLiteral("Wrong classes"));
+    QCOMPARE(doc.layerCount(), 18);
+    QCOMPARE(doc.invalidLayer(), 17);
+    QCOMPARE(badBlocks().size(), qsizetype(1));
   }
 
   void theLayerPaletteEditsWithUndo() {
@@ -164,7 +252,7 @@ class TestDesignModels : public QObject {
     doc.undoStack()->undo();
 
     // Edit the hidden linear layer's width: its parameters and the next layer's follow.
-    const int hidden = 10;  // linear out 128
+    const int hidden = 14;  // linear out 128
     QCOMPARE(doc.spec().model.layers[size_t(hidden)].type, std::string("linear"));
     editor->list()->setCurrentRow(hidden);
     QSpinBox* out = editor->fieldSpin(QStringLiteral("out"));
@@ -177,39 +265,45 @@ class TestDesignModels : public QObject {
     QVERIFY(editor->list()->item(hidden)->text().contains(QStringLiteral("→ 64")));
 
     // A conv2d after the flatten cannot take its input: the layer is outlined with the message.
-    editor->list()->setCurrentRow(9);  // flatten
+    editor->list()->setCurrentRow(13);  // flatten
     editor->addLayer(QStringLiteral("conv2d"));
     QVERIFY(!doc.canRun());
-    QVERIFY2(editor->list()->item(10)->text().startsWith(QStringLiteral("⚠")),
-             qPrintable(editor->list()->item(10)->text()));
-    QVERIFY2(editor->list()->item(10)->toolTip().contains(QStringLiteral("model.layers.10")),
-             qPrintable(editor->list()->item(10)->toolTip()));
+    QVERIFY2(editor->list()->item(14)->text().startsWith(QStringLiteral("⚠")),
+             qPrintable(editor->list()->item(14)->text()));
+    QVERIFY2(editor->list()->item(14)->toolTip().contains(QStringLiteral("model.layers.14")),
+             qPrintable(editor->list()->item(14)->toolTip()));
     // Delete it: runnable again.
-    editor->list()->setCurrentRow(10);
+    editor->list()->setCurrentRow(14);
     QTest::mouseClick(editor->removeButton(), Qt::LeftButton);
     QVERIFY(doc.canRun());
     QCOMPARE(doc.layerCount(), n);
 
-    // Move the dropout (12) up before the relu (11), then back down.
-    editor->list()->setCurrentRow(12);
+    // Move the dropout (16) up before the relu (15), then back down.
+    editor->list()->setCurrentRow(16);
     QTest::mouseClick(editor->upButton(), Qt::LeftButton);
-    QCOMPARE(doc.spec().model.layers[11].type, std::string("dropout"));
-    QCOMPARE(editor->list()->currentRow(), 11);
+    QCOMPARE(doc.spec().model.layers[15].type, std::string("dropout"));
+    QCOMPARE(editor->list()->currentRow(), 15);
     QTest::mouseClick(editor->downButton(), Qt::LeftButton);
-    QCOMPARE(doc.spec().model.layers[12].type, std::string("dropout"));
+    QCOMPARE(doc.spec().model.layers[16].type, std::string("dropout"));
 
     // The JSON field edits any field; bad JSON is outlined and changes nothing.
-    editor->list()->setCurrentRow(12);
+    editor->list()->setCurrentRow(16);
     const int steps = doc.undoStack()->count();
     editor->jsonEdit()->setText(QStringLiteral("{\"type\": \"dropout\", \"q\": 1}"));
     QTest::keyClick(editor->jsonEdit(), Qt::Key_Return);
     QCOMPARE(doc.undoStack()->count(), steps);
     QVERIFY(!editor->jsonEdit()->toolTip().isEmpty());
+    // The error is in sight under the field, not only in its tooltip.
+    QVERIFY(editor->jsonErrorLabel()->isVisibleTo(editor));
+    QVERIFY2(editor->jsonErrorLabel()->text().contains(QStringLiteral("q")),
+             qPrintable(editor->jsonErrorLabel()->text()));
+    QCOMPARE(editor->jsonErrorLabel()->text(), editor->jsonEdit()->toolTip());
     editor->jsonEdit()->setText(
         QStringLiteral("{\"type\": \"dropout\", \"p\": 0.25, \"name\": \"drop\"}"));
     QTest::keyClick(editor->jsonEdit(), Qt::Key_Return);
-    QCOMPARE(doc.spec().model.layers[12].p, 0.25);
-    QCOMPARE(doc.spec().model.layers[12].name, std::string("drop"));
+    QCOMPARE(doc.spec().model.layers[16].p, 0.25);
+    QCOMPARE(doc.spec().model.layers[16].name, std::string("drop"));
+    QVERIFY(!editor->jsonErrorLabel()->isVisibleTo(editor));
   }
 
   void anAuxHeadLargerThanTheModelIsWarnedOf() {

@@ -1,7 +1,11 @@
 // The workbench on the real engine with a PyTorch model: a TorchScript file (made in C++, no
 // Python) imported in Design, cut, and trained with local updates and the backprop baseline.
+#include <QApplication>
+#include <QFile>
+#include <QMessageBox>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QtTest>
 
 #include "bridge/engine_controller.h"
@@ -77,6 +81,56 @@ class TestImportGui : public QObject {
       QVERIFY(s.testAccuracy > 0.4);  // 4 classes: chance is 0.25
     }
     QCOMPARE(summaries[0].stages.size(), size_t{3});
+  }
+
+  void aBadFileIsRefusedBeforeUnsavedChangesAreAskedAbout() {
+    // Asking "Save them first?" about a file that cannot be imported anyway asks for nothing:
+    // the file is checked first, its error is one line, the edits stay.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("broken.pt"));
+    {
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("this is not a model\n\x01\x02");
+    }
+    EngineServices services = realServices();
+    DesignDocument doc{services.engine};
+    engine::ExperimentSpec base;
+    base.dataset.kind = "synthetic";
+    doc.load(base);
+    engine::ExperimentSpec edited = doc.spec();
+    edited.train.lr = 0.01;
+    doc.edit(edited, QStringLiteral("Learning rate"));
+    QVERIFY(doc.isModified());
+    DesignWorkspace workspace(&doc);
+    // Every message box that comes up: its title and text, then it is cancelled.
+    QStringList seen;
+    QTimer closer;
+    connect(&closer, &QTimer::timeout, this, [&] {
+      if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+        seen << box->windowTitle() + QStringLiteral(" | ") + box->text();
+        box->reject();
+      }
+    });
+    closer.start(20);
+    QVERIFY(!workspace.importModel(path));
+    closer.stop();
+    QCOMPARE(seen.size(), 1);
+    QVERIFY2(seen[0].startsWith(QStringLiteral("Cannot import model | ")), qPrintable(seen[0]));
+    QVERIFY2(seen[0].contains(path), qPrintable(seen[0]));
+    QVERIFY2(!seen[0].contains(QLatin1Char('\n')), qPrintable(seen[0]));
+    QVERIFY(doc.isModified());
+    QCOMPARE(doc.spec().train.lr, 0.01);
+    // A good file still asks (and Cancel keeps the edits).
+    seen.clear();
+    const QString good = dir.filePath(QStringLiteral("net.pt"));
+    script_models::sequential(32, 4, 1).save(good.toStdString());
+    closer.start(20);
+    QVERIFY(!workspace.importModel(good));
+    closer.stop();
+    QCOMPARE(seen.size(), 1);
+    QVERIFY2(seen[0].startsWith(QStringLiteral("Unsaved changes | ")), qPrintable(seen[0]));
+    QCOMPARE(doc.spec().model.kind, std::string("mlp"));
   }
 };
 

@@ -196,20 +196,19 @@ void DesignDocument::recompute() {
                          m_spec.dataset.kind == "image_folder";
   if (!m_probeError.empty() && !(needsPath && m_spec.dataset.path.empty()))
     m_problems.push_back({"dataset.path", m_probeError});
-  try {
-    m_plan = engine::planModel(m_spec.model, shape);
-  } catch (const engine::SpecError& e) {
-    m_plan = {};
-    m_plan.input = shape;
-    m_problems.push_back({e.field(), e.message()});
-  }
-  for (const auto& p : engine::validateSpec(m_spec, layerCount(), m_engine.devices))
+  // A bad layer does not empty the canvas: the layers before it are drawn, it is marked.
+  m_plan = engine::planModelPrefix(m_spec.model, shape, m_modelError);
+  if (!m_modelError.empty()) m_problems.push_back({m_modelError.field, m_modelError.message});
+  // The cuts are checked against a model that plans; a partial one would flag every cut past it.
+  const int checkedLayers = m_modelError.empty() ? layerCount() : 0;
+  for (const auto& p : engine::validateSpec(m_spec, checkedLayers, m_engine.devices))
     m_problems.push_back({p.field, p.message});
   // An invalid spec gets no estimate (batch size 0 is not batch size 1); missing data does, on
   // the stand-in shape.
   const bool valid = std::all_of(m_problems.begin(), m_problems.end(),
                                  [](const DesignProblem& p) { return p.field == "dataset.path"; });
-  if (!m_plan.layers.empty() && engine::validateCuts(m_spec.partition.cuts, layerCount()).empty()) {
+  if (m_modelError.empty() && !m_plan.layers.empty() &&
+      engine::validateCuts(m_spec.partition.cuts, layerCount()).empty()) {
     try {
       m_partition = engine::makePartition(m_spec, m_plan, m_spec.partition.cuts);
       if (valid)

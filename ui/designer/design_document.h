@@ -9,6 +9,7 @@
 
 #include "common/services.h"
 #include "stagewise/engine/model_plan.h"
+#include "stagewise/engine/model_plan_prefix.h"
 #include "stagewise/engine/partition.h"
 #include "stagewise/engine/spec.h"
 #include "stagewise/study/study.h"
@@ -57,7 +58,12 @@ class DesignDocument : public QObject {
 
   // Derived state, recomputed after every change.
   int layerCount() const { return static_cast<int>(m_plan.layers.size()); }
+  /// The model's layers; with a bad layer, those before it (the first bad one is invalidLayer()).
   const engine::ModelPlan& plan() const { return m_plan; }
+  /// The first layer the model cannot plan (an index into the model's layer list), or -1.
+  int invalidLayer() const { return m_modelError.layer; }
+  /// Why the model does not plan (empty when it does).
+  const engine::PlanError& modelError() const { return m_modelError; }
   /// Stages of a valid cut; empty when the cuts are invalid.
   const engine::PartitionPlan& partition() const { return m_partition; }
   const std::optional<engine::SpeedEstimate>& estimate() const { return m_estimate; }
@@ -98,6 +104,7 @@ class DesignDocument : public QObject {
   QUndoStack m_undo;
   QString m_filePath;
   engine::ModelPlan m_plan;
+  engine::PlanError m_modelError;
   engine::PartitionPlan m_partition;
   std::optional<engine::SpeedEstimate> m_estimate;
   std::vector<DesignProblem> m_problems;

@@ -206,21 +206,25 @@ void DesignWorkspace::openWithDialog() {
 }
 
 bool DesignWorkspace::importModel(const QString& path) {
-  if (!maybeDiscard()) return false;
+  // The file first: a corrupt or foreign one is refused before unsaved edits are asked about.
+  engine::ExperimentSpec spec;
   try {
     engine::ExperimentSpec base = m_doc->spec();
     base.name.clear();
     base.partition = engine::PartitionSpec{};
-    const engine::ExperimentSpec spec = engine::importTorchScript(base, path.toStdString());
-    m_doc->load(spec);  // unsaved: Save asks where
-    Q_EMIT message(tr("Imported %1: %2 stage(s); cut it by clicking between layers")
-                       .arg(path)
-                       .arg(spec.stageCount()));
-    return true;
+    spec = engine::importTorchScript(base, path.toStdString());
   } catch (const std::exception& e) {
-    QMessageBox::warning(this, tr("Cannot import model"), QString::fromStdString(e.what()));
+    // The engine's refusal is one line naming the file; anything else is cut to its first.
+    QMessageBox::warning(this, tr("Cannot import model"),
+                         QString::fromStdString(e.what()).section(QLatin1Char('\n'), 0, 0));
     return false;
   }
+  if (!maybeDiscard()) return false;
+  m_doc->load(spec);  // unsaved: Save asks where
+  Q_EMIT message(tr("Imported %1: %2 stage(s); cut it by clicking between layers")
+                     .arg(path)
+                     .arg(spec.stageCount()));
+  return true;
 }
 
 void DesignWorkspace::importWithDialog() {

@@ -197,7 +197,7 @@ void EstimatePanel::autoBalance() {
   const int index = m_strategy->currentIndex();
   if (index < 0 || index >= int(m_strategies.size()) || m_job) return;
   const BalanceStrategy& strategy = m_strategies[size_t(index)];
-  if (m_doc->plan().layers.empty()) return;
+  if (m_doc->plan().layers.empty() || !m_doc->modelError().empty()) return;
   if (strategy.cost) {
     if (const auto costs = strategy.cost(m_doc->plan())) balanceWith(*costs, strategy.name);
     return;

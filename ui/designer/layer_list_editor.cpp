@@ -193,6 +193,12 @@ LayerListEditor::LayerListEditor(DesignDocument* doc, QWidget* parent)
       tr("The selected layer as JSON: every field, its name and, for a residual, its inner "
          "layers (docs/experiment-format.md). Enter applies."));
 
+  // The JSON field's error in sight, not only in its tooltip.
+  m_jsonError = new QLabel(this);
+  m_jsonError->setWordWrap(true);
+  m_jsonError->setStyleSheet(QStringLiteral("color: #c0392b;"));
+  m_jsonError->hide();
+
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_list, 1);
@@ -200,6 +206,7 @@ LayerListEditor::LayerListEditor(DesignDocument* doc, QWidget* parent)
   layout->addWidget(m_problem);
   layout->addLayout(m_fields);
   layout->addWidget(m_json);
+  layout->addWidget(m_jsonError);
 
   connect(m_list, &QListWidget::currentRowChanged, this, [this] {
     if (!m_updating) showSelected();
@@ -222,11 +229,10 @@ LayerListEditor::LayerListEditor(DesignDocument* doc, QWidget* parent)
           engine::specToJson(spec),
           {"model.layers." + std::to_string(row) + "=" + m_json->text().toStdString()});
       engine::ExperimentSpec next = engine::parseSpec(json);
-      setInvalidOutline(m_json, false);
+      showJsonError({});
       apply(next.model.layers, spec.partition.cuts, tr("Edit layer %1").arg(row + 1), row);
     } catch (const std::exception& e) {
-      setInvalidOutline(m_json, true);
-      m_json->setToolTip(QString::fromStdString(e.what()));
+      showJsonError(QString::fromStdString(e.what()));
     }
   });
   connect(doc, &DesignDocument::changed, this, &LayerListEditor::refresh);
@@ -342,13 +348,14 @@ void LayerListEditor::refresh() {
     // Layers are numbered from 1, as on the canvas (the JSON path in a problem is 0-based).
     QString text = QStringLiteral("%1  %2").arg(i + 1).arg(QString::fromStdString(l.type));
     if (!l.name.empty()) text += QStringLiteral(" “%1”").arg(QString::fromStdString(l.name));
-    if (plan.layers.size() == layers.size()) {
+    // The layers before a bad one are planned: they show their shapes.
+    if (i < int(plan.layers.size())) {
       const auto& info = plan.layers[size_t(i)];
       text += QStringLiteral("  → %1").arg(formatShape(info.outShape));
       if (info.params > 0) text += QStringLiteral("  %1 params").arg(formatCount(info.params));
     }
     auto* item = new QListWidgetItem(text, m_list);
-    if (plan.layers.size() == layers.size())
+    if (i < int(plan.layers.size()))
       item->setToolTip(QString::fromStdString(plan.layers[size_t(i)].description));
     if (auto it = problems.find(i); it != problems.end()) {
       item->setForeground(QColor(0xc0, 0x39, 0x2b));
@@ -387,6 +394,7 @@ void LayerListEditor::showSelected() {
   m_json->setEnabled(any);
   if (!any) {
     m_json->clear();
+    showJsonError({});
     m_updating = false;
     return;
   }
@@ -410,10 +418,18 @@ void LayerListEditor::showSelected() {
   }
   const auto doc = nlohmann::json::parse(engine::specToJson(m_doc->spec()));
   m_json->setText(QString::fromStdString(doc["model"]["layers"][size_t(row)].dump()));
-  setInvalidOutline(m_json, false);
-  m_json->setToolTip(tr("The selected layer as JSON: every field, its name and, for a residual, "
-                        "its inner layers. Enter applies."));
+  showJsonError({});
   m_updating = false;
+}
+
+void LayerListEditor::showJsonError(const QString& error) {
+  setInvalidOutline(m_json, !error.isEmpty());
+  m_json->setToolTip(error.isEmpty()
+                         ? tr("The selected layer as JSON: every field, its name and, for a "
+                              "residual, its inner layers. Enter applies.")
+                         : error);
+  m_jsonError->setText(error);
+  m_jsonError->setVisible(!error.isEmpty());
 }
 
 }  // namespace stagewise::ui

@@ -33,6 +33,8 @@ class LayerListEditor : public QWidget {
   QPushButton* downButton() const { return m_down; }
   /// The selected layer's whole entry as JSON (every field, inner layers included).
   QLineEdit* jsonEdit() const { return m_json; }
+  /// The JSON field's error, shown under it (hidden when the field is fine).
+  QLabel* jsonErrorLabel() const { return m_jsonError; }
   /// The spin box of a numeric field of the selected layer ("out", "kernel", …); null when the
   /// selected layer's type has no such field.
   QSpinBox* fieldSpin(const QString& key) const;
@@ -61,6 +63,8 @@ class LayerListEditor : public QWidget {
              int select, int mergeId = -1, int droppedStage = -1);
   void showSelected();
   void setField(const std::string& key, double value);
+  /// Outlines the JSON field and shows `error` under it; an empty one clears both.
+  void showJsonError(const QString& error);
 
   DesignDocument* m_doc;
   bool m_updating = false;
@@ -74,6 +78,7 @@ class LayerListEditor : public QWidget {
   std::vector<std::pair<std::string, QSpinBox*>> m_spins;
   QDoubleSpinBox* m_p;
   QLineEdit* m_json;
+  QLabel* m_jsonError;
 };
 
 }  // namespace stagewise::ui

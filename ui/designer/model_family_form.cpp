@@ -1,6 +1,7 @@
 #include "designer/model_family_form.h"
 
 #include "common/invalid_outline.h"
+#include "common/spec_io.h"
 #include "designer/layer_list_editor.h"
 
 #include <QCheckBox>
@@ -187,7 +188,17 @@ void ModelFamilyForm::editAsLayers() {
     refresh();  // a family with bad fields: its problems are listed; fix them first
     return;
   }
-  next.model.kind = "layers";  // one entry per family layer: the cuts keep their places
+  // Only what a layer list reads is kept: the family's widths and depths now live in the
+  // entries, and left in the spec they would read as settings that still apply.
+  engine::ModelSpec model;
+  model.kind = "layers";  // one entry per family layer: the cuts keep their places
+  model.layers = std::move(next.model.layers);
+  model.init = spec.model.init;
+  next.model = std::move(model);
+  // A preset-style name says where the network came from ("cnn-layers-fmnist-4stage"); a name
+  // of the user's own is kept.
+  if (spec.name == autoExperimentName(spec))
+    next.name = spec.model.kind + "-" + autoExperimentName(next);
   m_doc->edit(next, tr("Edit as layers"));
 }
 

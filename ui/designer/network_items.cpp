@@ -26,7 +26,8 @@ void BlockItem::paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) {
   QColor border = m_accent.isValid() ? m_accent : pal.color(QPalette::Mid);
   if (m_dimmed) text.setAlpha(150);
   p->setRenderHint(QPainter::Antialiasing);
-  p->setPen(QPen(border, 1.5));
+  if (m_invalid) border = QColor(0xc0, 0x39, 0x2b);
+  p->setPen(QPen(border, m_invalid ? 2.5 : 1.5, m_invalid ? Qt::DashLine : Qt::SolidLine));
   p->setBrush(fill);
   p->drawRoundedRect(m_rect, 7, 7);
   QFont bold = p->font();

@@ -35,7 +35,11 @@ class BlockItem : public QGraphicsItem {
   void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
   void setAccent(const QColor& color) { m_accent = color; }
   void setDimmed(bool dimmed) { m_dimmed = dimmed; }
+  /// Outlined red: the layer the model cannot have (its message is the tooltip).
+  void setInvalid(bool invalid) { m_invalid = invalid; }
+  bool isInvalid() const { return m_invalid; }
   const QString& title() const { return m_title; }
+  const QStringList& lines() const { return m_lines; }
 
  private:
   QRectF m_rect;
@@ -44,6 +48,7 @@ class BlockItem : public QGraphicsItem {
   QStringList m_lines;
   QColor m_accent;
   bool m_dimmed = false;
+  bool m_invalid = false;
 };
 
 /// The coloured band behind a stage's layers, with the stage's summary on its left.

@@ -179,7 +179,32 @@ void NetworkScene::rebuild() {
                                QString::fromStdString(l.description), formatShape(l.outShape),
                                formatBytes(double(l.activationBytes)))
                           .arg(stage + 1));
+    if (l.index == m_doc->invalidLayer()) {  // every layer planned but the last one's output
+      block->setInvalid(true);
+      block->setToolTip(
+          DesignDocument::problemText({m_doc->modelError().field, m_doc->modelError().message}));
+    }
     addItem(block);
+  }
+  // The first layer that does not plan, after the ones that do: outlined, with its message.
+  int drawn = n;
+  if (const int bad = m_doc->invalidLayer(); bad >= n) {
+    const auto& entries = spec.model.layers;
+    const QString type = spec.model.kind == "layers" && bad < int(entries.size())
+                             ? QString::fromStdString(entries[size_t(bad)].type)
+                             : tr("layer");
+    const QString message = QString::fromStdString(m_doc->modelError().message);
+    const QRectF rect(M::kBlockLeft, M::layerTop(n), M::kBlockWidth, M::kBlockHeight);
+    auto* block = new BlockItem(rect, tr("%1 · layer %2").arg(type).arg(bad + 1), tr("invalid"),
+                                {message, tr("the layers after it are not drawn")});
+    block->setInvalid(true);
+    block->setToolTip(
+        DesignDocument::problemText({m_doc->modelError().field, message.toStdString()}));
+    addLine(M::kBlockLeft + M::kBlockWidth / 2, M::layerTop(n - 1) + M::kBlockHeight,
+            M::kBlockLeft + M::kBlockWidth / 2, M::layerTop(n), arrow)
+        ->setZValue(-2);
+    addItem(block);
+    drawn = n + 1;
   }
 
   // Cuts; those the model cannot have are drawn red at the nearest place they could be.
@@ -209,7 +234,7 @@ void NetworkScene::rebuild() {
     m_cutItems.push_back(line);
     if (bad) m_invalidCuts.push_back({int(i), line});
   }
-  const double bottom = M::layerTop(n) + 10;
+  const double bottom = M::layerTop(drawn) + 10;
   setSceneRect(QRectF(-20, -20, M::kBandRight + 40, bottom + 20));
 }
 

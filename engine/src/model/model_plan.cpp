@@ -1,4 +1,5 @@
 #include "stagewise/engine/model_plan.h"
+#include "stagewise/engine/model_plan_prefix.h"
 
 #include "model/layer_plan.h"
 #include "model/plan_hooks.h"
@@ -49,25 +50,43 @@ std::string defaultName(const std::string& type, std::map<std::string, int>& cou
 
 }  // namespace
 
-ModelPlan planModel(const ModelSpec& model, const InputShape& input) {
-  if (input.numClasses < 2) throw SpecError("dataset", "the dataset needs at least 2 classes");
+ModelPlan planModelPrefix(const ModelSpec& model, const InputShape& input, PlanError& error) {
+  error = {};
   ModelPlan plan;
   plan.input = input;
-  if (model.kind == "torchscript") {  // only LibTorch can read the file: the engine's hook
-    detail::planTorchScript(model, plan);
+  const auto fail = [&](int layer, const std::string& field, const std::string& message) {
+    error.layer = layer;
+    error.field = field;
+    error.message = message;
     return plan;
+  };
+  if (input.numClasses < 2) return fail(-1, "dataset", "the dataset needs at least 2 classes");
+  std::vector<LayerSpec> layers;
+  try {
+    if (model.kind == "torchscript") {  // only LibTorch can read the file: the engine's hook
+      detail::planTorchScript(model, plan);
+      return plan;
+    }
+    layers = familyLayers(model, input);
+  } catch (const SpecError& e) {
+    plan.layers.clear();
+    return fail(-1, e.field(), e.message());
   }
-  const std::vector<LayerSpec> layers = familyLayers(model, input);
   if (layers.empty())
-    throw SpecError("model.layers",
-                    "needs at least one layer; the last one gives the classes, e.g. "
-                    "{\"type\": \"linear\", \"out\": " +
-                        std::to_string(input.numClasses) + "}");
+    return fail(-1, "model.layers",
+                "needs at least one layer; the last one gives the classes, e.g. "
+                "{\"type\": \"linear\", \"out\": " +
+                    std::to_string(input.numClasses) + "}");
   std::vector<int64_t> shape = input.dims;
   std::map<std::string, int> counts;
   for (size_t i = 0; i < layers.size(); ++i) {
     const std::string field = "model.layers." + std::to_string(i);
-    const detail::LayerCost cost = detail::planLayer(layers[i], shape, field);
+    detail::LayerCost cost;
+    try {
+      cost = detail::planLayer(layers[i], shape, field);
+    } catch (const SpecError& e) {
+      return fail(static_cast<int>(i), e.field(), e.message());
+    }
     LayerInfo l;
     l.index = static_cast<int>(i);
     l.name = layers[i].name.empty() ? defaultName(layers[i].type, counts) : layers[i].name;
@@ -79,24 +98,31 @@ ModelPlan planModel(const ModelSpec& model, const InputShape& input) {
     plan.layers.push_back(l);
     shape = cost.out;
   }
+  const int last = static_cast<int>(layers.size()) - 1;
+  const std::string lastField = "model.layers." + std::to_string(last);
   if (input.sequence) {
     const std::vector<int64_t> want = {input.dims.at(0), input.numClasses};
     if (shape != want)
-      throw SpecError("model.layers." + std::to_string(layers.size() - 1),
-                      "the last layer (" + layers.back().type + ") outputs " +
-                          detail::shapeText(shape) + " but a text model predicts every next " +
-                          "byte: it must output " + detail::shapeText(want) +
-                          " (a linear layer to " + std::to_string(input.numClasses) + ")");
+      return fail(last, lastField,
+                  "the last layer (" + layers.back().type + ") outputs " +
+                      detail::shapeText(shape) + " but a text model predicts every next " +
+                      "byte: it must output " + detail::shapeText(want) + " (a linear layer to " +
+                      std::to_string(input.numClasses) + ")");
     return plan;
   }
   if (shape != std::vector<int64_t>{input.numClasses})
-    throw SpecError("model.layers." + std::to_string(layers.size() - 1),
-                    "the last layer (" + layers.back().type + ") outputs " +
-                        detail::shapeText(shape) + " but the dataset has " +
-                        std::to_string(input.numClasses) + " classes: end with " +
-                        (shape.size() > 1 ? "a flatten and " : "") +
-                        "{\"type\": \"linear\", \"out\": " +
-                        std::to_string(input.numClasses) + "}");
+    return fail(last, lastField,
+                "the last layer (" + layers.back().type + ") outputs " + detail::shapeText(shape) +
+                    " but the dataset has " + std::to_string(input.numClasses) +
+                    " classes: end with " + (shape.size() > 1 ? "a flatten and " : "") +
+                    "{\"type\": \"linear\", \"out\": " + std::to_string(input.numClasses) + "}");
+  return plan;
+}
+
+ModelPlan planModel(const ModelSpec& model, const InputShape& input) {
+  PlanError error;
+  ModelPlan plan = planModelPrefix(model, input, error);
+  if (!error.empty()) throw SpecError(error.field, error.message);
   return plan;
 }
 
