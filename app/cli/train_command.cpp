@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -97,6 +98,8 @@ TrainOutcome trainInProcess(const engine::ExperimentSpec& spec, const engine::Ru
   }
   outcome.summary = run->wait();
   outcome.changes = run->changes();
+  if (hooks.sample && outcome.summary.status != engine::RunStatus::Failed)
+    outcome.sample = run->sample(*hooks.sample);
   printer.tick(run->progress());
   printer.done();
   announce();
@@ -143,7 +146,7 @@ std::optional<int64_t> runOwning(const storage::RunStore& store,
 int trainCommand(const std::vector<std::string>& argv) {
   Args args(argv,
             {"--config", "--db", "--resume", "--replay", "--rank", "--world-size", "--master",
-             "--timeout"},
+             "--timeout", "--sample", "--temperature", "--sample-length"},
             {"--set", "--change"}, {"--json", "--quiet", "--no-store", "--help", "--dist"});
   if (args.flag("--help")) {
     std::cout
@@ -168,7 +171,12 @@ int trainCommand(const std::vector<std::string>& argv) {
            "size and\n"
            "          master default to RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; rank 0 records "
            "the run.\n"
-           "          'stagewise-cli launch' starts all ranks on this machine.\n";
+           "          'stagewise-cli launch' starts all ranks on this machine.\n"
+           "  --sample PROMPT: language models (model.kind gpt): print text the trained network "
+           "writes after\n"
+           "          PROMPT at the end, greedy (the likeliest byte each step); --temperature T "
+           "(> 0) draws\n"
+           "          bytes at T with the run's seed; --sample-length N bytes (default 200).\n";
     return 0;
   }
   if (!args.positional().empty())
@@ -280,6 +288,41 @@ int trainCommand(const std::vector<std::string>& argv) {
     for (const char* f : {"--rank", "--world-size", "--master", "--timeout"})
       if (args.value(f)) throw UsageError(std::string(f) + " only applies with --dist");
   }
+  TrainHooks hooks;
+  if (auto prompt = args.value("--sample")) {
+    if (spec.model.kind != "gpt")
+      throw UsageError("--sample needs a language model (model.kind gpt); this spec's model is '" +
+                       spec.model.kind + "'");
+    if (dist) throw UsageError("--sample works in one process; leave out --dist");
+    engine::SampleRequest request;
+    request.prompt = *prompt;
+    if (auto t = args.value("--temperature")) {
+      try {
+        size_t used = 0;
+        request.temperature = std::stod(*t, &used);
+        if (used != t->size()) throw std::invalid_argument(*t);
+      } catch (const std::exception&) {
+        throw UsageError("--temperature needs a number, got '" + *t + "'");
+      }
+      if (!(request.temperature >= 0) || !std::isfinite(request.temperature))
+        throw UsageError("--temperature must be 0 (greedy) or more, got '" + *t + "'");
+    }
+    if (auto n = args.value("--sample-length")) {
+      try {
+        size_t used = 0;
+        request.length = std::stoi(*n, &used);
+        if (used != n->size()) throw std::invalid_argument(*n);
+      } catch (const std::exception&) {
+        throw UsageError("--sample-length needs a whole number of bytes, got '" + *n + "'");
+      }
+      if (request.length < 1 || request.length > 100000)
+        throw UsageError("--sample-length must be 1 to 100000 bytes, got '" + *n + "'");
+    }
+    hooks.sample = request;
+  } else {
+    for (const char* f : {"--temperature", "--sample-length"})
+      if (args.value(f)) throw UsageError(std::string(f) + " only applies with --sample PROMPT");
+  }
   // In a distributed run only rank 0 records the run (the others' reports reach it).
   const bool record = !args.flag("--no-store") && (!dist || options.dist.rank == 0);
 
@@ -298,16 +341,32 @@ int trainCommand(const std::vector<std::string>& argv) {
   storage::RunStore* storePtr = nullptr;
   if (args.value("--db")) std::cerr << "[warning] this build has no run store; --db is ignored\n";
 #endif
-  const TrainOutcome outcome = trainInProcess(spec, options, storePtr, resumeRunId, printer);
+  const TrainOutcome outcome = trainInProcess(spec, options, storePtr, resumeRunId, printer, hooks);
   const engine::RunSummary& summary = outcome.summary;
   const std::optional<int64_t> runId = outcome.runId;
   if (!outcome.storeError.empty())
     std::cerr << "[warning] not everything was recorded: " << outcome.storeError << "\n";
+  const auto& sample = outcome.sample;
+  if (sample && !sample->ok) std::cerr << "[warning] no sample: " << sample->error << "\n";
+  const bool sampled = sample && sample->ok;
   if (json) {
-    std::cout << summaryJson(summary, runId, &outcome.changes).dump() << std::endl;
+    auto out = summaryJson(summary, runId, &outcome.changes);
+    if (sampled)  // the prompt as given may not be UTF-8: the text holds the continuation only
+      out["sample"] = {{"text", sample->text}, {"temperature", hooks.sample->temperature}};
+    std::cout << out.dump() << std::endl;
   } else {
     std::cout << summaryTable(summary);
     if (runId) std::cout << "saved as run " << *runId << "\n";
+    if (sampled) {
+      const double t = hooks.sample->temperature;
+      std::cout << "sample (";
+      if (t > 0)
+        std::cout << "temperature " << t;
+      else
+        std::cout << "greedy";
+      std::cout << ", " << hooks.sample->length << " bytes):\n"
+                << hooks.sample->prompt << sample->text << "\n";
+    }
   }
   return summary.status == engine::RunStatus::Failed ? 1 : 0;
 }

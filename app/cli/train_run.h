@@ -30,6 +30,7 @@ struct TrainOutcome {
   std::optional<int64_t> runId;  ///< the record, when recorded
   std::string storeError;        ///< not everything could be recorded
   std::vector<engine::RunChange> changes;  ///< the changes applied while it trained
+  std::optional<engine::SampleResult> sample;  ///< TrainHooks::sample's text, or why none
 };
 
 /// More for a run than `train` gives it: who else watches, and when to stop it.
@@ -42,6 +43,8 @@ struct TrainHooks {
   std::function<bool()> stopWhen;
   /// Called with the run once it exists, before it starts (to stop it from an observer).
   std::function<void(engine::Run&)> onCreated;
+  /// Text to generate at the run's final weights once it ends (`train --sample`).
+  std::optional<engine::SampleRequest> sample;
 };
 
 /// Trains `spec` with `options`, recording into `store` when given (continuing record

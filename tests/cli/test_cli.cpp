@@ -138,6 +138,11 @@ class TestCli : public QObject {
                                             "--set",
                                             "dataset.path=/nonexistent"}
                              << "/nonexistent";
+    QTest::newRow("sample image") << QStringList{"train", "--config", "SPEC", "--sample", "hi"}
+                                  << "--sample needs a language model (model.kind gpt)";
+    QTest::newRow("temperature alone")
+        << QStringList{"train", "--config", "SPEC", "--temperature", "0.5"}
+        << "--temperature only applies with --sample PROMPT";
   }
   void badInputGetsOneLineError() {
     QFETCH(QStringList, args);
@@ -151,6 +156,41 @@ class TestCli : public QObject {
     QVERIFY2(r.code != 0, qPrintable(r.out));
     QVERIFY2(r.err.contains(expected) || r.out.contains(expected), qPrintable(r.err));
     if (!args.isEmpty() && expected != "usage") QCOMPARE(r.err.trimmed().count('\n'), 0);
+  }
+
+  void trainSamplesALanguageModel() {
+    QTemporaryDir dir;
+    QFile corpus(dir.filePath("corpus.txt"));
+    corpus.open(QIODevice::WriteOnly);
+    for (int i = 0; i < 300; ++i) corpus.write("the cat sat on the mat. the dog ran far.\n");
+    corpus.close();
+    const QByteArray spec = QByteArray(R"({"dataset":{"kind":"text","path":"CORPUS","context":16},
+      "model":{"kind":"gpt","dim":16,"depth":2,"heads":2,"mlp_ratio":2},"partition":{"cuts":[2]},
+      "stage_defaults":{"aux_head":"lm"},"train":{"batch_size":8,"max_steps":15},
+      "eval":{"interval":0,"max_samples":16},"probe":{"interval":-1}})")
+                                .replace("CORPUS", corpus.fileName().toUtf8());
+    const QString path = writeSpec(dir, spec);
+    auto sampleOf = [&](const QStringList& extra) {
+      Result r = runCli(
+          QStringList{"train", "--config", path, "--json", "--no-store", "--sample", "the "} +
+          extra);
+      [&] { QVERIFY2(r.code == 0, qPrintable(r.err)); }();
+      const QJsonObject o =
+          QJsonDocument::fromJson(r.out.trimmed().split('\n').last().toUtf8()).object();
+      return o["sample"].toObject()["text"].toString();
+    };
+    const QString greedy = sampleOf({"--sample-length", "20"});
+    QVERIFY(!greedy.isEmpty());
+    QCOMPARE(sampleOf({"--sample-length", "20"}), greedy);  // the same run, the same text
+    Result table = runCli({"train", "--config", path, "--no-store", "--sample", "the ",
+                           "--sample-length", "20", "--temperature", "0.7"});
+    QVERIFY2(table.code == 0, qPrintable(table.err));
+    QVERIFY2(table.out.contains("sample (temperature 0.7, 20 bytes):\nthe "),
+             qPrintable(table.out));
+    Result bad =
+        runCli({"train", "--config", path, "--no-store", "--sample", "x", "--temperature", "-1"});
+    QVERIFY(bad.code != 0);
+    QVERIFY2(bad.err.contains("--temperature must be 0 (greedy) or more"), qPrintable(bad.err));
   }
 
   void failedRunExitsNonZeroWithStage() {

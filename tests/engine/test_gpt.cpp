@@ -129,6 +129,27 @@ class TestGpt : public QObject {
     QCOMPARE(orderZeroEntropyBits("abab"), 1.0);
   }
 
+  void limitTrainCapsTheTrainingText() {
+    // dataset.limit_train N: the first N x context + 1 training bytes, so N windows per epoch,
+    // every one drawn from that prefix; the estimate's count agrees; 0 keeps the whole text.
+    const ExperimentSpec spec = gpt({"dataset.limit_train=10"});
+    const TensorData data = loadTensorData(spec.dataset, spec.train.seed, {});
+    QCOMPARE(data.trainText.size(0), int64_t{10 * 16 + 1});
+    QCOMPARE(data.trainCount(), int64_t{10});
+    QCOMPARE(probeTrainSamples(spec.dataset), int64_t{10});
+    const TensorData whole = loadTensorData(gpt().dataset, spec.train.seed, {});
+    QVERIFY(torch::equal(data.trainText, whole.trainText.slice(0, 0, 10 * 16 + 1)));
+    QVERIFY(whole.trainCount() > 100);
+    QCOMPARE(probeTrainSamples(gpt().dataset), whole.trainCount());
+    for (int64_t i = 0; i < 200; ++i)
+      QVERIFY(textWindowOffset(5, i, data.trainText.size(0), 16) + 16 < data.trainText.size(0));
+    // The test text is the same either way.
+    QVERIFY(torch::equal(data.testX, whole.testX));
+    // A limit above the text's windows keeps it all.
+    QCOMPARE(loadTensorData(gpt({"dataset.limit_train=100000"}).dataset, 5, {}).trainText.size(0),
+             whole.trainText.size(0));
+  }
+
   void badTextStartsNothing() {
     const std::string empty = g_dir->path().toStdString() + "/empty.txt";
     std::ofstream(empty).close();

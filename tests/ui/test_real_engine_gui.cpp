@@ -22,6 +22,7 @@
 #include "live/live_dashboard.h"
 #include "live/live_data.h"
 #include "live/plot_panel.h"
+#include "live/sample_panel.h"
 #include "live/stage_strip.h"
 #include "live/steer_panel.h"
 #include "live/timeline_panel.h"
@@ -187,6 +188,42 @@ class TestRealEngineGui : public QObject {
         pause = c->pauseS;
     QVERIFY2(pause >= 0 && pause < 1.0, qPrintable(QString::number(pause)));
     qInfo("live re-partition of the default preset: training paused %.3f s", pause);
+  }
+
+  void aTextRunShowsASample() {
+    // A few steps of a tiny gpt: the engine's sample of an evaluation reaches the Sample panel.
+    QTemporaryDir dir;
+    QFile corpus(dir.filePath(QStringLiteral("corpus.txt")));
+    QVERIFY(corpus.open(QIODevice::WriteOnly));
+    for (int i = 0; i < 200; ++i) corpus.write("the cat sat on the mat. the dog ran far.\n");
+    corpus.close();
+    engine::ExperimentSpec s;
+    s.name = "real-engine-sample";
+    s.dataset.kind = "text";
+    s.dataset.path = corpus.fileName().toStdString();
+    s.dataset.context = 16;
+    s.model.kind = "gpt";
+    s.model.dim = 16;
+    s.model.depth = 2;
+    s.model.heads = 2;
+    s.partition.cuts = {2};
+    s.stageDefaults.auxHead = "lm";
+    s.train.batchSize = 8;
+    s.train.maxSteps = 20;
+    s.eval.interval = 10;
+    s.eval.maxSamples = 16;
+    s.probe.interval = -1;
+    Fixture f(s);
+    auto* panel = f.workspace.findChild<SamplePanel*>();
+    QVERIFY(panel);
+    panel->setOn(true);
+    QVERIFY(panel->isVisible());
+    QSignalSpy finished(&f.workspace, &TrainWorkspace::runFinished);
+    QVERIFY(f.workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    const QString prompt = QString::fromStdString(panel->request()->prompt);
+    QVERIFY2(panel->text().startsWith(prompt), qPrintable(panel->text()));
+    QVERIFY(panel->text().size() > prompt.size());
   }
 
   void aPauseIsNotTrainingTime() {

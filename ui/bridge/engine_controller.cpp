@@ -71,11 +71,12 @@ std::unique_ptr<engine::Run> EngineController::createPhaseRun(const engine::Expe
                                                               int processes,
                                                               const RunHooks& hooks) {
   const bool resuming = phase == 0 && !resume.checkpoint.empty();
-  if ((!hooks.evalAtSteps.empty() || !hooks.changes.empty()) && m_services.createRunWithOptions &&
-      processes <= 1) {
+  if ((!hooks.evalAtSteps.empty() || !hooks.changes.empty() || !hooks.sample.prompt.empty()) &&
+      m_services.createRunWithOptions && processes <= 1) {
     engine::RunOptions options;
     options.evalAtSteps = hooks.evalAtSteps;
     options.changes = hooks.changes;
+    options.sampleAtEvaluations = hooks.sample;
     if (resuming) options.resumeFrom = resume.checkpoint;
     return m_services.createRunWithOptions(spec, observer, options);
   }

@@ -43,6 +43,8 @@ struct RunHooks {
   std::function<void(engine::Run&)> onCreated;
   /// Changes made at given steps (a replayed history, Runs → Run again); as RunOptions::changes.
   std::vector<engine::RunChange> changes;
+  /// Text generated at every evaluation (Train's Sample panel); as RunOptions::sampleAtEvaluations.
+  engine::SampleRequest sample;
 };
 
 class EngineController : public QObject {

@@ -105,12 +105,14 @@ static std::unique_ptr<engine::Run> fakeRun(const engine::FakeScript& script,
                                             const engine::ExperimentSpec& spec,
                                             engine::RunObserver* observer,
                                             std::vector<int64_t> evalAtSteps,
-                                            std::vector<engine::RunChange> changes = {}) {
+                                            std::vector<engine::RunChange> changes = {},
+                                            std::string samplePrompt = {}) {
   engine::FakeScript s = script;
   s.steps = stepsFor(spec, script.steps);
   s.seed = spec.train.seed;
   s.evalAtSteps = std::move(evalAtSteps);
   s.changes = std::move(changes);
+  s.samplePrompt = std::move(samplePrompt);
   if (spec.debug.failAtStep >= 0) {
     s.failAtStep = spec.debug.failAtStep;
     s.failStage = spec.debug.stage;
@@ -138,7 +140,8 @@ EngineServices fakeEngineServices(const engine::FakeScript& script) {
                                            const engine::RunOptions& options) {
     if (!options.resumeFrom.empty())
       throw std::runtime_error("the fake engine cannot continue from a checkpoint");
-    return fakeRun(script, spec, observer, options.evalAtSteps, options.changes);
+    return fakeRun(script, spec, observer, options.evalAtSteps, options.changes,
+                   options.sampleAtEvaluations.prompt);
   };
   // "Measured" layer times, made up but deterministic: FLOPs, except that the last two layers
   // (small matrices that use the cores poorly) take three times what their FLOPs say, so the

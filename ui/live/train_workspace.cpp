@@ -17,6 +17,7 @@
 #include "designer/design_document.h"
 #include "live/event_log.h"
 #include "live/live_dashboard.h"
+#include "live/sample_panel.h"
 #include "live/steer_events.h"
 #include "live/steer_panel.h"
 #include "live/study_queue.h"
@@ -166,7 +167,13 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   });
   connect(m_queue, &StudyQueue::studyFinished, this, &TrainWorkspace::updateControls);
   auto* bottom = new QSplitter(Qt::Horizontal, this);
-  bottom->addWidget(m_log);
+  m_sample = new SamplePanel(this);
+  auto* logAndSample = new QWidget(this);  // the sample above the log, text runs only
+  auto* logColumn = new QVBoxLayout(logAndSample);
+  logColumn->setContentsMargins(0, 0, 0, 0);
+  logColumn->addWidget(m_sample);
+  logColumn->addWidget(m_log, 1);
+  bottom->addWidget(logAndSample);
   bottom->addWidget(m_queue);
   bottom->setStretchFactor(0, 1);
   bottom->setStretchFactor(1, 1);
@@ -385,8 +392,11 @@ bool TrainWorkspace::replayRun(const engine::ExperimentSpec& spec,
 bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,
                            const ResumePoint& resume, const QString& note, int processes,
                            std::function<void(int64_t)> onRecorded, RunHooks hooks) {
+  if (const auto sample = m_sample->request(); sample && spec.dataset.kind == "text")
+    hooks.sample = *sample;
   if (!m_controller->start(spec, plan, resume, processes, std::move(onRecorded), std::move(hooks)))
     return false;
+  m_sample->clear();
   m_data.clear();
   m_earlierPart.reset();
   if (!resume.checkpoint.empty() && resume.continueRunId && m_store) try {
@@ -480,6 +490,7 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
             m_data.latest({batch.phase, engine::series::kComputeFraction, int(k), -1}));
     m_steer->setUtilization(compute);
   }
+  m_sample->addEvents(batch.events);
   for (const auto& e : batch.events) {
     m_log->addEvent(phaseName(batch.phase), e);
     onSteerEvent(batch.phase, e);
@@ -590,6 +601,7 @@ void TrainWorkspace::updateControls() {
   const State state = m_controller->state();
   const bool idle = state == State::Idle;
   const bool studying = m_queue->isRunning();
+  m_sample->setVisible(m_doc->spec().dataset.kind == "text");
   m_run->setEnabled(idle && !studying && m_doc->canRun());
   m_run->setToolTip(!m_doc->canRun() ? tr("Cannot run:\n%1").arg(m_doc->blockReason())
                     : studying       ? tr("A study is running (its queue is below)")

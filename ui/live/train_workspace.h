@@ -26,6 +26,7 @@ namespace stagewise::ui {
 class DesignDocument;
 class EventLog;
 class LiveDashboard;
+class SamplePanel;
 class SteerPanel;
 class StudyQueue;
 
@@ -113,6 +114,7 @@ class TrainWorkspace : public QWidget {
   LiveDashboard* m_dashboard;
   EventLog* m_log;
   SteerPanel* m_steer;
+  SamplePanel* m_sample;  ///< language models: the text at each evaluation
   QPushButton* m_run;
   QPushButton* m_pause;
   QPushButton* m_stop;

@@ -210,8 +210,10 @@ int64_t probeTrainSamples(const DatasetSpec& spec) {
   } else if (spec.kind == "text") {  // an epoch: training bytes / context windows
     const TextCorpus corpus = readTextCorpus(spec.path);
     const int64_t bytes = static_cast<int64_t>(corpus.text.size());
-    return textWindowsPerEpoch(
-        textTestBegin(bytes, spec.testFraction, spec.context, corpus.files.front()), spec.context);
+    const int64_t testBegin =
+        textTestBegin(bytes, spec.testFraction, spec.context, corpus.files.front());
+    return textWindowsPerEpoch(textTrainBytes(testBegin, spec.limitTrain, spec.context),
+                               spec.context);
   } else {
     const std::string labelsPath = findIdxFile(folderFor(spec), "train-labels-idx1-ubyte");
     const std::vector<uint8_t> head = readPrefix(labelsPath, 8);

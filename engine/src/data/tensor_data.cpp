@@ -69,7 +69,8 @@ TensorData loadText(const DatasetSpec& spec, const DataNote& note) {
   auto tokens = torch::from_blob(const_cast<char*>(corpus.text.data()), {bytes}, torch::kUInt8)
                     .to(torch::kInt64);
   TensorData data;
-  data.trainText = tokens.slice(0, 0, testBegin).clone();
+  const int64_t trainBytes = textTrainBytes(testBegin, spec.limitTrain, spec.context);
+  data.trainText = tokens.slice(0, 0, trainBytes).clone();
   const torch::Tensor test = tokens.slice(0, testBegin, bytes);
   std::vector<int64_t> offsets = textTestOffsets(bytes - testBegin, spec.context);
   if (spec.limitTest > 0 && static_cast<int64_t>(offsets.size()) > spec.limitTest)
@@ -92,8 +93,8 @@ TensorData loadText(const DatasetSpec& spec, const DataNote& note) {
                   "of %d per epoch), %lld for testing (%lld windows); the test text's order-0 "
                   "entropy is %.3f bits per byte",
                   static_cast<long long>(bytes), corpus.files.size(),
-                  corpus.files.size() == 1 ? "" : "s", static_cast<long long>(testBegin),
-                  static_cast<long long>(textWindowsPerEpoch(testBegin, spec.context)),
+                  corpus.files.size() == 1 ? "" : "s", static_cast<long long>(trainBytes),
+                  static_cast<long long>(textWindowsPerEpoch(trainBytes, spec.context)),
                   spec.context, static_cast<long long>(bytes - testBegin),
                   static_cast<long long>(n), data.testEntropyBits);
     note(line, false);

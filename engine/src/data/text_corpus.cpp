@@ -178,6 +178,11 @@ int64_t textTestBegin(int64_t bytes, double testFraction, int context, const std
   return train;
 }
 
+int64_t textTrainBytes(int64_t testBegin, int64_t limitTrain, int context) {
+  if (limitTrain <= 0 || limitTrain > testBegin) return testBegin;  // also: no overflow below
+  return std::min(testBegin, limitTrain * std::max(1, context) + 1);
+}
+
 int64_t textWindowsPerEpoch(int64_t trainBytes, int context) {
   return std::max<int64_t>(1, trainBytes / std::max(1, context));
 }

@@ -319,6 +319,10 @@ class FakeRun final : public Run {
         summary.testLoss = 2.3 * std::exp(-step / 80.0) + 0.3;
         batch.push_back({series::kTestAccuracy, -1, -1, step, t, summary.testAccuracy});
         batch.push_back({series::kTestLoss, -1, -1, step, t, summary.testLoss});
+        if (!m_script.samplePrompt.empty())
+          m_reporter.event({EventKind::Info, t, -1,
+                            sampleEventMessage(step, m_script.samplePrompt + " and so on, at " +
+                                                         std::to_string(step))});
         if (m_spec.dataset.validation > 0) {
           // Held-out training samples: a little above the test curve, by the same settings.
           summary.valAccuracy = std::clamp(

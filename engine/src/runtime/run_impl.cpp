@@ -17,6 +17,7 @@
 #include "model/torch_model.h"
 #include "optim/fused_adam.h"
 #include "probe/probe.h"
+#include "probe/sample.h"
 #include "runtime/checkpoint_io.h"
 #include "runtime/error_text.h"
 #include "runtime/measure_budget.h"
@@ -113,6 +114,7 @@ class TorchRun final : public Run {
     m_info = engineInfo();
     for (int64_t n : options.evalAtSteps)
       if (n >= 1) m_forcedEvals.insert(n - 1);  // an evaluation after step s is at s + 1 steps
+    m_sampleAtEvals = options.sampleAtEvaluations;
     // Validate what needs no data first, so a typo does not wait for a dataset load.
     // Loading notes (an image folder's decoding progress and ETA) go straight to the observers:
     // the Reporter's thread starts later, and until then this is the only thread calling them.
@@ -313,6 +315,22 @@ class TorchRun final : public Run {
     if (st.held.exchange(paused) != paused)
       m_reporter.event({EventKind::Info, m_ctx.now(), stage, stagePauseMessage(stage, paused, done)});
     return {true, {}};
+  }
+
+  SampleResult sample(const SampleRequest& request) override {
+    if (!m_data.shape.sequence)
+      return {false, {}, "only a language model (model.kind gpt) generates text"};
+    if (state() != RunState::Finished || m_distributed)
+      return {false, {}, "the run must have finished, in one process"};
+    try {
+      loadShadowFromLive();
+      return {true,
+              validUtf8(generateBytes(m_shadow, request.prompt, request.length, request.temperature,
+                                      m_spec.train.seed, m_spec.dataset.context)),
+              {}};
+    } catch (const std::exception& e) {
+      return {false, {}, errorText(e)};
+    }
   }
 
   std::vector<RunChange> changes() const override {
@@ -887,6 +905,14 @@ class TorchRun final : public Run {
         points.push_back({series::kValLoss, -1, -1, step, t, v.loss});
         if (summary) summary->valAccuracy = v.accuracy, summary->valLoss = v.loss;
       }
+      if (m_data.shape.sequence && !m_sampleAtEvals.prompt.empty()) {  // the Sample panel's
+        const SampleRequest& q = m_sampleAtEvals;
+        const std::string text =
+            generateBytes(m_shadow, q.prompt, q.length, q.temperature,
+                          m_spec.train.seed + static_cast<uint64_t>(step), m_spec.dataset.context);
+        m_reporter.event(
+            {EventKind::Info, t, -1, sampleEventMessage(step, validUtf8(q.prompt + text))});
+      }
       evalS = threadCpuSeconds() - c0;
     }
     const double p0 = threadCpuSeconds();
@@ -1276,6 +1302,7 @@ class TorchRun final : public Run {
   bool m_pauseEarly = false;    ///< a pause asked for before it (under m_clockMutex)
   torch::Tensor m_probeX, m_probeY, m_testX, m_testY, m_valX, m_valY;
   std::set<int64_t> m_forcedEvals;  ///< RunOptions::evalAtSteps, as steps (N - 1)
+  SampleRequest m_sampleAtEvals;    ///< RunOptions::sampleAtEvaluations
   std::thread m_supervisor;
   mutable std::mutex m_mutex;
   std::condition_variable m_done;

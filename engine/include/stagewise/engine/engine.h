@@ -59,6 +59,10 @@ struct RunOptions {
   /// same. Re-partitions are checked when the run is created (SpecError, field "change");
   /// a stage that does not exist at the change's step is refused then, with an event.
   std::vector<RunChange> changes;
+  /// Language models: text generated from this prompt at every evaluation (periodic and final),
+  /// reported as an Info event "sample at step S: TEXT" (sampleFromEvent reads it back); an
+  /// empty prompt generates none. Not part of the spec; nothing feeds back into training.
+  SampleRequest sampleAtEvaluations;
 };
 
 /// Creates a run of `spec`. Loads the dataset and builds the model; throws SpecError for bad

@@ -26,6 +26,9 @@ struct FakeScript {
   /// As RunOptions::changes: changes made at given steps (a replayed history), reported with
   /// the engine's events.
   std::vector<RunChange> changes{};
+  /// As RunOptions::sampleAtEvaluations: each evaluation reports a made-up sample event
+  /// (sampleEventMessage) that starts with this prompt; empty: none.
+  std::string samplePrompt{};
 };
 
 /// A run that emits plausible, deterministic per-stage losses, utilization, cosines, events and

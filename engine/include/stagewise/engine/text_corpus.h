@@ -40,6 +40,11 @@ std::string fortuneSeparatorsAsBlankLines(const std::string& text);
 /// byte), naming `what`.
 int64_t textTestBegin(int64_t bytes, double testFraction, int context, const std::string& what);
 
+/// The training text's length: the `testBegin` bytes before the test text, or with
+/// dataset.limit_train N > 0 only the first N x context + 1 of them, so an epoch holds at most N
+/// windows (the windows are drawn from that prefix alone).
+int64_t textTrainBytes(int64_t testBegin, int64_t limitTrain, int context);
+
 /// Training windows per epoch: training bytes / context (at least 1).
 int64_t textWindowsPerEpoch(int64_t trainBytes, int context);
 
