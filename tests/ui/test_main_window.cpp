@@ -60,6 +60,9 @@ class TestMainWindow : public QObject {
 
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  // Each window starts as a first start: no experiment, workspace or runs kept from a test
+  // before it (session restore).
+  void init() { AppSettings::setSession({}); }
 
   void aWindowSavedOnASmallScreenGrowsOnALargeOne() {
     // Issue 36 §3: a size remembered from a laptop stayed small on a large monitor.

@@ -15,6 +15,7 @@
 #include <QTableWidget>
 #include <QtTest>
 
+#include "common/app_settings.h"
 #include "common/fake_services.h"
 #include "common/theme.h"
 #include "designer/design_document.h"
@@ -102,6 +103,9 @@ class TestRunsWorkspace : public QObject {
 
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  // Each window starts as a first start: no experiment, workspace or runs kept from a test
+  // before it (session restore).
+  void init() { AppSettings::setSession({}); }
 
   void listsFiltersAndSorts() {
     test::TempStore t;
