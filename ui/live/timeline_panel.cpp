@@ -52,6 +52,9 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
   connect(m_followButton, &QToolButton::clicked, this, [this] { setFollowing(true); });
 
   m_scroll = new QScrollBar(Qt::Horizontal, this);
+  // The scroll bar comes out of the plot's least height: the panel needs no more than the line
+  // plots beside it (Train's minimum fits a 1366x768 screen).
+  m_plot->setMinimumSize(220, std::max(100, 150 - m_scroll->sizeHint().height()));
   m_scroll->setToolTip(tr("Scroll back through the spans kept (the last %1 of each stage)")
                            .arg(LiveData::kMaxSpans));
   connect(m_scroll, &QScrollBar::valueChanged, this, [this](int value) {
