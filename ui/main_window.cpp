@@ -521,6 +521,9 @@ QString MainWindow::shortcutsText() const {
   html +=
       QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
           .arg(tr("Wheel, drag, double-click"), tr("Zoom, pan, follow the newest data (plots)"));
+  html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+              .arg(tr("+ / −, ← / →, Space, End").toHtmlEscaped(),
+                   tr("Zoom, scroll back, pause, follow (the Timeline, once clicked)"));
   return html + QStringLiteral("</table>");
 }
 

@@ -263,6 +263,7 @@ class TestMainWindow : public QObject {
     for (const char* key : {"Ctrl+Shift+S", "Ctrl+R", "Esc", "Ctrl+P", "Ctrl+1", "Ctrl+Z"})
       QVERIFY2(list.contains(QLatin1String(key)), key);
     QVERIFY(list.contains(QStringLiteral("Save as")));
+    QVERIFY(list.contains(QStringLiteral("(the Timeline, once clicked)")));  // its own keys
     // issue 36 §2.5: "Ctrl+Z or F14 — Undo Study seeds": the action, not the command, and the
     // keys a keyboard has.
     auto spec = window.document()->spec();

@@ -4,6 +4,7 @@
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QScrollBar>
+#include <QStyle>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -30,21 +31,32 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
   auto* row = new QHBoxLayout(controls);
   row->setContentsMargins(0, 0, 0, 0);
   row->setSpacing(2);
-  auto button = [&](const QString& text, const QString& tip) {
+  // Small icon buttons: the title row also holds the centred title, on a third of a 1366 px
+  // screen.
+  auto button = [&](const QString& text, const QString& tip, QStyle::StandardPixmap icon) {
     auto* b = new QToolButton(controls);
     b->setText(text);
     b->setToolTip(tip);
     b->setAutoRaise(true);
+    if (icon != QStyle::SP_CustomBase) {
+      b->setIcon(style()->standardIcon(icon));
+      b->setToolButtonStyle(Qt::ToolButtonIconOnly);
+    }
+    b->setIconSize(QSize(12, 12));
     row->addWidget(b);
     return b;
   };
-  QToolButton* zoomOut = button(QStringLiteral("−"), tr("Show a longer time (-, or the wheel)"));
-  QToolButton* zoomIn = button(QStringLiteral("+"), tr("Show a shorter time (+, or the wheel)"));
+  QToolButton* zoomOut = button(QStringLiteral("−"), tr("Show a longer time (-, or the wheel)"),
+                                QStyle::SP_CustomBase);
+  QToolButton* zoomIn = button(QStringLiteral("+"), tr("Show a shorter time (+, or the wheel)"),
+                               QStyle::SP_CustomBase);
   m_pause = button(tr("Pause"),
-                   tr("Freeze the view while spans keep arriving (Space); drag, the scroll bar "
-                      "or the arrow keys move it back"));
+                   tr("Pause: freeze the view while spans keep arriving (Space); drag, the "
+                      "scroll bar or the arrow keys move it back"),
+                   QStyle::SP_MediaPause);
   m_pause->setCheckable(true);
-  m_followButton = button(tr("Follow"), tr("Show the newest spans again (End)"));
+  m_followButton = button(tr("Follow"), tr("Follow: show the newest spans again (End)"),
+                          QStyle::SP_MediaSkipForward);
   m_frame->setCornerWidget(controls);
   connect(zoomOut, &QToolButton::clicked, this, [this] { zoom(1.5); });
   connect(zoomIn, &QToolButton::clicked, this, [this] { zoom(1 / 1.5); });
