@@ -65,6 +65,10 @@ trim() {  # the window is smaller than the screen: cut off the black margins aro
 take() {  # take NAME SECONDS ARGS...
   local name=$1 secs=$2
   shift 2
+  # Each shot starts from what its arguments say, not from the session the last one left
+  # (session restore reopens the last experiment, workspace and selected runs).
+  local conf="$XDG_CONFIG_HOME/Stagewise/stagewise.conf"
+  [ -f "$conf" ] && sed -i '/^\[session\]/,/^\[/{/^\[session\]/d;/^[^[]/d}' "$conf"
   "$shot" "$out/$name.png" "$secs" -- "${app_cmd[@]}" "$@" | sed 's/^/screenshots.sh: /'
   trim "$out/$name.png"
 }

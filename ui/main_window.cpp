@@ -153,9 +153,57 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
     resize(windowSizeForScreen(size(), AppSettings::windowScreen(), availableSize()));
   restoreState(AppSettings::windowState());
   fitToScreen();  // a size saved on a larger screen (or grown by an older version) is fitted
-  m_doc->load(defaultSpec());
+  restoreSession();
   updateTitle();
   updateRunActions();
+}
+
+void MainWindow::restoreSession() {
+  const SessionState session = AppSettings::session();
+  QString problem;
+  bool loaded = false;
+  if (!session.specFile.isEmpty()) {
+    try {
+      study::StudyObject study;
+      const auto spec = readExperimentFile(session.specFile, study);
+      m_doc->load(spec, session.specFile, study);
+      loaded = true;
+    } catch (const std::exception& e) {
+      problem = QFileInfo::exists(session.specFile)
+                    ? tr("The last experiment did not open (%1): the default is open instead")
+                          .arg(QString::fromStdString(e.what()))
+                    : tr("The last experiment, %1, is gone: the default is open instead")
+                          .arg(session.specFile);
+    }
+  } else if (!session.designJson.isEmpty()) {
+    try {
+      study::StudyObject study;
+      m_doc->load(parseExperimentJson(session.designJson.toStdString(), study), {}, study);
+      loaded = true;
+    } catch (const std::exception& e) {
+      problem = tr("The last session's design did not read (%1): the default is open instead")
+                    .arg(QString::fromStdString(e.what()));
+    }
+  }
+  if (!loaded) m_doc->load(defaultSpec());
+  const bool known = session.workspace >= kDesign && session.workspace <= kRuns;
+  showWorkspace(known ? Workspace(session.workspace) : kDesign);
+  if (m_runs && !session.runs.isEmpty())
+    m_runs->selectRuns(std::vector<int64_t>(session.runs.begin(), session.runs.end()));
+  if (!problem.isEmpty()) statusBar()->showMessage(problem, 15000);
+}
+
+void MainWindow::saveSession() {
+  SessionState session;
+  // A design without a file is kept as JSON; one whose edits were discarded on closing (it
+  // is still modified here) reopens as its file holds it, or as the default.
+  session.specFile = m_doc->filePath();
+  if (session.specFile.isEmpty() && !m_doc->isModified())
+    session.designJson = QString::fromStdString(experimentJson(m_doc->spec(), m_doc->study()));
+  session.workspace = int(currentWorkspace());
+  if (m_runs)
+    for (int64_t id : m_runs->selectedRunIds()) session.runs << id;
+  AppSettings::setSession(session);
 }
 
 MainWindow::~MainWindow() = default;
@@ -473,6 +521,9 @@ QString MainWindow::shortcutsText() const {
   html +=
       QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
           .arg(tr("Wheel, drag, double-click"), tr("Zoom, pan, follow the newest data (plots)"));
+  html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+              .arg(tr("+ / −, ← / →, Space, End").toHtmlEscaped(),
+                   tr("Zoom, scroll back, pause, follow (the Timeline, once clicked)"));
   return html + QStringLiteral("</table>");
 }
 
@@ -572,6 +623,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
       return;
     }
     saveRunsMeta();
+    saveSession();
     AppSettings::setWindow(saveGeometry(), saveState(), availableSize());
     event->accept();
     return;
@@ -589,6 +641,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
       return;
     }
     if (!m_controller->isBusy()) {  // it ended meanwhile (a failure): nothing to stop
+      saveSession();
       AppSettings::setWindow(saveGeometry(), saveState(), availableSize());
       event->accept();
       return;
@@ -612,6 +665,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     return;
   }
   saveRunsMeta();
+  saveSession();
   AppSettings::setWindow(saveGeometry(), saveState(), availableSize());
   event->accept();
 }

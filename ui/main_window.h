@@ -98,6 +98,11 @@ class MainWindow : public QMainWindow {
   QSize availableSize() const;
   /// Shrinks the window to the screen and brings it back onto it.
   void fitToScreen();
+  /// Reopens the last session's experiment, workspace and selected runs (the default
+  /// experiment, with a status message, when its file is gone or its JSON does not read).
+  void restoreSession();
+  /// Saves what restoreSession() reopens (the window is closing).
+  void saveSession();
   /// Saves tags and notes edited in Runs and not saved yet (the window is closing).
   void saveRunsMeta();
   void updateTitle();

@@ -7,6 +7,7 @@
 #include <QTreeWidget>
 #include <QtTest>
 
+#include "common/app_settings.h"
 #include "common/command_palette.h"
 #include "common/fake_services.h"
 #include "main_window.h"
@@ -32,6 +33,9 @@ class TestCommandPalette : public QObject {
 
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  // Each window starts as a first start: no experiment, workspace or runs kept from a test
+  // before it (session restore).
+  void init() { AppSettings::setSession({}); }
 
   void fuzzyScores_data() {
     QTest::addColumn<QString>("pattern");

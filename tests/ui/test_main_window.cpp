@@ -60,6 +60,9 @@ class TestMainWindow : public QObject {
 
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  // Each window starts as a first start: no experiment, workspace or runs kept from a test
+  // before it (session restore).
+  void init() { AppSettings::setSession({}); }
 
   void aWindowSavedOnASmallScreenGrowsOnALargeOne() {
     // Issue 36 §3: a size remembered from a laptop stayed small on a large monitor.
@@ -260,6 +263,7 @@ class TestMainWindow : public QObject {
     for (const char* key : {"Ctrl+Shift+S", "Ctrl+R", "Esc", "Ctrl+P", "Ctrl+1", "Ctrl+Z"})
       QVERIFY2(list.contains(QLatin1String(key)), key);
     QVERIFY(list.contains(QStringLiteral("Save as")));
+    QVERIFY(list.contains(QStringLiteral("(the Timeline, once clicked)")));  // its own keys
     // issue 36 §2.5: "Ctrl+Z or F14 — Undo Study seeds": the action, not the command, and the
     // keys a keyboard has.
     auto spec = window.document()->spec();

@@ -16,6 +16,7 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
+#include "common/app_settings.h"
 #include "common/fake_services.h"
 #include "designer/design_document.h"
 #include "live/event_log.h"
@@ -64,6 +65,9 @@ class TestReportGui : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  // Each window starts as a first start: no experiment, workspace or runs kept from a test
+  // before it (session restore).
+  void init() { AppSettings::setSession({}); }
 
   void reportRunsInTheQueueOpensAndSaves() {
     test::TempStore t;

@@ -16,6 +16,7 @@
 #include <QTableWidget>
 #include <QtTest>
 
+#include "common/app_settings.h"
 #include "common/fake_services.h"
 #include "common/theme.h"
 #include "designer/design_document.h"
@@ -106,6 +107,9 @@ class TestRunsWorkspace : public QObject {
     QStandardPaths::setTestModeEnabled(true);
     QSettings().remove(QStringLiteral("runs/overlay_x_axis"));  // the overlay's x: steps
   }
+  // Each window starts as a first start: no experiment, workspace or runs kept from a test
+  // before it (session restore).
+  void init() { AppSettings::setSession({}); }
 
   void listsFiltersAndSorts() {
     test::TempStore t;

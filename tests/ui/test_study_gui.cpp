@@ -112,6 +112,9 @@ class TestStudyGui : public QObject {
     QStandardPaths::setTestModeEnabled(true);
     AppSettings::setSpread(study::Spread::Std);  // a choice kept from an earlier run aside
   }
+  // Each window starts as a first start: no experiment, workspace or runs kept from a test
+  // before it (session restore).
+  void init() { AppSettings::setSession({}); }
 
   void panelEditsAreUndoableSavedAndChecked() {
     MainWindow window(recordingServices(nullptr, 0.001), nullptr);

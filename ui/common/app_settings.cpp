@@ -113,4 +113,38 @@ void AppSettings::setSavedQueries(const QStringList& queries) {
   QSettings().setValue(QStringLiteral("runs/savedQueries"), queries);
 }
 
+SessionState AppSettings::session() {
+  QSettings settings;
+  SessionState state;
+  state.specFile = settings.value(QStringLiteral("session/specFile")).toString();
+  state.designJson = settings.value(QStringLiteral("session/designJson")).toString();
+  state.workspace = settings.value(QStringLiteral("session/workspace"), 0).toInt();
+  for (const QVariant& id : settings.value(QStringLiteral("session/runs")).toList())
+    state.runs << id.toLongLong();
+  return state;
+}
+
+void AppSettings::setSession(const SessionState& state) {
+  QSettings settings;
+  settings.setValue(QStringLiteral("session/specFile"), state.specFile);
+  settings.setValue(QStringLiteral("session/designJson"), state.designJson);
+  settings.setValue(QStringLiteral("session/workspace"), state.workspace);
+  QVariantList runs;
+  for (qint64 id : state.runs) runs << id;
+  settings.setValue(QStringLiteral("session/runs"), runs);
+}
+
+int AppSettings::trainXAxis() {
+  return std::clamp(QSettings().value(QStringLiteral("train/xAxis"), 0).toInt(), 0, 1);
+}
+void AppSettings::setTrainXAxis(int axis) {
+  QSettings().setValue(QStringLiteral("train/xAxis"), axis);
+}
+bool AppSettings::trainLogLoss() {
+  return QSettings().value(QStringLiteral("train/logLoss"), false).toBool();
+}
+void AppSettings::setTrainLogLoss(bool on) {
+  QSettings().setValue(QStringLiteral("train/logLoss"), on);
+}
+
 }  // namespace stagewise::ui

@@ -2,6 +2,7 @@
 // The workbench's saved preferences (QSettings keys in one place).
 
 #include <QByteArray>
+#include <QList>
 #include <QSize>
 #include <QString>
 #include <QStringList>
@@ -10,6 +11,15 @@
 #include "stagewise/study/search_views.h"
 
 namespace stagewise::ui {
+
+/// What the workbench reopens with (issue 36 §4, session restore): the experiment, the
+/// workspace shown and the runs selected in Runs when it was last closed.
+struct SessionState {
+  QString specFile;    ///< the experiment's file; empty: it had none
+  QString designJson;  ///< without a file: the design as experiment JSON (study included)
+  int workspace = 0;   ///< Design, Train, Runs
+  QList<qint64> runs;  ///< run ids selected in Runs
+};
 
 struct AppSettings {
   static QString storePath();  ///< empty: not set
@@ -43,6 +53,15 @@ struct AppSettings {
   /// Run queries saved in the Runs filter's Saved menu, in the order they were saved.
   static QStringList savedQueries();
   static void setSavedQueries(const QStringList& queries);
+  /// The last session (empty when none was saved).
+  static SessionState session();
+  static void setSession(const SessionState& state);
+  /// Train's plot settings beside the smoothing: the x axis (0: step, 1: wall time) and the
+  /// log-scale loss.
+  static int trainXAxis();
+  static void setTrainXAxis(int axis);
+  static bool trainLogLoss();
+  static void setTrainLogLoss(bool on);
   static constexpr int kMaxRecent = 8;
 };
 

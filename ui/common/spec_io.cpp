@@ -55,13 +55,22 @@ engine::ExperimentSpec readExperimentFile(const QString& path, study::StudyObjec
   return spec;
 }
 
+std::string experimentJson(const engine::ExperimentSpec& spec, const study::StudyObject& study) {
+  std::string json = engine::specToJson(spec);
+  return study.empty() ? json : study::withStudyObject(json, study);
+}
+
+engine::ExperimentSpec parseExperimentJson(const std::string& json, study::StudyObject& study) {
+  engine::ExperimentSpec spec = engine::parseSpec(json);
+  study = study::studyObjectOf(json).value_or(study::StudyObject{});
+  return spec;
+}
+
 QString writeSpecFile(const QString& path, const engine::ExperimentSpec& spec,
                       const study::StudyObject& study) {
   QSaveFile file(path);
   if (!file.open(QIODevice::WriteOnly)) return file.errorString();
-  std::string json = engine::specToJson(spec);
-  if (!study.empty()) json = study::withStudyObject(json, study);
-  json += "\n";
+  std::string json = experimentJson(spec, study) + "\n";
   if (file.write(json.data(), static_cast<qint64>(json.size())) != static_cast<qint64>(json.size()))
     return file.errorString();
   if (!file.commit()) return file.errorString();

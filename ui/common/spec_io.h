@@ -25,6 +25,11 @@ engine::ExperimentSpec readSpecFile(const QString& path);
 /// Reads a spec and its "study" object (empty when it has none). Throws engine::SpecError
 /// naming the file (a bad study object: the field "study...").
 engine::ExperimentSpec readExperimentFile(const QString& path, study::StudyObject& study);
+/// The experiment as the JSON a file holds: the spec, and its study unless that is empty.
+std::string experimentJson(const engine::ExperimentSpec& spec, const study::StudyObject& study);
+/// Reads experiment JSON (experimentJson's) and its study. Throws engine::SpecError or
+/// study::StudyError.
+engine::ExperimentSpec parseExperimentJson(const std::string& json, study::StudyObject& study);
 /// Writes the spec as canonical JSON, with its study (unless it is empty) as the "study"
 /// object. Returns an empty string, or what went wrong.
 QString writeSpecFile(const QString& path, const engine::ExperimentSpec& spec,

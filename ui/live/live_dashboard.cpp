@@ -49,7 +49,6 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   m_queue = new PlotPanel(tr("Queue depth and staleness"), tr("items / steps"), data, this);
   m_queue->addRule({s::kQueueDepth, true, tr(" queue"), Qt::SolidLine, 1.2, {}});
   m_queue->addRule({s::kStaleness, true, tr(" stale"), Qt::DashLine, 1.2, {}});
-  m_queue->setLegendColumns(4);
   // What the methods measure and the paper compares: bytes across each boundary (forward;
   // gradients back in pipeline mode and with overlap) and each stage's memory.
   m_bytes = new PlotPanel(tr("Bytes sent (measured, cumulative)"), tr("bytes"), data, this);
@@ -140,6 +139,11 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
     for (auto* p : linePanels()) p->setXAxis(index == 0 ? XAxisKind::Step : XAxisKind::Time);
   });
   connect(m_logLoss, &QCheckBox::toggled, m_loss, &PlotPanel::setLogY);
+  // The x axis and the log scale reopen as they were left (session restore).
+  m_xAxis->setCurrentIndex(AppSettings::trainXAxis());
+  m_logLoss->setChecked(AppSettings::trainLogLoss());
+  connect(m_xAxis, &QComboBox::currentIndexChanged, this, &AppSettings::setTrainXAxis);
+  connect(m_logLoss, &QCheckBox::toggled, this, &AppSettings::setTrainLogLoss);
   connect(m_cosineScope, &QComboBox::currentIndexChanged, this, [this](int index) {
     const bool perLayer = index == 1;
     m_cosine->setRules(

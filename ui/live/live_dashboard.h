@@ -35,6 +35,9 @@ class LiveDashboard : public QWidget {
   TimelinePanel* timelinePanel() const { return m_timeline; }
   QList<PlotPanel*> linePanels() const;
   QSlider* smoothingSlider() const { return m_smoothing; }
+  /// x: step (0) or wall time (1); saved, as the smoothing and the log scale are.
+  QComboBox* xAxisCombo() const { return m_xAxis; }
+  QCheckBox* logLossCheck() const { return m_logLoss; }
   /// The cosine panel's switch: per stage (0) or per layer (1).
   QComboBox* cosineScopeCombo() const { return m_cosineScope; }
   /// Which phase of a plan of several modes the utilization and timeline panels show (shown

@@ -247,6 +247,58 @@ void PlotPanel::sortLegend() {
   }
 }
 
+int PlotPanel::legendRows() const {
+  return m_plot->legend->rowCount();
+}
+
+void PlotPanel::fitLegend() {
+  // Nine stages in three modes list 24 entries or more: one column was taller than the panel
+  // and its lower entries were cut off. As many rows as the plot's height holds, then a new
+  // column, in a smaller font once there are several.
+  QCPLegend* legend = m_plot->legend;
+  auto* side = qobject_cast<QCPLayoutGrid*>(legend->layout());
+  if (!side || side == m_plot->plotLayout()) return;
+  int entries = 0;  // itemCount() counts the grid's cells, empty ones included
+  for (int i = 0; i < legend->itemCount(); ++i) entries += legend->item(i) != nullptr;
+  if (entries == 0) return;
+  int heading = 0;
+  if (QCPLayoutElement* title = m_plot->plotLayout()->element(0, 0))
+    heading = title->minimumOuterSizeHint().height();
+  const QMargins margins = legend->margins();
+  // The title row, the spacing below it and the same again at the foot (as QCPLayoutGrid lays
+  // the rows out), then the legend's own margins.
+  const int height = m_plot->viewport().height() - heading -
+                     2 * m_plot->plotLayout()->rowSpacing() - margins.top() - margins.bottom();
+  const auto rowsFor = [&](int pointSize) {
+    legend->setFont(QFont(font().family(), pointSize));
+    for (int i = 0; i < legend->itemCount(); ++i)
+      if (QCPAbstractLegendItem* item = legend->item(i)) item->setFont(legend->font());
+    int entry = 1;
+    for (int i = 0; i < legend->itemCount(); ++i)
+      if (QCPAbstractLegendItem* item = legend->item(i))
+        entry = std::max(entry, item->minimumOuterSizeHint().height());
+    // n rows take n entries less (n - 1) overlaps of the (negative) row spacing.
+    const int step = std::max(1, entry + legend->rowSpacing());
+    return std::max(1, (height - entry) / step + 1);
+  };
+  int rows = rowsFor(8);
+  if (rows < entries) rows = rowsFor(7);
+  const int wrap = rows >= entries ? 0 : rows;
+  // Several columns: narrower swatches and gaps leave the plot more of the width.
+  legend->setIconSize(wrap > 0 ? QSize(10, 8) : QSize(14, 8));
+  legend->setIconTextPadding(wrap > 0 ? 3 : 7);
+  if (legend->wrap() == wrap && legend->fillOrder() == QCPLayoutGrid::foRowsFirst) return;
+  legend->setWrap(wrap);
+  legend->setColumnSpacing(4);
+  legend->setFillOrder(QCPLayoutGrid::foRowsFirst, /*rearrange=*/true);
+}
+
+void PlotPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitLegend();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void PlotPanel::onCleared() {
   for (const auto& b : m_bound) m_plot->removeGraph(b.graph);
   m_bound.clear();
@@ -356,6 +408,7 @@ void PlotPanel::refresh(bool force) {
     m_settingRange = false;
   }
   syncMarkers();
+  fitLegend();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -48,8 +48,16 @@ class PlotPanel : public QWidget {
   /// Keeps the y axis at [lo, hi] (accuracy, cosine) instead of fitting the data.
   void setFixedYRange(double lo, double hi);
   /// Puts the legend under the plot with this many entries per row (many series: a wide legend
-  /// instead of a tall one). By default it is a column right of the plot, never over the data.
+  /// instead of a tall one). By default it is a column right of the plot, never over the data,
+  /// that wraps into further columns when its entries do not fit the plot's height.
   void setLegendColumns(int columns);
+  /// Rows of the legend column (after the last layout): entries past it start a new column.
+  int legendRows() const;
+  /// The least height of the axis rect the layout keeps (issue 36 §2.3: a plot squeezed to
+  /// about 20 px under a tall legend).
+  static constexpr int kMinAxisHeight = 60;
+  /// The least width of the axis rect beside a legend wrapped into columns.
+  static constexpr int kMinAxisWidth = 90;
 
   QCustomPlot* plot() const { return m_plot; }
   PlotFrame* frame() const { return m_frame; }
@@ -80,6 +88,7 @@ class PlotPanel : public QWidget {
 
  protected:
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   struct Bound {
@@ -94,6 +103,8 @@ class PlotPanel : public QWidget {
   void recolorForeground();
   void sortLegend();
   void updateLegendVisibility();
+  /// Wraps the side legend into as many columns as its entries need at the plot's height.
+  void fitLegend();
   QColor ruleColor(const SeriesRule& rule, int stage) const;
   /// Puts an event line (and its label) at each of LiveData's markers.
   void syncMarkers();

@@ -1,7 +1,13 @@
 #include "live/timeline_panel.h"
 
 #include <qcustomplot.h>
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QScrollBar>
+#include <QStyle>
+#include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "common/plot_frame.h"
@@ -14,19 +20,90 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
   m_plot = m_frame->plot();
   m_plot->setMinimumSize(220, 150);
   m_frame->setTimeAxis(true);
-  m_plot->setStatusTip(tr("Each bar is one step's compute on that stage; gaps are waiting or "
-                          "blocked time. Pipeline runs show each micro-batch's forward pass "
-                          "light and its backward pass dark. Shows the last %1 s. Right-click "
-                          "to export.")
-                           .arg(m_window));
+  // Only the x axis moves: dragging scrolls through time; the wheel is the panel's own zoom.
+  m_plot->setInteractions(QCP::iRangeDrag);
+  m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
+  m_plot->setFocusPolicy(Qt::ClickFocus);
+  setFocusPolicy(Qt::ClickFocus);
+
+  // The view controls sit in the title row's left corner; the scroll bar under the plot.
+  auto* controls = new QWidget(this);
+  auto* row = new QHBoxLayout(controls);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->setSpacing(2);
+  // Small icon buttons: the title row also holds the centred title, on a third of a 1366 px
+  // screen.
+  auto button = [&](const QString& text, const QString& tip, QStyle::StandardPixmap icon) {
+    auto* b = new QToolButton(controls);
+    b->setText(text);
+    b->setToolTip(tip);
+    b->setAutoRaise(true);
+    if (icon != QStyle::SP_CustomBase) {
+      b->setIcon(style()->standardIcon(icon));
+      b->setToolButtonStyle(Qt::ToolButtonIconOnly);
+    }
+    b->setIconSize(QSize(12, 12));
+    row->addWidget(b);
+    return b;
+  };
+  QToolButton* zoomOut = button(QStringLiteral("−"), tr("Show a longer time (-, or the wheel)"),
+                                QStyle::SP_CustomBase);
+  QToolButton* zoomIn = button(QStringLiteral("+"), tr("Show a shorter time (+, or the wheel)"),
+                               QStyle::SP_CustomBase);
+  m_pause = button(tr("Pause"),
+                   tr("Pause: freeze the view while spans keep arriving (Space); drag, the "
+                      "scroll bar or the arrow keys move it back"),
+                   QStyle::SP_MediaPause);
+  m_pause->setCheckable(true);
+  m_followButton = button(tr("Follow"), tr("Follow: show the newest spans again (End)"),
+                          QStyle::SP_MediaSkipForward);
+  m_frame->setCornerWidget(controls);
+  connect(zoomOut, &QToolButton::clicked, this, [this] { zoom(1.5); });
+  connect(zoomIn, &QToolButton::clicked, this, [this] { zoom(1 / 1.5); });
+  connect(m_pause, &QToolButton::toggled, this, [this](bool paused) { setFollowing(!paused); });
+  connect(m_followButton, &QToolButton::clicked, this, [this] { setFollowing(true); });
+
+  m_scroll = new QScrollBar(Qt::Horizontal, this);
+  // The scroll bar comes out of the plot's least height: the panel needs no more than the line
+  // plots beside it (Train's minimum fits a 1366x768 screen).
+  m_plot->setMinimumSize(220, std::max(100, 150 - m_scroll->sizeHint().height()));
+  m_scroll->setToolTip(tr("Scroll back through the spans kept (the last %1 of each stage)")
+                           .arg(LiveData::kMaxSpans));
+  connect(m_scroll, &QScrollBar::valueChanged, this, [this](int value) {
+    if (m_settingRange) return;
+    showView(value / 1000.0 + m_window);
+  });
+  connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+          [this](const QCPRange& range) {
+            if (m_settingRange) return;
+            showView(range.upper);  // dragged
+          });
+  connect(m_plot, &QCustomPlot::mouseWheel, this, [this](QWheelEvent* event) {
+    const double notches = event->angleDelta().y() / 120.0;
+    if (notches == 0) return;
+    if (event->modifiers() & Qt::ShiftModifier) {
+      scrollBy(-0.2 * notches);
+    } else {
+      zoom(std::pow(1.25, -notches), m_plot->xAxis->pixelToCoord(event->position().x()));
+    }
+    event->accept();
+  });
+  connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+    // Row thickness and the labels' spacing follow the axis rect's height, known after layout.
+    if (m_plot->axisRect()->height() != m_layoutHeight) refresh(true);
+  });
+
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(m_frame);
+  layout->setSpacing(0);
+  layout->addWidget(m_frame, 1);
+  layout->addWidget(m_scroll);
   connect(m_data, &LiveData::cleared, this, [this] {
     for (auto* item : m_markers) m_plot->removeItem(item);
     m_markers.clear();
-    refresh(true);
+    setFollowing(true);
   });
+  updateTips();
 }
 
 int TimelinePanel::drawnSpans(int stage) const {
@@ -37,6 +114,135 @@ int TimelinePanel::drawnSpans(int stage) const {
 
 int TimelinePanel::drawnSpans(int stage, engine::SpanKind kind) const {
   return stage >= 0 && size_t(stage) < m_drawn.size() ? m_drawn[size_t(stage)][size_t(kind)] : 0;
+}
+
+std::pair<double, double> TimelinePanel::extent() const {
+  const int phase =
+      m_phase >= 0 && m_phase < m_data->phaseCount() ? m_phase : m_data->currentPhase();
+  const engine::RunInfo* info = m_data->phaseInfo(phase);
+  double first = std::numeric_limits<double>::infinity(), last = 0;
+  for (int k = 0; info && k < int(info->stages.size()); ++k) {
+    const auto& spans = m_data->spans(phase, k);
+    if (spans.empty()) continue;
+    first = std::min(first, spans.front().startS);
+    last = std::max(last, spans.back().endS);
+  }
+  return {std::isfinite(first) ? first : 0.0, last};
+}
+
+double TimelinePanel::maxWindow() const {
+  const auto [first, last] = extent();
+  return std::max(kMaxWindow, last - first);
+}
+
+void TimelinePanel::setWindowSeconds(double seconds) {
+  if (!std::isfinite(seconds)) return;
+  m_window = std::clamp(seconds, kMinWindow, maxWindow());
+  updateTips();
+  refresh(true);
+}
+
+double TimelinePanel::viewBegin() const {
+  return m_plot->xAxis->range().lower;
+}
+
+double TimelinePanel::viewEnd() const {
+  return m_plot->xAxis->range().upper;
+}
+
+void TimelinePanel::zoom(double factor, double anchor) {
+  if (!(factor > 0)) return;
+  const double end = viewEnd(), begin = end - m_window;
+  const double window = std::clamp(m_window * factor, kMinWindow, maxWindow());
+  if (m_follow || !std::isfinite(anchor)) {
+    // Following keeps the live end; otherwise the centre stays put.
+    const double newEnd = m_follow ? end : (begin + end) / 2 + window / 2;
+    m_window = window;
+    if (!m_follow) m_viewEnd = newEnd;
+  } else {
+    // The time under the cursor stays under the cursor.
+    const double share = m_window > 0 ? (anchor - begin) / m_window : 1.0;
+    m_viewEnd = anchor - share * window + window;
+    m_window = window;
+  }
+  updateTips();
+  refresh(true);
+}
+
+void TimelinePanel::scrollBy(double fraction) {
+  showView(viewEnd() + fraction * m_window);
+}
+
+void TimelinePanel::showView(double end) {
+  const auto [first, last] = extent();
+  m_viewEnd = std::clamp(end, first + std::min(m_window, last - first), std::max(first, last));
+  if (m_follow) {
+    m_follow = false;
+    const QSignalBlocker block(m_pause);
+    m_pause->setChecked(true);
+    Q_EMIT followingChanged(false);
+  }
+  refresh(true);
+}
+
+void TimelinePanel::setFollowing(bool follow) {
+  if (!follow) m_viewEnd = viewEnd();
+  const bool changed = follow != m_follow;
+  m_follow = follow;
+  {
+    const QSignalBlocker block(m_pause);
+    m_pause->setChecked(!follow);
+  }
+  if (changed) Q_EMIT followingChanged(follow);
+  refresh(true);
+}
+
+void TimelinePanel::keyPressEvent(QKeyEvent* event) {
+  switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+      zoom(1 / 1.5);
+      break;
+    case Qt::Key_Minus:
+      zoom(1.5);
+      break;
+    case Qt::Key_Left:
+      scrollBy(-0.25);
+      break;
+    case Qt::Key_Right:
+      scrollBy(0.25);
+      break;
+    case Qt::Key_Space:
+      setFollowing(!m_follow);
+      break;
+    case Qt::Key_End:
+      setFollowing(true);
+      break;
+    default:
+      QWidget::keyPressEvent(event);
+      return;
+  }
+  event->accept();
+}
+
+void TimelinePanel::updateTips() {
+  const QString window = m_window < 1 ? tr("%1 ms").arg(std::lround(m_window * 1000))
+                                      : tr("%1 s").arg(m_window, 0, 'g', 3);
+  m_plot->setStatusTip(tr("Each bar is one step's compute on that stage; gaps are waiting or "
+                          "blocked time. Pipeline runs show each micro-batch's forward pass "
+                          "light and its backward pass dark. Shows %1: wheel or +/- to zoom, "
+                          "drag or Shift+wheel to scroll, Space to pause, End to follow. "
+                          "Right-click to export.")
+                           .arg(window));
+}
+
+void TimelinePanel::syncScrollBar(double first, double last, double begin) {
+  const QSignalBlocker block(m_scroll);
+  const int lo = int(std::lround(first * 1000));
+  m_scroll->setRange(lo, std::max(lo, int(std::lround((last - m_window) * 1000))));
+  m_scroll->setPageStep(std::max(1, int(std::lround(m_window * 1000))));
+  m_scroll->setSingleStep(std::max(1, int(std::lround(m_window * 100))));
+  m_scroll->setValue(int(std::lround(begin * 1000)));
 }
 
 void TimelinePanel::refresh(bool force) {
@@ -50,16 +256,25 @@ void TimelinePanel::refresh(bool force) {
   // Graph k draws stage k's steps and forward passes, graph stages + k its backward passes.
   while (m_plot->graphCount() < 2 * stages) m_plot->addGraph();
   while (m_plot->graphCount() > 2 * stages) m_plot->removeGraph(m_plot->graphCount() - 1);
-  double end = 0, ends = phase * 1e9 + stages * 1e7;
+  double ends = phase * 1e9 + stages * 1e7;
   for (int k = 0; k < stages; ++k)
-    if (!m_data->spans(phase, k).empty()) {
-      end = std::max(end, m_data->spans(phase, k).back().endS);
-      ends += m_data->spans(phase, k).back().endS;
-    }
+    if (!m_data->spans(phase, k).empty()) ends += m_data->spans(phase, k).back().endS;
+  const auto [first, last] = extent();
   if (!force && ends == m_seenEnd) return;  // no new span
   m_seenEnd = ends;
-  const double begin = std::max(0.0, end - m_window);
-  const double rowHeight = m_plot->axisRect()->height() / std::max(1.0, stages + 0.5);
+  // Paused or scrolled back, the view stays put while spans keep arriving.
+  if (!force && !m_follow) {
+    syncScrollBar(first, last, viewBegin());
+    return;
+  }
+  const double end = m_follow ? last : m_viewEnd;
+  const double begin = m_follow ? std::max(0.0, end - m_window) : end - m_window;
+  m_layoutHeight = m_plot->axisRect()->height();
+  const double rowHeight = m_layoutHeight / std::max(1.0, stages + 0.5);
+  // Nine stages on a small screen: label every n-th row rather than print labels over each
+  // other.
+  const int lineHeight = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
+  m_stride = rowHeight > 0 ? std::max(1, int(std::ceil(lineHeight / rowHeight))) : 1;
   m_drawn.assign(size_t(stages), {0, 0, 0});
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int k = 0; k < stages; ++k) {
@@ -67,6 +282,7 @@ void TimelinePanel::refresh(bool force) {
     QVector<QCPGraphData> ahead, back;
     for (const auto& s : m_data->spans(phase, k)) {
       if (s.endS < begin) continue;
+      if (s.startS > end) break;
       // Each span is a thick segment; a NaN after it keeps segments apart.
       auto& data = s.kind == engine::SpanKind::Backward ? back : ahead;
       data << QCPGraphData(s.startS, row) << QCPGraphData(s.endS, row)
@@ -82,14 +298,19 @@ void TimelinePanel::refresh(bool force) {
       graph->setPen(pen);
       graph->setAdaptiveSampling(false);
     }
-    ticker->addTick(row, info->mode == engine::Mode::Backprop ? tr("model") : tr("S%1").arg(k + 1));
+    if (k % m_stride == 0)
+      ticker->addTick(row,
+                      info->mode == engine::Mode::Backprop ? tr("model") : tr("S%1").arg(k + 1));
   }
   const bool pipeline = info && info->mode == engine::Mode::Pipeline;
   m_frame->setTitle(pipeline ? tr("Timeline (forward light, backward dark)")
                              : tr("Timeline (compute spans)"));
   m_plot->yAxis->setTicker(ticker);
   m_plot->yAxis->setRange(0.4, stages + 0.6);
+  m_settingRange = true;
   m_plot->xAxis->setRange(begin, std::max(begin + 1e-3, end));
+  syncScrollBar(first, last, begin);
+  m_settingRange = false;
   // The changes applied within the window, as in the line plots (at their time).
   for (auto* item : m_markers) m_plot->removeItem(item);
   m_markers.clear();

@@ -1,14 +1,19 @@
 #pragma once
-// A timeline of each stage's compute spans over the last seconds: gaps are time a stage spent
-// waiting or blocked, so a straggler and the pipeline bubbles behind it show at a glance.
+// A timeline of each stage's compute spans: gaps are time a stage spent waiting or blocked, so
+// a straggler and the pipeline bubbles behind it show at a glance. It follows the newest spans
+// over a window the user zooms (wheel, +/-) from 0.1 s to 60 s or the whole run kept, scrolls
+// back (drag, the scroll bar, arrow keys) or pauses; Follow returns to the live end.
 
 #include <QWidget>
 #include <array>
+#include <limits>
 
 #include "live/live_data.h"
 
 class QCPAbstractItem;
 class QCustomPlot;
+class QScrollBar;
+class QToolButton;
 
 namespace stagewise::ui {
 
@@ -25,7 +30,30 @@ class TimelinePanel : public QWidget {
   int drawnSpans(int stage, engine::SpanKind kind) const;
   /// Event lines drawn (the changes applied within the window shown).
   int markerCount() const { return int(m_markers.size()); }
-  void setWindowSeconds(double seconds) { m_window = seconds; }
+  /// The span of time shown, clamped to [kMinWindow, the larger of kMaxWindow and the spans
+  /// kept]; the view keeps its right end (the live end while following).
+  void setWindowSeconds(double seconds);
+  double windowSeconds() const { return m_window; }
+  /// Multiplies the window by `factor` (< 1 zooms in) around `anchor` seconds (the view's right
+  /// end while following, or when NaN its centre).
+  void zoom(double factor, double anchor = std::numeric_limits<double>::quiet_NaN());
+  /// Moves the view by `fraction` of the window (negative: back in time); stops following.
+  void scrollBy(double fraction);
+  /// Following: the view ends at the newest span. Not following (paused, scrolled or dragged
+  /// back): the view stays where it is while spans keep arriving.
+  bool isFollowing() const { return m_follow; }
+  void setFollowing(bool follow);
+  /// The x range shown after the last refresh (seconds since the run's start).
+  double viewBegin() const;
+  double viewEnd() const;
+  QScrollBar* scrollBar() const { return m_scroll; }
+  QToolButton* pauseButton() const { return m_pause; }
+  QToolButton* followButton() const { return m_followButton; }
+  /// The stage rows labelled (every row, or every n-th when the rows are lower than a line).
+  int labelStride() const { return m_stride; }
+
+  static constexpr double kMinWindow = 0.1;
+  static constexpr double kMaxWindow = 60.0;
 
   /// Which phase of a plan to show (-1, the default: the phase running or the last one).
   void setPhase(int phase) {
@@ -37,15 +65,34 @@ class TimelinePanel : public QWidget {
  public Q_SLOTS:
   void refresh(bool force = false);
 
+ Q_SIGNALS:
+  void followingChanged(bool following);
+
  protected:
   void resizeEvent(QResizeEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
 
  private:
+  /// Earliest and latest span time kept for the phase shown (0, 0 when none).
+  std::pair<double, double> extent() const;
+  double maxWindow() const;
+  void showView(double end);  // stops following and shows [end - window, end]
+  void syncScrollBar(double first, double last, double begin);
+  void updateTips();
+
   LiveData* m_data;
   PlotFrame* m_frame;
   QCustomPlot* m_plot;
   int m_phase = -1;
   double m_window = 2.0;
+  bool m_follow = true;
+  double m_viewEnd = 0;         // the view's right end when not following
+  bool m_settingRange = false;  // the panel moves the axis or the scroll bar, not the user
+  int m_stride = 1;
+  int m_layoutHeight = -1;  // the axis rect's height the rows were drawn for
+  QScrollBar* m_scroll;
+  QToolButton* m_pause;
+  QToolButton* m_followButton;
   std::vector<std::array<int, 3>> m_drawn;  // per stage, per SpanKind
   std::vector<QCPAbstractItem*> m_markers;  // a line per change within the window
   uint64_t m_seenRevision = ~uint64_t(0);

@@ -19,8 +19,10 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <fstream>
 #include <optional>
+#include <utility>
 
 #include "common/table_export.h"
 #include "runs/compare_panel.h"
@@ -222,6 +224,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
           &RunsWorkspace::selectionChanged);
   connect(m_model, &RunTableModel::reloaded, this, [this] {
     m_count->setText(tr("%n run(s)", nullptr, m_model->rowCount()));
+    if (!m_pendingSelection.empty()) selectRuns(std::exchange(m_pendingSelection, {}));
     restoreSelection();
   });
   connect(m_model, &QAbstractItemModel::modelAboutToBeReset, this, [this] { m_restoring = true; });
@@ -230,7 +233,10 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   connect(m_notes, &QPlainTextEdit::textChanged, this, [this] {
     if (m_notes->isEnabled()) m_metaDirty = true;
   });
-  connect(m_model, &RunTableModel::pageLoaded, this, &RunsWorkspace::restoreSelection);
+  connect(m_model, &RunTableModel::pageLoaded, this, [this] {
+    if (!m_pendingSelection.empty()) selectRuns(std::exchange(m_pendingSelection, {}));
+    restoreSelection();
+  });
   connect(m_model, &RunTableModel::loadFailed, this,
           [this](const QString& m) { Q_EMIT message(tr("Run store: %1").arg(m)); });
   connect(m_table, &QTableView::doubleClicked, this, &RunsWorkspace::openSelectedInDesign);
@@ -344,6 +350,26 @@ void RunsWorkspace::restoreSelection() {
   m_restoring = false;
 }
 
+void RunsWorkspace::selectRuns(const std::vector<int64_t>& ids) {
+  std::vector<int64_t> found;
+  for (int64_t id : ids)
+    if (m_model->rowOf(id) >= 0) found.push_back(id);
+  // The list's count and pages arrive from the store's thread as the table asks for them: try
+  // again as each arrives, until the user selects something else.
+  if (found.size() < ids.size()) m_pendingSelection = ids;
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  if (found.empty() || found == m_shown) return;
+  saveMetaIfEdited();
+  m_shown = found;
+  m_shownNames.clear();
+  for (int64_t id : found)
+    if (const storage::RunRecord* r = m_model->record(m_model->rowOf(id)))
+      m_shownNames[id] = r->name;
+  restoreSelection();
+  showSelected();
+}
+
 void RunsWorkspace::selectionChanged() {
   if (m_restoring) return;
   const auto ids = tableSelection();
@@ -351,6 +377,7 @@ void RunsWorkspace::selectionChanged() {
   // panels keep what they show.
   if (ids.empty() && m_table->selectionModel()->hasSelection()) return;
   if (ids == m_shown) return;
+  m_pendingSelection.clear();  // the user's choice wins over a restored one still loading
   saveMetaIfEdited();
   m_shown = ids;
   m_shownNames.clear();

@@ -74,6 +74,9 @@ class RunsWorkspace : public QWidget {
   /// note, export, resume, open) acts on these. The table's highlight follows them by id through
   /// refreshes, re-sorts and pages, so it never moves to another run under the user.
   std::vector<int64_t> selectedRunIds() const { return m_shown; }
+  /// Selects these runs (session restore): at once if the list holds them, else once it has
+  /// loaded; ids no longer in the store are left out.
+  void selectRuns(const std::vector<int64_t>& ids);
   /// True while the tags or notes have edits not yet saved.
   bool hasUnsavedMeta() const { return m_metaDirty; }
   /// Asked when a field edited here (`field`: "tags" or "notes") was also changed outside the
@@ -166,6 +169,7 @@ class RunsWorkspace : public QWidget {
   std::vector<int64_t> m_shown;                 ///< what the panels show (sorted ids)
   std::map<int64_t, std::string> m_shownNames;  ///< their names, for messages
   bool m_restoring = false;                     ///< selection changes made by restoreSelection()
+  std::vector<int64_t> m_pendingSelection;      ///< selectRuns() before the list loaded
   int64_t m_metaRun = -1;                       ///< the run the tags and notes editors hold
   bool m_metaDirty = false;
   std::vector<std::string> m_shownTags;  ///< the stored tags and notes the editors were given

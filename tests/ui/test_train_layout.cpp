@@ -1,0 +1,141 @@
+// The Train workspace's panels at 1366x768 with nine stages trained in three modes (issue 36
+// §2.3): no plot squeezed below its minimum, no legend entry cut off, no stage label of the
+// timeline drawn over its neighbour. Read from the widgets' geometry after a fake run.
+
+#include <qcustomplot.h>
+#include <QComboBox>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "bridge/engine_controller.h"
+#include "common/fake_services.h"
+#include "designer/design_document.h"
+#include "live/live_dashboard.h"
+#include "live/plot_panel.h"
+#include "live/timeline_panel.h"
+#include "live/train_workspace.h"
+
+using namespace stagewise;
+using namespace stagewise::ui;
+
+class TestTrainLayout : public QObject {
+  Q_OBJECT
+
+  static engine::ExperimentSpec nineStages(int64_t steps) {
+    engine::ExperimentSpec s;
+    s.name = "layout-test";
+    s.dataset.kind = "synthetic";
+    s.model.hidden = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
+    s.partition.cuts = {1, 2, 3, 4, 5, 6, 7, 8};  // 9 stages
+    s.train.maxSteps = steps;
+    s.eval.interval = 20;
+    s.probe.interval = 20;
+    return s;
+  }
+
+  // Every legend entry lies inside the plot's widget, and inside the legend's own box.
+  static QString clippedLegend(const PlotPanel* panel) {
+    QCustomPlot* plot = panel->plot();
+    const QCPLegend* legend = plot->legend;
+    if (!legend->visible()) return {};
+    const QRect view = plot->viewport();
+    for (int i = 0; i < legend->itemCount(); ++i) {
+      if (!legend->item(i)) continue;  // an empty cell of a wrapped legend
+      const QRect r = legend->item(i)->outerRect();
+      if (!view.contains(r) || !legend->outerRect().contains(r))
+        return QStringLiteral("%1: entry %2 (%3) at %4,%5 %6x%7 outside %8x%9")
+            .arg(panel->title())
+            .arg(i)
+            .arg(qobject_cast<QCPPlottableLegendItem*>(legend->item(i))->plottable()->name())
+            .arg(r.x())
+            .arg(r.y())
+            .arg(r.width())
+            .arg(r.height())
+            .arg(view.width())
+            .arg(view.height());
+    }
+    return {};
+  }
+
+ private Q_SLOTS:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void nineStagesInThreeModesFit1366x768() {
+    engine::FakeScript script{60, 0.001};
+    EngineServices services = fakeEngineServices(script);
+    DesignDocument doc(services.engine);
+    EngineController controller(services);
+    TrainWorkspace workspace(&controller, &doc);
+    doc.load(nineStages(60));
+    // 768 px less the title bar, the menu, the workspace tabs and the status bar.
+    workspace.resize(1366, 680);
+    workspace.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workspace));
+    workspace.modeCombo()->setCurrentIndex(6);  // Local, pipeline, backprop
+    QSignalSpy finished(&workspace, &TrainWorkspace::runFinished);
+    QVERIFY(workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    LiveDashboard* d = workspace.dashboard();
+    QVERIFY2(d->queuePanel()->graphCount() >= 2 * 18,
+             qPrintable(QString::number(d->queuePanel()->graphCount())));
+    // The fake engine reports no bytes or memory: add what a real one would, per phase and
+    // stage (pipeline sends gradients back too), so those legends are as full as on a real run.
+    namespace s = engine::series;
+    LiveData* data = workspace.data();
+    QCOMPARE(data->phaseCount(), 3);
+    for (int phase = 0; phase < 3; ++phase) {
+      const engine::RunInfo* info = data->phaseInfo(phase);
+      std::vector<engine::MetricPoint> points;
+      for (int k = 0; k < int(info->stages.size()); ++k)
+        for (int64_t step = 0; step < 60; step += 10) {
+          points.push_back({s::kBytesSent, k, -1, step, step * 0.01, 1e4 * step});
+          if (info->mode == engine::Mode::Pipeline)
+            points.push_back({s::kGradBytesSent, k, -1, step, step * 0.01, 1e4 * step});
+          points.push_back({s::kMemoryBytes, k, -1, step, step * 0.01, 2e6});
+          points.push_back({s::kActivationBytes, k, -1, step, step * 0.01, 1e6});
+        }
+      data->addPoints(phase, points);
+    }
+    QVERIFY(d->bytesPanel()->graphCount() >= 3 * 9);
+    QVERIFY(d->memoryPanel()->graphCount() >= 2 * 18);
+    d->refreshAll(true);
+    QApplication::processEvents();
+
+    for (PlotPanel* panel : d->linePanels()) {
+      panel->plot()->replot();
+      const int axisHeight = panel->plot()->axisRect()->height();
+      QVERIFY2(axisHeight >= PlotPanel::kMinAxisHeight,
+               qPrintable(QStringLiteral("%1: %2 px of plot").arg(panel->title()).arg(axisHeight)));
+      // Many series take columns of the width instead; the plot keeps a readable part of it.
+      const int axisWidth = panel->plot()->axisRect()->width();
+      QVERIFY2(axisWidth >= PlotPanel::kMinAxisWidth,
+               qPrintable(QStringLiteral("%1: %2 px wide").arg(panel->title()).arg(axisWidth)));
+      const QString clipped = clippedLegend(panel);
+      QVERIFY2(clipped.isEmpty(), qPrintable(clipped));
+    }
+
+    // The local phase's nine rows: each label drawn at least a text line from the next.
+    d->phaseViewCombo()->setCurrentIndex(0);
+    Q_EMIT d->phaseViewCombo()->activated(0);
+    TimelinePanel* timeline = d->timelinePanel();
+    timeline->refresh(true);
+    timeline->plot()->replot();
+    QCPAxis* y = timeline->plot()->yAxis;
+    const auto ticker = y->ticker().dynamicCast<QCPAxisTickerText>();
+    QVERIFY(ticker);
+    QVERIFY(ticker->ticks().size() >= 3);
+    const int lineHeight = QFontMetrics(y->tickLabelFont()).height();
+    double last = -1e9;
+    for (auto it = ticker->ticks().constBegin(); it != ticker->ticks().constEnd(); ++it) {
+      const double pixel = y->coordToPixel(it.key());
+      QVERIFY2(std::abs(pixel - last) >= lineHeight,
+               qPrintable(QStringLiteral("%1 is %2 px from the label before it")
+                              .arg(it.value())
+                              .arg(std::abs(pixel - last))));
+      last = pixel;
+    }
+  }
+};
+
+QTEST_MAIN(TestTrainLayout)
+#include "test_train_layout.moc"
