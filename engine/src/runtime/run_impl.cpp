@@ -325,7 +325,7 @@ class TorchRun final : public Run {
     try {
       loadShadowFromLive();
       return {true,
-              validUtf8(generateBytes(m_shadow, request.prompt, request.length, request.temperature,
+              validUtf8(generateBytes(m_shadow->stages, request.prompt, request.length, request.temperature,
                                       m_spec.train.seed, m_spec.dataset.context)),
               {}};
     } catch (const std::exception& e) {
@@ -908,7 +908,7 @@ class TorchRun final : public Run {
       if (m_data.shape.sequence && !m_sampleAtEvals.prompt.empty()) {  // the Sample panel's
         const SampleRequest& q = m_sampleAtEvals;
         const std::string text =
-            generateBytes(m_shadow, q.prompt, q.length, q.temperature,
+            generateBytes(shadow.stages, q.prompt, q.length, q.temperature,
                           m_spec.train.seed + static_cast<uint64_t>(step), m_spec.dataset.context);
         m_reporter.event(
             {EventKind::Info, t, -1, sampleEventMessage(step, validUtf8(q.prompt + text))});
