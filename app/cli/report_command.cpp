@@ -49,6 +49,9 @@ const char* kReportUsage =
   reproduced, inconclusive, inconclusive: not converged, holds by construction), the verdict at
   the shared rate and the numbers, then a summary that counts only the paper's findings and
   never one that holds by construction.
+  On text (a gpt base such as gpt-text-4stage) the learning findings read test bits per byte
+  (lower is better) where they read test accuracy; no learning-rate search runs (text has no
+  validation split) and random labels are not applicable (docs/replication.md).
 
   --config BASE  the base experiment (a file or a preset; default mlp-fmnist-4stage)
   --quick        fewer steps and 2 seeds: about 10 minutes on 2 cores

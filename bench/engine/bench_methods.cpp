@@ -4,7 +4,11 @@
 // activations each stage held; and pipeline efficiency against the micro-batch count. Prints
 // tables (docs/benchmarks.md, "Methods").
 //
-//   bench_methods [--steps N] [--rounds R] [--presets mlp,cnn,vit]
+// With `gpt` among the presets (issue 34): tokens/s (samples/s x dataset.context) of the
+// gpt-text-4stage preset at its own 4 stages, local, pipeline and backprop side by side in the
+// same interleaved rounds.
+//
+//   bench_methods [--steps N] [--rounds R] [--presets mlp,cnn,vit,gpt]
 
 #include <algorithm>
 #include <cstdio>
@@ -123,6 +127,25 @@ int main(int argc, char** argv) {
       "\npeak_memory_bytes per stage, MB (the counting allocator: everything the stage's thread"
       " allocated and still held; the last round)\n%s",
       allocator.str().c_str());
+
+  // issue 34: the language model on text, in tokens/s.
+  if (presets.find("gpt") != std::string::npos) {
+    const ExperimentSpec base = variant(
+        loadSpec(STAGEWISE_SOURCE_DIR "/resources/experiments/gpt-text-4stage.json"),
+        {"train.max_steps=" + std::to_string(steps), "probe.interval=-1", "eval.interval=0"});
+    const double context = static_cast<double>(base.dataset.context);
+    std::map<std::string, std::vector<double>> tps;
+    for (int r = 0; r < rounds; ++r)
+      for (const auto& m : modes)
+        tps[m.label].push_back(train(variant(base, m.sets)).samplesPerSec * context);
+    std::printf(
+        "\ntokens/s (median; samples/s x context %d) of gpt-text-4stage at its 4 stages\n"
+        "%9s %10s %9s %9s | %8s\n%9.0f %10.0f %9.0f %9.0f | %8.2f\n",
+        static_cast<int>(context), "local", "pipe-gpipe", "pipe-1f1b", "backprop", "loc/bp",
+        median(tps["local"]), median(tps["pipe-gpipe"]), median(tps["pipe-1f1b"]),
+        median(tps["backprop"]), median(tps["local"]) / std::max(1e-9, median(tps["backprop"])));
+    std::fflush(stdout);
+  }
 
   // Pipeline efficiency against M, on the default preset at 4 stages.
   if (presets.find("mlp") != std::string::npos) {

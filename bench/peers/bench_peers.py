@@ -9,6 +9,10 @@ every compute thread, and the faster of Adam's two CPU implementations (the per-
 torch 1.13's CPU default, or foreach=True), measured for each peer before the rounds.
 
     python3 bench/peers/bench_peers.py --cli build/app/cli/stagewise-cli --rounds 5 --steps 1875
+
+--text (issue 34): the gpt-text-4stage preset instead, against peer_gpt.py (a small GPT script:
+end-to-end backprop, and a local-loss version with an lm head per stage), Stagewise in local,
+pipeline and backprop mode; the table adds tokens/s (samples/s x the context of 64).
 """
 import argparse
 import json
@@ -24,10 +28,21 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 KIND_OF = {"peer dgl": "local", "peer threads": "local", "peer backprop t1": "backprop",
            "peer backprop t2": "backprop", "stagewise local": "local",
            "stagewise local, defaults": "local", "stagewise backprop t1": "backprop",
-           "stagewise backprop t2": "backprop"}
+           "stagewise backprop t2": "backprop",
+           # --text
+           "peer gpt backprop": "backprop", "peer gpt local": "local",
+           "stagewise gpt local": "local", "stagewise gpt pipeline": "backprop",
+           "stagewise gpt backprop": "backprop"}
 PEER_SCRIPTS = {"peer dgl": ("peer_dgl.py",), "peer threads": ("peer_threads.py",),
                 "peer backprop t1": ("peer_backprop.py", "--threads", "1"),
                 "peer backprop t2": ("peer_backprop.py", "--threads", "2")}
+TEXT_PEER_SCRIPTS = {"peer gpt backprop": ("peer_gpt.py", "--method", "backprop"),
+                     "peer gpt local": ("peer_gpt.py", "--method", "local")}
+TEXT_CONTEXT = 64  # dataset.context of gpt-text-4stage.json (and peer_gpt.CONTEXT)
+
+
+def peer_scripts(args):
+    return TEXT_PEER_SCRIPTS if args.text else PEER_SCRIPTS
 
 
 def kind(name):
@@ -47,7 +62,28 @@ def rows(args, python, adam=None):
         # would change the weights' scale, and with it how many denormals the steps meet.
         return [args.cli, "train", "--config", args.config, "--json", "--quiet", "--db", args.db,
                 "--set", f"train.max_steps={args.steps}", "--set", f"train.seed={args.seed}",
-                "--set", "model.init=default", *sets]
+                *([] if args.text else ["--set", "model.init=default"]), *sets]
+
+    if args.text:
+        out = [("peer gpt backprop", "one loop, end to end, 1 intra-op thread",
+                peer("peer_gpt.py", "--method", "backprop"), True),
+               ("peer gpt local", "one loop, stage after stage, lm head per stage, 1 thread",
+                peer("peer_gpt.py", "--method", "local"), True)]
+        for name, script in TEXT_PEER_SCRIPTS.items():
+            if adam and name in adam:
+                out.append((f"{name}, tuned", f"as {name}, denormals flushed, Adam {adam[name]}",
+                            peer(*script, "--flush-denormal", "--adam",
+                                 adam[name]), True))
+        if not args.peers_only:
+            out += [
+                ("stagewise gpt local", "mode=local, eval and probes off",
+                 cli("--set", "mode=local", *OFF), False),
+                ("stagewise gpt pipeline", "mode=pipeline (GPipe, M = 4), eval and probes off",
+                 cli("--set", "mode=pipeline", *OFF), False),
+                ("stagewise gpt backprop", "mode=backprop, backprop_threads=1, eval and probes off",
+                 cli("--set", "mode=backprop", "--set", "train.backprop_threads=1", *OFF), False),
+            ]
+        return out
 
     out = [
         ("peer dgl", "one loop, stage after stage, 1 thread", peer("peer_dgl.py"), True),
@@ -115,7 +151,7 @@ def calibrate(args, python, env):
     the faster by median is the one the tuned row uses. Returns ({peer: adam}, table lines)."""
     chosen, lines = {}, ["| peer (tuned) | Adam loop, samples/s | Adam foreach, samples/s | "
                          "chosen |", "|---|---:|---:|---|"]
-    for name, script in PEER_SCRIPTS.items():
+    for name, script in peer_scripts(args).items():
         speeds = {"loop": [], "foreach": []}
         for k in range(args.calibrate_rounds):
             order = ("loop", "foreach") if k % 2 == 0 else ("foreach", "loop")
@@ -132,9 +168,9 @@ def calibrate(args, python, env):
     return chosen, lines
 
 
-def table(names, what, results):
+def table(names, what, results, context=0):
     """Markdown rows; the ratio is the median over rounds of row / the fastest peer of its kind
-    (by median) in that round."""
+    (by median) in that round. `context` > 0: a tokens/s column (samples/s x context)."""
     speeds = {n: [r["samples_per_sec"] for r in results if r["row"] == n] for n in names}
     med = {n: statistics.median(v) for n, v in speeds.items()}
     refs = {}
@@ -144,12 +180,14 @@ def table(names, what, results):
             refs[k] = max(peers, key=lambda n: med[n])
     per_round = {(r["round"], r["row"]): r["samples_per_sec"] for r in results}
     rounds = sorted({r["round"] for r in results})
-    lines = ["| row | what | median samples/s | min–max | × fastest peer of its kind |",
-             "|---|---|---:|---:|---:|"]
+    tok = " median tokens/s |" if context else ""
+    lines = [f"| row | what | median samples/s |{tok} min–max | × fastest peer of its kind |",
+             "|---|---|---:|" + ("---:|" if context else "") + "---:|---:|"]
     for n in names:
         ref = refs[kind(n)]
         ratio = statistics.median(per_round[(k, n)] / per_round[(k, ref)] for k in rounds)
-        lines.append(f"| {n} | {what[n]} | {med[n]:,.0f} | {min(speeds[n]):,.0f}–"
+        tokens = f" {med[n] * context:,.0f} |" if context else ""
+        lines.append(f"| {n} | {what[n]} | {med[n]:,.0f} |{tokens} {min(speeds[n]):,.0f}–"
                      f"{max(speeds[n]):,.0f} | {ratio:.2f} × {ref} |")
     return "\n".join(lines)
 
@@ -157,10 +195,13 @@ def table(names, what, results):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cli", default=os.path.join(ROOT, "build/app/cli/stagewise-cli"))
-    ap.add_argument("--config",
-                    default=os.path.join(ROOT, "resources/experiments/mlp-fmnist-4stage.json"))
+    ap.add_argument("--config", help="the preset (default mlp-fmnist-4stage.json; --text: "
+                    "gpt-text-4stage.json)")
+    ap.add_argument("--text", action="store_true",
+                    help="the GPT on text: peer_gpt.py against local, pipeline and backprop")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--steps", type=int, default=1875, help="steps of every run (1 epoch: 1875)")
+    ap.add_argument("--steps", type=int,
+                    help="steps of every run (default: 1 epoch, 1875; --text: 600)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--python", help="the Python that runs the peers (default: one with torch)")
     ap.add_argument("--peers-only", action="store_true", help="skip the Stagewise rows")
@@ -172,6 +213,9 @@ def main():
                     help="steps of each run that picks a tuned peer's Adam")
     ap.add_argument("--calibrate-rounds", type=int, default=2)
     args = ap.parse_args()
+    preset = "gpt-text-4stage.json" if args.text else "mlp-fmnist-4stage.json"
+    args.config = args.config or os.path.join(ROOT, "resources/experiments", preset)
+    args.steps = args.steps or (600 if args.text else 1875)
     if not args.peers_only and not (os.path.isfile(args.cli) and os.access(args.cli, os.X_OK)):
         sys.exit(f"bench_peers: no stagewise-cli at {args.cli}: build it first "
                  "(scripts/run.sh, or cmake --build build --target stagewise-cli), pass --cli, "
@@ -193,14 +237,16 @@ def main():
                       file=sys.stderr, flush=True)
 
     names = [p[0] for p in plan]
-    print(table(names, {p[0]: p[1] for p in plan}, results))
+    print(table(names, {p[0]: p[1] for p in plan}, results,
+                TEXT_CONTEXT if args.text else 0))
     if calibration:
         print(f"\nEach tuned peer's Adam, chosen by {args.calibrate_rounds} alternating runs of "
               f"{args.calibrate_steps} steps each (median samples/s, denormals flushed):\n")
         print("\n".join(calibration))
     first_peer = next(r for r in results if r["row"].startswith("peer"))
     cli_blas = sorted({r.get("blas") for r in results if r["row"].startswith("stagewise")} - {None})
-    print(f"\n{os.cpu_count()} cores, batch 32, {args.steps} steps per run, "
+    print(f"\n{os.cpu_count()} cores, batch 32{', context 64' if args.text else ''}, "
+          f"{args.steps} steps per run, "
           f"{args.rounds} round(s), rows in rotated order. samples/s counts the samples the last "
           "stage finished after its first 20 steps, over the time since step 20 ended.")
     print(f"Peers: {python}, torch {first_peer['torch']}, BLAS {first_peer['blas']}, "

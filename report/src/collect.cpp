@@ -73,6 +73,7 @@ RunData collectRun(storage::RunReader& reader, int64_t runId, study::ShapeCache&
   r.testAccuracy = run->testAccuracy.value_or(kNaN);
   try {
     const engine::ExperimentSpec spec = engine::parseSpec(run->specJson);
+    r.text = spec.dataset.kind == "text";
     r.seed = static_cast<int64_t>(spec.train.seed);
     r.overlap = spec.local.overlap;
     r.microBatches = spec.pipeline.microBatches;
@@ -85,6 +86,8 @@ RunData collectRun(storage::RunReader& reader, int64_t runId, study::ShapeCache&
       json::parse(run->summaryJson.empty() ? "{}" : run->summaryJson, nullptr, false);
   if (summary.is_object()) {
     r.trainFlops = number(summary, "train_flops");
+    // A spec that no longer parses still says text by its summary's bits per byte.
+    r.text = r.text || std::isfinite(number(summary, "test_bits_per_byte"));
     if (auto st = summary.find("stages"); st != summary.end() && st->is_array())
       for (const auto& s : *st) {
         RunData::Stage stage;
@@ -105,16 +108,19 @@ RunData collectRun(storage::RunReader& reader, int64_t runId, study::ShapeCache&
   r.stages = std::max<int>(1, static_cast<int>(r.stageData.size()));
   if (r.mode == "pipeline" && r.microBatches <= 0) r.microBatches = r.stages;
 
-  for (const auto& p : reader.loadSeries(runId, {"test_accuracy", -1, -1})) {
-    // A periodic evaluation's step is the index of the step it follows; the final one's is the
-    // step count (as study::loadStudyResults reads them).
-    const int64_t done = std::min<int64_t>(p.step + 1, std::max<int64_t>(r.steps, p.step));
-    r.evals.push_back({p.timeS, static_cast<double>(done) * r.batchSize, p.value});
-  }
-  for (const auto& p : reader.loadSeries(runId, {"val_accuracy", -1, -1})) {
-    const int64_t done = std::min<int64_t>(p.step + 1, std::max<int64_t>(r.steps, p.step));
-    r.valEvals.push_back({p.timeS, static_cast<double>(done) * r.batchSize, p.value});
-  }
+  // Text: the loss in nats per byte token over ln 2 is bits per byte (issue 34).
+  const double perBit = r.text ? 1 / std::log(2.0) : 1;
+  if (r.text) r.testBitsPerByte = run->testLoss.value_or(kNaN) * perBit;
+  auto evalSeries = [&](const char* name, std::vector<study::EvalPoint>& into) {
+    for (const auto& p : reader.loadSeries(runId, {name, -1, -1})) {
+      // A periodic evaluation's step is the index of the step it follows; the final one's is
+      // the step count (as study::loadStudyResults reads them).
+      const int64_t done = std::min<int64_t>(p.step + 1, std::max<int64_t>(r.steps, p.step));
+      into.push_back({p.timeS, static_cast<double>(done) * r.batchSize, p.value * perBit});
+    }
+  };
+  evalSeries(r.text ? "test_loss" : "test_accuracy", r.evals);
+  evalSeries(r.text ? "val_loss" : "val_accuracy", r.valEvals);
   for (const auto& info : reader.listSeries(runId)) {
     if (info.key.name == "grad_cosine") {
       auto& target =
@@ -184,8 +190,14 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
   findings.push_back(judgeAccuracy(split("accuracy", 0, local), split("accuracy", 0, backprop)));
   findings.push_back(judgeOverlap(split("overlap", 0, "0"), split("overlap", 0, "1")));
   findings.push_back(judgeFront(all("compute_time_front")));
-  findings.push_back(
-      judgeRandomLabels(split("random_labels", 0, local), split("random_labels", 0, backprop)));
+  // issue 34: a base on text has no random-labels study (the suite skips it).
+  bool text = false;
+  try {
+    text = engine::parseSpec(suite.baseSpecJson).dataset.kind == "text";
+  } catch (const engine::SpecError&) {
+  }
+  findings.push_back(judgeRandomLabels(split("random_labels", 0, local),
+                                       split("random_labels", 0, backprop), text));
 
   // issue 32 §5: the learning findings judged again on their tuned studies' runs (each method
   // at its own chosen rate); those become the findings' verdicts, the shared rate's stand beside.
@@ -214,7 +226,8 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
     else if (f.id == "compute_time_front")
       tuned = judgeFront(all("compute_time_front"));
     else if (f.id == "random_labels")
-      tuned = judgeRandomLabels(split("random_labels", 0, local), split("random_labels", 0, backprop));
+      tuned = judgeRandomLabels(split("random_labels", 0, local),
+                                split("random_labels", 0, backprop), text);
     else
       continue;
     const Finding::AtRates shared = atRates(f);

@@ -46,8 +46,11 @@ std::pair<std::vector<std::pair<double, double>>, double> curveOf(const RunData&
     return {c, static_cast<double>(r.steps)};
   }
   const bool val = !r.valEvals.empty();
-  if (val || name.empty() || name == "test_accuracy") name = val ? "val_accuracy" : "test_accuracy";
-  for (const auto& e : val ? r.valEvals : r.evals) c.push_back({e.samples, e.accuracy});
+  // Text (issue 34): bits per byte, lower is better, read negated so a gain is positive.
+  const std::string kind = r.text ? "_bits_per_byte" : "_accuracy";
+  if (val || name.empty() || name == "test" + kind) name = (val ? "val" : "test") + kind;
+  for (const auto& e : val ? r.valEvals : r.evals)
+    c.push_back({e.samples, r.text ? -e.accuracy : e.accuracy});
   return {c, static_cast<double>(r.steps) * r.batchSize};
 }
 
@@ -62,6 +65,10 @@ void check(Finding& f,
   std::vector<std::string> rising;
   double worstGain = kNaN;
   int64_t decide = 0;
+  bool text = false;
+  for (const auto& m : methods)
+    for (const auto& r : *m.second) text = text || (metric == Metric::Evaluations && r.text);
+  const double threshold = text ? rules::kBitsPerByteTolerance : rules::kRisingGain;
   for (const auto& [label, runs] : methods) {
     std::vector<double> gains, steps;
     for (const auto& r : *runs) {
@@ -71,11 +78,11 @@ void check(Finding& f,
     }
     const double g = stats::mean(gains), se = stats::stdErr(gains);
     const bool beyondNoise = !std::isfinite(se) || g - rules::kNoise * se > 0;
-    const bool up = g > rules::kRisingGain && beyondNoise;
+    const bool up = g > threshold && beyondNoise;
     // The gain over a run length falls as 1 / length when the metric approaches its limit as
     // a - c / t: a run (g / threshold) times as long would gain less than the threshold.
     const int64_t need =
-        up ? static_cast<int64_t>(std::ceil(stats::mean(steps) * g / rules::kRisingGain)) : 0;
+        up ? static_cast<int64_t>(std::ceil(stats::mean(steps) * g / threshold)) : 0;
     per[label] = {{"gain", jsonNumber(g)},
                   {"stderr", jsonNumber(se)},
                   {"runs", gains.size()},
@@ -88,7 +95,8 @@ void check(Finding& f,
     }
   }
   out["metric"] = metricName.empty() ? ordered_json(nullptr) : ordered_json(metricName);
-  out["threshold"] = rules::kRisingGain;
+  out["threshold"] = threshold;
+  out["lower_is_better"] = text;
   out["methods"] = per;
   out["converged"] = rising.empty();
   f.convergenceJson = out.dump();
@@ -96,14 +104,20 @@ void check(Finding& f,
   std::string who;
   for (size_t i = 0; i < rising.size(); ++i)
     who += (i ? (i + 1 == rising.size() ? " and " : ", ") : "") + rising[i];
-  const std::string words = metricName == "val_accuracy"    ? "validation accuracy"
-                            : metricName == "test_accuracy" ? "test accuracy"
-                                                            : "training accuracy";
+  const std::string words = metricName == "val_accuracy"         ? "validation accuracy"
+                            : metricName == "test_accuracy"      ? "test accuracy"
+                            : metricName == "val_bits_per_byte"  ? "validation bits per byte"
+                            : metricName == "test_bits_per_byte" ? "test bits per byte"
+                                                                 : "training accuracy";
+  const std::string moving = text ? " was still falling" : " was still rising";
+  const std::string amount =
+      text ? fmt(worstGain, 3) + " bits per byte" : fmt(worstGain * 100, 1) + " points";
+  const std::string bar = text ? fmt(threshold, 2) : fmt(threshold * 100, 0);
   std::string before = toString(f.verdict);
   std::replace(before.begin(), before.end(), '_', ' ');
-  f.why = who + "'s " + words + " was still rising at the end (up to " + fmt(worstGain * 100, 1) +
-          " points over another run length at the last quarter's rate, more than " +
-          fmt(rules::kRisingGain * 100, 0) + " and beyond the seeds' noise); a run of about " + std::to_string(decide) +
+  f.why = who + "'s " + words + moving + " at the end (up to " + amount +
+          " over another run length at the last quarter's rate, more than " + bar +
+          " and beyond the seeds' noise); a run of about " + std::to_string(decide) +
           " steps would decide it. Judged as it stands, the verdict would be " + before + ": " +
           f.why;
   f.verdict = Verdict::Inconclusive;

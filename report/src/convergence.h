@@ -18,13 +18,15 @@ namespace stagewise::report::convergence {
 double projectedGain(const std::vector<std::pair<double, double>>& curve, double length);
 
 /// What a run's metric is: its validation accuracy when it has one, else its test accuracy
-/// evaluations (x: samples seen); or the model head's training accuracy (x: step).
+/// evaluations (x: samples seen; on text, bits per byte, read negated so that a gain is
+/// positive, with rules::kBitsPerByteTolerance as the threshold); or the model head's training
+/// accuracy (x: step).
 enum class Metric { Evaluations, HeadAccuracy };
 
-/// Applies the rule (rules::kRising*, with rules::kNoise) to each method's runs (a label and the runs) and, when a method is still
-/// rising and the finding has a verdict from data, turns it into Inconclusive with reason
-/// "not_converged", says so in `why` (with the verdict the rule would have given), and sets
-/// decideSteps. Always fills convergenceJson.
+/// Applies the rule (rules::kRising*, with rules::kNoise) to each method's runs (a label and the
+/// runs) and, when a method is still rising and the finding has a verdict from data, turns it into
+/// Inconclusive with reason "not_converged", says so in `why` (with the verdict the rule would have
+/// given), and sets decideSteps. Always fills convergenceJson.
 void check(Finding& f,
            const std::vector<std::pair<std::string, const std::vector<RunData>*>>& methods,
            Metric metric = Metric::Evaluations);

@@ -36,9 +36,40 @@ std::pair<double, int> lastPartMean(const std::vector<std::pair<int64_t, double>
   return {n ? sum / n : kNaN, n};
 }
 
+/// What the learning findings compare (issue 34): test accuracy, higher is better, in points;
+/// on text, test bits per byte, lower is better.
+struct Measure {
+  bool text = false;
+  std::string name = "test accuracy";
+  std::string key = "test_accuracy";
+  double sign = 1;  ///< +1: higher is better; -1: lower is better
+  double tolerance = rules::kAccuracyTolerance;
+  /// A difference in words: "2.0 points" or "0.050 bits per byte".
+  std::string diff(double d) const {
+    return text ? fmt(d, 3) + " bits per byte" : fmt(d * 100, 1) + " points";
+  }
+  /// A value in words: "81.2 %" or "2.310 bits per byte".
+  std::string value(double v) const {
+    return text ? fmt(v, 3) + " bits per byte" : fmt(v * 100, 1) + " %";
+  }
+};
+
+Measure measureOf(std::initializer_list<const std::vector<RunData>*> sets) {
+  Measure m;
+  for (const auto* set : sets)
+    for (const auto& r : *set) m.text = m.text || r.text;
+  if (m.text) {
+    m.name = "test bits per byte";
+    m.key = "test_bits_per_byte";
+    m.sign = -1;
+    m.tolerance = rules::kBitsPerByteTolerance;
+  }
+  return m;
+}
+
 std::vector<double> finals(const std::vector<RunData>& runs) {
   std::vector<double> v;
-  for (const auto& r : runs) v.push_back(r.testAccuracy);
+  for (const auto& r : runs) v.push_back(r.text ? r.testBitsPerByte : r.testAccuracy);
   return v;
 }
 
@@ -64,9 +95,16 @@ double xMaxOf(const std::vector<std::vector<std::pair<double, double>>>& curves)
 Plot accuracyPlot(const std::string& title, bool byTime,
                   const std::vector<std::pair<std::string, const std::vector<RunData>*>>& groups) {
   Plot plot;
+  bool text = false;
+  for (const auto& g : groups)
+    for (const auto& r : *g.second) text = text || r.text;
   plot.title = title;
+  if (text) {
+    const size_t at = plot.title.find("Test accuracy");
+    if (at != std::string::npos) plot.title.replace(at, 13, "Test bits per byte (lower is better)");
+  }
   plot.xLabel = byTime ? "training time (s)" : "samples seen";
-  plot.yLabel = "test accuracy";
+  plot.yLabel = text ? "test bits per byte" : "test accuracy";
   double xMax = 0;
   for (const auto& g : groups) xMax = std::max(xMax, xMaxOf(evalCurves(*g.second, byTime)));
   int color = 0;
@@ -181,14 +219,22 @@ Finding judgeAccuracy(const std::vector<RunData>& local, const std::vector<RunDa
       "work saves time only if local updates reach an accuracy close to backprop's, which this "
       "finding checks at equal epochs and at equal wall time.";
   f.paperSource = "figures and tables on the paper's models and hardware; no single number.";
-  f.rule =
-      "d = mean local minus mean backprop test accuracy (over seeds), at the end (equal "
-      "epochs) and at the same training time T = the shorter of the two mean wall times "
-      "(equal wall time); each holds when d - 2 SE >= -" +
-      fmt(rules::kAccuracyTolerance * 100, 0) + " points and fails when d + 2 SE < -" +
-      fmt(rules::kAccuracyTolerance * 100, 0) +
-      " points. Reproduced when both hold, not reproduced when either fails, inconclusive "
-      "otherwise (fewer than 2 seeds is inconclusive).";
+  const Measure m = measureOf({&local, &backprop});
+  const std::string tol =
+      m.text ? fmt(m.tolerance, 2) + " bits per byte" : fmt(m.tolerance * 100, 0) + " points";
+  f.rule = m.text ? "d = mean local minus mean backprop test bits per byte (over seeds; lower is "
+                    "better), at the end (equal epochs) and at the same training time T = the "
+                    "shorter of the two mean wall times (equal wall time); each holds when "
+                    "d + 2 SE <= " +
+                        tol + " and fails when d - 2 SE > " + tol +
+                        ". Reproduced when both hold, not reproduced when either fails, "
+                        "inconclusive otherwise (fewer than 2 seeds is inconclusive)."
+                  : "d = mean local minus mean backprop test accuracy (over seeds), at the end "
+                    "(equal epochs) and at the same training time T = the shorter of the two "
+                    "mean wall times (equal wall time); each holds when d - 2 SE >= -" +
+                        tol + " and fails when d + 2 SE < -" + tol +
+                        ". Reproduced when both hold, not reproduced when either fails, "
+                        "inconclusive otherwise (fewer than 2 seeds is inconclusive).";
   f.runs = stats::runIds({&local, &backprop});
   const auto al = finals(local), ab = finals(backprop);
   const double de = stats::mean(al) - stats::mean(ab);
@@ -202,9 +248,12 @@ Finding judgeAccuracy(const std::vector<RunData>& local, const std::vector<RunDa
   for (const auto& r : backprop) tb.push_back(stats::accuracyAtTime(r.evals, t));
   const double dt = stats::mean(tl) - stats::mean(tb);
   const double seT = stats::stdErrDiff(tl, tb);
-  const auto epochs = stats::against(de, seE, -rules::kAccuracyTolerance, rules::kNoise);
-  const auto time = stats::against(dt, seT, -rules::kAccuracyTolerance, rules::kNoise);
+  // Local's lead over backprop, positive when local is better whichever way the metric runs.
+  const auto epochs = stats::against(m.sign * de, seE, -m.tolerance, rules::kNoise);
+  const auto time = stats::against(m.sign * dt, seT, -m.tolerance, rules::kNoise);
   ordered_json ours;
+  ours["metric"] = m.key;
+  ours["lower_is_better"] = m.text;
   ours["equal_epochs"] = {{"local_mean", jsonNumber(stats::mean(al))},
                           {"local_std", jsonNumber(stats::sampleStd(al))},
                           {"backprop_mean", jsonNumber(stats::mean(ab))},
@@ -222,29 +271,34 @@ Finding judgeAccuracy(const std::vector<RunData>& local, const std::vector<RunDa
   ours["backprop_wall_s"] = jsonNumber(stats::mean(wb));
   ours["seeds"] = {{"local", al.size()}, {"backprop", ab.size()}};
   f.oursJson = ours.dump();
-  f.oursText = "equal epochs: " + fmt(stats::mean(al) * 100, 1) + " % against " +
-               fmt(stats::mean(ab) * 100, 1) + " % (d = " + fmt(de * 100, 1) + " ± " +
-               fmt(seE * 100, 1) + " points); at " + fmt(t, 1) + " s: d = " + fmt(dt * 100, 1) +
-               " ± " + fmt(seT * 100, 1) + " points";
+  const double scale = m.text ? 1 : 100;  // points for accuracy
+  const std::string unit = m.text ? " bits per byte" : " points";
+  f.oursText =
+      (m.text ? "test bits per byte (lower is better), equal epochs: " : "equal epochs: ") +
+      m.value(stats::mean(al)) + " against " + m.value(stats::mean(ab)) +
+      " (d = " + fmt(de * scale, m.text ? 3 : 1) + " ± " + fmt(seE * scale, m.text ? 3 : 1) + unit +
+      "); at " + fmt(t, 1) + " s: d = " + fmt(dt * scale, m.text ? 3 : 1) + " ± " +
+      fmt(seT * scale, m.text ? 3 : 1) + unit;
+  const double leadE = m.sign * de, leadT = m.sign * dt;
   if (epochs == stats::Side::Holds && time == stats::Side::Holds) {
     f.verdict = Verdict::Reproduced;
-    f.why = de >= 0 && dt >= 0
-                ? "local updates were ahead of backprop by " + fmt(de * 100, 1) +
-                      " points at equal epochs and " + fmt(dt * 100, 1) + " at equal time"
-                : "local updates stayed within " + fmt(rules::kAccuracyTolerance * 100, 0) +
-                      " points of backprop at equal epochs and at equal time, beyond the seeds' "
-                      "noise";
+    f.why = leadE >= 0 && leadT >= 0
+                ? "local updates were ahead of backprop by " + m.diff(leadE) +
+                      " at equal epochs and " + m.diff(leadT) + " at equal time" +
+                      (m.text ? " (lower test bits per byte)" : "")
+                : "local updates stayed within " + tol + " of backprop's " + m.name +
+                      " at equal epochs and at equal time, beyond the seeds' noise";
   } else if (epochs == stats::Side::Fails || time == stats::Side::Fails) {
     f.verdict = Verdict::NotReproduced;
-    f.why = std::string("local updates fell more than ") + fmt(rules::kAccuracyTolerance * 100, 0) +
-            " points behind backprop at " +
+    f.why = (m.text ? "local updates' test bits per byte rose more than " + tol +
+                          " above backprop's at "
+                    : "local updates fell more than " + tol + " behind backprop at ") +
             (epochs == stats::Side::Fails ? "equal epochs" : "equal wall time");
   } else {
     f.verdict = Verdict::Inconclusive;
     f.why = al.size() < 2 || ab.size() < 2
                 ? "fewer than 2 seeds per method: the noise is unknown"
-                : "the seeds' spread straddles the " + fmt(rules::kAccuracyTolerance * 100, 0) +
-                      "-point threshold";
+                : "the seeds' spread straddles the " + tol + " threshold";
   }
   f.plots.push_back(accuracyPlot("Test accuracy at equal samples (mean, band: min-max over seeds)",
                                  false, {{"local", &local}, {"backprop", &backprop}}));
@@ -280,18 +334,24 @@ Finding judgeOverlap(const std::vector<RunData>& chunked, const std::vector<RunD
       "stage before, bring the gradients closer to the true gradient and reach a better "
       "accuracy than chunked local updates.";
   f.paperSource = "a figure on the paper's models; no single number.";
+  const Measure m = measureOf({&chunked, &overlapping});
   f.rule =
       "dc = mean cosine (stages but the last, last third of training) of overlapping minus "
-      "chunked runs, da = the same for the final test accuracy, over seeds; reproduced when "
-      "dc - 2 SE > 0 and da + 2 SE >= 0, not reproduced when dc + 2 SE < 0 or da + 2 SE < 0, "
-      "inconclusive otherwise.";
+      "chunked runs, da = the same for the final " +
+      m.name +
+      (m.text ? " taken as chunked minus overlapping (lower is better, so da > 0 is a gain)"
+              : std::string()) +
+      ", over seeds; reproduced when dc - 2 SE > 0 and da + 2 SE >= 0, not reproduced when "
+      "dc + 2 SE < 0 or da + 2 SE < 0, inconclusive otherwise.";
   f.runs = stats::runIds({&chunked, &overlapping});
   std::vector<double> cc, co;
   for (const auto& r : chunked) cc.push_back(runCosine(r));
   for (const auto& r : overlapping) co.push_back(runCosine(r));
   const auto ac = finals(chunked), ao = finals(overlapping);
   const double dc = stats::mean(co) - stats::mean(cc), seC = stats::stdErrDiff(co, cc);
-  const double da = stats::mean(ao) - stats::mean(ac), seA = stats::stdErrDiff(ao, ac);
+  // Overlap's gain on the metric: positive when overlapping is better (lower bits per byte).
+  const double da = m.sign * (stats::mean(ao) - stats::mean(ac));
+  const double seA = stats::stdErrDiff(ao, ac);
   const int layers = overlapping.empty() ? 0 : overlapping.front().overlap;
   ordered_json ours;
   ours["overlap_layers"] = layers;
@@ -299,14 +359,15 @@ Finding judgeOverlap(const std::vector<RunData>& chunked, const std::vector<RunD
                     {"overlap_mean", jsonNumber(stats::mean(co))},
                     {"difference", jsonNumber(dc)},
                     {"stderr", jsonNumber(seC)}};
-  ours["accuracy"] = {{"chunked_mean", jsonNumber(stats::mean(ac))},
-                      {"overlap_mean", jsonNumber(stats::mean(ao))},
-                      {"difference", jsonNumber(da)},
-                      {"stderr", jsonNumber(seA)}};
+  ours[m.text ? "bits_per_byte" : "accuracy"] = {{"chunked_mean", jsonNumber(stats::mean(ac))},
+                                                 {"overlap_mean", jsonNumber(stats::mean(ao))},
+                                                 {"difference", jsonNumber(da)},
+                                                 {"stderr", jsonNumber(seA)}};
+  ours["lower_is_better"] = m.text;
   f.oursJson = ours.dump();
   f.oursText = "cosine " + fmt(stats::mean(co), 3) + " against " + fmt(stats::mean(cc), 3) +
-               " (d = " + fmt(dc, 3) + " ± " + fmt(seC, 3) + "), accuracy d = " + fmt(da * 100, 1) +
-               " ± " + fmt(seA * 100, 1) + " points";
+               " (d = " + fmt(dc, 3) + " ± " + fmt(seC, 3) + "), " + m.name +
+               " gain d = " + m.diff(da) + " ± " + m.diff(seA);
   if (!std::isfinite(seC) || !std::isfinite(seA)) {
     f.verdict = Verdict::Inconclusive;
     f.why = "fewer than 2 seeds with probes per variant: the noise is unknown";
@@ -314,11 +375,11 @@ Finding judgeOverlap(const std::vector<RunData>& chunked, const std::vector<RunD
     f.verdict = Verdict::NotReproduced;
     f.why = dc + rules::kNoise * seC < 0
                 ? "overlapping updates lowered the gradient cosine beyond the seeds' noise"
-                : "overlapping updates lowered the accuracy beyond the seeds' noise";
+                : "overlapping updates made the " + m.name + " worse beyond the seeds' noise";
   } else if (dc - rules::kNoise * seC > 0 && da + rules::kNoise * seA >= 0) {
     f.verdict = Verdict::Reproduced;
     f.why = "overlapping updates raised the cosine by " + fmt(dc, 3) +
-            " beyond noise without costing accuracy";
+            " beyond noise without costing " + m.name;
   } else {
     f.verdict = Verdict::Inconclusive;
     f.why = "the cosine did not rise beyond the seeds' noise (d = " + fmt(dc, 3) + " ± " +
@@ -363,8 +424,12 @@ Finding judgeFront(const std::vector<RunData>& runs) {
   f.paperSource =
       "a figure; the paper counts sequential time as if every stage had a processor of its own.";
   const std::string ok = fmt(rules::kFrontReproduced, 2);
-  f.rule = "target = " + fmt(rules::kFrontTarget, 2) +
-           " x the lowest group mean of the runs' best test accuracy. Two measures of time to "
+  const Measure m = measureOf({&runs});
+  f.rule = (m.text ? "target = " + fmt(2 - rules::kFrontTarget, 2) +
+                         " x the highest group mean of the runs' best (lowest) test bits per byte. "
+                   : "target = " + fmt(rules::kFrontTarget, 2) +
+                         " x the lowest group mean of the runs' best test accuracy. ") +
+           "Two measures of time to "
            "target, each the least mean over a method's groups that reached it, local over "
            "backprop: the FLOPs model (sequential time = samples to target x the slowest "
            "stage's training FLOPs per sample, one processor per stage) and the wall time "
@@ -389,26 +454,35 @@ Finding judgeFront(const std::vector<RunData>& runs) {
     g.label = label, g.mode = r.mode;
     g.runs.push_back(&r);
   }
-  double target = kNaN;
+  // Reached the target: as accuracy, at or above it; as bits per byte, at or below (the
+  // evaluations are read negated, so "reached" is ">=" for both).
+  auto scored = [&](const std::vector<study::EvalPoint>& evals) {
+    std::vector<study::EvalPoint> out = evals;
+    for (auto& e : out) e.accuracy *= m.sign;
+    return out;
+  };
+  double target = kNaN;  // in m.sign x metric: higher is better
   for (const auto& [label, g] : groups) {
     std::vector<double> best;
     for (const auto* r : g.runs) {
       double b = kNaN;
-      for (const auto& e : r->evals)
+      for (const auto& e : scored(r->evals))
         if (!(b >= e.accuracy)) b = e.accuracy;
       best.push_back(b);
     }
-    const double m = stats::mean(best);
-    if (std::isfinite(m) && !(target <= m)) target = m;
+    const double mean = stats::mean(best);
+    if (std::isfinite(mean) && !(target <= mean)) target = mean;
   }
-  target *= rules::kFrontTarget;
+  // 2 % short of the worst group's best: 0.98 x an accuracy, 1.02 x bits per byte.
+  target *= m.text ? 2 - rules::kFrontTarget : rules::kFrontTarget;
+  const double shown = m.sign * target;  // the target in the metric's own units
   ordered_json ours;
-  ours["target"] = jsonNumber(target);
+  ours["metric"] = m.key;
+  ours["target"] = jsonNumber(shown);
   ordered_json rows = ordered_json::array();
   double tL = kNaN, tB = kNaN, wL = kNaN, wB = kNaN;
   Plot seq, wall;
-  seq.title =
-      "Compute against sequential time to " + fmt(target * 100, 1) + " % (one processor per stage)";
+  seq.title = "Compute against sequential time to " + m.value(shown) + " (one processor per stage)";
   seq.xLabel = "sequential training FLOPs to target";
   seq.yLabel = "total training FLOPs to target";
   seq.logX = seq.logY = true;
@@ -420,7 +494,7 @@ Finding judgeFront(const std::vector<RunData>& runs) {
   for (const auto& [label, g] : groups) {
     std::vector<double> seqT, comp, wallT;
     for (const auto* r : g.runs) {
-      const auto hit = study::timeToTarget(r->evals, target);
+      const auto hit = study::timeToTarget(scored(r->evals), target);
       if (!hit) continue;
       seqT.push_back(hit->samples * r->slowestStageFlopsPerSample);
       comp.push_back(hit->samples * r->flopsPerSample);
@@ -458,7 +532,7 @@ Finding judgeFront(const std::vector<RunData>& runs) {
   ours["ratio_wall"] = jsonNumber(wL / wB);
   f.oursJson = ours.dump();
   f.oursText = "t_L / t_B = " + fmt(tL / tB, 2) + " in sequential FLOPs, " + fmt(wL / wB, 2) +
-               " in wall time here (target " + fmt(target * 100, 1) + " %)";
+               " in wall time here (target " + m.value(shown) + ")";
   const double rs = tL / tB, rw = wL / wB;
   auto side = [](double r) {
     return !std::isfinite(r)              ? stats::Side::Unclear
@@ -476,7 +550,7 @@ Finding judgeFront(const std::vector<RunData>& runs) {
     f.verdict = Verdict::Inconclusive;
     f.carriedBy = "neither";
     f.why = std::string("no ") + (!std::isfinite(tL) ? "local" : "backprop") +
-            " group reached the target accuracy";
+            " group reached the target " + m.name;
   } else if ((ss == stats::Side::Holds && sw != stats::Side::Fails) ||
              (sw == stats::Side::Holds && ss != stats::Side::Fails)) {
     f.verdict = Verdict::Reproduced;
@@ -516,7 +590,8 @@ Finding judgeFront(const std::vector<RunData>& runs) {
   return f;
 }
 
-Finding judgeRandomLabels(const std::vector<RunData>& local, const std::vector<RunData>& backprop) {
+Finding judgeRandomLabels(const std::vector<RunData>& local, const std::vector<RunData>& backprop,
+                          bool text) {
   Finding f;
   f.id = "random_labels";
   f.paperFinding = 0;
@@ -534,6 +609,18 @@ Finding judgeRandomLabels(const std::vector<RunData>& local, const std::vector<R
       ", not reproduced when backprop fits (>= " + fmt(rules::kFitReproduced, 2) +
       ") but leads by <= " + fmt(rules::kFitGapNot, 2) +
       ", inconclusive otherwise (backprop did not fit in the budget, or a gap between).";
+  if (text || measureOf({&local, &backprop}).text) {
+    // issue 34: a language model's labels are the text's next bytes; drawing them at random
+    // leaves no text (the engine refuses dataset.random_labels on text), so the suite skips it.
+    f.verdict = Verdict::Inconclusive;
+    f.reason = "not_applicable";
+    f.oursJson = ordered_json{{"applies", false}}.dump();
+    f.oursText = "not run: random labels do not apply to text";
+    f.why =
+        "random labels do not apply to a language model on text (its labels are the next "
+        "bytes; the engine refuses dataset.random_labels on text), so the suite did not run it";
+    return f;
+  }
   f.runs = stats::runIds({&local, &backprop});
   auto fits = [](const std::vector<RunData>& runs) {
     std::vector<double> v;

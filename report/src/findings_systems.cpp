@@ -33,14 +33,19 @@ namespace {
 std::string verdictWords(Verdict verdict, const std::string& reason) {
   if (verdict == Verdict::Inconclusive && reason == "not_converged")
     return "inconclusive: not converged";
+  if (reason == "not_applicable") return "not applicable";
   std::string words = toString(verdict);
   std::replace(words.begin(), words.end(), '_', ' ');
   return words;
 }
 }  // namespace
 
-std::string verdictWords(const Finding& f) { return verdictWords(f.verdict, f.reason); }
-std::string verdictWords(const Finding::AtRates& a) { return verdictWords(a.verdict, a.reason); }
+std::string verdictWords(const Finding& f) {
+  return verdictWords(f.verdict, f.reason);
+}
+std::string verdictWords(const Finding::AtRates& a) {
+  return verdictWords(a.verdict, a.reason);
+}
 
 namespace {
 

@@ -28,10 +28,10 @@ constexpr int64_t kQuickEvalSamples = 2000;      // quick: evaluate on the first
 constexpr int kRandomLabelEpochs[2] = {60, 30};  // full, quick
 constexpr int64_t kRandomLabelSamples[2] = {2048, 1024};
 // issue 32 §5: the learning-rate search before the learning findings.
-constexpr int kSearchTrials[2] = {16, 6};               // full, quick: trials per method
+constexpr int kSearchTrials[2] = {16, 6};                    // full, quick: trials per method
 constexpr double kSearchLrLow = 1e-5, kSearchLrHigh = 1e-2;  // log_uniform
-constexpr double kSearchValidation = 0.1;  // the split when the base has none
-constexpr int kSearchFirstRung = 6;        // the first rung at 1/6 of a run, then x3
+constexpr double kSearchValidation = 0.1;                    // the split when the base has none
+constexpr int kSearchFirstRung = 6;  // the first rung at 1/6 of a run, then x3
 
 std::string cutsJson(const std::vector<int>& cuts) {
   return json(cuts).dump();
@@ -73,6 +73,17 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   } catch (const engine::DatasetError& e) {
     throw study::StudyError(std::string("the base experiment's dataset: ") + e.what());
   }
+  // issue 34: a language model on text. Its findings read test bits per byte; text has no
+  // validation split and no random labels (the engine refuses both), so the suite runs no
+  // learning-rate search and no random-labels study, and trains the front by whole epochs
+  // (dataset.limit_train does not cut a text).
+  const bool text = base.dataset.kind == "text";
+  if (text)
+    suite.adaptations.push_back(
+        "text (a language model): the learning findings read test bits per byte (lower is "
+        "better) where image runs read test accuracy; no learning-rate search (text has no "
+        "validation split: every method trains at the base's rate) and no random-labels study "
+        "(labels are the next bytes)");
   const int layers = static_cast<int>(model.layers.size());
   if (layers < 2) throw study::StudyError("the base model has one layer: a cut needs at least two");
   const auto costs = engine::flopCosts(model);
@@ -197,7 +208,7 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   unprobed.push_back("probe.interval=-1");
   int64_t searchEvery = 0;
   // issue 32 §5: first each method's learning rate, searched on a validation split.
-  {
+  if (!text) {
     // Evaluations at every sixth of the run: the rungs among them (the CLI also forces the
     // rungs, runOptions), and the workbench, which does not prune, sees validation curves too.
     const int64_t rung = std::max<int64_t>(1, learnSteps / kSearchFirstRung);
@@ -240,7 +251,7 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
                                             : static_cast<double>(baseSteps * batch);
   const int64_t epochSamples = trainSamples;
   std::string frontLength;
-  if (frontSamples < static_cast<double>(epochSamples)) {
+  if (!text && frontSamples < static_cast<double>(epochSamples)) {
     front.push_back("dataset.limit_train=" + fmtInt(frontSamples));
     front.push_back("train.epochs=1");
     frontLength = "1 epoch of the first " + fmtInt(frontSamples) + " samples";
@@ -267,23 +278,25 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
 
   // Random labels: a small training set, many epochs.
   const int64_t rlSamples = std::min<int64_t>(kRandomLabelSamples[q], trainSamples);
-  add(
-      "random_labels",
-      [&] {
-        auto sets = common;
-        sets.push_back("dataset.random_labels=true");
-        sets.push_back("dataset.limit_train=" + std::to_string(rlSamples));
-        sets.push_back("dataset.augment=false");
-        sets.push_back("train.max_steps=0");
-        sets.push_back("train.epochs=" + std::to_string(kRandomLabelEpochs[q]));
-        sets.push_back("eval.interval=0");
-        sets.push_back("probe.interval=-1");
-        return sets;
-      }(),
-      {{"mode", {local, backprop}}}, suite.seeds, false);
-  suite.adaptations.push_back("random labels: the first " + std::to_string(rlSamples) +
-                              " training samples with labels drawn at random, " +
-                              std::to_string(kRandomLabelEpochs[q]) + " epochs");
+  if (!text) {
+    add(
+        "random_labels",
+        [&] {
+          auto sets = common;
+          sets.push_back("dataset.random_labels=true");
+          sets.push_back("dataset.limit_train=" + std::to_string(rlSamples));
+          sets.push_back("dataset.augment=false");
+          sets.push_back("train.max_steps=0");
+          sets.push_back("train.epochs=" + std::to_string(kRandomLabelEpochs[q]));
+          sets.push_back("eval.interval=0");
+          sets.push_back("probe.interval=-1");
+          return sets;
+        }(),
+        {{"mode", {local, backprop}}}, suite.seeds, false);
+    suite.adaptations.push_back("random labels: the first " + std::to_string(rlSamples) +
+                                " training samples with labels drawn at random, " +
+                                std::to_string(kRandomLabelEpochs[q]) + " epochs");
+  }
   // issue 36 §1.7: every length the report uses, and where it comes from, so two reports made
   // from different bases (a design's unsaved edits, say) say why they differ.
   {
@@ -294,17 +307,22 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
                   std::to_string(trainSamples) + " samples";
     suite.adaptations.push_back(
         "lengths: learning runs " + std::to_string(learnSteps) + " steps (evaluated every " +
-        std::to_string(every) + "), the learning-rate search's trials " +
-        std::to_string(learnSteps) + " steps (evaluated every " + std::to_string(searchEvery) +
-        "), throughput and memory runs " + std::to_string(speedSteps) +
-        " steps, the front's runs " + frontLength + " (at batch " + std::to_string(batch) +
-        " and " + std::to_string(4 * batch) + "), random labels " +
-        std::to_string(kRandomLabelEpochs[q]) + " epochs of " + std::to_string(rlSamples) +
-        " samples; batch " + std::to_string(batch) + "; from " + source +
+        std::to_string(every) + ")" +
+        (text ? std::string()
+              : ", the learning-rate search's trials " + std::to_string(learnSteps) +
+                    " steps (evaluated every " + std::to_string(searchEvery) + ")") +
+        ", throughput and memory runs " + std::to_string(speedSteps) + " steps, the front's runs " +
+        frontLength + " (at batch " + std::to_string(batch) + " and " + std::to_string(4 * batch) +
+        ")" +
+        (text ? std::string()
+              : ", random labels " + std::to_string(kRandomLabelEpochs[q]) + " epochs of " +
+                    std::to_string(rlSamples) + " samples") +
+        "; batch " + std::to_string(batch) + "; from " + source +
         (options.quick ? " (quick: scaled by the model's FLOPs per sample)" : ""));
   }
   // issue 32 §5: every learning finding twice, at each method's chosen rate and at the base's.
-  const size_t studies = suite.studies.size();
+  // Text has no search: its learning findings are judged once, at the base's rate.
+  const size_t studies = text ? 0 : suite.studies.size();
   for (size_t i = 0; i < studies; ++i) {
     if (suite.studies[i].fresh || suite.studies[i].plan.isSearch()) continue;
     SuiteStudy tuned = suite.studies[i];
@@ -323,7 +341,8 @@ std::vector<study::GridPoint> trialPoints(const study::StudyPlan& plan) {
   const int methods = static_cast<int>(study::varyGrid(plan).size());
   for (int t = 0; t < plan.search.trials; ++t)
     for (int p = 0; p < methods; ++p)
-      out.push_back(study::trialPoint(plan, p, t, study::drawTrial(plan.search, plan.sampleSeed, t)));
+      out.push_back(
+          study::trialPoint(plan, p, t, study::drawTrial(plan.search, plan.sampleSeed, t)));
   return out;
 }
 

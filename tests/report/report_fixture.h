@@ -4,6 +4,7 @@
 // numbers a finding reads, and the series it reads (cosines, evaluations, the head's accuracy).
 
 #include <QtTest>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
@@ -44,12 +45,19 @@ struct FakeRun {
   std::vector<int64_t> peakActivation;                   // per stage (empty: 1000)
   int microBatches = 0;                                  // pipeline.micro_batches
   std::vector<Eval> valEvals;                            // val_accuracy
+  // issue 34: a gpt on text. Its evals' `accuracy` is then the test loss in nats per byte token
+  // (stored as the test_loss series), and testLoss the final one.
+  bool text = false;
+  double testLoss = 2.0;
 };
 
 inline std::string specJsonOf(const FakeRun& r) {
   using stagewise::engine::ExperimentSpec;
   ExperimentSpec s = stagewise::engine::parseSpec(
-      R"({"dataset":{"kind":"synthetic","synthetic_features":32,"synthetic_classes":4},
+      r.text ? R"({"dataset":{"kind":"text","context":16},
+                  "model":{"kind":"gpt","dim":16,"depth":8,"heads":2,"mlp_ratio":2},
+                  "stage_defaults":{"aux_head":"lm"}})"
+             : R"({"dataset":{"kind":"synthetic","synthetic_features":32,"synthetic_classes":4},
           "model":{"hidden":[64,64,64,64,64,64,64,64]}})");
   s.mode = *stagewise::engine::modeFromString(r.mode);
   s.partition.cuts = r.mode == "backprop" ? std::vector<int>{} : r.cuts;
@@ -69,7 +77,7 @@ inline int64_t storeRun(stagewise::storage::RunStore& store, const FakeRun& r) {
   run.name = "fixture " + r.mode;
   run.mode = r.mode;
   run.specJson = specJsonOf(r);
-  run.modelKind = "mlp";
+  run.modelKind = r.text ? "gpt" : "mlp";
   run.totalSteps = r.steps;
   run.batchSize = r.batch;
   const std::vector<int> cuts = r.mode == "backprop" ? std::vector<int>{} : r.cuts;
@@ -89,7 +97,7 @@ inline int64_t storeRun(stagewise::storage::RunStore& store, const FakeRun& r) {
   for (const auto& c : r.cosines)
     points.push_back({"grad_cosine", c.stage, c.layer, c.step, double(c.step), c.value});
   for (const auto& e : r.evals)
-    points.push_back({"test_accuracy", -1, -1, e.step, e.time, e.accuracy});
+    points.push_back({r.text ? "test_loss" : "test_accuracy", -1, -1, e.step, e.time, e.accuracy});
   for (const auto& e : r.valEvals)
     points.push_back({"val_accuracy", -1, -1, e.step, e.time, e.accuracy});
   for (const auto& [step, a] : r.headAccuracy)
@@ -112,9 +120,12 @@ inline int64_t storeRun(stagewise::storage::RunStore& store, const FakeRun& r) {
   f.status = RunStatus::Completed;
   f.steps = r.steps;
   f.testAccuracy = r.testAccuracy;
+  if (r.text) f.testLoss = r.testLoss;
   f.samplesPerSec = r.samplesPerSec;
   f.wallSeconds = r.wall;
-  f.summaryJson = nlohmann::json({{"train_flops", 1e9}, {"stages", stages}}).dump();
+  nlohmann::json summary = {{"train_flops", 1e9}, {"stages", stages}};
+  if (r.text) summary["test_bits_per_byte"] = r.testLoss / std::log(2.0);
+  f.summaryJson = summary.dump();
   w.finishRun(id, f);
   w.flush();
   return id;

@@ -39,6 +39,11 @@ struct RunData {
   double samplesPerSec = kNaN;
   double wallSeconds = kNaN;
   double testAccuracy = kNaN;
+  /// issue 34: a language model on text. Its learning findings read test bits per byte (lower
+  /// is better) where an image run's read test accuracy: `evals` and `valEvals` then hold bits
+  /// per byte in EvalPoint::accuracy (the test_loss series / ln 2: nats per byte token).
+  bool text = false;
+  double testBitsPerByte = kNaN;  ///< the stored testLoss / ln 2 (text only)
   double trainFlops = kNaN;
   /// Training FLOPs per sample of the whole run, and of its most expensive stage: a step's
   /// sequential work when every stage has a processor of its own.
@@ -56,7 +61,7 @@ struct RunData {
     double finalAccuracy = kNaN;  ///< the stage head's training accuracy, last 50 steps
   };
   std::vector<Stage> stageData;
-  std::vector<study::EvalPoint> evals;  ///< test accuracy over training
+  std::vector<study::EvalPoint> evals;  ///< test accuracy over training (text: bits per byte)
   /// grad_cosine per layer and per stage: (step, value) in step order.
   std::map<int, std::vector<std::pair<int64_t, double>>> layerCosine;
   std::map<int, std::vector<std::pair<int64_t, double>>> stageCosine;
@@ -102,7 +107,7 @@ struct Finding {
   std::optional<AtRates> tuned, sharedLr;
   // issue 32 §6: which of the paper's findings it tests and how its verdict was reached
   int paperFinding = 0;   ///< 1..6 (kPaperFindings); 0: an extra check, not a claim of the paper
-  std::string reason;     ///< "by_construction", "not_converged" or empty
+  std::string reason;     ///< "by_construction", "not_converged", "not_applicable" or empty
   std::string carriedBy;  ///< compute_time_front: "flops_model", "wall_time", "both", "neither"
   std::string settings;   ///< the methods' settings the finding compares (pipeline's M), in words
   std::string convergenceJson;  ///< the not-converged check per method (a JSON object), or empty
@@ -147,11 +152,14 @@ inline constexpr double kMemoryHigher = 1.1;
 inline constexpr double kSpeedReproduced = 1.2;  ///< throughput: local / pipeline samples/s
 inline constexpr double kSpeedNot = 1.0;
 inline constexpr double kAccuracyTolerance = 0.02;  ///< accuracy: local within 2 points
-inline constexpr double kNoise = 2.0;               ///< "beyond noise": 2 standard errors
-inline constexpr double kFrontReproduced = 0.8;     ///< front: local / backprop sequential time
-inline constexpr double kFrontTarget = 0.98;        ///< target = 0.98 x the worst group's best
-inline constexpr double kFitReproduced = 0.5;       ///< random labels: backprop's fit
-inline constexpr double kFitGap = 0.2;              ///< ... and its lead over local
+/// Text (issue 34): local within 0.05 bits per byte of backprop; also the not-converged rule's
+/// gain on text (bits per byte another run length would still take off).
+inline constexpr double kBitsPerByteTolerance = 0.05;
+inline constexpr double kNoise = 2.0;            ///< "beyond noise": 2 standard errors
+inline constexpr double kFrontReproduced = 0.8;  ///< front: local / backprop sequential time
+inline constexpr double kFrontTarget = 0.98;     ///< target = 0.98 x the worst group's best
+inline constexpr double kFitReproduced = 0.5;    ///< random labels: backprop's fit
+inline constexpr double kFitGap = 0.2;           ///< ... and its lead over local
 inline constexpr double kFitGapNot = 0.05;
 /// Not converged (every learning finding): per run, the least-squares slope of its metric over
 /// the last quarter of its evaluations (at least kRisingPoints of them), times the run's length,
@@ -186,7 +194,10 @@ Finding judgeAccuracy(const std::vector<RunData>& local, const std::vector<RunDa
 Finding judgeOverlap(const std::vector<RunData>& chunked, const std::vector<RunData>& overlapping);
 /// 7. Total compute against sequential time (and wall time) to a target accuracy.
 Finding judgeFront(const std::vector<RunData>& runs);
-/// 8. Fitting random labels: the model head's training accuracy, backprop against local.
-Finding judgeRandomLabels(const std::vector<RunData>& local, const std::vector<RunData>& backprop);
+/// 8. Fitting random labels: the model head's training accuracy, backprop against local. On
+/// text (`text`, or a text run among them) it does not apply: Inconclusive, reason
+/// "not_applicable".
+Finding judgeRandomLabels(const std::vector<RunData>& local, const std::vector<RunData>& backprop,
+                          bool text = false);
 
 }  // namespace stagewise::report
