@@ -271,6 +271,13 @@ void MainWindow::buildMenus() {
   m_stopAction = run->addAction(tr("&Stop"), m_train, &TrainWorkspace::stopRun);
   // The menu shows the first: Esc, the one people press.
   m_stopAction->setShortcuts({QKeySequence(Qt::Key_Escape), QKeySequence(tr("Ctrl+."))});
+  QAction* designSteers = run->addAction(tr("&Design's cuts steer the live run"));
+  designSteers->setCheckable(true);
+  designSteers->setChecked(m_train->designSteers());
+  designSteers->setToolTip(
+      tr("While a local run of the designed network and data trains, a cut moved on the Design "
+         "canvas moves in the running run too (as a drag in Train's stage strip)"));
+  connect(designSteers, &QAction::toggled, m_train, &TrainWorkspace::setDesignSteers);
   run->addSeparator();
   m_resumeAction =
       run->addAction(tr("Resume from &checkpoint…"), this, [this] { resumeFromCheckpoint(); });

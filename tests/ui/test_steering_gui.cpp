@@ -9,6 +9,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QtTest>
 
 #include "bridge/engine_controller.h"
@@ -130,6 +131,47 @@ class TestSteeringGui : public QObject {
     f.workspace.stopRun();
     QTRY_VERIFY_WITH_TIMEOUT(!f.controller.isBusy(), 5000);
     QVERIFY(!f.strip()->isDraggable());
+  }
+
+  // A cut moved on the Design canvas while a local run of this design trains moves in the
+  // running run too (Run › Design's cuts steer the live run); another edit, the option off, or
+  // another network does not ask.
+  void aCutMovedInDesignSteersTheLiveRun() {
+    QStandardPaths::setTestModeEnabled(true);
+    Fixture f(100000, 0.002);
+    f.workspace.setDesignSteers(true);
+    QVERIFY(f.workspace.startRun());
+    LiveDashboard* d = f.workspace.dashboard();
+    QTRY_VERIFY_WITH_TIMEOUT(d->lossPanel()->receivedPoints(0) > 5, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(f.strip()->isDraggable(), 5000);
+    QSignalSpy answered(&f.controller, &EngineController::steerAnswered);
+    auto next = f.doc.spec();
+    next.train.lr = 0.0005;  // not a cut: nothing is asked
+    f.doc.edit(next, QStringLiteral("lr"));
+    QTest::qWait(300);
+    QCOMPARE(answered.count(), 0);
+    next.partition.cuts = {1, 3};
+    f.doc.edit(next, QStringLiteral("Move cut"));
+    QTRY_COMPARE_WITH_TIMEOUT(f.strip()->cuts(), std::vector<int>({1, 3}), 5000);
+    QCOMPARE(answered.count(), 1);
+    QVERIFY(f.logHas(QStringLiteral("Design's cuts [1,3] asked of the running run")));
+    // Off: the design's cut stays the design's.
+    f.workspace.setDesignSteers(false);
+    next.partition.cuts = {2};
+    f.doc.edit(next, QStringLiteral("Move cut"));
+    QTest::qWait(300);
+    QCOMPARE(answered.count(), 1);
+    QCOMPARE(f.strip()->cuts(), std::vector<int>({1, 3}));
+    // Another network: the running run is not this design's.
+    f.workspace.setDesignSteers(true);
+    next.model.hidden = {32, 32, 32, 32};
+    next.partition.cuts = {1};
+    f.doc.edit(next, QStringLiteral("Model"));
+    QTest::qWait(300);
+    QCOMPARE(answered.count(), 1);
+    QCOMPARE(f.strip()->cuts(), std::vector<int>({1, 3}));
+    f.workspace.stopRun();
+    QTRY_VERIFY_WITH_TIMEOUT(!f.controller.isBusy(), 5000);
   }
 
   void refusedRequestsShowTheirReasonAndTheRunGoesOn() {

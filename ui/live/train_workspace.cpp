@@ -6,11 +6,14 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "common/app_settings.h"
 #include "common/format.h"
@@ -18,6 +21,7 @@
 #include "live/event_log.h"
 #include "live/live_dashboard.h"
 #include "live/sample_panel.h"
+#include "live/stage_strip.h"
 #include "live/steer_events.h"
 #include "live/steer_panel.h"
 #include "live/study_queue.h"
@@ -152,6 +156,9 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   connect(m_steer, &SteerPanel::stagePauseRequested, controller,
           &EngineController::requestStagePause);
   connect(controller, &EngineController::steerAnswered, m_steer, &SteerPanel::showAnswer);
+  m_designSteers = QSettings().value(QStringLiteral("train/design_steers"), true).toBool();
+  connect(doc, &DesignDocument::changed, this, &TrainWorkspace::followDesignCuts);
+  connect(doc, &DesignDocument::loaded, this, [this] { m_designCuts = m_doc->spec().partition.cuts; });
   m_queue = new StudyQueue(
       [this](const engine::ExperimentSpec& spec, const QString& note,
              std::function<void(int64_t)> onRecorded, const ResumePoint& resume, RunHooks hooks) {
@@ -572,6 +579,42 @@ void TrainWorkspace::onSteerEvent(int phase, const engine::RunEvent& event) {
   }
   if (steer->kind != SteerEvent::Kind::Refused && steer->change.step >= 0)
     m_data.addMarker({phase, steer->change.step, event.timeS, steer->label()});
+}
+
+void TrainWorkspace::setDesignSteers(bool on) {
+  m_designSteers = on;
+  QSettings().setValue(QStringLiteral("train/design_steers"), on);
+}
+
+void TrainWorkspace::followDesignCuts() {
+  // Only a cut moved in Design (not another edit) asks, and only for cuts the design resolves.
+  std::vector<int> cuts;
+  const auto& stages = m_doc->partition().stages;
+  for (size_t k = 1; k < stages.size(); ++k) cuts.push_back(stages[k].firstLayer);
+  if (cuts.empty() && stages.empty()) return;  // invalid cuts: Design says why
+  const bool moved = cuts != std::exchange(m_designCuts, cuts);
+  const State state = m_controller->state();
+  const engine::RunInfo* info = m_data.phaseInfo(m_data.currentPhase());
+  if (!moved || !m_designSteers || !info ||
+      (state != State::Running && state != State::Paused) ||
+      !m_steer->cutsFixedReason().isEmpty() || cuts == m_steer->strip()->cuts())
+    return;
+  // The running run must be this design's network on this design's data.
+  try {
+    const auto running = nlohmann::json::parse(info->specJson);
+    const auto designed = nlohmann::json::parse(engine::specToJson(m_doc->spec()));
+    if (running.value("model", nlohmann::json()) != designed.value("model", nlohmann::json()) ||
+        running.value("dataset", nlohmann::json()) != designed.value("dataset", nlohmann::json()))
+      return;
+  } catch (const std::exception&) {
+    return;
+  }
+  const QString text =
+      tr("Design's cuts %1 asked of the running run (Run › Design's cuts steer the live run)")
+          .arg(cutsLabel(cuts));
+  m_log->addNote(text);
+  Q_EMIT message(text);
+  m_controller->requestRepartition(cuts);
 }
 
 void TrainWorkspace::updateSteering() {

@@ -66,6 +66,11 @@ class TrainWorkspace : public QWidget {
   /// empty, or why it cannot start (shown in the banner too).
   QString startReport(const std::string& baseSpecJson, bool quick,
                       const QStringList& adaptations = {});
+  /// Whether a cut moved in Design moves in the running run too (the Run menu's "Design's cuts
+  /// steer the live run"; on by default, persisted). It applies while a local run of the same
+  /// model and data as the design trains.
+  void setDesignSteers(bool on);
+  bool designSteers() const { return m_designSteers; }
   /// Summaries of the phases of the last plan, in order.
   const std::vector<engine::RunSummary>& summaries() const { return m_summaries; }
 
@@ -103,6 +108,9 @@ class TrainWorkspace : public QWidget {
   /// A steering event of the engine: the strip, the plots' event lines, the live partition.
   void onSteerEvent(int phase, const engine::RunEvent& event);
   void updateSteering();
+  /// Design's cuts changed: asks the running run for them when it is this design's (see
+  /// setDesignSteers).
+  void followDesignCuts();
   /// Why a local run cannot be spread over processes here, empty if it can.
   QString processesBlockReason() const;
   void updateProcesses();
@@ -114,6 +122,8 @@ class TrainWorkspace : public QWidget {
   LiveDashboard* m_dashboard;
   EventLog* m_log;
   SteerPanel* m_steer;
+  bool m_designSteers = true;
+  std::vector<int> m_designCuts;  ///< Design's cuts when last seen (a change is a cut moved)
   SamplePanel* m_sample;  ///< language models: the text at each evaluation
   QPushButton* m_run;
   QPushButton* m_pause;
