@@ -210,8 +210,15 @@ int main(int argc, char** argv) {
     window.trainWorkspace()->modeCombo()->setCurrentIndex(mode);
   }
   const QString workspace = parser.value(workspaceOption).toLower();
+  if (!workspace.isEmpty() && workspace != QLatin1String("design") &&
+      workspace != QLatin1String("train") && workspace != QLatin1String("runs")) {
+    std::cerr << "stagewise: --workspace must be design, train or runs\n";
+    return 2;
+  }
   if (workspace == QLatin1String("train")) window.showWorkspace(ui::MainWindow::kTrain);
   if (workspace == QLatin1String("runs")) window.showWorkspace(ui::MainWindow::kRuns);
+  // Asked for on the command line, it wins over the workspace the last session restored.
+  if (workspace == QLatin1String("design")) window.showWorkspace(ui::MainWindow::kDesign);
   window.show();
   if (parser.isSet(reportOption)) {
     const QString kind = parser.value(reportOption).toLower();

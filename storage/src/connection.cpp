@@ -120,6 +120,15 @@ std::unique_ptr<Database> openConnection(const std::string& path, const StoreOpt
   auto db = std::make_unique<Database>(path, flags);
   db->setBusyTimeout(options.busyTimeoutMs);
   db->exec("PRAGMA foreign_keys = ON");
+  // Keep the -wal and -shm files when this connection closes last. POSIX locks belong to the
+  // process, and a close() of *any* descriptor of the file drops them all: a file dialog that
+  // peeks at runs.db in the workbench (Qt reads a file's first bytes for its type) silently
+  // unlocks the workbench's connections. The next CLI process to close then believed it was the
+  // last user, checkpointed, and deleted both files under the workbench, which went on reading
+  // and writing the deleted ones (new runs unseen, saved notes lost until it quit). Kept files
+  // stay shared, so every connection goes on seeing the same log (docs/architecture.md, "Store").
+  int persist = 1;
+  sqlite3_file_control(db->handle(), "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
   if (access == Access::ReadWrite) {
     // journal_mode answers with the mode in force; a file on a filesystem without shared
     // memory (some network mounts) stays in its old mode, which would make readers block the

@@ -2,6 +2,7 @@
 // `interrupted` on the next open with everything older than a second kept; a live writer in
 // another process is left alone; two processes write one file at once and lose nothing.
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <QProcess>
@@ -10,6 +11,7 @@
 
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
+#include "stagewise/storage/run_writer.h"
 #include "store_test_util.h"
 
 using namespace stagewise::storage;
@@ -85,6 +87,40 @@ class TestLiveness : public QObject {
     const double lag = killTime - points.back().value;
     QVERIFY2(lag < 1.0, qPrintable(QString("last kept point %1 s before the kill").arg(lag)));
     QCOMPARE(reader.findSeries(id, {"loss", 0, -1})->pointCount, int64_t(points.size()));
+  }
+
+  // A descriptor of the file opened and closed anywhere in this process (a file dialog peeking
+  // at runs.db) drops every POSIX lock the process holds on it. Another process that then
+  // closes last must not delete the -wal and -shm files under this one: its run is seen here,
+  // and a run written here afterwards reaches the file.
+  void aForeignCloseDoesNotLoseTheLog() {
+    const std::string path = m_dir.filePath("peek.db").toStdString();
+    RunStore store(path);
+    RunReader reader(store);
+    QCOMPARE(reader.countRuns(), int64_t(0));
+    {
+      const int fd = ::open(path.c_str(), O_RDONLY);
+      QVERIFY(fd >= 0);
+      char head[16];
+      QVERIFY(::read(fd, head, sizeof head) == ssize_t(sizeof head));
+      ::close(fd);  // every lock of this process on the file is gone
+    }
+    QProcess helper;
+    const int64_t id = startHelper(helper, path, "other", 20, 10, 1, 1);
+    QVERIFY(id > 0);
+    QVERIFY(helper.waitForFinished(20000));
+    QCOMPARE(helper.exitCode(), 0);
+    QVERIFY(QFile::exists(QString::fromStdString(path + "-wal")));
+    QVERIFY(QFile::exists(QString::fromStdString(path + "-shm")));
+    QVERIFY(reader.run(id).has_value());
+    NewRun mine;
+    mine.name = "mine";
+    mine.mode = "local";
+    mine.specJson = "{}";
+    const int64_t own = store.writer().createRun(mine);
+    store.writer().flush();
+    QVERIFY(own > id);
+    QCOMPARE(rawQuery(path, "SELECT count(*) FROM runs"), std::string("2"));
   }
 
   void deadWritersFoundByPidAndHeartbeat() {

@@ -12,6 +12,7 @@
 #include "common/fake_services.h"
 #include "designer/design_document.h"
 #include "live/sample_panel.h"
+#include "stagewise/engine/run.h"
 #include "live/train_workspace.h"
 
 using namespace stagewise;
@@ -82,6 +83,15 @@ class TestSamplePanel : public QObject {
     QVERIFY2(panel->text().startsWith(QString::fromStdString(panel->request()->prompt)),
              qPrintable(panel->text()));
     QVERIFY2(panel->text().contains("and so on, at 100"), qPrintable(panel->text()));
+  }
+
+  // The panel names the step the engine's event (and the store) gives, not one more.
+  void theStepIsTheStoredOne() {
+    SamplePanel panel;
+    panel.addEvents({{engine::EventKind::Info, 1.0, -1,
+                      engine::sampleEventMessage(300, "the sample")}});
+    QCOMPARE(panel.text(), QStringLiteral("the sample"));
+    QCOMPARE(panel.stepText(), QStringLiteral("step 300"));
   }
 
   void turnedOffItAsksForNone() {

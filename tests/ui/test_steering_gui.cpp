@@ -13,6 +13,7 @@
 #include <QtTest>
 
 #include "bridge/engine_controller.h"
+#include "live/utilization_panel.h"
 #include "common/fake_services.h"
 #include "designer/design_document.h"
 #include "live/event_log.h"
@@ -154,22 +155,39 @@ class TestSteeringGui : public QObject {
     f.doc.edit(next, QStringLiteral("Move cut"));
     QTRY_COMPARE_WITH_TIMEOUT(f.strip()->cuts(), std::vector<int>({1, 3}), 5000);
     QCOMPARE(answered.count(), 1);
-    QVERIFY(f.logHas(QStringLiteral("Design's cuts [1,3] asked of the running run")));
+    QVERIFY(f.logHas(QStringLiteral("Design's change of cuts [1,2] → [1,3] asked of the running "
+                                    "run: [1,2] → [1,3]")));
+    // The run's cuts move in the strip meanwhile: Design's next edit applies as an edit (the cut
+    // it moves), not as Design's whole list. Design [1,3] → [1,2] moves 3 to 2; the run has
+    // [2,3], so 3 goes and 2 stays: [2].
+    f.dragCut(1, 2);
+    QTRY_COMPARE_WITH_TIMEOUT(f.strip()->cuts(), std::vector<int>({2, 3}), 5000);
+    QCOMPARE(answered.count(), 2);
+    next.partition.cuts = {1, 2};
+    f.doc.edit(next, QStringLiteral("Move cut"));
+    QTRY_COMPARE_WITH_TIMEOUT(f.strip()->cuts(), std::vector<int>({2}), 5000);
+    QCOMPARE(answered.count(), 3);
+    // Removing a cut the run does not have asks nothing, and says so.
+    next.partition.cuts = {2};
+    f.doc.edit(next, QStringLiteral("Join"));
+    QTest::qWait(300);
+    QCOMPARE(answered.count(), 3);
+    QVERIFY(f.logHas(QStringLiteral("Design's cut after layer 1 is not a cut of the running run")));
     // Off: the design's cut stays the design's.
     f.workspace.setDesignSteers(false);
-    next.partition.cuts = {2};
+    next.partition.cuts = {3};
     f.doc.edit(next, QStringLiteral("Move cut"));
     QTest::qWait(300);
-    QCOMPARE(answered.count(), 1);
-    QCOMPARE(f.strip()->cuts(), std::vector<int>({1, 3}));
+    QCOMPARE(answered.count(), 3);
+    QCOMPARE(f.strip()->cuts(), std::vector<int>({2}));
     // Another network: the running run is not this design's.
     f.workspace.setDesignSteers(true);
     next.model.hidden = {32, 32, 32, 32};
     next.partition.cuts = {1};
     f.doc.edit(next, QStringLiteral("Model"));
     QTest::qWait(300);
-    QCOMPARE(answered.count(), 1);
-    QCOMPARE(f.strip()->cuts(), std::vector<int>({1, 3}));
+    QCOMPARE(answered.count(), 3);
+    QCOMPARE(f.strip()->cuts(), std::vector<int>({2}));
     f.workspace.stopRun();
     QTRY_VERIFY_WITH_TIMEOUT(!f.controller.isBusy(), 5000);
   }
@@ -260,6 +278,35 @@ class TestSteeringGui : public QObject {
     QCOMPARE(d->lossPanel()->markerLabel(3), QStringLiteral("S2 resumed"));
     f.workspace.stopRun();
     QTRY_VERIFY_WITH_TIMEOUT(!f.controller.isBusy(), 5000);
+  }
+
+  // While a stage is held, it (and the stages held up by it) finish no step, so no share is
+  // measured for them: their bars turn grey ("no step finished") once the run's clock is more
+  // than a second past their last step, instead of freezing at the last measured split.
+  void aStageWithNoRecentStepHasNoMeasuredSplit() {
+    LiveData data;
+    engine::RunInfo info;
+    info.mode = engine::Mode::Local;
+    info.stages.resize(2);
+    data.beginPhase(0, info);
+    namespace s = engine::series;
+    data.addPoints(0, {{s::kComputeFraction, 0, -1, 10, 1.0, 0.9},
+                       {s::kWaitFraction, 0, -1, 10, 1.0, 0.1},
+                       {s::kComputeFraction, 1, -1, 40, 2.9, 0.6},
+                       {s::kWaitFraction, 1, -1, 40, 2.9, 0.4},
+                       {s::kSamplesPerSec, -1, -1, 40, 3.0, 1000}});
+    UtilizationPanel panel(&data);
+    panel.show();
+    panel.refresh(true);
+    QCOMPARE(panel.barValue(3, 0), 1.0);  // S1: its last step 2 s ago
+    QCOMPARE(panel.barValue(0, 0), 0.0);
+    QCOMPARE(panel.barValue(3, 1), 0.0);  // S2: stepping
+    QVERIFY(std::abs(panel.barValue(0, 1) - 0.6) < 1e-6);
+    // S1 steps again: its measured split is back.
+    data.addPoints(0, {{s::kComputeFraction, 0, -1, 11, 3.1, 0.8}});
+    panel.refresh(true);
+    QCOMPARE(panel.barValue(3, 0), 0.0);
+    QVERIFY(std::abs(panel.barValue(0, 0) - 0.8) < 1e-6);
   }
 
   void replayMakesTheSameChangesAtTheSameSteps() {

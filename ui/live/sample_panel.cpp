@@ -81,11 +81,14 @@ std::optional<engine::SampleRequest> SamplePanel::request() const {
 void SamplePanel::addEvents(const std::vector<engine::RunEvent>& events) {
   for (auto it = events.rbegin(); it != events.rend(); ++it)
     if (const auto sample = engine::sampleFromEvent(it->message)) {
-      m_step->setText(tr("step %1").arg(sample->first + 1));
+      // The step the engine's event and the evaluation's points carry, as the store has them.
+      m_step->setText(tr("step %1").arg(sample->first));
       m_text->setPlainText(QString::fromStdString(sample->second));
       return;
     }
 }
+
+QString SamplePanel::stepText() const { return m_step->text(); }
 
 void SamplePanel::clear() {
   m_step->clear();

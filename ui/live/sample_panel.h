@@ -34,6 +34,8 @@ class SamplePanel : public QWidget {
   void clear();
   /// The text shown (the latest sample), for tests.
   QString text() const;
+  /// "step 300": the step of the sample shown, as the store's event and points have it.
+  QString stepText() const;
   bool isOn() const;
   void setOn(bool on);
 

@@ -13,6 +13,9 @@
 #include <QVBoxLayout>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <iterator>
+#include <set>
 #include <utility>
 
 #include "common/app_settings.h"
@@ -592,12 +595,11 @@ void TrainWorkspace::followDesignCuts() {
   const auto& stages = m_doc->partition().stages;
   for (size_t k = 1; k < stages.size(); ++k) cuts.push_back(stages[k].firstLayer);
   if (cuts.empty() && stages.empty()) return;  // invalid cuts: Design says why
-  const bool moved = cuts != std::exchange(m_designCuts, cuts);
+  const std::vector<int> before = std::exchange(m_designCuts, cuts);
   const State state = m_controller->state();
   const engine::RunInfo* info = m_data.phaseInfo(m_data.currentPhase());
-  if (!moved || !m_designSteers || !info ||
-      (state != State::Running && state != State::Paused) ||
-      !m_steer->cutsFixedReason().isEmpty() || cuts == m_steer->strip()->cuts())
+  if (cuts == before || !m_designSteers || !info ||
+      (state != State::Running && state != State::Paused) || !m_steer->cutsFixedReason().isEmpty())
     return;
   // The running run must be this design's network on this design's data.
   try {
@@ -609,12 +611,35 @@ void TrainWorkspace::followDesignCuts() {
   } catch (const std::exception&) {
     return;
   }
-  const QString text =
-      tr("Design's cuts %1 asked of the running run (Run › Design's cuts steer the live run)")
-          .arg(cutsLabel(cuts));
+  // The edit made in Design, not Design's whole list: the cuts it removed and added are removed
+  // from and added to the running run's cuts, which may have moved in the strip since.
+  const std::vector<int> running = m_steer->strip()->cuts();
+  std::set<int> next(running.begin(), running.end());
+  std::vector<int> removed, added;
+  std::set_difference(before.begin(), before.end(), cuts.begin(), cuts.end(),
+                      std::back_inserter(removed));
+  std::set_difference(cuts.begin(), cuts.end(), before.begin(), before.end(),
+                      std::back_inserter(added));
+  for (const int c : removed)
+    if (next.erase(c) == 0) {
+      const QString text = tr("Design's cut after layer %1 is not a cut of the running run (%2): "
+                              "move that run's cuts in Train's stage strip")
+                               .arg(c)
+                               .arg(cutsLabel(running));
+      m_log->addNote(text);
+      Q_EMIT message(text);
+      return;
+    }
+  next.insert(added.begin(), added.end());
+  const std::vector<int> asked(next.begin(), next.end());
+  if (asked == running) return;
+  const QString text = tr("Design's change of cuts %1 → %2 asked of the running run: %3 → %4 "
+                          "(Run › Design's cuts steer the live run)")
+                           .arg(cutsLabel(before), cutsLabel(cuts), cutsLabel(running),
+                                cutsLabel(asked));
   m_log->addNote(text);
   Q_EMIT message(text);
-  m_controller->requestRepartition(cuts);
+  m_controller->requestRepartition(asked);
 }
 
 void TrainWorkspace::updateSteering() {

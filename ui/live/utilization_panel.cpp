@@ -34,11 +34,14 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
   m_plot->setStatusTip(
       tr("Compute: forward, aux head, backward, step. Wait: input queue empty "
          "(upstream is slower). Blocked: output queue full (downstream is "
-         "slower). Right-click to export."));
-  const QColor colors[3] = {QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
-                            QColor(0xe1, 0x57, 0x59)};
-  const QString names[3] = {tr("compute"), tr("wait (input)"), tr("blocked (output)")};
-  for (int i = 0; i < 3; ++i) {
+         "slower). No step finished (grey): the stage finished no step in the last second of "
+         "the run (paused, or held up by a paused stage), so its split is not measured. "
+         "Right-click to export."));
+  const QColor colors[4] = {QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
+                            QColor(0xe1, 0x57, 0x59), QColor(0xb0, 0xb0, 0xb0)};
+  const QString names[4] = {tr("compute"), tr("wait (input)"), tr("blocked (output)"),
+                            tr("no step finished")};
+  for (int i = 0; i < 4; ++i) {
     m_bars[i] = new QCPBars(m_plot->xAxis, m_plot->yAxis);
     m_bars[i]->setName(names[i]);
     m_bars[i]->setBrush(colors[i]);
@@ -53,7 +56,7 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
 }
 
 double UtilizationPanel::barValue(int kind, int stage) const {
-  if (kind < 0 || kind > 2) return std::nan("");
+  if (kind < 0 || kind > 3) return std::nan("");
   auto it = m_bars[kind]->data()->findBegin(stage + 1, false);
   if (it == m_bars[kind]->data()->constEnd() || it->key != stage + 1) return std::nan("");
   return it->value;
@@ -67,19 +70,32 @@ void UtilizationPanel::refresh(bool force) {
       m_phase >= 0 && m_phase < m_data->phaseCount() ? m_phase : m_data->currentPhase();
   const engine::RunInfo* info = m_data->phaseInfo(phase);
   const int stages = info ? int(info->stages.size()) : 0;
-  QVector<double> values[3];
+  // The run's clock: the run reports samples/s and progress every 250 ms, also while no stage
+  // finishes a step. A stage's shares come with its steps; one that finished none in the last
+  // kStaleS (held, or waiting on a held one) has no measured split: it shows as grey.
+  auto lastTime = [&](const char* name, int stage) {
+    const SeriesBuffer* b = m_data->series({phase, name, stage, -1});
+    return b && b->size() ? b->x(b->size() - 1, XAxisKind::Time) : -1.0;
+  };
+  const double now = std::max(lastTime(engine::series::kSamplesPerSec, -1),
+                              lastTime(engine::series::kProgress, -1));
+  QVector<double> values[4];
   std::vector<double> seen{double(phase), double(stages)};
-  for (int i = 0; i < 3; ++i)
-    for (int k = 0; k < stages; ++k) {
+  for (int k = 0; k < stages; ++k) {
+    const double last = lastTime(kSeries[0], k);
+    const bool stale = last >= 0 && now - last > kStaleS;
+    for (int i = 0; i < 3; ++i) {
       const double v = m_data->latest({phase, kSeries[i], k, -1});
-      values[i] << (std::isfinite(v) ? std::clamp(v, 0.0, 1.0) : 0.0);
-      seen.push_back(values[i].back());
+      values[i] << (!stale && std::isfinite(v) ? std::clamp(v, 0.0, 1.0) : 0.0);
     }
+    values[3] << (stale ? 1.0 : 0.0);
+  }
+  for (int i = 0; i < 4; ++i) seen.insert(seen.end(), values[i].begin(), values[i].end());
   if (!force && seen == m_seenValues) return;  // the bars are as drawn
   m_seenValues = std::move(seen);
   QVector<double> keys;
   for (int k = 0; k < stages; ++k) keys << k + 1;
-  for (int i = 0; i < 3; ++i) m_bars[i]->setData(keys, values[i], true);
+  for (int i = 0; i < 4; ++i) m_bars[i]->setData(keys, values[i], true);
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int k = 0; k < stages; ++k)
     ticker->addTick(

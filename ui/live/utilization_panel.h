@@ -20,7 +20,9 @@ class UtilizationPanel : public QWidget {
   explicit UtilizationPanel(LiveData* data, QWidget* parent = nullptr);
   QCustomPlot* plot() const { return m_plot; }
   /// Current bar value (compute/wait/blocked = 0/1/2) of stage `stage`, or NaN.
+  /// Kind 0 compute, 1 wait, 2 blocked, 3 no step finished in the last kStaleS of the run.
   double barValue(int kind, int stage) const;
+  static constexpr double kStaleS = 1.0;
 
   /// Which phase of a plan to show (-1, the default: the phase running or the last one).
   void setPhase(int phase) {
@@ -37,7 +39,9 @@ class UtilizationPanel : public QWidget {
   PlotFrame* m_frame;
   QCustomPlot* m_plot;
   int m_phase = -1;
-  QCPBars* m_bars[3];
+  /// compute, wait, blocked, and "no step finished": a stage whose last step ended over
+  /// kStaleS before the run's clock (held, or blocked by one that is) has no measured split.
+  QCPBars* m_bars[4];
   uint64_t m_seenRevision = ~uint64_t(0);
   std::vector<double> m_seenValues;  // phase, stages, then the bar heights last drawn
 };

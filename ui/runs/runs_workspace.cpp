@@ -13,6 +13,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QTabWidget>
@@ -179,7 +180,14 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_history = new QLabel(this);
   m_history->setWordWrap(true);
   m_history->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_history->setVisible(false);
+  m_history->setAlignment(Qt::AlignLeft | Qt::AlignTop);
+  // A long history (many changes, every setting) scrolls rather than being cut off.
+  m_historyScroll = new QScrollArea(this);
+  m_historyScroll->setWidget(m_history);
+  m_historyScroll->setWidgetResizable(true);
+  m_historyScroll->setFrameShape(QFrame::NoFrame);
+  m_historyScroll->setMinimumHeight(120);
+  m_historyScroll->setVisible(false);
   m_delete = new QPushButton(tr("Delete…"), this);
   m_export = new QPushButton(tr("Export CSV…"), this);
   m_export->setToolTip(tr("Every point of the selected runs (or all listed runs) as CSV."));
@@ -191,7 +199,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   detailsLayout->addLayout(form);
   detailsLayout->addWidget(m_saveMeta);
   detailsLayout->addWidget(m_open);
-  detailsLayout->addWidget(m_history);
+  detailsLayout->addWidget(m_historyScroll, 1);
   detailsLayout->addWidget(m_resume);
   detailsLayout->addWidget(m_runAgain);
   detailsLayout->addWidget(m_export);
@@ -421,7 +429,7 @@ void RunsWorkspace::updateHistory(int64_t id) {
   m_runAgain->setEnabled(id >= 0);
   if (id < 0) {
     m_history->clear();
-    m_history->setVisible(false);
+    m_historyScroll->setVisible(false);
     return;
   }
   m_executor->post<RunHistory>(
@@ -437,20 +445,21 @@ void RunsWorkspace::updateHistory(int64_t id) {
       [this, ticket](RunHistory history) {
         if (ticket != m_historyTicket) return;  // the selection moved on
         QStringList parts;
+        // The partition history first: which layers each stage held from which step.
+        if (!history.lines.isEmpty())
+          parts << tr("Partition:\n%1\n\nChanges while it trained:\n%2")
+                       .arg(history.partitions.join(QLatin1Char('\n')),
+                            history.lines.join(QLatin1Char('\n')));
         if (!history.settings.isEmpty())
           parts << tr("Settings (those not at their defaults):\n%1")
                        .arg(history.settings.join(QLatin1Char('\n')));
-        if (!history.lines.isEmpty())
-          parts << tr("Changes while it trained:\n%1\n\nPartition:\n%2")
-                       .arg(history.lines.join(QLatin1Char('\n')),
-                            history.partitions.join(QLatin1Char('\n')));
-        m_history->setVisible(!parts.isEmpty());
+        m_historyScroll->setVisible(!parts.isEmpty());
         m_history->setText(parts.join(QStringLiteral("\n\n")));
       },
       [this, ticket](const QString& m) {
         if (ticket != m_historyTicket) return;
         m_history->setText(tr("Cannot read the run's changes: %1").arg(m));
-        m_history->setVisible(true);
+        m_historyScroll->setVisible(true);
       });
 }
 

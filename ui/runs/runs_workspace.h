@@ -21,6 +21,7 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
+class QScrollArea;
 class QTableView;
 class QTabWidget;
 class QToolButton;
@@ -161,6 +162,7 @@ class RunsWorkspace : public QWidget {
   QPushButton* m_resume;
   QPushButton* m_runAgain;
   QLabel* m_history;
+  QScrollArea* m_historyScroll;
   quint64 m_historyTicket = 0;
   bool m_resumeAvailable = false;
   quint64 m_resumeTicket = 0;

@@ -1121,7 +1121,10 @@ class TorchRun final : public Run {
       // Run-level series come from the rank that runs the last stage; CPU use is rank 0's process.
       std::vector<MetricPoint> points;
       if (ownsLast()) {
-        points.push_back({series::kSamplesPerSec, -1, -1, steps, t, samplesPerSec(t)});
+        // Throughput is measured from the end of the warm-up (the first 20 steps): before it
+        // there is no figure, not a figure of 0.
+        if (const double sps = samplesPerSec(t); sps > 0)
+          points.push_back({series::kSamplesPerSec, -1, -1, steps, t, sps});
         points.push_back({series::kProgress, -1, -1, steps, t,
                           m_ctx.totalSteps > 0 ? double(steps) / m_ctx.totalSteps : 0});
       }
