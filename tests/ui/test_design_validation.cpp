@@ -131,6 +131,24 @@ class TestDesignValidation : public QObject {
     Q_EMIT widths->editingFinished();
     QCOMPARE(doc.spec().model.hidden, before);
     QVERIFY(hasInvalidOutline(widths));
+
+    // From a design that runs: text that does not parse blocks Run (it would train the last good
+    // widths) and says why, until it is fixed.
+    widths->setText(QStringLiteral("64, 64, 64, 64"));
+    Q_EMIT widths->editingFinished();
+    QVERIFY2(ws.runButton()->isEnabled(), qPrintable(ws.runButton()->toolTip()));
+    widths->setText(QStringLiteral("512, abc, -3, 0"));
+    Q_EMIT widths->editingFinished();
+    QVERIFY(hasInvalidOutline(widths));
+    QVERIFY(!ws.runButton()->isEnabled());
+    QVERIFY2(ws.runButton()->toolTip().contains(QStringLiteral("512, abc, -3, 0")),
+             qPrintable(ws.runButton()->toolTip()));
+    QCOMPARE(widths->text(), QStringLiteral("512, abc, -3, 0"));  // the text stays to fix
+    widths->setText(QStringLiteral("64, 32, 64, 64"));
+    Q_EMIT widths->editingFinished();
+    QVERIFY2(ws.runButton()->isEnabled(), qPrintable(ws.runButton()->toolTip()));
+    QVERIFY(!hasInvalidOutline(widths));
+    QCOMPARE(doc.spec().model.hidden, std::vector<int>({64, 32, 64, 64}));
   }
 
   void anInvalidCutIsRemovedByClickingIt() {

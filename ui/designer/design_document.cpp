@@ -67,9 +67,23 @@ DesignDocument::DesignDocument(EngineDescription engine, QObject* parent)
   recompute();
 }
 
+void DesignDocument::setFieldError(const std::string& field, const QString& message) {
+  const auto it = m_fieldErrors.find(field);
+  if (message.isEmpty() ? it == m_fieldErrors.end()
+                        : it != m_fieldErrors.end() && it->second == message)
+    return;
+  if (message.isEmpty())
+    m_fieldErrors.erase(it);
+  else
+    m_fieldErrors[field] = message;
+  recompute();
+  Q_EMIT changed();
+}
+
 void DesignDocument::load(const engine::ExperimentSpec& spec, const QString& filePath,
                           const study::StudyObject& study) {
   m_undo.clear();
+  m_fieldErrors.clear();
   m_spec = spec;
   m_study = study;
   recompute();
@@ -190,6 +204,10 @@ void DesignDocument::recompute() {
   m_problems.clear();
   m_partition = {};
   m_estimate.reset();
+  // A field whose text does not parse holds no value in the spec: until it is fixed, the spec
+  // is not what the form shows, so the run waits (it would train the last good value).
+  for (const auto& [field, message] : m_fieldErrors)
+    m_problems.push_back({field, message.toStdString()});
   const engine::InputShape shape = inputShapeFor(m_spec.dataset);
   // The dataset's folder is the field to fix; an empty one is already named by validation.
   const bool needsPath = m_spec.dataset.kind == "idx" || m_spec.dataset.kind == "cifar10" ||

@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QString>
 #include <QUndoStack>
+#include <map>
 #include <optional>
 
 #include "common/services.h"
@@ -41,6 +42,11 @@ class DesignDocument : public QObject {
   void edit(const engine::ExperimentSpec& next, const QString& text, int mergeId = -1);
   /// Sets the spec without recording it (used by undo commands).
   void setSpecDirect(const engine::ExperimentSpec& spec);
+  /// A form field's text that does not parse (`field`: its spec key; an empty message clears
+  /// it). The spec keeps its last good value, so the design cannot run until the field is fixed
+  /// or the document loaded anew: the problem is listed and blocks Run.
+  void setFieldError(const std::string& field, const QString& message);
+  bool hasFieldError(const std::string& field) const { return m_fieldErrors.count(field) > 0; }
 
   /// The study designed with the experiment (saved as its "study" object; empty: none).
   const study::StudyObject& study() const { return m_study; }
@@ -105,6 +111,7 @@ class DesignDocument : public QObject {
   QString m_filePath;
   engine::ModelPlan m_plan;
   engine::PlanError m_modelError;
+  std::map<std::string, QString> m_fieldErrors;  ///< setFieldError
   engine::PartitionPlan m_partition;
   std::optional<engine::SpeedEstimate> m_estimate;
   std::vector<DesignProblem> m_problems;

@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QFormLayout>
 #include <QLineEdit>
+#include <tuple>
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QStackedWidget>
@@ -167,9 +168,9 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
     if (engine::specToJson(next) != engine::specToJson(m_doc->spec()))
       m_doc->edit(next, tr("Model family"), 200);
   });
-  listEdit(m_widths, 6, tr("MLP widths"), &engine::ModelSpec::hidden);
-  listEdit(m_channels, 7, tr("CNN channels"), &engine::ModelSpec::channels);
-  listEdit(m_blocks, 8, tr("CNN blocks"), &engine::ModelSpec::blocks);
+  listEdit(m_widths, 6, tr("MLP widths"), &engine::ModelSpec::hidden, "model.hidden");
+  listEdit(m_channels, 7, tr("CNN channels"), &engine::ModelSpec::channels, "model.channels");
+  listEdit(m_blocks, 8, tr("CNN blocks"), &engine::ModelSpec::blocks, "model.blocks");
   connect(m_activation, &QComboBox::activated, this, [this] {
     edit(9, tr("Activation"),
          [v = m_activation->currentData().toString().toStdString()](auto& m) { m.activation = v; });
@@ -216,10 +217,15 @@ QSpinBox* ModelFamilyForm::vitSpin(int lo, int hi, const QString& tip, int field
 }
 
 void ModelFamilyForm::listEdit(QLineEdit* line, int field, const QString& text,
-                               std::vector<int> engine::ModelSpec::*member) {
-  connect(line, &QLineEdit::editingFinished, this, [this, line, field, text, member] {
+                               std::vector<int> engine::ModelSpec::*member, const char* key) {
+  connect(line, &QLineEdit::editingFinished, this, [this, line, field, text, member, key] {
     const auto values = parseWidths(line->text());
     setInvalidOutline(line, !values);
+    // Until the text parses, the design cannot run: it would train the last good value.
+    m_doc->setFieldError(key, values ? QString()
+                                     : tr("'%1' is not a list of whole numbers above 0, such as "
+                                          "512, 256")
+                                           .arg(line->text()));
     if (values) edit(field, text, [member, v = *values](auto& m) { m.*member = v; });
   });
 }
@@ -249,9 +255,11 @@ void ModelFamilyForm::refresh() {
   // Not adjustSize(): that resized the stack to its hint, half the form's width, until the
   // next full layout (a theme switch); the layout only needs to know the hint changed.
   m_pages->updateGeometry();
-  for (auto [line, values] : {std::pair{m_widths, &m.hidden}, std::pair{m_channels, &m.channels},
-                              std::pair{m_blocks, &m.blocks}})
-    if (!line->hasFocus()) {
+  for (auto [line, values, key] :
+       {std::tuple{m_widths, &m.hidden, "model.hidden"},
+        std::tuple{m_channels, &m.channels, "model.channels"},
+        std::tuple{m_blocks, &m.blocks, "model.blocks"}})
+    if (!line->hasFocus() && !m_doc->hasFieldError(key)) {
       line->setText(joined(*values));
       setInvalidOutline(line, false);
     }

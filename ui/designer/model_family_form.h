@@ -43,8 +43,9 @@ class ModelFamilyForm : public QWidget {
 
  private:
   void edit(int field, const QString& text, const std::function<void(engine::ModelSpec&)>& change);
+  /// `key`: the spec key the line edits (its problem while its text does not parse).
   void listEdit(QLineEdit* line, int field, const QString& text,
-                std::vector<int> engine::ModelSpec::*member);
+                std::vector<int> engine::ModelSpec::*member, const char* key);
   QSpinBox* vitSpin(int lo, int hi, const QString& tip, int field, const QString& text,
                     int engine::ModelSpec::*member);
 
