@@ -248,6 +248,21 @@ class TestMainWindow : public QObject {
     }
   }
 
+  // A text design shows Train's Sample panel: the window still fits a 1366x768 screen (it grew
+  // to 813 px tall when the panel sat above the event log).
+  void aTextDesignStillFitsA1366x768Screen() {
+    MainWindow window(services(), nullptr);
+    auto spec = quickSpec();
+    spec.dataset.kind = "text";
+    window.document()->load(spec);
+    window.showWorkspace(MainWindow::kTrain);
+    window.trainWorkspace()->updateControls();
+    const QSize screen(1366, 768 - 24 - 30);
+    const QSize minimum = window.minimumSizeHint().expandedTo(window.minimumSize());
+    QVERIFY2(minimum.width() <= screen.width() && minimum.height() <= screen.height(),
+             qPrintable(QStringLiteral("%1x%2").arg(minimum.width()).arg(minimum.height())));
+  }
+
   void shortcutsAreFixedAndListed() {
     MainWindow window(services(), nullptr);
     QStringList shortcuts;

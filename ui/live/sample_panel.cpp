@@ -40,7 +40,7 @@ SamplePanel::SamplePanel(QWidget* parent) : QWidget(parent) {
   m_step = new QLabel(this);
   m_text = new QPlainTextEdit(this);
   m_text->setReadOnly(true);
-  m_text->setMaximumHeight(90);
+  m_text->setMinimumHeight(24);  // a line or two in the bottom row: Train fits 1366x768
   m_text->setPlaceholderText(tr("The sample appears at the run's first evaluation"));
 
   auto* top = new QHBoxLayout;

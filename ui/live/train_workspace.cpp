@@ -177,16 +177,15 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   });
   connect(m_queue, &StudyQueue::studyFinished, this, &TrainWorkspace::updateControls);
   auto* bottom = new QSplitter(Qt::Horizontal, this);
+  // The sample (text runs only) beside the log, not above it: Train must keep fitting a
+  // 1366x768 screen (a column of both grew the window past it).
   m_sample = new SamplePanel(this);
-  auto* logAndSample = new QWidget(this);  // the sample above the log, text runs only
-  auto* logColumn = new QVBoxLayout(logAndSample);
-  logColumn->setContentsMargins(0, 0, 0, 0);
-  logColumn->addWidget(m_sample);
-  logColumn->addWidget(m_log, 1);
-  bottom->addWidget(logAndSample);
+  bottom->addWidget(m_log);
+  bottom->addWidget(m_sample);
   bottom->addWidget(m_queue);
   bottom->setStretchFactor(0, 1);
   bottom->setStretchFactor(1, 1);
+  bottom->setStretchFactor(2, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(m_dashboard);
   split->addWidget(bottom);

@@ -1,5 +1,7 @@
 #include "runs/run_table_model.h"
 
+#include <cmath>
+
 #include <QColor>
 #include <QDateTime>
 
@@ -278,8 +280,14 @@ QVariant RunTableModel::display(const RunRecord& r, int column) const {
     const auto flat = m_flatSpecs.find(r.id);
     if (flat == m_flatSpecs.end()) return QString();
     const auto value = flat->second.find(m_keyColumns[key]);
-    return value == flat->second.end() ? QVariant(QStringLiteral("—"))
-                                       : QVariant(QString::fromStdString(value->second));
+    if (value == flat->second.end()) return QStringLiteral("—");
+    // A searched rate has 16 digits; 4 significant ones tell runs apart and fit the column (an
+    // elided middle would read as another number). Export CSV writes what is shown.
+    const QString text = QString::fromStdString(value->second);
+    bool number = false;
+    const double v = text.toDouble(&number);
+    if (number && v != std::floor(v)) return QString::number(v, 'g', 4);
+    return text;
   }
   switch (column) {
     case kId:
