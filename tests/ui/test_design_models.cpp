@@ -128,6 +128,15 @@ class TestDesignModels : public QObject {
     QCOMPARE(form->layerEditor()->list()->count(), layers);
     // The preset's name says where the list came from (not "layers-fmnist-4stage").
     QCOMPARE(doc.spec().name, std::string("mlp-layers-fmnist-4stage"));
+    {
+      // It follows the cuts like a preset's name: a fifth stage makes it "…-5stage".
+      engine::ExperimentSpec more = doc.spec();
+      more.partition.cuts.push_back(more.partition.cuts.back() + 1);
+      doc.edit(more, QStringLiteral("Cut"));
+      QCOMPARE(doc.spec().name, std::string("mlp-layers-fmnist-5stage"));
+      doc.undoStack()->undo();
+      QCOMPARE(doc.spec().name, std::string("mlp-layers-fmnist-4stage"));
+    }
     doc.undoStack()->undo();
     QCOMPARE(doc.spec().model.kind, std::string("mlp"));
     QCOMPARE(doc.spec().name, std::string("mlp-fmnist-4stage"));

@@ -1,6 +1,7 @@
 // The workbench on the real engine with a PyTorch model: a TorchScript file (made in C++, no
 // Python) imported in Design, cut, and trained with local updates and the backprop baseline.
 #include <QApplication>
+#include <QComboBox>
 #include <QFile>
 #include <QMessageBox>
 #include <QSignalSpy>
@@ -11,6 +12,8 @@
 #include "bridge/engine_controller.h"
 #include "designer/design_document.h"
 #include "designer/design_workspace.h"
+#include "designer/model_family_form.h"
+#include "designer/model_panel.h"
 #include "script_models.h"
 #include "stagewise/engine/engine.h"
 
@@ -81,6 +84,35 @@ class TestImportGui : public QObject {
       QVERIFY(s.testAccuracy > 0.4);  // 4 classes: chance is 0.25
     }
     QCOMPARE(summaries[0].stages.size(), size_t{3});
+  }
+
+  // Walkthrough: a .pt imported while a ViT design (token aux heads) is open fits a head that
+  // takes its output; choosing "Layer list" with a TorchScript model goes back and says why
+  // (it used to read "Layer list" and train the TorchScript model).
+  void importingIntoAViTDesignAndAskingForALayerList() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("net.pt"));
+    script_models::sequential(32, 4, 1).save(path.toStdString());
+    EngineServices services = realServices();
+    DesignDocument doc{services.engine};
+    engine::ExperimentSpec base;
+    base.dataset.kind = "synthetic";
+    base.model.kind = "vit";
+    base.stageDefaults.auxHead = "token";
+    doc.load(base);
+    DesignWorkspace workspace(&doc);
+    QVERIFY(workspace.importModel(path));
+    QCOMPARE(doc.spec().model.kind, std::string("torchscript"));
+    QCOMPARE(doc.spec().stageDefaults.auxHead, std::string("linear"));
+    QVERIFY2(doc.canRun(), doc.problems().empty() ? "" : doc.problems().front().message.c_str());
+    QComboBox* kind = workspace.modelPanel()->familyForm()->kindCombo();
+    const int layers = kind->findData(QStringLiteral("layers"));
+    QVERIFY(layers >= 0);
+    kind->setCurrentIndex(layers);
+    Q_EMIT kind->activated(layers);
+    QCOMPARE(doc.spec().model.kind, std::string("torchscript"));
+    QCOMPARE(kind->currentData().toString(), QStringLiteral("torchscript"));
+    QVERIFY(kind->statusTip().contains(QStringLiteral("cannot become a layer list")));
   }
 
   void aBadFileIsRefusedBeforeUnsavedChangesAreAskedAbout() {

@@ -118,9 +118,16 @@ void DesignDocument::setStudyDirect(const study::StudyObject& study) {
 void DesignDocument::edit(const engine::ExperimentSpec& next, const QString& text, int mergeId) {
   // A name that still follows the presets' pattern follows the design (issue 36 §3: it said
   // "mlp-fmnist-4stage" after the family became a CNN); a name of the user's own is kept.
-  if (next.name == m_spec.name && m_spec.name == autoExperimentName(m_spec)) {
+  // "mlp-layers-fmnist-4stage" (Edit as layers keeps the family in front) follows too.
+  const std::string automatic = autoExperimentName(m_spec);
+  const std::string& name = m_spec.name;
+  const size_t prefix = name.size() >= automatic.size() ? name.size() - automatic.size() : 0;
+  const bool follows = name.size() >= automatic.size() &&
+                       name.compare(prefix, automatic.size(), automatic) == 0 &&
+                       (prefix == 0 || name[prefix - 1] == '-');
+  if (next.name == m_spec.name && follows) {
     engine::ExperimentSpec renamed = next;
-    renamed.name = autoExperimentName(next);
+    renamed.name = name.substr(0, prefix) + autoExperimentName(next);
     m_undo.push(new SpecEditCommand(this, m_spec, renamed, text, mergeId));
     return;
   }

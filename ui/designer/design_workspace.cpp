@@ -212,6 +212,11 @@ bool DesignWorkspace::importModel(const QString& path) {
     engine::ExperimentSpec base = m_doc->spec();
     base.name.clear();
     base.partition = engine::PartitionSpec{};
+    base.stages.clear();  // per-stage settings of the old cut: the model is cut anew
+    // A head that only fits the open experiment's family (a ViT's token head, a CNN's conv head,
+    // a GPT's lm head) would refuse the new model: the linear head fits any output.
+    for (std::string* head : {&base.stageDefaults.auxHead})
+      if (*head == "token" || *head == "conv" || *head == "lm") *head = "linear";
     spec = engine::importTorchScript(base, path.toStdString());
   } catch (const std::exception& e) {
     // The engine's refusal is one line naming the file; anything else is cut to its first.

@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QPushButton>
+#include <QToolTip>
 #include <QFormLayout>
 #include <QLineEdit>
 #include <tuple>
@@ -181,7 +182,16 @@ ModelFamilyForm::ModelFamilyForm(DesignDocument* doc, QWidget* parent)
 
 void ModelFamilyForm::editAsLayers() {
   const auto& spec = m_doc->spec();
-  if (spec.model.kind == "layers" || spec.model.kind == "torchscript") return;
+  if (spec.model.kind == "torchscript") {
+    // A TorchScript file's modules are not layer entries: the box goes back, and says why.
+    refresh();
+    const QString why = tr("A TorchScript model cannot become a layer list: choose a preset or "
+                           "a family first, then Layer list (your own).");
+    m_kind->setStatusTip(why);
+    QToolTip::showText(m_kind->mapToGlobal(QPoint(0, m_kind->height())), why, m_kind);
+    return;
+  }
+  if (spec.model.kind == "layers") return;
   engine::ExperimentSpec next = spec;
   try {
     next.model.layers = engine::familyLayers(spec.model, m_doc->plan().input);
