@@ -213,6 +213,13 @@ class TestDesignModels : public QObject {
           block && block->title() == QString::fromStdString(doc.plan().layers[0].name))
         ++drawn;
     QCOMPARE(drawn, 1);
+    // No "model output · classifier" after a partly planned model, and the header does not give
+    // the planned part's counts as the network's (walkthrough).
+    for (QGraphicsItem* item : ws.scene()->items())
+      if (auto* block = dynamic_cast<BlockItem*>(item))
+        QVERIFY(block->title() != QStringLiteral("model output"));
+    QVERIFY2(ws.summaryLabel()->text().contains(QStringLiteral("layer 15 does not fit")),
+             qPrintable(ws.summaryLabel()->text()));
     // The palette shows the planned layers' shapes, and the bad one marked.
     QVERIFY(editor->list()->item(13)->text().contains(QStringLiteral("→ 3136")));
     QVERIFY(editor->list()->item(14)->text().startsWith(QStringLiteral("⚠")));

@@ -154,11 +154,18 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
 
 void DesignWorkspace::refresh() {
   const auto& plan = m_doc->plan();
-  m_summary->setText(
-      tr("%1 layers · %2 stages · %3 params · %4 FLOPs/sample")
-          .arg(plan.layers.size())
-          .arg(m_doc->spec().stageCount())
-          .arg(formatCount(double(plan.totalParams())), formatCount(double(plan.totalFlops()))));
+  if (m_doc->invalidLayer() >= 0) {
+    // Only the layers before the bad one are planned: say so, not a smaller network's counts.
+    m_summary->setText(tr("layers 1–%1 planned; layer %2 does not fit (see below): no totals yet")
+                           .arg(plan.layers.size())
+                           .arg(m_doc->invalidLayer() + 1));
+  } else {
+    m_summary->setText(
+        tr("%1 layers · %2 stages · %3 params · %4 FLOPs/sample")
+            .arg(plan.layers.size())
+            .arg(m_doc->spec().stageCount())
+            .arg(formatCount(double(plan.totalParams())), formatCount(double(plan.totalFlops()))));
+  }
   m_problems->clear();
   for (const auto& p : m_doc->problems()) {
     auto* item =

@@ -74,6 +74,12 @@ class DesignWorkspace : public QWidget {
   QTabWidget* m_sideTabs;
   QListWidget* m_problems;
   QLabel* m_summary;
+
+ public:
+  /// "18 layers · 4 stages · …" above the canvas (or which layer does not fit).
+  QLabel* summaryLabel() const { return m_summary; }
+
+ private:
   QPushButton* m_run;
 };
 

@@ -146,7 +146,7 @@ void NetworkScene::rebuild() {
                                 auxLines);
       aux->setAccent(stageColor(s.index));
       addItem(aux);
-    } else {
+    } else if (m_doc->invalidLayer() < 0) {  // a partly planned model has no output yet
       auto* head = new BlockItem(auxRect, tr("model output"), QString(),
                                  {tr("classifier"), tr("→ final loss")});
       head->setAccent(stageColor(s.index));
