@@ -187,7 +187,8 @@ int trainCommand(const std::vector<std::string>& argv) {
   std::optional<int64_t> replayId;
   if (auto replay = args.value("--replay")) {
     if (args.value("--config") || args.value("--resume"))
-      throw UsageError("give --replay alone, without --config or --resume (the run holds its spec)");
+      throw UsageError(
+          "give --replay alone, without --config or --resume (the run holds its spec)");
     try {
       size_t used = 0;
       replayId = std::stoll(*replay, &used);
@@ -211,7 +212,8 @@ int trainCommand(const std::vector<std::string>& argv) {
     storage::RunReader reader(source);
     const auto record = reader.run(*replayId);
     if (!record)
-      throw UsageError("no run " + std::to_string(*replayId) + " in the store; 'stagewise-cli "
+      throw UsageError("no run " + std::to_string(*replayId) +
+                       " in the store; 'stagewise-cli "
                        "runs list' shows the ids");
     const auto sets = args.values("--set");
     spec = engine::parseSpec(sets.empty() ? record->specJson

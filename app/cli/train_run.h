@@ -27,9 +27,9 @@ int stopSignal();
 
 struct TrainOutcome {
   engine::RunSummary summary;
-  std::optional<int64_t> runId;  ///< the record, when recorded
-  std::string storeError;        ///< not everything could be recorded
-  std::vector<engine::RunChange> changes;  ///< the changes applied while it trained
+  std::optional<int64_t> runId;                ///< the record, when recorded
+  std::string storeError;                      ///< not everything could be recorded
+  std::vector<engine::RunChange> changes;      ///< the changes applied while it trained
   std::optional<engine::SampleResult> sample;  ///< TrainHooks::sample's text, or why none
 };
 

@@ -153,9 +153,8 @@ void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostr
   for (const auto& c : changes) moved = moved || c.key == "partition.cuts";
   out << (moved ? "\nStages (at the end; the run was re-partitioned, see Changes)\n"
                 : "\nStages\n");
-  std::vector<std::vector<std::string>> rows = {{"STAGE", "LAYERS", "DEVICE", "AUX HEAD",
-                                                 "PARAMS", "AUX PARAMS", "STEPS", "FINAL LOSS",
-                                                 "FINAL ACC"}};
+  std::vector<std::vector<std::string>> rows = {{"STAGE", "LAYERS", "DEVICE", "AUX HEAD", "PARAMS",
+                                                 "AUX PARAMS", "STEPS", "FINAL LOSS", "FINAL ACC"}};
   for (const StageRecord& s : stages) {
     rows.push_back({std::to_string(s.index),
                     std::to_string(s.firstLayer) + "-" + std::to_string(s.lastLayer), s.device,

@@ -27,7 +27,8 @@ size_t utf8SequenceLength(const std::string& s, size_t i) {
   if (c < 0x80) return 1;
   size_t n = 0;
   unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
   else if (c >= 0xE0 && c <= 0xEF) {
     n = 3;
     if (c == 0xE0) lo = 0xA0;
@@ -114,8 +115,9 @@ TextCorpus readTextCorpus(const std::string& pathIn) {
       throw DatasetError(path +
                          ": the default text corpus is not installed; run scripts/deps.sh "
                          "(package fortunes) or set dataset.path to a UTF-8 text file or folder");
-    throw DatasetError(path + ": no such file or folder; set dataset.path to a UTF-8 text file "
-                              "or a folder of text files");
+    throw DatasetError(path +
+                       ": no such file or folder; set dataset.path to a UTF-8 text file "
+                       "or a folder of text files");
   }
   if (!fs::is_directory(path, ec)) {
     std::string text = readText(path);
@@ -155,10 +157,10 @@ TextCorpus readTextCorpus(const std::string& pathIn) {
   }
   if (corpus.files.empty())
     throw DatasetError(path + ": the folder holds no UTF-8 text file" +
-                       (corpus.skipped.empty() ? std::string()
-                                               : " (skipped: " + corpus.skipped.front() +
-                                                     (corpus.skipped.size() > 1 ? ", ..." : "") +
-                                                     ")") +
+                       (corpus.skipped.empty()
+                            ? std::string()
+                            : " (skipped: " + corpus.skipped.front() +
+                                  (corpus.skipped.size() > 1 ? ", ..." : "") + ")") +
                        "; choose a text file or a folder of text files");
   return corpus;
 }

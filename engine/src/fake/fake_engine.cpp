@@ -169,8 +169,8 @@ class FakeRun final : public Run {
     }
     std::lock_guard lock(m_changeMutex);
     if (stage < 0 || stage >= m_stages)
-      return refuse("the run has " + std::to_string(m_stages) + " stage(s) now: stages.0 to stages." +
-                    std::to_string(m_stages - 1));
+      return refuse("the run has " + std::to_string(m_stages) +
+                    " stage(s) now: stages.0 to stages." + std::to_string(m_stages - 1));
     m_pendingStage.push_back({-1, "stages." + std::to_string(stage) + "." + key, text, 0.0});
     return {true, {}};
   }

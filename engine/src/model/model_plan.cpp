@@ -25,7 +25,9 @@ int64_t ModelPlan::totalFlops() const {
   return n;
 }
 
-int64_t ModelPlan::inputBytes() const { return input.numel() * 4; }
+int64_t ModelPlan::inputBytes() const {
+  return input.numel() * 4;
+}
 
 namespace {
 
@@ -128,7 +130,8 @@ ModelPlan planModel(const ModelSpec& model, const InputShape& input) {
 
 AuxCost auxHeadCost(const std::string& kind, int hidden, const std::vector<int64_t>& inShape,
                     int numClasses) {
-  const int64_t in = std::accumulate(inShape.begin(), inShape.end(), int64_t{1}, std::multiplies<>());
+  const int64_t in =
+      std::accumulate(inShape.begin(), inShape.end(), int64_t{1}, std::multiplies<>());
   AuxCost cost;
   if (kind == "lm" && inShape.size() == 2) {  // per token: LayerNorm, Linear to the vocabulary
     const int64_t n = inShape[0], d = inShape[1];

@@ -65,7 +65,9 @@ std::string stageValueText(const std::string& setting, double value) {
                               "threads");
 }
 
-std::string stageLabel(int index) { return "S" + std::to_string(index + 1); }
+std::string stageLabel(int index) {
+  return "S" + std::to_string(index + 1);
+}
 
 std::string stageLayoutText(const std::vector<std::pair<int, int>>& firstLast) {
   std::string out;
@@ -78,8 +80,7 @@ std::string stageLayoutText(const std::vector<std::pair<int, int>>& firstLast) {
 }
 
 std::string stagePauseMessage(int index, bool paused, int64_t step) {
-  return stageLabel(index) + (paused ? " paused" : " resumed") + " at step " +
-         std::to_string(step);
+  return stageLabel(index) + (paused ? " paused" : " resumed") + " at step " + std::to_string(step);
 }
 
 std::string changeEventMessage(int64_t step, const std::string& key, const std::string& value) {
@@ -129,7 +130,8 @@ RunChange parseRunChange(const std::string& text) {
 }
 
 std::optional<RunChange> changeFromEvent(const std::string& message) {
-  static const std::regex re(R"((?:change|repartition) at step (\d+): ([A-Za-z0-9_.]+)=([^\s;]+).*)");
+  static const std::regex re(
+      R"((?:change|repartition) at step (\d+): ([A-Za-z0-9_.]+)=([^\s;]+).*)");
   std::smatch m;
   if (!std::regex_match(message, m, re)) return std::nullopt;
   RunChange c;
