@@ -412,8 +412,24 @@ class TestStudyCli : public QObject {
     }
     QCOMPARE(int(prunedAtOf.size()), pruned);
     QCOMPARE(int(table.out.count("pruned at step ")), pruned);
-    // (No fraction with 5 or more significant digits: the rates were 17 before.)
-    QVERIFY2(!table.out.contains(QRegularExpression("\\b0\\.0*[1-9]\\d{4,}")), qPrintable(table.out));
+    // Every learning rate the table prints, the chosen ones ("train.lr=...") and the trials'
+    // (the second cell of each line under "every trial:"), has at most 3 significant digits:
+    // they were 17 before. (Other cells may carry more: a mean is printed to the decimal place
+    // its spread supports, and a wall time's spread can be tiny.)
+    QStringList rates;
+    auto chosen = QRegularExpression("train\\.lr=(\\S+)").globalMatch(table.out);
+    while (chosen.hasNext()) rates << chosen.next().captured(1);
+    const QStringList lines = table.out.split('\n');
+    const qsizetype trials = lines.indexOf("every trial:");
+    QVERIFY2(trials > 0, qPrintable(table.out));
+    for (qsizetype i = trials + 2; i < lines.size(); ++i) {
+      const QStringList cells = lines[i].split(' ', Qt::SkipEmptyParts);
+      if (cells.size() > 1 && (cells[0] == "local" || cells[0] == "backprop")) rates << cells[1];
+    }
+    QVERIFY2(rates.size() >= 2 + 8, qPrintable(table.out));
+    const QRegularExpression threeDigits("^0\\.0*[1-9]\\d{0,2}$");
+    for (QString rate : rates)
+      QVERIFY2(threeDigits.match(rate.remove(',')).hasMatch(), qPrintable(rate + "\n" + table.out));
     Result list = runCli({"runs", "list", "--db", db, "--limit", "100"});
     QVERIFY2(list.code == 0, qPrintable(list.err));
     for (const auto& [id, at] : prunedAtOf) {
