@@ -298,6 +298,19 @@ ExperimentSpec parseSpec(std::string_view text) {
     ObjectReader r(*p, "pipeline");
     r.get("micro_batches", spec.pipeline.microBatches);
     r.get("schedule", spec.pipeline.schedule);
+    r.get("chunks", spec.pipeline.chunks);
+    if (r.has("recompute")) {
+      const json& v = p->at("recompute");
+      if (!v.is_boolean())
+        throw SpecError("pipeline.recompute",
+                        "expected true or false, found " + detail::typeName(v));
+      spec.pipeline.recompute = v.get<bool>();
+    }
+    r.finish();
+  }
+  if (auto* t = top.child("timeline")) {
+    ObjectReader r(*t, "timeline");
+    r.get("max_spans", spec.timeline.maxSpans);
     r.finish();
   }
   if (auto* e = top.child("eval")) {
@@ -459,6 +472,11 @@ std::string specToJson(const ExperimentSpec& spec, int indent) {
   if (!spec.model.path.empty()) doc["model"]["path"] = spec.model.path;
   if (spec.model.reinit) doc["model"]["reinit"] = true;
   if (!spec.model.layers.empty()) doc["model"]["layers"] = detail::layersToJson(spec.model.layers);
+  if (spec.pipeline.chunks != PipelineSpec{}.chunks)
+    doc["pipeline"]["chunks"] = spec.pipeline.chunks;
+  if (spec.pipeline.recompute) doc["pipeline"]["recompute"] = true;
+  if (spec.timeline.maxSpans != TimelineSpec{}.maxSpans)
+    doc["timeline"] = {{"max_spans", spec.timeline.maxSpans}};
   if (spec.measure.budget != MeasureSpec{}.budget)
     doc["measure"] = {{"budget", spec.measure.budget}};
   const DistributedSpec defaults;

@@ -240,6 +240,11 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
   if (pl.schedule != "gpipe" && pl.schedule != "1f1b")
     out.push_back(
         {"pipeline.schedule", "unknown schedule '" + pl.schedule + "'; use gpipe or 1f1b"});
+  if (pl.chunks < 1 || pl.chunks > 16)
+    out.push_back({"pipeline.chunks", "must be between 1 and 16 model chunks per worker"});
+  if (spec.timeline.maxSpans < 0)
+    out.push_back({"timeline.max_spans",
+                   "must be >= 0 (0: enough for the last 200 steps and a sample across the run)"});
 
   if (spec.eval.interval < 0) out.push_back({"eval.interval", "must be >= 0 (0: only at the end)"});
   if (spec.eval.maxSamples < 0) out.push_back({"eval.max_samples", "must be >= 0 (0: all)"});

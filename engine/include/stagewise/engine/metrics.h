@@ -56,7 +56,20 @@ struct MetricPoint {
 
 /// What a span of the timeline computed: a whole step (local and backprop modes), or one
 /// micro-batch's forward or backward pass (pipeline mode, so the bubble shows between them).
-enum class SpanKind { Step = 0, Forward = 1, Backward = 2 };
+/// Step: a local step or the update; Forward/Backward: a micro-batch's pass (Backward is B alone
+/// under zb-h1); Weight: zb-h1's deferred weight gradient (W); Recompute: the forward run again
+/// before the backward (pipeline.recompute); Wait: waiting for an input or a gradient; Blocked: a
+/// send waiting for room downstream; Aux: a local stage's auxiliary head.
+enum class SpanKind {
+  Step = 0,
+  Forward = 1,
+  Backward = 2,
+  Weight = 3,
+  Recompute = 4,
+  Wait = 5,
+  Blocked = 6,
+  Aux = 7
+};
 
 /// One step of one stage (or one micro-batch's pass), for the utilization timeline.
 struct StepSpan {
@@ -144,6 +157,11 @@ struct StageSummary {
   int64_t peakMemoryBytes = -1;  ///< most bytes the allocator held for the stage (-1: not counted)
   double paramChecksum = 0;      ///< sum of body parameters at the end (tests, comparisons)
   double meanStepSeconds = 0;    ///< mean compute time per step
+  /// The idle share of the stage's step between its first and last operation, as measured and
+  /// as the schedule's plan from the run's own F, B and W times has it (docs/metrics.md,
+  /// "Bubble"); NaN where not measured.
+  double bubbleMeasured = kNoValue;
+  double bubblePlanned = kNoValue;
 };
 
 /// How busy the machine was (docs/metrics.md, "Machine load"): the 1-minute load average and the

@@ -165,8 +165,24 @@ struct LocalSpec {
 
 /// Pipelined backprop (mode "pipeline").
 struct PipelineSpec {
-  int microBatches = 0;            ///< M micro-batches per batch; 0: one per stage
-  std::string schedule = "gpipe";  ///< gpipe (fill-drain) | 1f1b (PipeDream-flush order)
+  int microBatches = 0;  ///< M micro-batches per batch; 0: one per stage
+  /// gpipe (fill-drain) | 1f1b (PipeDream-flush order) | interleaved (Megatron's interleaved
+  /// 1F1B: each worker runs `chunks` non-adjacent stages) | zb-h1 (zero-bubble H1: each
+  /// micro-batch's backward split into B, the input's gradient, sent upstream at once, and W, the
+  /// weights' gradient, deferred into idle time).
+  std::string schedule = "gpipe";
+  /// interleaved: v, the model chunks each worker (thread or rank) runs. The partition's stages
+  /// are the chunks: K stages run on K / v workers, stage k on worker k mod (K / v). 1 otherwise.
+  int chunks = 1;
+  /// Activation recomputation: each stage keeps only its input per micro-batch and runs its
+  /// forward pass again before the backward (as GPipe does).
+  bool recompute = false;
+};
+
+/// What the store keeps of a run's timeline (its spans), for the Timeline and `runs trace`.
+struct TimelineSpec {
+  /// The most spans recorded; 0: enough for the last 200 steps and a sample across the run.
+  int64_t maxSpans = 0;
 };
 
 struct EvalSpec {
@@ -229,6 +245,7 @@ struct ExperimentSpec {
   TrainSpec train;
   LocalSpec local;
   PipelineSpec pipeline;
+  TimelineSpec timeline;
   EvalSpec eval;
   ProbeSpec probe;
   MeasureSpec measure;
