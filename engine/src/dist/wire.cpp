@@ -70,7 +70,7 @@ FeedBatch decodeFeed(const std::string& text) {
                           x.at(3).get<int64_t>(), x.at(4).get<double>(), val(x.at(5))});
     for (const auto& x : j.at("s")) {
       const int kind = x.at(4).get<int>();
-      if (kind < 0 || kind > static_cast<int>(SpanKind::Backward))
+      if (kind < 0 || kind > static_cast<int>(SpanKind::Aux))
         throw std::runtime_error("malformed report batch from another rank: span kind " +
                                  std::to_string(kind));
       b.spans.push_back({x.at(0).get<int>(), x.at(1).get<int64_t>(), x.at(2).get<double>(),
