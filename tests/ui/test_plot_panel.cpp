@@ -201,6 +201,64 @@ class TestPlotPanel : public QObject {
     QVERIFY(!panel.plot()->statusTip().isEmpty());
   }
 
+  void onePipelineStagesLossHasALegend() {
+    // Issue 36: a 4-stage pipeline run reports its loss at the last stage only; one graph and
+    // no legend left the reader guessing whose loss it was.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    engine::RunInfo info;
+    info.mode = engine::Mode::Pipeline;
+    info.stages.resize(4);
+    data.beginPhase(0, info);
+    data.addPoints(0, {{engine::series::kLoss, 3, -1, 0, 0.0, 1.0}});
+    QCOMPARE(panel.graphCount(), 1);
+    QVERIFY(panel.plot()->legend->visible());
+    QCOMPARE(panel.plot()->legend->itemCount(), 1);
+    QCOMPARE(panel.legendText(0), QStringLiteral("pipe S4"));
+    // A run-level series alone (one stage's run) still needs none.
+    LiveData one;
+    PlotPanel single(QStringLiteral("Loss"), QStringLiteral("nats"), &one);
+    single.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    engine::RunInfo oneStage;
+    oneStage.stages.resize(1);
+    one.beginPhase(0, oneStage);
+    one.addPoints(0, {{engine::series::kLoss, 0, -1, 0, 0.0, 1.0}});
+    QVERIFY(!single.plot()->legend->visible());
+  }
+
+  void eventLabelsNeverPrintOverEachOther() {
+    // Issue 36: a run with 6+ changes close together printed their labels over each other
+    // (four rows, then the fifth on the first's). Each drawn label's box is clear of every
+    // other's, and most of them are still drawn.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    panel.resize(600, 400);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    fill(data, 1000);
+    for (int i = 0; i < 8; ++i)
+      data.addMarker(
+          {0, 100 + 20 * i, 1.0 + 0.2 * i,
+           QStringLiteral("train.lr %1 → %2").arg(0.001 * (i + 1)).arg(0.001 * (i + 2))});
+    panel.refresh(true);
+    panel.plot()->replot();
+    QCOMPARE(panel.markerCount(), 8);
+    std::vector<QRectF> boxes;
+    for (int i = 0; i < panel.plot()->itemCount(); ++i) {
+      auto* text = qobject_cast<QCPItemText*>(panel.plot()->item(i));
+      if (!text || !text->visible()) continue;
+      const QRectF box =
+          QRectF(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition()).normalized();
+      for (const QRectF& other : boxes)
+        QVERIFY2(!box.intersects(other),
+                 qPrintable(QStringLiteral("%1 overlaps another label").arg(text->text())));
+      boxes.push_back(box);
+    }
+    QVERIFY2(boxes.size() >= 6, qPrintable(QString::number(boxes.size())));
+  }
+
   void onePointSitsInAReadableSpan() {
     // Issue 36 §2.5: with one probe the cosine's x axis spanned 369–370, the point on its edge.
     LiveData data;

@@ -97,6 +97,7 @@ class PlotPanel : public QWidget {
     QPen pen;  ///< as the rule asks; dense graphs are drawn with a 1 px version of it
     bool markers;
     int rule;  ///< index of the rule that picked it (legend order)
+    QString name;  ///< the legend's whole text (the graph's name may be shortened to fit)
   };
   void onSeriesAdded(const LiveKey& key);
   void onCleared();
@@ -105,9 +106,16 @@ class PlotPanel : public QWidget {
   void updateLegendVisibility();
   /// Wraps the side legend into as many columns as its entries need at the plot's height.
   void fitLegend();
+  /// Shortens the legend's texts when its columns would squeeze the plot below kMinAxisWidth
+  /// (QCustomPlot then shrinks every cell and cuts each text off at its edge).
+  void fitLegendWidth();
+  /// As many x ticks as their labels' drawn widths leave room for (after each layout).
+  void fitTicks();
   QColor ruleColor(const SeriesRule& rule, int stage) const;
   /// Puts an event line (and its label) at each of LiveData's markers.
   void syncMarkers();
+  /// Stacks the event lines' labels into rows so none prints over another.
+  void placeMarkerLabels();
 
   LiveData* m_data;
   PlotFrame* m_frame;
@@ -123,7 +131,9 @@ class PlotPanel : public QWidget {
   bool m_follow = true;
   bool m_settingRange = false;
   uint64_t m_seenRevision = ~uint64_t(0);
-  uint64_t m_seenPoints = ~uint64_t(0);  // points in the bound series at the last redraw
+  uint64_t m_seenPoints = ~uint64_t(0);
+  int m_tickRoom = -1;  ///< the axis width fitTicks() last chose a tick count for  // points in the
+                        ///< bound series at the last redraw
 };
 
 }  // namespace stagewise::ui
