@@ -259,6 +259,50 @@ class TestPlotPanel : public QObject {
     QVERIFY2(boxes.size() >= 6, qPrintable(QString::number(boxes.size())));
   }
 
+  void finalWholeTestSetEvaluationIsDrawnApart() {
+    // Issue 36: the final evaluation on the whole test set (the summary's value, sent as the
+    // test series' last point) was drawn in the same line as the periodic ones on
+    // eval.max_samples. It is a marker of its own; the line ends at the last periodic point.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Accuracy"), QString(), &data);
+    panel.addRule({engine::series::kAccuracy, true, QStringLiteral(" local"), Qt::SolidLine, 1.2,
+                   {}});
+    panel.addRule({engine::series::kTestAccuracy, false, QStringLiteral("test"), Qt::SolidLine,
+                   2.0, {}, true, false, true});
+    panel.resize(600, 400);
+    panel.show();
+    engine::RunInfo info;
+    info.stages.resize(2);
+    data.beginPhase(0, info);
+    std::vector<engine::MetricPoint> points;
+    for (int step = 0; step <= 100; step += 20) {
+      points.push_back({engine::series::kAccuracy, 0, -1, step, step * 0.01, 0.5});
+      points.push_back({engine::series::kAccuracy, 1, -1, step, step * 0.01, 0.6});
+      if (step > 0)
+        points.push_back({engine::series::kTestAccuracy, -1, -1, step, step * 0.01, 0.7});
+    }
+    points.push_back({engine::series::kTestAccuracy, -1, -1, 100, 1.0, 0.812});  // the final
+    data.addPoints(0, points);
+    panel.markFinal(0, engine::series::kTestAccuracy, 0.812);
+    panel.refresh(true);
+    QCPGraph* final = panel.finalGraph(0, engine::series::kTestAccuracy);
+    QVERIFY(final);
+    QCOMPARE(final->data()->size(), 1);
+    QCOMPARE(final->data()->constBegin()->key, 100.0);
+    QCOMPARE(final->data()->constBegin()->value, 0.812);
+    QCPGraph* line = nullptr;
+    for (int i = 0; i < panel.plot()->graphCount(); ++i)
+      if (panel.plot()->graph(i)->name() == QStringLiteral("test")) line = panel.plot()->graph(i);
+    QVERIFY(line);
+    for (auto it = line->data()->constBegin(); it != line->data()->constEnd(); ++it)
+      QVERIFY2(it->value != 0.812, "the final point is still on the periodic line");
+    QVERIFY(panel.plot()->legend->itemWithPlottable(final));
+    QVERIFY(final->name().contains(QStringLiteral("final, whole test set")));
+    // A series whose last point is not the summary's value keeps its line whole.
+    panel.markFinal(0, engine::series::kTestAccuracy, 0.9);
+    QCOMPARE(final->data()->size(), 0);
+  }
+
   void onePointSitsInAReadableSpan() {
     // Issue 36 §2.5: with one probe the cosine's x axis spanned 369–370, the point on its edge.
     LiveData data;

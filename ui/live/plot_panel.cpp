@@ -243,6 +243,7 @@ void PlotPanel::sortLegend() {
                    [&](const Bound& a, const Bound& b) { return order(a) < order(b); });
   m_plot->legend->clearItems();
   updateLegendVisibility();
+  for (const auto& f : m_finals) f.graph->addToLegend();
   for (const auto& b : m_bound) {
     b.graph->addToLegend();
     if (!b.graph->visible())
@@ -251,6 +252,56 @@ void PlotPanel::sortLegend() {
         c.setAlpha(90);
         item->setTextColor(c);
       }
+  }
+}
+
+void PlotPanel::markFinal(int phase, const std::string& series, double value) {
+  if (!std::isfinite(value)) return;
+  for (auto& f : m_finals)
+    if (f.phase == phase && f.series == series) {
+      f.value = value;
+      refresh(true);
+      return;
+    }
+  const Bound* line = nullptr;
+  for (const auto& b : m_bound)
+    if (b.key.phase == phase && b.key.name == series && b.key.stage < 0) line = &b;
+  if (!line) return;  // this panel does not draw the series
+  auto* graph = m_plot->addGraph();
+  QColor color = line->pen.color();
+  graph->setPen(QPen(color, 1.5));
+  graph->setLineStyle(QCPGraph::lsNone);
+  graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(color, 1.5),
+                                         QBrush(m_plot->palette().color(QPalette::Base)), 10));
+  graph->setName(line->name + tr(" · final, whole test set"));
+  m_finals.push_back({phase, series, value, graph});
+  sortLegend();
+  refresh(true);
+}
+
+QCPGraph* PlotPanel::finalGraph(int phase, const std::string& series) const {
+  for (const auto& f : m_finals)
+    if (f.phase == phase && f.series == series) return f.graph;
+  return nullptr;
+}
+
+void PlotPanel::drawFinals() {
+  // The engine sends the final evaluation as the series' last point, at the final step, like
+  // the periodic ones on eval.max_samples: the line would join a different measurement.
+  for (const auto& f : m_finals) {
+    f.graph->data()->clear();
+    for (const auto& b : m_bound) {
+      if (b.key.phase != f.phase || b.key.name != f.series || b.key.stage >= 0) continue;
+      const SeriesBuffer* s = m_data->series(b.key);
+      if (!s || s->empty() || s->y(s->size() - 1) != f.value) continue;
+      const double x = s->x(s->size() - 1, m_axis);
+      auto data = b.graph->data();
+      // Off the line: the final point (and the decimated columns at its x).
+      if (!data->isEmpty() && (data->constEnd() - 1)->key >= x - 1e-12)
+        data->removeAfter(x - 1e-12);
+      f.graph->data()->add(x, f.value);
+      f.graph->setVisible(b.graph->visible());
+    }
   }
 }
 
@@ -366,6 +417,8 @@ void PlotPanel::resizeEvent(QResizeEvent* event) {
 void PlotPanel::onCleared() {
   for (const auto& b : m_bound) m_plot->removeGraph(b.graph);
   m_bound.clear();
+  for (const auto& f : m_finals) m_plot->removeGraph(f.graph);
+  m_finals.clear();
   for (auto* item : m_markerItems) m_plot->removeItem(item);
   m_markerItems.clear();
   updateLegendVisibility();
@@ -461,6 +514,7 @@ void PlotPanel::refresh(bool force) {
     b.graph->setScatterStyle(!dense && b.markers ? QCPScatterStyle(QCPScatterStyle::ssDisc, 6)
                                                  : QCPScatterStyle());
   }
+  drawFinals();
   if (m_follow) {
     m_settingRange = true;
     m_plot->xAxis->setRange(xLo, xHi);

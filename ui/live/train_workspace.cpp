@@ -25,6 +25,7 @@
 #include "designer/design_document.h"
 #include "live/event_log.h"
 #include "live/live_dashboard.h"
+#include "live/plot_panel.h"
 #include "live/sample_panel.h"
 #include "live/stage_strip.h"
 #include "live/steer_events.h"
@@ -627,6 +628,11 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
   if (batch.summary) {
     const auto& s = *batch.summary;
     m_summaries.push_back(s);
+    // The summary's test numbers are the final evaluation on the whole test set, the test
+    // series' last point: drawn apart from the periodic ones on eval.max_samples.
+    m_dashboard->accuracyPanel()->markFinal(batch.phase, engine::series::kTestAccuracy,
+                                            s.testAccuracy);
+    m_dashboard->lossPanel()->markFinal(batch.phase, engine::series::kTestLoss, s.testLoss);
     QString line =
         tr("%1 run %2 after %3 steps, %4 samples/s")
             .arg(phaseName(batch.phase), QString::fromStdString(engine::toString(s.status)))
