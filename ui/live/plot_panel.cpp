@@ -243,7 +243,6 @@ void PlotPanel::sortLegend() {
                    [&](const Bound& a, const Bound& b) { return order(a) < order(b); });
   m_plot->legend->clearItems();
   updateLegendVisibility();
-  for (const auto& f : m_finals) f.graph->addToLegend();
   for (const auto& b : m_bound) {
     b.graph->addToLegend();
     if (!b.graph->visible())
@@ -253,6 +252,7 @@ void PlotPanel::sortLegend() {
         item->setTextColor(c);
       }
   }
+  for (const auto& f : m_finals) f.graph->addToLegend();  // after the lines
 }
 
 void PlotPanel::markFinal(int phase, const std::string& series, double value) {
@@ -273,7 +273,10 @@ void PlotPanel::markFinal(int phase, const std::string& series, double value) {
   graph->setLineStyle(QCPGraph::lsNone);
   graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(color, 1.5),
                                          QBrush(m_plot->palette().color(QPalette::Base)), 10));
-  graph->setName(line->name + tr(" · final, whole test set"));
+  // Short, as the legend column is narrow: "final, whole test set" beside a plain "test", the
+  // line's own name and "final" beside a pipeline's or a baseline's.
+  graph->setName(line->name == tr("test") ? tr("final, whole test set")
+                                          : line->name + tr(" final"));
   m_finals.push_back({phase, series, value, graph});
   sortLegend();
   refresh(true);
@@ -293,15 +296,21 @@ void PlotPanel::drawFinals() {
     for (const auto& b : m_bound) {
       if (b.key.phase != f.phase || b.key.name != f.series || b.key.stage >= 0) continue;
       const SeriesBuffer* s = m_data->series(b.key);
-      if (!s || s->empty() || s->y(s->size() - 1) != f.value) continue;
+      if (!s || s->empty() || float(s->y(s->size() - 1)) != float(f.value))
+        continue;  // kept as float
       const double x = s->x(s->size() - 1, m_axis);
       auto data = b.graph->data();
       // Off the line: the final point (and the decimated columns at its x).
       if (!data->isEmpty() && (data->constEnd() - 1)->key >= x - 1e-12)
         data->removeAfter(x - 1e-12);
-      f.graph->data()->add(x, f.value);
+      f.graph->data()->add(QCPGraphData(x, s->y(s->size() - 1)));
       f.graph->setVisible(b.graph->visible());
     }
+    // No final point on this series (yet): no legend entry without a marker.
+    if (f.graph->data()->isEmpty())
+      f.graph->removeFromLegend();
+    else if (!m_plot->legend->hasItemWithPlottable(f.graph))
+      f.graph->addToLegend();
   }
 }
 
