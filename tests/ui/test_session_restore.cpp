@@ -83,8 +83,11 @@ class TestSessionRestore : public QObject {
       d->smoothingSlider()->setValue(25);
       d->xAxisCombo()->setCurrentIndex(1);
       d->logLossCheck()->setChecked(true);
+      window.trainWorkspace()->modeCombo()->setCurrentIndex(6);  // Local, pipeline, backprop
       QVERIFY(window.close());
     }
+    // The store the session used (as given with --db) is the one the next start opens.
+    QCOMPARE(AppSettings::storePath(), QString::fromStdString(t.store->path()));
     MainWindow window(services(), t.store);
     window.show();
     QCOMPARE(window.document()->filePath(), file);
@@ -100,6 +103,7 @@ class TestSessionRestore : public QObject {
     QCOMPARE(d->xAxisCombo()->currentIndex(), 1);
     QVERIFY(d->logLossCheck()->isChecked());
     QVERIFY(d->lossPanel()->logY());
+    QCOMPARE(window.trainWorkspace()->modeCombo()->currentIndex(), 6);
   }
 
   void reopensADesignWithoutAFileFromItsJson() {

@@ -80,6 +80,22 @@ class TestTimelinePanel : public QObject {
     QVERIFY2(f.panel.windowSeconds() > 2.4, qPrintable(QString::number(f.panel.windowSeconds())));
   }
 
+  void pausedViewFollowsTheRunSwitchedTo() {
+    // Issue 36: paused on one run of a plan (at 8-10 s), then another run chosen: the view
+    // stayed at 8-10 s of a run that only ran 3 s, and was empty.
+    Fixture f;
+    f.panel.pauseButton()->click();
+    QVERIFY(!f.panel.isFollowing());
+    f.data.beginPhase(1, threeStages());
+    std::vector<engine::StepSpan> spans;
+    for (int i = 0; i < 300; ++i)
+      for (int k = 0; k < 3; ++k) spans.push_back({k, i, i * 0.01, i * 0.01 + 0.008});
+    f.data.addSpans(1, spans);
+    f.panel.setPhase(1);
+    QVERIFY2(f.panel.drawnSpans(0) > 100, qPrintable(QString::number(f.panel.drawnSpans(0))));
+    QVERIFY(f.panel.viewEnd() <= 3.0 + 1e-6);
+  }
+
   void scrollsBackAndPausesWhileSpansArrive() {
     Fixture f;
     QSignalSpy following(&f.panel, &TimelinePanel::followingChanged);

@@ -9,7 +9,9 @@
 namespace stagewise::ui {
 
 QString AppSettings::storePath() {
-  return QSettings().value(QStringLiteral("store/path")).toString();
+  QSettings settings;
+  const QString last = settings.value(QStringLiteral("session/storePath")).toString();
+  return last.isEmpty() ? settings.value(QStringLiteral("store/path")).toString() : last;
 }
 void AppSettings::setStorePath(const QString& path) {
   QSettings().setValue(QStringLiteral("store/path"), path);
@@ -121,6 +123,8 @@ SessionState AppSettings::session() {
   state.workspace = settings.value(QStringLiteral("session/workspace"), 0).toInt();
   for (const QVariant& id : settings.value(QStringLiteral("session/runs")).toList())
     state.runs << id.toLongLong();
+  state.trainModes = settings.value(QStringLiteral("session/trainModes"), 0).toInt();
+  state.storePath = settings.value(QStringLiteral("session/storePath")).toString();
   return state;
 }
 
@@ -132,6 +136,8 @@ void AppSettings::setSession(const SessionState& state) {
   QVariantList runs;
   for (qint64 id : state.runs) runs << id;
   settings.setValue(QStringLiteral("session/runs"), runs);
+  settings.setValue(QStringLiteral("session/trainModes"), state.trainModes);
+  settings.setValue(QStringLiteral("session/storePath"), state.storePath);
 }
 
 int AppSettings::trainXAxis() {

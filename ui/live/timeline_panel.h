@@ -57,8 +57,13 @@ class TimelinePanel : public QWidget {
 
   /// Which phase of a plan to show (-1, the default: the phase running or the last one).
   void setPhase(int phase) {
+    const bool switched = phase != m_phase;
     m_phase = phase;
-    refresh(true);
+    // Paused at another run's times the view would be empty (issue 36): follow this run.
+    if (switched && !m_follow)
+      setFollowing(true);
+    else
+      refresh(true);
   }
   int phase() const { return m_phase; }
 
