@@ -154,6 +154,22 @@ class TestSessionRestore : public QObject {
     QCOMPARE(window.currentWorkspace(), MainWindow::kDesign);
     QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("did not read")));
   }
+  void aStoreThatIsGoneIsNotReopened() {
+    // A store given once with --db in a folder that has since gone: the next start opens the
+    // chosen (or default) store, not a new empty one at the old path.
+    QTemporaryDir dir;
+    AppSettings::setStorePath(dir.filePath("chosen.db"));
+    SessionState state = AppSettings::session();
+    state.storePath = dir.filePath("gone/runs.db");
+    AppSettings::setSession(state);
+    QCOMPARE(AppSettings::storePath(), dir.filePath("chosen.db"));
+    QFile kept(dir.filePath("kept.db"));
+    QVERIFY(kept.open(QIODevice::WriteOnly));
+    kept.close();
+    state.storePath = dir.filePath("kept.db");
+    AppSettings::setSession(state);
+    QCOMPARE(AppSettings::storePath(), dir.filePath("kept.db"));
+  }
 };
 
 QTEST_MAIN(TestSessionRestore)

@@ -1,8 +1,7 @@
 #include "common/app_settings.h"
 
-#include <QFileInfo>
-
 #include <QDir>
+#include <QFileInfo>
 #include <QSettings>
 #include <algorithm>
 
@@ -10,8 +9,11 @@ namespace stagewise::ui {
 
 QString AppSettings::storePath() {
   QSettings settings;
+  // The last session's store, while it is still there (a store given once with --db in a
+  // temporary folder that has since gone must not come back as a new, empty store).
   const QString last = settings.value(QStringLiteral("session/storePath")).toString();
-  return last.isEmpty() ? settings.value(QStringLiteral("store/path")).toString() : last;
+  if (!last.isEmpty() && QFileInfo::exists(last)) return last;
+  return settings.value(QStringLiteral("store/path")).toString();
 }
 void AppSettings::setStorePath(const QString& path) {
   QSettings().setValue(QStringLiteral("store/path"), path);
