@@ -111,4 +111,10 @@ std::vector<double> BubbleBoard::planned() const {
   return out;
 }
 
+std::unique_ptr<BubbleBoard> makeBubbleBoard(const ExperimentSpec& spec, int stages) {
+  if (spec.mode == Mode::Backprop) return nullptr;
+  return std::make_unique<BubbleBoard>(spec.mode == Mode::Pipeline ? spec.pipeline.schedule : "",
+                                       spec.pipeline.chunks, stages);
+}
+
 }  // namespace stagewise::engine

@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "stagewise/engine/metrics.h"
 #include "stagewise/engine/pipeline_plan.h"
+#include "stagewise/engine/spec.h"
 
 namespace stagewise::engine {
 
@@ -73,5 +75,9 @@ class BubbleBoard {
   std::vector<bool> m_posted;
   int m_micro = 0;
 };
+
+/// The board of a run with `stages` stages: pipeline mode plans its schedule, local mode the
+/// slowest stage's pace; backprop mode has none (null).
+std::unique_ptr<BubbleBoard> makeBubbleBoard(const ExperimentSpec& spec, int stages);
 
 }  // namespace stagewise::engine
