@@ -100,6 +100,38 @@ class TestPipelinePlan : public QObject {
     QCOMPARE(again.stepSeconds, 15.0);  // stage 1: BW0 [5,9], BW1 [9,13]; stage 0: BW1 [13,15]
   }
 
+  // 1F1B holds p - k micro-batches at stage k, GPipe all m, zb-h1 p (until W) at every stage.
+  void heldMicroBatchesFollowTheOrders() {
+    QCOMPARE(heldMicroBatches(workerOrders("1f1b", 4, 8), 4), (std::vector<int>{4, 3, 2, 1}));
+    QCOMPARE(heldMicroBatches(workerOrders("gpipe", 3, 5), 3), (std::vector<int>{5, 5, 5}));
+    QCOMPARE(heldMicroBatches(workerOrders("zb-h1", 3, 6), 3), (std::vector<int>{3, 3, 3}));
+  }
+
+  // Every schedule for 4 like stages (F 1, B 1, W 1) and m = 4: gpipe and 1f1b idle 3 / 7,
+  // interleaved (2 workers of 2 chunks) (P-1)/(v m + P-1) = 1/9, zb-h1 (p-1)(F+B-W) = 3 of
+  // 12 + 3. Activations: one micro-batch 100 bytes, its input 10; 1f1b's stage 0 holds 4.
+  void compareSchedulesPlansEach() {
+    const std::vector<PassTimes> t(4, {1, 1, 1, 0});
+    const std::vector<int64_t> act(4, 100), in(4, 10);
+    const auto e = compareSchedules(t, 4, act, in, false);
+    QCOMPARE(int(e.size()), 4);
+    QCOMPARE(QString::fromStdString(e[0].schedule), QStringLiteral("gpipe"));
+    QVERIFY(near(e[0].bubble, 3.0 / 7));
+    QCOMPARE(e[0].peakActivationBytes, (std::vector<int64_t>{400, 400, 400, 400}));
+    QVERIFY(near(e[1].bubble, 3.0 / 7));
+    QCOMPARE(e[1].peakActivationBytes, (std::vector<int64_t>{400, 300, 200, 100}));
+    QCOMPARE(e[2].chunks, 2);
+    QVERIFY(e[2].refused.empty());
+    QVERIFY(near(e[2].bubble, 1.0 / 9));
+    QVERIFY(near(e[3].bubble, 3.0 / 15));
+    // Recompute keeps the inputs and one micro-batch's activations.
+    const auto r = compareSchedules(t, 4, act, in, true);
+    QCOMPARE(r[1].peakActivationBytes, (std::vector<int64_t>{140, 130, 120, 110}));
+    // Three stages do not split into workers of 2 chunks.
+    const auto odd = compareSchedules(std::vector<PassTimes>(3, {1, 1, 1, 0}), 4, act, in, false);
+    QVERIFY(QString::fromStdString(odd[2].refused).startsWith("pipeline.chunks"));
+  }
+
   void refusesWhatCannotRun() {
     // Stage 0 waits for its backward before its forward: the backward can never come.
     QVERIFY_THROWS_EXCEPTION(

@@ -97,6 +97,58 @@ Plan planStep(const std::string& schedule, int micro, int chunks,
   return simulate(workerOrders(schedule, static_cast<int>(times.size()), micro, chunks), times);
 }
 
+std::vector<int> heldMicroBatches(const std::vector<std::vector<Action>>& orders, int stages) {
+  std::vector<int> held(static_cast<size_t>(std::max(0, stages)), 0);
+  std::vector<int> most = held;
+  for (const auto& row : orders)
+    for (const auto& a : row) {
+      if (a.stage < 0 || a.stage >= stages) continue;
+      int& h = held[static_cast<size_t>(a.stage)];
+      if (a.op == Op::F) most[static_cast<size_t>(a.stage)] = std::max(most[a.stage], ++h);
+      if (a.op == Op::W || a.op == Op::BW) --h;
+    }
+  return most;
+}
+
+std::vector<ScheduleEstimate> compareSchedules(const std::vector<PassTimes>& times, int micro,
+                                               const std::vector<int64_t>& activationBytes,
+                                               const std::vector<int64_t>& inputBytes,
+                                               bool recompute) {
+  const int stages = static_cast<int>(times.size());
+  std::vector<ScheduleEstimate> out;
+  for (const std::string& name : scheduleNames()) {
+    ScheduleEstimate e;
+    e.schedule = name;
+    e.chunks = name == "interleaved" ? 2 : 1;
+    std::vector<PassTimes> t = times;
+    for (auto& p : t) {
+      if (name != "zb-h1") {  // one backward pass: B and W together
+        p.b += p.w;
+        p.w = 0;
+      }
+      p.recompute = recompute ? p.f : 0;
+    }
+    try {
+      const auto orders = workerOrders(name, stages, micro, e.chunks);
+      const Plan plan = simulate(orders, t);
+      e.bubble = plan.stepBubble;
+      e.stepSeconds = plan.stepSeconds;
+      const auto held = heldMicroBatches(orders, stages);
+      for (int k = 0; k < stages; ++k) {
+        auto at = [&](const std::vector<int64_t>& v) {
+          return static_cast<size_t>(k) < v.size() ? v[static_cast<size_t>(k)] : 0;
+        };
+        e.peakActivationBytes.push_back(recompute ? held[k] * at(inputBytes) + at(activationBytes)
+                                                  : held[k] * at(activationBytes));
+      }
+    } catch (const std::invalid_argument& err) {
+      e.refused = err.what();
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 double measuredBubble(const std::vector<StepSpan>& spans) {
   std::vector<std::pair<double, double>> busy;
   for (const auto& s : spans)

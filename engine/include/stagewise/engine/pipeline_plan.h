@@ -3,6 +3,8 @@
 // per-stage pass times, and the bubble (the idle share of a worker) it plans, next to the bubble
 // a step's real spans measured. See docs/metrics.md, "Bubble: planned against measured".
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "stagewise/engine/metrics.h"
@@ -47,6 +49,31 @@ Plan simulate(const std::vector<std::vector<Action>>& orders, const std::vector<
 /// workerOrders + simulate; `times` has one entry per stage.
 Plan planStep(const std::string& schedule, int micro, int chunks,
               const std::vector<PassTimes>& times);
+
+/// Per stage, the most micro-batches whose activations the orders hold at once: from a stage's
+/// F until its W (or BW).
+std::vector<int> heldMicroBatches(const std::vector<std::vector<Action>>& orders, int stages);
+
+/// One schedule planned for a pipeline, for `inspect` and the Design estimate.
+struct ScheduleEstimate {
+  std::string schedule;
+  int chunks = 1;
+  std::string refused;  ///< why the schedule cannot run this pipeline; empty: planned
+  double bubble = 0;    ///< the step's idle share (Plan::stepBubble)
+  double stepSeconds = 0;
+  /// Per stage, the activations held at the peak: held micro-batches x `activationBytes`, or
+  /// with recompute held x `inputBytes` + one micro-batch's activations (during its backward).
+  std::vector<int64_t> peakActivationBytes;
+};
+
+/// gpipe, 1f1b, interleaved (2 chunks per worker: the stages are the chunks) and zb-h1 planned
+/// with `times` (one per stage; gpipe, 1f1b and interleaved run B and W as one pass) and `micro`
+/// micro-batches. `activationBytes`, `inputBytes`: per stage, one micro-batch's activations kept
+/// for the backward and its input.
+std::vector<ScheduleEstimate> compareSchedules(const std::vector<PassTimes>& times, int micro,
+                                               const std::vector<int64_t>& activationBytes,
+                                               const std::vector<int64_t>& inputBytes,
+                                               bool recompute);
 
 /// The measured bubble of one worker in one step: the idle share between the start of its first
 /// compute span (forward, backward, weight, recompute, step, aux) and the end of its last; time
