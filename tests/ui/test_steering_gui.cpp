@@ -309,7 +309,6 @@ class TestSteeringGui : public QObject {
     QVERIFY(std::abs(panel.barValue(0, 0) - 0.8) < 1e-6);
   }
 
-  void replayMakesTheSameChangesAtTheSameSteps() {
   // Each stage's bubble, planned and measured, shows as markers on its bar: the latest values,
   // none where the engine sent none (backprop mode, or before every stage posted its times).
   void theBubbleShowsPlannedAndMeasured() {
@@ -331,6 +330,7 @@ class TestSteeringGui : public QObject {
     QVERIFY(std::abs(panel.bubbleValue(1, 1) - 0.1) < 1e-6);
   }
 
+  void replayMakesTheSameChangesAtTheSameSteps() {
     Fixture f(120, 0.001);
     engine::RunChange cut;
     cut.step = 40;
