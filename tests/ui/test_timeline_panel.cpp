@@ -173,6 +173,10 @@ class TestTimelinePanel : public QObject {
     panel.refresh(true);
     QCOMPARE(panel.plannedSpans(0), 4);
     QCOMPARE(panel.plannedSpans(1), 4);
+    // zb-h1's weight passes are spans of their own kind, counted apart (SpanKind goes to Aux).
+    data.addSpans(0, {{0, 1, 19, 19.5, K::Weight, 0}});
+    panel.refresh(true);
+    QCOMPARE(panel.drawnSpans(0, K::Weight), 1);
     // Local runs have no schedule to plan.
     Fixture local;
     QCOMPARE(local.panel.plannedSpans(0), 0);

@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "common/plot_frame.h"
 #include "common/theme.h"
@@ -110,7 +111,7 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
 int TimelinePanel::drawnSpans(int stage) const {
   if (stage < 0 || size_t(stage) >= m_drawn.size()) return 0;
   const auto& d = m_drawn[size_t(stage)];
-  return d[0] + d[1] + d[2];
+  return std::accumulate(d.begin(), d.end(), 0);
 }
 
 int TimelinePanel::drawnSpans(int stage, engine::SpanKind kind) const {
@@ -276,7 +277,7 @@ void TimelinePanel::refresh(bool force) {
   // other.
   const int lineHeight = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
   m_stride = rowHeight > 0 ? std::max(1, int(std::ceil(lineHeight / rowHeight))) : 1;
-  m_drawn.assign(size_t(stages), {0, 0, 0});
+  m_drawn.assign(size_t(stages), {});
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int k = 0; k < stages; ++k) {
     const double row = stages - k;  // stage 1 on top

@@ -99,7 +99,7 @@ class TimelinePanel : public QWidget {
   QScrollBar* m_scroll;
   QToolButton* m_pause;
   QToolButton* m_followButton;
-  std::vector<std::array<int, 3>> m_drawn;  // per stage, per SpanKind
+  std::vector<std::array<int, 8>> m_drawn;  // per stage, per SpanKind (Step .. Aux)
   std::vector<QCPAbstractItem*> m_markers;  // a line per change within the window
   std::vector<QCPCurve*> m_plan;            // per stage, the planned passes (below the spans)
   std::vector<int> m_planned;               // per stage, planned passes drawn
