@@ -276,8 +276,8 @@ std::vector<SpanRecord> RunReader::spans(int64_t runId) {
   st.bind(1, runId);
   std::vector<SpanRecord> out;
   while (st.step()) {
-    out.push_back({static_cast<int>(st.getInt(0)), st.getInt(1), st.getDouble(2),
-                   st.getDouble(3), st.getText(4), static_cast<int>(st.getInt(5))});
+    out.push_back({static_cast<int>(st.getInt(0)), st.getInt(1), st.getDouble(2), st.getDouble(3),
+                   st.getText(4), static_cast<int>(st.getInt(5))});
   }
   return out;
 }

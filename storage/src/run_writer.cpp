@@ -221,15 +221,15 @@ void RunWriter::Impl::append(int64_t runId, std::vector<PointInput>&& points,
     std::lock_guard lock(mutex);
     const auto count = static_cast<int64_t>(points.size() + spans.size());
     // While nothing commits, memory is the only place for points; past the cap they are lost.
-    if (heldPoints > 0 && heldPoints + pending.points + count >
-                                      static_cast<int64_t>(options.writer.maxHeldPoints)) {
+    if (heldPoints > 0 &&
+        heldPoints + pending.points + count > static_cast<int64_t>(options.writer.maxHeldPoints)) {
       stats.pointsDropped += count;
       droppedOverCap += count;
       if (error.empty()) {
         error = "run store '" + path +
-                        "': points were dropped because the store could not be written and "
-                        "too many were waiting in memory (" +
-                        problem + ")";
+                "': points were dropped because the store could not be written and "
+                "too many were waiting in memory (" +
+                problem + ")";
       }
       return;
     }

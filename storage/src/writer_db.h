@@ -102,9 +102,9 @@ class WriterDb {
     int64_t cutoff = 0;
     int64_t stride = 1;
     int64_t sampled = 0;
-    int64_t step = -1;      // the step being counted
-    int64_t inStep = 0;     // spans seen of it
-    int64_t perStep = 1;    // the most spans one step had
+    int64_t step = -1;    // the step being counted
+    int64_t inStep = 0;   // spans seen of it
+    int64_t perStep = 1;  // the most spans one step had
   };
   struct SpanBudget {
     bool loaded = false;

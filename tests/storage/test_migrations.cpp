@@ -201,8 +201,8 @@ class TestMigrations : public QObject {
   void migratedSchemaEqualsNewSchema() {
     const std::string fresh = m_dir.filePath("fresh.db").toStdString();
     { RunStore store(fresh); }
-    for (const char* fixture : {"store_v1.sql", "store_v2.sql", "store_v3.sql", "store_v4.sql",
-                                "store_v5.sql"}) {
+    for (const char* fixture :
+         {"store_v1.sql", "store_v2.sql", "store_v3.sql", "store_v4.sql", "store_v5.sql"}) {
       const std::string path = storeFromFixture(fixture);
       { RunStore store(path); }
       QCOMPARE(QString::fromStdString(schemaText(path)), QString::fromStdString(schemaText(fresh)));
