@@ -10,6 +10,7 @@
 
 #include "live/live_data.h"
 
+class QAction;
 class QCPAbstractItem;
 class QCustomPlot;
 class QScrollBar;
@@ -28,6 +29,10 @@ class TimelinePanel : public QWidget {
   /// runs draw each micro-batch's forward and backward pass apart; other modes draw steps).
   int drawnSpans(int stage) const;
   int drawnSpans(int stage, engine::SpanKind kind) const;
+  /// "Export trace (Perfetto)…" in the right-click menu: emits exportTraceRequested for the
+  /// phase shown. Disabled until setTraceAvailable(true) (the run is recorded in a store).
+  QAction* exportTraceAction() const { return m_exportTrace; }
+  void setTraceAvailable(bool available);
   /// Event lines drawn (the changes applied within the window shown).
   int markerCount() const { return int(m_markers.size()); }
   /// The span of time shown, clamped to [kMinWindow, the larger of kMaxWindow and the spans
@@ -61,12 +66,16 @@ class TimelinePanel : public QWidget {
     refresh(true);
   }
   int phase() const { return m_phase; }
+  /// The phase drawn: phase(), or the one running (or the last) when that is -1.
+  int shownPhase() const;
 
  public Q_SLOTS:
   void refresh(bool force = false);
 
  Q_SIGNALS:
   void followingChanged(bool following);
+  /// The user asked to export the spans of phase `phase` as a Chrome trace.
+  void exportTraceRequested(int phase);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -93,7 +102,9 @@ class TimelinePanel : public QWidget {
   QScrollBar* m_scroll;
   QToolButton* m_pause;
   QToolButton* m_followButton;
-  std::vector<std::array<int, 3>> m_drawn;  // per stage, per SpanKind
+  QAction* m_exportTrace;
+  static constexpr size_t kSpanKinds = size_t(engine::SpanKind::Aux) + 1;
+  std::vector<std::array<int, kSpanKinds>> m_drawn;  // per stage, per SpanKind
   std::vector<QCPAbstractItem*> m_markers;  // a line per change within the window
   uint64_t m_seenRevision = ~uint64_t(0);
   double m_seenEnd = -1;  // sum of the stages' last span ends at the last redraw
