@@ -305,8 +305,7 @@ class TestRunsCommand : public QObject {
     expectUsageError({"trace", std::to_string(id)}, "runs trace ID --out FILE.json");
     expectUsageError({"trace", "999", "--out", file}, "there is no run 999");
     // Not a usage error, still one line: a run recorded without spans, a file not writable.
-    for (const auto& [args, hint] :
-         std::vector<std::pair<std::vector<std::string>, std::string>>{
+    for (const auto& [args, hint] : std::vector<std::pair<std::vector<std::string>, std::string>>{
              {{"trace", std::to_string(m_ids[1]), "--out", file}, "has no spans stored"},
              {{"trace", std::to_string(id), "--out", m_dir.filePath("no/dir/t.json").toStdString()},
               "cannot write"}}) {

@@ -101,8 +101,9 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
   layout->addWidget(m_scroll);
   // The frame's right-click menu lists its owner's actions before its own Export….
   m_exportTrace = new QAction(tr("Export trace (Perfetto)…"), m_frame);
-  m_exportTrace->setStatusTip(tr("Write the run's stored spans as a Chrome trace that Perfetto "
-                                 "(ui.perfetto.dev) opens, as `stagewise-cli runs trace` does"));
+  m_exportTrace->setStatusTip(
+      tr("Write the run's stored spans as a Chrome trace that Perfetto "
+         "(ui.perfetto.dev) opens, as `stagewise-cli runs trace` does"));
   m_exportTrace->setEnabled(false);
   m_frame->addAction(m_exportTrace);
   connect(m_exportTrace, &QAction::triggered, this,
@@ -124,9 +125,8 @@ int TimelinePanel::drawnSpans(int stage) const {
 
 int TimelinePanel::drawnSpans(int stage, engine::SpanKind kind) const {
   const auto k = size_t(kind);
-  return stage >= 0 && size_t(stage) < m_drawn.size() && k < kSpanKinds
-             ? m_drawn[size_t(stage)][k]
-             : 0;
+  return stage >= 0 && size_t(stage) < m_drawn.size() && k < kSpanKinds ? m_drawn[size_t(stage)][k]
+                                                                        : 0;
 }
 
 void TimelinePanel::setTraceAvailable(bool available) {
