@@ -94,7 +94,7 @@ int64_t writeTrace(RunReader& reader, int64_t runId, std::ostream& out) {
           {"cat", s.kind},
           {"ph", "X"},
           {"ts", micros(s.startS)},
-          {"dur", std::max(0.0, micros(s.endS) - micros(s.startS))},
+          {"dur", std::max(0.0, std::round((micros(s.endS) - micros(s.startS)) * 1e3) / 1e3)},
           {"pid", pid},
           {"tid", s.stage},
           {"args", {{"stage", s.stage + 1}, {"step", s.step}, {"micro", s.micro}}}});
