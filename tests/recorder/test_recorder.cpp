@@ -167,9 +167,9 @@ class TestRecorder : public QObject {
     rec.onStart(info);
     using K = engine::SpanKind;
     const std::vector<engine::StepSpan> spans = {
-        {0, 0, 0.10, 0.20, K::Forward, 0}, {0, 0, 0.20, 0.25, K::Blocked, 0},
-        {1, 0, 0.00, 0.21, K::Wait, 0},    {1, 0, 0.21, 0.30, K::Forward, 0},
-        {1, 0, 0.30, 0.40, K::Backward, 0}, {1, 0, 0.40, 0.45, K::Weight, 0},
+        {0, 0, 0.10, 0.20, K::Forward, 0},   {0, 0, 0.20, 0.25, K::Blocked, 0},
+        {1, 0, 0.00, 0.21, K::Wait, 0},      {1, 0, 0.21, 0.30, K::Forward, 0},
+        {1, 0, 0.30, 0.40, K::Backward, 0},  {1, 0, 0.40, 0.45, K::Weight, 0},
         {0, 0, 0.45, 0.50, K::Recompute, 0}, {0, 0, 0.50, 0.60, K::Aux, -1},
         {0, 1, 0.60, 0.70, K::Step, -1}};
     rec.onSpans(spans);
