@@ -92,7 +92,8 @@ class TestTraceCli : public QObject {
         QVERIFY(ph == "X" || ph == "M" || ph == "C");
         QVERIFY(e["pid"].isDouble());
         if (ph != "M") QVERIFY(e["ts"].isDouble() && e["ts"].toDouble() >= 0);
-        if (ph == "X") QVERIFY(e["dur"].isDouble() && e["dur"].toDouble() >= 0 && e["tid"].isDouble());
+        if (ph == "X")
+          QVERIFY(e["dur"].isDouble() && e["dur"].toDouble() >= 0 && e["tid"].isDouble());
       }();
       if (ph == "X") complete.push_back(e);
       if (ph == "M" && e["name"] == "thread_name") threads.insert(e["tid"].toInt());
@@ -158,8 +159,8 @@ class TestTraceCli : public QObject {
   }
 
   void olderRunWithoutSpansIsOneLine() {
-    const Result none = runCli({"runs", "trace", "999", "--out", m_dir.filePath("x.json"),
-                                "--db", db()});
+    const Result none =
+        runCli({"runs", "trace", "999", "--out", m_dir.filePath("x.json"), "--db", db()});
     QCOMPARE(none.code, 2);
     QVERIFY2(none.err.contains("there is no run 999"), qPrintable(none.err));
     QCOMPARE(none.err.trimmed().count('\n'), 0);
