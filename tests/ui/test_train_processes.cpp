@@ -137,7 +137,8 @@ class TestTrainProcesses : public QObject {
     auto calls = std::make_shared<Calls>();
     EngineServices services = servicesWithProcesses(calls);
     auto ranks = std::make_shared<std::vector<std::vector<int>>>();
-    services.createRecorder = [ranks](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+    services.createRecorder =
+        [ranks](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
       ranks->push_back(request.stageRanks);
       return nullptr;
     };
