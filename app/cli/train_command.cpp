@@ -54,6 +54,9 @@ TrainOutcome trainInProcess(const engine::ExperimentSpec& spec, const engine::Ru
   if (store) {
     recorder::RecorderOptions recOptions;
     recOptions.resumeRunId = resumeRunId;
+    // Across processes the trace groups stages by rank; the spec was checked at launch.
+    if (options.dist.enabled())
+      recOptions.stageRanks = engine::assignRanks(spec, spec.stageCount(), options.dist.worldSize);
     // Disk full, store locked, points lost: said while the run goes on (from the writer thread).
     recOptions.onStoreNotice = [](const storage::WriterNotice& n) {
       std::cerr << "\n[" << (n.kind == storage::WriterNotice::Kind::Recovered ? "info" : "warning")

@@ -180,6 +180,7 @@ int main(int argc, char** argv) {
       options.resumeRunId = request.continueRunId;
       options.tags = request.tags;
       options.onRecordCreated = request.onRecorded;
+      options.stageRanks = request.stageRanks;
       // Disk full, store locked by another process, recovered, points lost: shown in the
       // event log while the run goes on (a recovery as info, the rest as warnings).
       if (request.onNotice)

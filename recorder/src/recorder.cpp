@@ -40,6 +40,34 @@ std::string modelKindOf(const std::string& specJson) {
   }
 }
 
+/// The store's name of a span kind (storage::SpanInput::kind).
+const char* spanKindName(engine::SpanKind kind) {
+  switch (kind) {
+    case engine::SpanKind::Step:
+      return "step";
+    case engine::SpanKind::Forward:
+      return "forward";
+    case engine::SpanKind::Backward:
+      return "backward";
+    case engine::SpanKind::Weight:
+      return "weight";
+    case engine::SpanKind::Recompute:
+      return "recompute";
+    case engine::SpanKind::Wait:
+      return "wait";
+    case engine::SpanKind::Blocked:
+      return "blocked";
+    case engine::SpanKind::Aux:
+      return "aux";
+  }
+  return "step";
+}
+
+/// Waits are not compute: they go to the timeline, not to step_seconds.
+bool isCompute(engine::SpanKind kind) {
+  return kind != engine::SpanKind::Wait && kind != engine::SpanKind::Blocked;
+}
+
 }  // namespace
 
 Recorder::Recorder(storage::RunStore& store, RecorderOptions options)
@@ -118,6 +146,11 @@ void Recorder::onStart(const engine::RunInfo& info) {
     // a stop. What arrives before the record exists is held and handed over once it does.
     m_pending = writer.createRunLater(run).share();
     resolve(std::chrono::milliseconds(0));
+    // Which process ran each stage, for the trace's tracks (`runs trace`).
+    std::vector<engine::MetricPoint> ranks;
+    for (size_t k = 0; k < m_options.stageRanks.size(); ++k)
+      ranks.push_back({"rank", static_cast<int>(k), -1, 0, 0.0, double(m_options.stageRanks[k])});
+    onMetrics(ranks);
   } catch (const std::exception& e) {
     fail(std::string("recording not started: ") + e.what());
   }
@@ -134,6 +167,8 @@ bool Recorder::resolve(std::chrono::milliseconds wait) {
     if (m_options.onRecordCreated) m_options.onRecordCreated(id);
     if (!m_heldPoints.empty()) m_store.writer().appendPoints(id, std::move(m_heldPoints));
     m_heldPoints = {};
+    if (!m_heldSpans.empty()) m_store.writer().appendSpans(id, std::move(m_heldSpans));
+    m_heldSpans = {};
     for (const auto& [e, step] : std::exchange(m_heldEvents, {})) record(id, e, step);
     if (m_heldLost > 0)
       fail("recording: " + std::to_string(m_heldLost) +
@@ -142,6 +177,7 @@ bool Recorder::resolve(std::chrono::milliseconds wait) {
   } catch (const std::exception& e) {
     m_pending.reset();
     m_heldPoints = {};
+    m_heldSpans = {};
     m_heldEvents.clear();
     fail(std::string("recording not started: ") + e.what());
     return false;
@@ -178,14 +214,26 @@ void Recorder::onSpans(const std::vector<engine::StepSpan>& spans) {
   const bool ready = resolve(std::chrono::milliseconds(0));
   if (!ready && !m_pending) return;
   std::vector<storage::PointInput> out;
+  std::vector<storage::SpanInput> timeline;
   out.reserve(spans.size());
+  timeline.reserve(spans.size());
   for (const engine::StepSpan& s : spans) {
-    out.push_back({"step_seconds", s.stage, -1, s.step, s.endS, s.endS - s.startS});
+    if (isCompute(s.kind))
+      out.push_back({"step_seconds", s.stage, -1, s.step, s.endS, s.endS - s.startS});
+    timeline.push_back({s.stage, s.step, s.startS, s.endS, spanKindName(s.kind), s.micro});
   }
-  if (ready)
+  if (ready) {
     m_store.writer().appendPoints(m_runId.load(), std::move(out));
-  else
+    m_store.writer().appendSpans(m_runId.load(), std::move(timeline));
+  } else {
     hold(std::move(out));
+    if (m_heldSpans.size() + timeline.size() > kMaxHeldPoints) {
+      m_heldLost += static_cast<int64_t>(timeline.size());
+    } else {
+      m_heldSpans.insert(m_heldSpans.end(), std::make_move_iterator(timeline.begin()),
+                         std::make_move_iterator(timeline.end()));
+    }
+  }
 }
 
 void Recorder::onEvent(const engine::RunEvent& event) {

@@ -269,6 +269,19 @@ std::vector<EventRecord> RunReader::events(int64_t runId) {
   return out;
 }
 
+std::vector<SpanRecord> RunReader::spans(int64_t runId) {
+  Statement st(*m_impl->db,
+               "SELECT stage, step, start_s, end_s, kind, micro FROM spans WHERE run_id = ?1 "
+               "ORDER BY stage, start_s, seq");
+  st.bind(1, runId);
+  std::vector<SpanRecord> out;
+  while (st.step()) {
+    out.push_back({static_cast<int>(st.getInt(0)), st.getInt(1), st.getDouble(2), st.getDouble(3),
+                   st.getText(4), static_cast<int>(st.getInt(5))});
+  }
+  return out;
+}
+
 std::vector<CheckpointRecord> RunReader::checkpoints(int64_t runId) {
   Statement st(*m_impl->db,
                "SELECT id, path, step, created_at_ms FROM checkpoints WHERE run_id = ?1 "

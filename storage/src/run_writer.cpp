@@ -206,37 +206,45 @@ void RunWriter::resumeRun(int64_t runId) {
 }
 
 void RunWriter::appendPoints(int64_t runId, std::vector<PointInput>&& points) {
-  if (points.empty()) return;
-  bool wake = false;
+  m_impl->append(runId, std::move(points), {});
+}
+
+void RunWriter::appendSpans(int64_t runId, std::vector<SpanInput>&& spans) {
+  m_impl->append(runId, {}, std::move(spans));
+}
+
+void RunWriter::Impl::append(int64_t runId, std::vector<PointInput>&& points,
+                             std::vector<SpanInput>&& spans) {
+  if (points.empty() && spans.empty()) return;
+  bool wakeUp = false;
   {
-    std::lock_guard lock(m_impl->mutex);
-    const auto count = static_cast<int64_t>(points.size());
+    std::lock_guard lock(mutex);
+    const auto count = static_cast<int64_t>(points.size() + spans.size());
     // While nothing commits, memory is the only place for points; past the cap they are lost.
-    if (m_impl->heldPoints > 0 && m_impl->heldPoints + m_impl->pending.points + count >
-                                      static_cast<int64_t>(m_impl->options.writer.maxHeldPoints)) {
-      m_impl->stats.pointsDropped += count;
-      m_impl->droppedOverCap += count;
-      if (m_impl->error.empty()) {
-        m_impl->error = "run store '" + m_impl->path +
-                        "': points were dropped because the store could not be written and "
-                        "too many were waiting in memory (" +
-                        m_impl->problem + ")";
+    if (heldPoints > 0 &&
+        heldPoints + pending.points + count > static_cast<int64_t>(options.writer.maxHeldPoints)) {
+      stats.pointsDropped += count;
+      droppedOverCap += count;
+      if (error.empty()) {
+        error = "run store '" + path +
+                "': points were dropped because the store could not be written and "
+                "too many were waiting in memory (" +
+                problem + ")";
       }
       return;
     }
-    m_impl->pending.points += count;
-    m_impl->stats.pointsPending = m_impl->pending.points;
-    m_impl->pending.chunks.push_back({runId, std::move(points)});
+    pending.points += count;
+    stats.pointsPending = pending.points;
+    pending.chunks.push_back({runId, std::move(points), std::move(spans)});
     // Wake the thread when the batch is full, or when it is the first thing pending: the
     // thread then sleeps until the delay of this point instead of the next heartbeat.
-    if (!m_impl->oldest) {
-      m_impl->oldest = Clock::now();
-      wake = true;
+    if (!oldest) {
+      oldest = Clock::now();
+      wakeUp = true;
     }
-    wake =
-        wake || m_impl->pending.points >= static_cast<int64_t>(m_impl->options.writer.batchPoints);
+    wakeUp = wakeUp || pending.points >= static_cast<int64_t>(options.writer.batchPoints);
   }
-  if (wake) m_impl->wake.notify_one();
+  if (wakeUp) wake.notify_one();
 }
 
 void RunWriter::appendPoints(int64_t runId, const std::vector<PointInput>& points) {

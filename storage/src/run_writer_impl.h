@@ -53,6 +53,7 @@ using Command = std::variant<CreateCmd, ResumeCmd, EventCmd, CheckpointCmd, Fini
 struct Chunk {
   int64_t runId;
   std::vector<PointInput> points;
+  std::vector<SpanInput> spans;  ///< counted with the points (batch size, memory cap)
 };
 
 struct Batch {
@@ -116,6 +117,8 @@ struct RunWriter::Impl {
     wake.notify_one();
   }
 
+  /// Hands points and spans of a run over under the lock (appendPoints, appendSpans).
+  void append(int64_t runId, std::vector<PointInput>&& points, std::vector<SpanInput>&& spans);
   void run();
   void process(Batch& batch, bool heartbeatDue);
   void writeData(Batch& data, bool heartbeatDue);

@@ -188,6 +188,23 @@ ALTER TABLE studies ADD COLUMN search_json TEXT;
 ALTER TABLE study_runs ADD COLUMN pruned_at INTEGER;
 )sql";
 
+// Version 6: spans (issue 37), each stage's timeline as the engine timed it, for `runs trace`
+// and the Timeline's export. Bounded by the writer (docs/metrics.md, "Spans kept"): `seq` is
+// the order a stage's spans arrived in.
+constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE spans (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  stage INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  start_s REAL NOT NULL,
+  end_s REAL NOT NULL,
+  kind TEXT NOT NULL,
+  micro INTEGER NOT NULL DEFAULT -1,
+  PRIMARY KEY (run_id, stage, step, seq)
+) WITHOUT ROWID;
+)sql";
+
 /// Adds 'pruned' to the values runs.status may take. SQLite cannot alter a CHECK constraint;
 /// loosening one may edit the table's stored definition, the procedure SQLite's ALTER TABLE
 /// page gives for it (every row that passed the old check passes the new one, so nothing is
@@ -263,6 +280,7 @@ int migrate(Database& db) {
     db.exec(kSchemaV5);
     allowPrunedStatus(db);
   }
+  if (found < 6) db.exec(kSchemaV6);
   if (found != kSchemaVersion) db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   tx.commit();
   return found;

@@ -9,7 +9,7 @@ namespace stagewise::storage::detail {
 /// `PRAGMA application_id` of a Stagewise run store ("SWRS").
 inline constexpr int64_t kApplicationId = 0x53575253;
 /// The schema this build writes (PRAGMA user_version).
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 /// Brings `db` (writable, empty or a Stagewise store at an older version) to kSchemaVersion in
 /// one IMMEDIATE transaction; re-reads the version under the lock so two processes opening the

@@ -64,6 +64,7 @@ WriterDb::~WriterDb() {
   m_insertPoint.reset();
   m_upsertLevel.reset();
   m_updateCount.reset();
+  m_insertSpan.reset();
 }
 
 void WriterDb::insertRunChildren(int64_t runId, const NewRun& run) {
@@ -404,6 +405,7 @@ void WriterDb::afterRollback() {
   for (auto& [id, run] : m_runs) {
     run.finishing = false;
     run.series.clear();
+    run.spanStages.clear();
   }
 }
 

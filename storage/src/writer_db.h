@@ -32,6 +32,7 @@ class WriterDb {
   // Inside the caller's batch transaction. Return false (or the number of points not written)
   // for a run this writer does not record.
   int64_t writePoints(int64_t runId, const std::vector<PointInput>& points);
+  int64_t writeSpans(int64_t runId, const std::vector<SpanInput>& spans);
   bool writeEvent(int64_t runId, const EventInput& event);
   bool writeCheckpoint(int64_t runId, const std::string& path, int64_t step);
   bool finishRun(int64_t runId, const RunFinish& finish);
@@ -92,10 +93,30 @@ class WriterDb {
       return a.stage == b.stage && a.layer == b.layer && std::string_view(a.name) == b.name;
     }
   };
+  /// What the writer knows of one stage's stored spans (docs/metrics.md, "Spans kept"): steps
+  /// from `cutoff` on are the recent window, kept whole; below it only steps that are multiples
+  /// of `stride` stay, `sampled` of them.
+  struct SpanStage {
+    int64_t nextSeq = 0;
+    int64_t lastStep = -1;
+    int64_t cutoff = 0;
+    int64_t stride = 1;
+    int64_t sampled = 0;
+    int64_t step = -1;    // the step being counted
+    int64_t inStep = 0;   // spans seen of it
+    int64_t perStep = 1;  // the most spans one step had
+  };
+  struct SpanBudget {
+    bool loaded = false;
+    int64_t maxSpans = 0;  // timeline.max_spans of the run's spec; 0: the default
+    int stages = 1;
+  };
   struct RunState {
     std::optional<RunLock> lock;
     bool finishing = false;
     std::unordered_map<SeriesKey, std::unique_ptr<SeriesState>, KeyHash, KeyEqual> series;
+    SpanBudget spanBudget;
+    std::map<int, SpanStage> spanStages;
   };
 
   RunState* live(int64_t runId);
@@ -108,6 +129,11 @@ class WriterDb {
   /// The run ends: every open window is stored, with its last point.
   void closeWindows(RunState& run);
   void insertRunChildren(int64_t runId, const NewRun& run);
+  SpanStage& spanStage(int64_t runId, RunState& run, int stage);
+  /// Steps of a stage's recent window and of its sample, from the run's budget.
+  std::pair<int64_t, int64_t> spanSteps(const RunState& run, const SpanStage& s) const;
+  /// Moves the stage's window to its newest step and thins the sample to its budget.
+  void trimSpans(int64_t runId, const RunState& run, int stage, SpanStage& s);
 
   std::string m_path;
   WriterOptions m_options;
@@ -121,6 +147,7 @@ class WriterDb {
   std::unique_ptr<Statement> m_insertPoint;
   std::unique_ptr<Statement> m_upsertLevel;
   std::unique_ptr<Statement> m_updateCount;
+  std::unique_ptr<Statement> m_insertSpan;
 };
 
 }  // namespace stagewise::storage::detail

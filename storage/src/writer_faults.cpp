@@ -64,7 +64,10 @@ void RunWriter::Impl::writeData(Batch& data, bool heartbeatDue) {
       int64_t dropped = 0;
       std::string ignored;
       detail::Transaction tx(db->db());
-      for (const Chunk& chunk : data.chunks) dropped += db->writePoints(chunk.runId, chunk.points);
+      for (const Chunk& chunk : data.chunks) {
+        dropped += db->writePoints(chunk.runId, chunk.points);
+        dropped += db->writeSpans(chunk.runId, chunk.spans);
+      }
       if (!recoveryNote.empty()) db->noteInLiveRuns("warning", recoveryNote, lastTime);
       for (const Command& c : data.commands) {
         bool known = true;

@@ -12,8 +12,10 @@
 #include <QJsonObject>
 #include <QMap>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <utility>
 
 #include "proc_children.h"
 #include "script_models.h"
@@ -186,6 +188,22 @@ class TestDist : public QObject {
     const auto la = lossSeries(db, a["run_id"].toInt()), lb = lossSeries(db, b["run_id"].toInt());
     QCOMPARE(la.size(), (pipeline ? 1 : 3) * 150);
     QCOMPARE(lb, la);
+    // The trace groups the stages by the rank that ran them (the default spread); the one
+    // process run has them all in rank 0.
+    for (const auto& [run, ranks] : {std::pair{a, 1}, std::pair{b, procs}}) {
+      const QString file = dir.filePath("trace.json");
+      Result trace = runCli({"runs", "--db", db, "trace", QString::number(run["run_id"].toInt()),
+                             "--out", file});
+      QVERIFY2(trace.code == 0, qPrintable(trace.err));
+      QFile f(file);
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      QMap<int, QSet<int>> pidsOfStage;
+      for (const QJsonValue& v : QJsonDocument::fromJson(f.readAll())["traceEvents"].toArray())
+        if (v["ph"].toString() == QStringLiteral("X"))
+          pidsOfStage[v["tid"].toInt()].insert(v["pid"].toInt());
+      QCOMPARE(pidsOfStage.size(), 3);
+      for (int k = 0; k < 3; ++k) QCOMPARE(pidsOfStage[k], QSet<int>{k * ranks / 3});
+    }
   }
 
   void textRanksGiveTheOneProcessRun_data() {

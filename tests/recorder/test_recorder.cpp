@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "../storage/full_disk_vfs.h"
 #include "stagewise/engine/fake_engine.h"
@@ -151,6 +152,48 @@ class TestRecorder : public QObject {
     QCOMPARE(events.size(), cap.events.size());
     QCOMPARE(events.front().kind, std::string("started"));
     QCOMPARE(events.back().kind, std::string("completed"));
+  }
+
+  void spansAreStoredAndWaitsAreNotStepSeconds() {
+    storage::RunStore store(freshPath());
+    recorder::RecorderOptions options;
+    options.stageRanks = {0, 1};
+    recorder::Recorder rec(store, options);
+    engine::RunInfo info;
+    info.name = "spans";
+    info.specJson = engine::specToJson(spec());
+    info.mode = engine::Mode::Pipeline;
+    info.stages = {{0, 0, 1, "cpu", "", 1, 10, 0}, {1, 2, 3, "cpu", "classifier", 1, 10, 0}};
+    rec.onStart(info);
+    using K = engine::SpanKind;
+    const std::vector<engine::StepSpan> spans = {
+        {0, 0, 0.10, 0.20, K::Forward, 0},   {0, 0, 0.20, 0.25, K::Blocked, 0},
+        {1, 0, 0.00, 0.21, K::Wait, 0},      {1, 0, 0.21, 0.30, K::Forward, 0},
+        {1, 0, 0.30, 0.40, K::Backward, 0},  {1, 0, 0.40, 0.45, K::Weight, 0},
+        {0, 0, 0.45, 0.50, K::Recompute, 0}, {0, 0, 0.50, 0.60, K::Aux, -1},
+        {0, 1, 0.60, 0.70, K::Step, -1}};
+    rec.onSpans(spans);
+    engine::RunSummary summary;
+    summary.status = engine::RunStatus::Completed;
+    rec.onFinish(summary);
+    QVERIFY2(rec.error().empty(), rec.error().c_str());
+    storage::RunReader reader(store);
+    const int64_t id = *rec.runId();
+    const auto stored = reader.spans(id);
+    QCOMPARE(stored.size(), spans.size());
+    std::multiset<std::string> kinds;
+    for (const auto& s : stored) kinds.insert(s.kind);
+    QCOMPARE(kinds, (std::multiset<std::string>{"forward", "blocked", "wait", "forward", "backward",
+                                                "weight", "recompute", "aux", "step"}));
+    QCOMPARE(stored[0].stage, 0);
+    QCOMPARE(stored[0].startS, 0.10);
+    QCOMPARE(stored[0].micro, 0);
+    // Compute spans only: stage 0 has 4 (forward, recompute, aux, step), stage 1 has 3.
+    QCOMPARE(reader.loadSeries(id, {"step_seconds", 0, -1}).size(), size_t(4));
+    QCOMPARE(reader.loadSeries(id, {"step_seconds", 1, -1}).size(), size_t(3));
+    // Each stage's rank, for the trace's process tracks.
+    QCOMPARE(reader.loadSeries(id, {"rank", 1, -1}).at(0).value, 1.0);
+    QCOMPARE(reader.loadSeries(id, {"rank", 0, -1}).at(0).value, 0.0);
   }
 
   void validationSeriesAreStoredLikeTheOthers() {

@@ -96,7 +96,9 @@ class TestMigrations : public QObject {
       QVERIFY(reader.checkpoints(1).empty());
       QCOMPARE(reader.checkpoints(2).size(), size_t(fromVersion >= 3 ? 1 : 0));
       // v4: the study tables exist (empty before v4; the v4 fixture's study kept)
-      QCOMPARE(reader.listStudies().size(), size_t(fromVersion == 4 ? 1 : 0));
+      QCOMPARE(reader.listStudies().size(), size_t(fromVersion >= 4 ? 1 : 0));
+      // v6: the spans table exists, empty for runs recorded before it
+      QVERIFY(reader.spans(1).empty());
 
       const auto points = reader.loadSeries(1, {"loss", 0, -1});
       QCOMPARE(points.size(), size_t(5000));
@@ -109,7 +111,7 @@ class TestMigrations : public QObject {
       for (const auto& b : plot.buckets) top = std::max(top, b.max);
       QCOMPARE(top, 50.0);
     }
-    QCOMPARE(rawInt(path, "PRAGMA user_version"), 5LL);
+    QCOMPARE(rawInt(path, "PRAGMA user_version"), 6LL);
     QCOMPARE(QString::fromStdString(rawQuery(path, "PRAGMA integrity_check")), QString("ok"));
     for (int series : {1, 2, 3}) {
       const std::string mismatch = levelMismatch(path, series);
@@ -178,10 +180,29 @@ class TestMigrations : public QObject {
     QCOMPARE(reader.study(1)->runsPruned, 1);
   }
 
+  void fromVersion5() {
+    const std::string path = storeFromFixture("store_v5.sql");
+    QVERIFY(!path.empty());
+    QCOMPARE(rawInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'spans'"), 0LL);
+    checkMigrated(path, 5);
+    QCOMPARE(rawInt(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'spans'"), 1LL);
+    // A run finished before v6 stays as it was; a continued one gains spans.
+    RunStore store(path);
+    RunWriter& w = store.writer();
+    w.resumeRun(1);
+    w.appendSpans(1, {{0, 5001, 60.0, 60.5, "step", -1}});
+    w.finishRun(1, RunFinish{});
+    w.flush();
+    RunReader reader(store);
+    QCOMPARE(reader.spans(1).size(), size_t(1));
+    QCOMPARE(reader.spans(1)[0].kind, std::string("step"));
+  }
+
   void migratedSchemaEqualsNewSchema() {
     const std::string fresh = m_dir.filePath("fresh.db").toStdString();
     { RunStore store(fresh); }
-    for (const char* fixture : {"store_v1.sql", "store_v2.sql", "store_v3.sql", "store_v4.sql"}) {
+    for (const char* fixture :
+         {"store_v1.sql", "store_v2.sql", "store_v3.sql", "store_v4.sql", "store_v5.sql"}) {
       const std::string path = storeFromFixture(fixture);
       { RunStore store(path); }
       QCOMPARE(QString::fromStdString(schemaText(path)), QString::fromStdString(schemaText(fresh)));
@@ -193,7 +214,7 @@ class TestMigrations : public QObject {
     { RunStore store(path); }
     const long long rows = rawInt(path, "SELECT count(*) FROM series_levels");
     RunStore again(path);
-    QCOMPARE(again.schemaVersionFound(), 5);
+    QCOMPARE(again.schemaVersionFound(), 6);
     QCOMPARE(rawInt(path, "SELECT count(*) FROM series_levels"), rows);
   }
 

@@ -280,6 +280,41 @@ class TestRunsCommand : public QObject {
     QCOMPARE(r.rc, 0);
     QCOMPARE(r.out, stagewise::cli::runsUsage());
   }
+
+  // Last: it adds a run with spans.
+  void traceWritesTheStoredSpans() {
+    int64_t id = 0;
+    {
+      RunStore store(m_db);
+      RunWriter& w = store.writer();
+      id = w.createRun(sampleRun("traced"));
+      w.appendSpans(id, {{0, 0, 0.5, 0.75, "step", -1}, {1, 0, 0.25, 0.5, "wait", -1}});
+      w.finishRun(id, RunFinish{});
+      w.flush();
+    }
+    const std::string file = m_dir.filePath("run.trace.json").toStdString();
+    const Result r = run({"trace", std::to_string(id), "--out", file});
+    QCOMPARE(r.rc, 0);
+    QVERIFY2(r.out.find("Wrote 2 spans") != std::string::npos, r.out.c_str());
+    std::ifstream in(file);
+    const auto doc = nlohmann::json::parse(in);
+    int complete = 0;
+    for (const auto& e : doc.at("traceEvents")) complete += e.at("ph") == "X";
+    QCOMPARE(complete, 2);
+
+    expectUsageError({"trace", std::to_string(id)}, "runs trace ID --out FILE.json");
+    expectUsageError({"trace", "999", "--out", file}, "there is no run 999");
+    // Not a usage error, still one line: a run recorded without spans, a file not writable.
+    for (const auto& [args, hint] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"trace", std::to_string(m_ids[1]), "--out", file}, "has no spans stored"},
+             {{"trace", std::to_string(id), "--out", m_dir.filePath("no/dir/t.json").toStdString()},
+              "cannot write"}}) {
+      const Result bad = run(args);
+      QCOMPARE(bad.rc, 1);
+      QCOMPARE(lines(bad.err).size(), size_t(1));
+      QVERIFY2(bad.err.find(hint) != std::string::npos, bad.err.c_str());
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunsCommand)

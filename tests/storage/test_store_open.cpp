@@ -62,7 +62,7 @@ class TestStoreOpen : public QObject {
       QCOMPARE(store.schemaVersionFound(), 0);
       QCOMPARE(rawQuery(path, "PRAGMA journal_mode"), std::string("wal"));
     }
-    QCOMPARE(rawInt(path, "PRAGMA user_version"), 5LL);
+    QCOMPARE(rawInt(path, "PRAGMA user_version"), 6LL);
     QCOMPARE(rawInt(path, "PRAGMA application_id"), 0x53575253LL);
     // Header bytes 18/19 are 2 for a WAL database.
     std::ifstream in(path, std::ios::binary);
@@ -71,14 +71,14 @@ class TestStoreOpen : public QObject {
     QCOMPARE(int(header[18]), 2);
     QCOMPARE(int(header[19]), 2);
     RunStore again(path);
-    QCOMPARE(again.schemaVersionFound(), 5);
+    QCOMPARE(again.schemaVersionFound(), 6);
   }
 
   void emptyFileBecomesStore() {
     const std::string path = freshPath();
     std::ofstream(path).close();
     RunStore store(path);
-    QCOMPARE(rawInt(path, "PRAGMA user_version"), 5LL);
+    QCOMPARE(rawInt(path, "PRAGMA user_version"), 6LL);
   }
 
   void refusesNewerSchema() {
@@ -91,8 +91,8 @@ class TestStoreOpen : public QObject {
 
   void refusesNewerSchemaInWalMode() {
     const std::string path = storeWithData();
-    QVERIFY(rawExec(path, "PRAGMA user_version = 6;"));
-    expectRefused(path, "schema version 6");
+    QVERIFY(rawExec(path, "PRAGMA user_version = 7;"));
+    expectRefused(path, "schema version 7");
   }
 
   void refusesTextFile() {

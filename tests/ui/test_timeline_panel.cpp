@@ -2,7 +2,12 @@
 // while spans keep arriving, follow the live end again; keys and the wheel drive the same view.
 
 #include <qcustomplot.h>
+#include <QAction>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QScrollBar>
+#include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
 
@@ -10,6 +15,9 @@
 #include "live/timeline_panel.h"
 #include "live/timeline_plan.h"
 #include "stagewise/engine/spec.h"
+#include "live/trace_export.h"
+#include "stagewise/storage/run_store.h"
+#include "stagewise/storage/run_writer.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -129,6 +137,65 @@ class TestTimelinePanel : public QObject {
     QVERIFY(std::abs(f.panel.viewEnd() - 12.0) < 0.02);
     QTest::keyClick(&f.panel, Qt::Key_End);
     QVERIFY(std::abs(f.panel.viewEnd() - 13.0) < 0.02);
+  }
+
+  void everySpanKindIsSafeAndWaitsAreGaps() {
+    LiveData data;
+    TimelinePanel panel{&data};
+    engine::RunInfo info = threeStages();
+    info.mode = engine::Mode::Pipeline;
+    data.beginPhase(0, info);
+    panel.resize(600, 300);
+    panel.show();
+    std::vector<engine::StepSpan> spans;
+    for (int kind = 0; kind <= int(engine::SpanKind::Aux); ++kind)
+      spans.push_back({1, 0, 0.1 * kind, 0.1 * kind + 0.05, engine::SpanKind(kind), 0});
+    data.addSpans(0, spans);
+    panel.refresh(true);
+    // Six kinds of compute drawn, one each; waiting and blocked are the gaps between them.
+    QCOMPARE(panel.drawnSpans(1), 6);
+    QCOMPARE(panel.drawnSpans(1, engine::SpanKind::Weight), 1);
+    QCOMPARE(panel.drawnSpans(1, engine::SpanKind::Aux), 1);
+    QCOMPARE(panel.drawnSpans(1, engine::SpanKind::Wait), 0);
+    QCOMPARE(panel.drawnSpans(1, engine::SpanKind::Blocked), 0);
+    QCOMPARE(panel.drawnSpans(1, engine::SpanKind(99)), 0);  // out of range: none, no crash
+  }
+
+  void exportTraceAsksForThePhaseShown() {
+    Fixture f;
+    QAction* action = f.panel.exportTraceAction();
+    QVERIFY(action);
+    QVERIFY(!action->isEnabled());  // no stored record yet
+    f.panel.setTraceAvailable(true);
+    QVERIFY(action->isEnabled());
+    QSignalSpy asked(&f.panel, &TimelinePanel::exportTraceRequested);
+    action->trigger();
+    QCOMPARE(asked.count(), 1);
+    QCOMPARE(asked.at(0).at(0).toInt(), 0);
+  }
+
+  void traceExportWritesTheStoredRun() {
+    QTemporaryDir dir;
+    storage::RunStore store(dir.filePath("runs.db").toStdString());
+    storage::RunWriter& w = store.writer();
+    storage::NewRun run;
+    run.name = "traced";
+    run.mode = "local";
+    run.specJson = "{}";
+    const int64_t id = w.createRun(run);
+    w.appendSpans(id, {{0, 0, 0.5, 0.75, "step", -1}});
+    w.finishRun(id, {});
+    w.flush();
+    const QString path = dir.filePath("t.json");
+    QCOMPARE(exportTrace(store, id, path), QString());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QJsonDocument doc = QJsonDocument::fromJson(file.readAll());
+    int complete = 0;
+    for (const QJsonValue& e : doc.object()["traceEvents"].toArray())
+      complete += e.toObject()["ph"].toString() == QStringLiteral("X");
+    QCOMPARE(complete, 1);
+    QVERIFY(exportTrace(store, id + 1, path).contains(QStringLiteral("no run")));
   }
 
   void draggingScrollsBack() {

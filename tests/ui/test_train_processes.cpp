@@ -131,6 +131,26 @@ class TestTrainProcesses : public QObject {
     QCOMPARE(calls->counts(), std::vector<int>{2});
   }
 
+  void theRecorderHearsEachStagesRank() {
+    // A run over processes records each stage's rank (the trace's process tracks); the
+    // backprop phase of "both" runs in this process and gets none.
+    auto calls = std::make_shared<Calls>();
+    EngineServices services = servicesWithProcesses(calls);
+    auto ranks = std::make_shared<std::vector<std::vector<int>>>();
+    services.createRecorder =
+        [ranks](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      ranks->push_back(request.stageRanks);
+      return nullptr;
+    };
+    Fixture f(services, spec({1, 2}, 60));  // 3 stages
+    f.workspace.processesSpin()->setValue(2);
+    f.workspace.modeCombo()->setCurrentIndex(2);
+    QVERIFY(f.runToEnd());
+    QTRY_COMPARE_WITH_TIMEOUT(ranks->size(), size_t(2), 15000);
+    QCOMPARE(ranks->at(0), (std::vector<int>{0, 0, 1}));  // engine::assignRanks' default spread
+    QVERIFY(ranks->at(1).empty());
+  }
+
   void bothRunsOnlyItsLocalPhaseInProcesses() {
     auto calls = std::make_shared<Calls>();
     Fixture f(servicesWithProcesses(calls), spec({1, 2}, 120));

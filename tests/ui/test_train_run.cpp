@@ -1,11 +1,13 @@
 // A short fake run driven from the Train workspace: plots receive points in batches, pause,
 // resume and stop work, a failing stage is named, and "both" runs backprop after local.
 
+#include <QAction>
 #include <QComboBox>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
 #include <cmath>
@@ -20,6 +22,7 @@
 #include "live/timeline_panel.h"
 #include "live/train_workspace.h"
 #include "live/utilization_panel.h"
+#include "stagewise/storage/run_store.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -238,6 +241,29 @@ class TestTrainRun : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 15000);
     QCOMPARE(tags->size(), size_t(3));
     QVERIFY(tags->back().empty());
+  }
+
+  void timelineOffersTheTraceOnceRecorded() {
+    // The Timeline's "Export trace" stays off until the phase's record exists in a store.
+    Fixture f(40);
+    auto services = f.services;
+    services.createRecorder = [](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      if (request.onRecorded) request.onRecorded(7);  // as the recorder does, off the UI thread
+      return nullptr;
+    };
+    EngineController controller(services);
+    TrainWorkspace ws(&controller, &f.doc);
+    QTemporaryDir dir;
+    ws.setStore(std::make_shared<storage::RunStore>(dir.filePath("runs.db").toStdString()));
+    QAction* action = ws.dashboard()->timelinePanel()->exportTraceAction();
+    QVERIFY(!action->isEnabled());
+    QSignalSpy finished(&ws, &TrainWorkspace::runFinished);
+    QVERIFY(ws.startRun());
+    QTRY_VERIFY_WITH_TIMEOUT(action->isEnabled(), 15000);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 15000);
+    // Without a store nothing can be written: the entry stays off.
+    TrainWorkspace unstored(&controller, &f.doc);
+    QVERIFY(!unstored.dashboard()->timelinePanel()->exportTraceAction()->isEnabled());
   }
 
   void eventLogSpeaksToPeople() {

@@ -117,6 +117,8 @@ void EngineController::work(engine::ExperimentSpec spec, std::vector<engine::Mod
         request.onNotice = std::move(onNotice);
         if (modes.size() > 1) request.tags = {planTag};
         request.onRecorded = onRecorded;
+        if (phaseSpec.mode != engine::Mode::Backprop && processes > 1)
+          request.stageRanks = engine::assignRanks(phaseSpec, phaseSpec.stageCount(), processes);
         recorder = m_services.createRecorder(std::move(request));
       } catch (const std::exception& e) {
         m_feed.event(int(phase), {engine::EventKind::Warning, 0, -1,

@@ -61,6 +61,9 @@ struct RecordRequest {
   std::vector<std::string> tags;
   /// Told the record's id once it exists (on an engine thread; must return quickly).
   std::function<void(int64_t)> onRecorded;
+  /// The rank of each stage when the run is spread over processes (engine::assignRanks), for
+  /// the trace's process tracks; empty: one process.
+  std::vector<int> stageRanks;
 };
 
 /// Creates an extra observer for one run (the recorder writing it into the store), or null.

@@ -1,6 +1,7 @@
 #include "live/timeline_panel.h"
 
 #include <qcustomplot.h>
+#include <QAction>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QScrollBar>
@@ -100,6 +101,15 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
   layout->setSpacing(0);
   layout->addWidget(m_frame, 1);
   layout->addWidget(m_scroll);
+  // The frame's right-click menu lists its owner's actions before its own Export….
+  m_exportTrace = new QAction(tr("Export trace (Perfetto)…"), m_frame);
+  m_exportTrace->setStatusTip(
+      tr("Write the run's stored spans as a Chrome trace that Perfetto "
+         "(ui.perfetto.dev) opens, as `stagewise-cli runs trace` does"));
+  m_exportTrace->setEnabled(false);
+  m_frame->addAction(m_exportTrace);
+  connect(m_exportTrace, &QAction::triggered, this,
+          [this] { Q_EMIT exportTraceRequested(shownPhase()); });
   connect(m_data, &LiveData::cleared, this, [this] {
     for (auto* item : m_markers) m_plot->removeItem(item);
     m_markers.clear();
@@ -110,12 +120,23 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
 
 int TimelinePanel::drawnSpans(int stage) const {
   if (stage < 0 || size_t(stage) >= m_drawn.size()) return 0;
-  const auto& d = m_drawn[size_t(stage)];
-  return std::accumulate(d.begin(), d.end(), 0);
+  int sum = 0;
+  for (int n : m_drawn[size_t(stage)]) sum += n;
+  return sum;
 }
 
 int TimelinePanel::drawnSpans(int stage, engine::SpanKind kind) const {
-  return stage >= 0 && size_t(stage) < m_drawn.size() ? m_drawn[size_t(stage)][size_t(kind)] : 0;
+  const auto k = size_t(kind);
+  return stage >= 0 && size_t(stage) < m_drawn.size() && k < kSpanKinds ? m_drawn[size_t(stage)][k]
+                                                                        : 0;
+}
+
+void TimelinePanel::setTraceAvailable(bool available) {
+  m_exportTrace->setEnabled(available);
+}
+
+int TimelinePanel::shownPhase() const {
+  return m_phase >= 0 && m_phase < m_data->phaseCount() ? m_phase : m_data->currentPhase();
 }
 
 std::pair<double, double> TimelinePanel::extent() const {
@@ -234,7 +255,7 @@ void TimelinePanel::updateTips() {
                           "blocked time. Pipeline runs show each micro-batch's forward pass "
                           "light and its backward pass dark. Shows %1: wheel or +/- to zoom, "
                           "drag or Shift+wheel to scroll, Space to pause, End to follow. "
-                          "Right-click to export.")
+                          "Right-click to export the plot, or the run's trace for Perfetto.")
                            .arg(window));
 }
 
@@ -285,8 +306,13 @@ void TimelinePanel::refresh(bool force) {
     for (const auto& s : m_data->spans(phase, k)) {
       if (s.endS < begin) continue;
       if (s.startS > end) break;
+      // Waits and blocked sends are the gaps between the bars, not bars.
+      if (s.kind == engine::SpanKind::Wait || s.kind == engine::SpanKind::Blocked ||
+          size_t(s.kind) >= kSpanKinds)
+        continue;
       // Each span is a thick segment; a NaN after it keeps segments apart.
-      auto& data = s.kind == engine::SpanKind::Backward ? back : ahead;
+      const bool dark = s.kind == engine::SpanKind::Backward || s.kind == engine::SpanKind::Weight;
+      auto& data = dark ? back : ahead;
       data << QCPGraphData(s.startS, row) << QCPGraphData(s.endS, row)
            << QCPGraphData(s.endS + 1e-9, std::nan(""));
       ++m_drawn[size_t(k)][size_t(s.kind)];

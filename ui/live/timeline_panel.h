@@ -10,6 +10,7 @@
 
 #include "live/live_data.h"
 
+class QAction;
 class QCPAbstractItem;
 class QCPCurve;
 class QCustomPlot;
@@ -32,6 +33,10 @@ class TimelinePanel : public QWidget {
   /// Planned passes drawn faintly under stage `stage`'s spans (pipeline runs: the schedule's
   /// plan from the mean pass times shown, one per step; timeline_plan.h).
   int plannedSpans(int stage) const;
+  /// "Export trace (Perfetto)…" in the right-click menu: emits exportTraceRequested for the
+  /// phase shown. Disabled until setTraceAvailable(true) (the run is recorded in a store).
+  QAction* exportTraceAction() const { return m_exportTrace; }
+  void setTraceAvailable(bool available);
   /// Event lines drawn (the changes applied within the window shown).
   int markerCount() const { return int(m_markers.size()); }
   /// The span of time shown, clamped to [kMinWindow, the larger of kMaxWindow and the spans
@@ -70,12 +75,16 @@ class TimelinePanel : public QWidget {
       refresh(true);
   }
   int phase() const { return m_phase; }
+  /// The phase drawn: phase(), or the one running (or the last) when that is -1.
+  int shownPhase() const;
 
  public Q_SLOTS:
   void refresh(bool force = false);
 
  Q_SIGNALS:
   void followingChanged(bool following);
+  /// The user asked to export the spans of phase `phase` as a Chrome trace.
+  void exportTraceRequested(int phase);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -104,7 +113,9 @@ class TimelinePanel : public QWidget {
   QScrollBar* m_scroll;
   QToolButton* m_pause;
   QToolButton* m_followButton;
-  std::vector<std::array<int, 8>> m_drawn;  // per stage, per SpanKind (Step .. Aux)
+  QAction* m_exportTrace;
+  static constexpr size_t kSpanKinds = size_t(engine::SpanKind::Aux) + 1;
+  std::vector<std::array<int, kSpanKinds>> m_drawn;  // per stage, per SpanKind
   std::vector<QCPAbstractItem*> m_markers;  // a line per change within the window
   std::vector<QCPCurve*> m_plan;            // per stage, the planned passes (below the spans)
   std::vector<int> m_planned;               // per stage, planned passes drawn

@@ -31,6 +31,8 @@
 #include "live/steer_events.h"
 #include "live/steer_panel.h"
 #include "live/study_queue.h"
+#include "live/timeline_panel.h"
+#include "live/trace_export.h"
 #include "stagewise/engine/checkpoint.h"
 #include "stagewise/report/session.h"
 #include "stagewise/report/suite.h"
@@ -154,6 +156,8 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   bar->addWidget(m_status);
 
   m_dashboard = new LiveDashboard(&m_data, this);
+  connect(m_dashboard->timelinePanel(), &TimelinePanel::exportTraceRequested, this,
+          &TrainWorkspace::exportTrace);
   m_log = new EventLog(this);
   m_steer = new SteerPanel(this);
   connect(m_steer, &SteerPanel::cutsRequested, controller, &EngineController::requestRepartition);
@@ -238,6 +242,26 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   });
   selectPlan({doc->spec().mode});
   updateControls();
+}
+
+void TrainWorkspace::noteRecorded(QPointer<TrainWorkspace> self, int64_t runId) {
+  if (!self) return;
+  QMetaObject::invokeMethod(
+      self.data(),
+      [self, runId] {
+        if (!self) return;
+        self->m_recordedRuns.push_back(runId);
+        self->m_dashboard->timelinePanel()->setTraceAvailable(self->m_store != nullptr);
+      },
+      Qt::QueuedConnection);
+}
+
+void TrainWorkspace::exportTrace(int phase) {
+  if (!m_store || phase < 0 || size_t(phase) >= m_recordedRuns.size()) {
+    Q_EMIT message(tr("This phase has no stored record to export (is a run store open?)"));
+    return;
+  }
+  exportTraceWithDialog(this, *m_store, m_recordedRuns[size_t(phase)]);
 }
 
 void TrainWorkspace::setStore(std::shared_ptr<storage::RunStore> store) {
@@ -513,8 +537,16 @@ bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,
                            std::function<void(int64_t)> onRecorded, RunHooks hooks) {
   if (const auto sample = m_sample->request(); sample && spec.dataset.kind == "text")
     hooks.sample = *sample;
-  if (!m_controller->start(spec, plan, resume, processes, std::move(onRecorded), std::move(hooks)))
+  // Each phase's record, for the Timeline's trace export (told on an engine thread).
+  auto recorded = [self = QPointer<TrainWorkspace>(this),
+                   then = std::move(onRecorded)](int64_t runId) {
+    if (then) then(runId);
+    noteRecorded(self, runId);
+  };
+  if (!m_controller->start(spec, plan, resume, processes, std::move(recorded), std::move(hooks)))
     return false;
+  m_recordedRuns.clear();
+  m_dashboard->timelinePanel()->setTraceAvailable(false);
   m_sample->clear();
   m_data.clear();
   m_earlierPart.reset();

@@ -4,6 +4,7 @@
 // and ETA, the live dashboard and the event log. A failed stage is named in a banner.
 
 #include <QDateTime>
+#include <QPointer>
 #include <QWidget>
 #include <cmath>
 #include <memory>
@@ -163,6 +164,11 @@ class TrainWorkspace : public QWidget {
   std::optional<std::pair<int64_t, int64_t>> m_earlierPart;
   void showEarlierPart(int phase);
   std::vector<engine::RunSummary> m_summaries;
+  /// The store record of each phase of the plan running (or last run), in phase order, as the
+  /// recorder creates them: the Timeline's trace export writes the phase shown.
+  std::vector<int64_t> m_recordedRuns;
+  static void noteRecorded(QPointer<TrainWorkspace> self, int64_t runId);
+  void exportTrace(int phase);
 };
 
 }  // namespace stagewise::ui

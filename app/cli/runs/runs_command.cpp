@@ -12,6 +12,7 @@
 #include "stagewise/storage/run_query.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
+#include "stagewise/storage/trace.h"
 
 namespace stagewise::cli {
 
@@ -246,6 +247,22 @@ int exportRuns(const std::string& db, Args& args, std::ostream& out) {
   return 0;
 }
 
+int trace(const std::string& db, Args& args, std::ostream& out) {
+  const auto file = args.value("--out");
+  const auto words = args.positionals();
+  if (words.size() != 1 || !file)
+    args.fail("give one run id and the file: runs trace ID --out FILE.json");
+  if (file->empty()) args.fail("--out needs a file name");
+  const int64_t id = args.runId(words[0]);
+  auto store = openExisting(db, args);
+  RunReader reader(*store);
+  requireRun(reader, args, id);
+  const int64_t spans = writeTraceFile(reader, id, *file);
+  out << "Wrote " << spans << " spans of run " << id << " to " << *file
+      << " (open it in ui.perfetto.dev or chrome://tracing).\n";
+  return 0;
+}
+
 int tag(const std::string& db, Args& args, std::ostream& out) {
   const bool remove = args.flag("--remove");
   const auto words = args.positionals();
@@ -315,6 +332,10 @@ Browse and manage the stored runs.
   export ID... [--format csv|json] [--out FILE]
                       points as long CSV (run_id,run_name,series,stage,layer,step,time_s,value)
                       or one JSON document (the default format follows FILE's extension)
+  trace ID --out FILE.json
+                      the run's timeline as a Chrome trace for Perfetto (ui.perfetto.dev):
+                      a track per stage grouped by rank, spans named as PyTorch pipelining's
+                      (PP:0F3, PP:2B0, PP:0local), waits, and bytes and memory as counters
   tag ID TAG... [--remove]   add (or remove) tags
   note ID TEXT        set the run's notes ("" clears them)
   delete ID... --yes  delete runs with all their data
@@ -354,21 +375,21 @@ int runsCommand(const std::vector<std::string>& args, std::ostream& out, std::os
     }
     if (words.empty()) {
       throw UsageError{
-          "runs: give a command: list, show, export, tag, note or delete (see `stagewise-cli "
-          "runs --help`)"};
+          "runs: give a command: list, show, export, trace, tag, note or delete (see "
+          "`stagewise-cli runs --help`)"};
     }
     if (dbOption && dbOption->empty()) throw UsageError{"runs: --db needs a path"};
     const std::string command = words[0];
     Args sub(command, std::vector<std::string>(words.begin() + 1, words.end()));
     using Handler = int (*)(const std::string&, Args&, std::ostream&);
-    const std::pair<const char*, Handler> handlers[] = {{"list", list},         {"show", show},
-                                                        {"export", exportRuns}, {"tag", tag},
-                                                        {"note", note},         {"delete", remove}};
+    const std::pair<const char*, Handler> handlers[] = {
+        {"list", list}, {"show", show}, {"export", exportRuns}, {"trace", trace},
+        {"tag", tag},   {"note", note}, {"delete", remove}};
     for (const auto& [name, handler] : handlers) {
       if (command == name) return handler(resolveDbPath(dbOption), sub, out);
     }
     throw UsageError{"runs: unknown command '" + command +
-                     "' (use list, show, export, tag, note or delete)"};
+                     "' (use list, show, export, trace, tag, note or delete)"};
   } catch (const UsageError& e) {
     err << e.message << '\n';
     return 2;

@@ -30,7 +30,13 @@ struct StepResult {
   /// The timeline's spans when the step has several (pipeline: each micro-batch's forward and
   /// backward compute); empty means one span from `inputAt` to the step's end.
   std::vector<StepSpan> spans;
+  /// Waits for an input or a gradient and blocked sends longer than kMinWaitSpan, as Wait and
+  /// Blocked spans: shorter ones would only crowd the timeline (they still count in waitS).
+  std::vector<StepSpan> waits;
 };
+
+/// The shortest wait or blocked send that becomes a span of its own (50 us).
+inline constexpr double kMinWaitSpan = 50e-6;
 
 /// One stage's part of a method, run by its worker thread.
 class StageStep {

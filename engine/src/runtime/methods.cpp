@@ -85,18 +85,28 @@ class StepBase : public StageStep {
       for (auto& p : g.params()) m_params.push_back(p);
   }
 
-  /// Receives from `channel`; the time it waits goes to `r.waitS`.
+  /// Receives from `channel`; the time it waits goes to `r.waitS`, and a wait longer than
+  /// kMinWaitSpan to the timeline as a Wait span.
   std::optional<Batch> receive(Channel& channel, StepResult& r) {
     const double t0 = m_ctx.now();
     std::optional<Batch> b = channel.recv();
-    r.waitS += m_ctx.now() - t0;
+    const double t1 = m_ctx.now();
+    r.waitS += t1 - t0;
+    if (b && t1 - t0 > kMinWaitSpan)
+      r.waits.push_back({m_k, b->step, t0, t1, SpanKind::Wait, b->micros > 1 ? b->micro : -1});
     return b;
   }
-  /// Sends on `channel`; the time it blocks goes to `r.blockedS`. False once closed.
+  /// Sends on `channel`; the time it blocks goes to `r.blockedS` (and, when longer than
+  /// kMinWaitSpan, to the timeline as a Blocked span). False once closed.
   bool send(Channel& channel, Batch b, StepResult& r) {
+    const int64_t step = b.step;
+    const int micro = b.micros > 1 ? b.micro : -1;
     const double t0 = m_ctx.now();
     const bool ok = channel.send(std::move(b));
-    r.blockedS += m_ctx.now() - t0;
+    const double t1 = m_ctx.now();
+    r.blockedS += t1 - t0;
+    if (ok && t1 - t0 > kMinWaitSpan)
+      r.waits.push_back({m_k, step, t0, t1, SpanKind::Blocked, micro});
     return ok;
   }
   /// Sends the gradient of our input of `step` (micro-batch `micro` of `micros`) upstream,

@@ -193,10 +193,13 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
       ctx.produced[static_cast<size_t>(k) + 1].store(s + 1, std::memory_order_release);
       stage.meter.addStep(t2, (t2 - r->startedAt) - r->waitS - r->blockedS, r->waitS, r->blockedS);
       if (r->hasLoss) stage.meter.addLoss(r->loss, r->accuracy);
-      if (r->spans.empty())
-        ctx.reporter.addSpan({k, s, r->inputAt, t2});
-      else
-        for (const StepSpan& span : r->spans) ctx.reporter.addSpan(span);
+      // The compute spans and the waits, in the order they started (the timeline's order).
+      std::vector<StepSpan> spans = r->spans;
+      if (spans.empty()) spans.push_back({k, s, r->inputAt, t2});
+      spans.insert(spans.end(), r->waits.begin(), r->waits.end());
+      std::stable_sort(spans.begin(), spans.end(),
+                       [](const StepSpan& a, const StepSpan& b) { return a.startS < b.startS; });
+      for (const StepSpan& span : spans) ctx.reporter.addSpan(span);
       if (ctx.bubbles && method.mode() == Mode::Pipeline) stage.bubble.addStep(r->spans);
       if (r->hasLoss) {
         points.push_back({series::kLoss, k, -1, s, t2, r->loss});

@@ -23,8 +23,14 @@ struct RecorderOptions {
   /// Continue this existing run record (a run resumed from a checkpoint) instead of creating
   /// one: it becomes `running` again and its series go on where they stopped.
   std::optional<int64_t> resumeRunId;
-  /// Keep each stage's compute span as a `step_seconds` series (end - start, at the span's end).
+  /// Keep each stage's timeline spans (bounded by the spec's timeline.max_spans) and each
+  /// compute span as a `step_seconds` point (end - start, at the span's end; waits and blocked
+  /// sends are spans only).
   bool recordSpans = true;
+  /// The rank that runs each stage in a run over several processes (engine::assignRanks),
+  /// stored as a per-stage `rank` series so a trace groups stages by process; empty: one
+  /// process.
+  std::vector<int> stageRanks;
   /// Told, on the store's writer thread, when the store cannot be written (disk full, locked by
   /// another process: the data is held in memory and retried), when it can again, and when
   /// points are lost, so the user hears of it while the run goes on. Must return quickly.
@@ -83,6 +89,7 @@ class Recorder : public engine::RunObserver {
   // The record being created (on the writer thread) and what arrived before it existed.
   std::optional<std::shared_future<int64_t>> m_pending;
   std::vector<storage::PointInput> m_heldPoints;
+  std::vector<storage::SpanInput> m_heldSpans;
   std::vector<std::pair<engine::RunEvent, int64_t>> m_heldEvents;  ///< with the last step then
   int64_t m_heldLost = 0;
   static constexpr size_t kMaxHeldPoints = 2'000'000;

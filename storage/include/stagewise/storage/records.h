@@ -223,6 +223,22 @@ struct SeriesPoint {
   double value = 0;
 };
 
+/// One span of a stage's timeline handed to the writer (RunWriter::appendSpans): a step's or a
+/// micro-batch's compute, or a wait, as the engine timed it. `kind` is the engine's span kind
+/// in lower case: "step", "forward", "backward", "weight", "recompute", "wait", "blocked",
+/// "aux". The store keeps a bounded share of them (docs/metrics.md, "Spans kept").
+struct SpanInput {
+  int stage = 0;
+  int64_t step = 0;
+  double startS = 0;  ///< seconds since the run started
+  double endS = 0;
+  std::string kind;
+  int micro = -1;  ///< the micro-batch; -1 for a whole step or the update
+};
+
+/// A span read back (RunReader::spans), ordered by stage, then start.
+using SpanRecord = SpanInput;
+
 struct EventInput {
   std::string kind;  ///< "started", "failed", "checkpoint", "info", ... (engine::toString)
   double timeS = 0;

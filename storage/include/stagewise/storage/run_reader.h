@@ -87,6 +87,9 @@ class RunReader {
   std::vector<LayerRecord> layers(int64_t runId);
   std::vector<EventRecord> events(int64_t runId);
   std::vector<CheckpointRecord> checkpoints(int64_t runId);
+  /// The timeline spans stored of the run, by stage, then start (a bounded share of them:
+  /// docs/metrics.md, "Spans kept"); empty for a run recorded before the store kept spans.
+  std::vector<SpanRecord> spans(int64_t runId);
   /// Every tag in use, sorted, for filter completion.
   std::vector<std::string> allTags();
   /// The dotted spec keys whose values differ between the runs, in key order. Throws StoreError

@@ -70,6 +70,11 @@ class RunWriter {
   /// Hands points over; never waits for the database.
   void appendPoints(int64_t runId, std::vector<PointInput>&& points);
   void appendPoints(int64_t runId, const std::vector<PointInput>& points);
+  /// Hands a stage's timeline spans over, like points (they count as points for the batch size
+  /// and the memory cap). The store keeps what the run's `timeline.max_spans` allows: the
+  /// spans of each stage's newest steps and a sample of steps across the run (docs/metrics.md,
+  /// "Spans kept").
+  void appendSpans(int64_t runId, std::vector<SpanInput>&& spans);
   void appendEvent(int64_t runId, EventInput event);
   void addCheckpoint(int64_t runId, std::string path, int64_t step);
   /// Writes the final status and summary after every point handed over before it, then releases

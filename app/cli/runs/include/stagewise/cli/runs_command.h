@@ -1,5 +1,5 @@
 #pragma once
-// `stagewise-cli runs ...`: browse, export, tag, annotate and delete stored runs.
+// `stagewise-cli runs ...`: browse, export, trace, tag, annotate and delete stored runs.
 
 #include <ostream>
 #include <string>
