@@ -457,6 +457,21 @@ class TestRunsTables : public QObject {
       // A move that keeps the stage count keeps one unbroken line.
       QCOMPARE(gaps, before.size() != after.size() ? 1 : 0);
     }
+    // Grouped (mean and band over the seeds): the mean line breaks at the change too.
+    compare.alignCombo()->setCurrentIndex(ComparePanel::kXStep);
+    compare.groupCombo()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCOMPARE(compare.bands().size(), size_t(1));
+    QCPGraph* line = nullptr;
+    for (int g = 0; g < compare.overlayPlot()->graphCount(); ++g)
+      if (compare.overlayPlot()->graph(g)->name() == compare.bands()[0].label)
+        line = compare.overlayPlot()->graph(g);
+    QVERIFY(line);
+    int meanGaps = 0;
+    for (auto it = line->data()->constBegin(); it != line->data()->constEnd(); ++it)
+      meanGaps += !std::isfinite(it->value);
+    QCOMPARE(meanGaps, before.size() != after.size() ? 1 : 0);
+    compare.groupCombo()->setCurrentIndex(0);
     QSettings().remove(QStringLiteral("runs/overlay_x_axis"));  // the x axis is kept; not here
   }
 

@@ -667,9 +667,25 @@ void ComparePanel::drawBands(const storage::AlignedSeries& a) {
       band.hi.push_back(hi);
     }
     const QColor color = stageColor(g);
+    // The line and the band break where a member's last stage changed index (its breaks).
+    std::vector<double> breaks;
+    for (size_t i : members)
+      if (i < m_breaks.size()) breaks.insert(breaks.end(), m_breaks[i].begin(), m_breaks[i].end());
+    std::sort(breaks.begin(), breaks.end());
+    size_t nextBreak = 0;
     QVector<QCPGraphData> mean, lo, hi;
     for (size_t k = 0; k < band.x.size(); ++k)
       if (std::isfinite(band.mean[k])) {
+        bool broken = false;
+        while (nextBreak < breaks.size() && breaks[nextBreak] <= a.x[k]) {
+          ++nextBreak;
+          broken = true;
+        }
+        if (broken && !mean.isEmpty()) {
+          mean << QCPGraphData(band.x[k], qQNaN());
+          lo << QCPGraphData(band.x[k], qQNaN());
+          hi << QCPGraphData(band.x[k], qQNaN());
+        }
         mean << QCPGraphData(band.x[k], band.mean[k]);
         lo << QCPGraphData(band.x[k], band.lo[k]);
         hi << QCPGraphData(band.x[k], band.hi[k]);
