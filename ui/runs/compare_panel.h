@@ -106,7 +106,7 @@ class ComparePanel : public QWidget {
   struct Metric {
     QString label;
     std::string series;
-    int stage = -1;  ///< -1 run-level, -2 each run's last stage
+    int stage = -1;  ///< -1 run-level, -2 each run's last stage (in each of its partitions)
     int layer = -1;  ///< >= 0: the per-layer series of this layer
   };
   struct Data {
