@@ -21,6 +21,9 @@
 #include "runs/runs_workspace.h"
 #include "runs/study_groups.h"
 #include "runs/study_views.h"
+#include "stagewise/study/points.h"
+#include "stagewise/study/search.h"
+#include "stagewise/study/study.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -261,32 +264,81 @@ class TestRunsStudies : public QObject {
              QStringLiteral("4 runs"));
   }
 
+  void groupsTabOfManyKeysFitsASmallScreen_data() {
+    QTest::addColumn<bool>("search");
+    QTest::newRow("grid of ten keys") << false;
+    // What a walkthrough had: a search with pruning and tuning, whose Groups tab stacks the tuned
+    // comparison, the groups and the study views; the window grew to 1350x1040 on 1366x768.
+    QTest::newRow("search with pruning and tuning") << true;
+  }
+
   void groupsTabOfManyKeysFitsASmallScreen() {
     // Issue 36: the Groups tab of a study of many keys grew the main window past a 1600x1000
     // screen (a widget's minimum size). The window's least size fits 1366x768 with it shown.
+    QFETCH(bool, search);
     test::TempStore t;
-    storage::NewStudy ns;
-    ns.name = "many keys";
-    ns.baseSpecJson = "{}";
-    const QStringList keys = {
-        "train.lr",        "train.batch_size",     "train.weight_decay",     "train.momentum",
-        "model.dropout",   "partition.aux_hidden", "pipeline.micro_batches", "train.warmup_steps",
-        "train.grad_clip", "eval.interval"};
-    std::string values = "[";
-    for (int k = 0; k < keys.size(); ++k) {
-      ns.keys.push_back({keys[k].toStdString(), "[0.5, 0.25]"});
-      values += (k ? "," : "") + std::string("0.123456789");
-    }
-    values += "]";
-    ns.seeds = 1;
-    ns.runsTotal = 6;
-    const int64_t study = t.store->createStudy(ns);
-    for (int i = 0; i < 6; ++i) {
-      const int64_t id =
-          addRun(*t.store, spec("a long run name of a study with many keys", 0.001, i), 0.8, 50);
-      storage::StudyRunRecord link;
-      link.point = i, link.runId = id, link.seed = 1, link.valuesJson = values;
-      t.store->linkStudyRun(study, link);
+    int64_t study = 0;
+    if (search) {
+      study::StudyPlan plan;
+      plan.keys = {study::parseVary("train.weight_decay=[0,0.001]"),
+                   study::parseVary(R"(model.activation=["relu","tanh"])"),
+                   study::parseVary("train.momentum=[0.9,0.99]")};
+      plan.search.keys = {
+          study::parseSearchArgument("train.lr=log_uniform:1e-4:1e-1"),
+          study::parseSearchArgument("stage_defaults.aux_hidden=choice:[64,128,256]")};
+      plan.search.trials = 3;
+      plan.search.prune = study::PruneSpec{};
+      plan.search.tune = study::TuneSpec{"val_accuracy", 2};
+      study =
+          t.store->createStudy(study::newStudyRecord("walk search", "{}", plan, std::nullopt, 0));
+      const int points = int(study::varyGrid(plan).size());
+      std::vector<std::string> best;
+      for (int trial = 0; trial < plan.search.trials; ++trial) {
+        const auto draw = study::drawTrial(plan.search, 1, trial);
+        if (trial == 0) best = draw;
+        for (int v = 0; v < points; ++v) {
+          const auto p = study::trialPoint(plan, v, trial, draw);
+          const int64_t id = addRun(*t.store, spec("walk search trial", 0.001, 1), 0.8, 50);
+          storage::StudyRunRecord link;
+          link.point = p.index, link.runId = id, link.seed = int64_t(p.seed);
+          link.valuesJson = study::pointValuesJson(p);
+          t.store->linkStudyRun(study, link);
+          if (trial == 1 && v == 0) t.store->markRunPruned(study, id, 100, "pruned");
+        }
+      }
+      for (int v = 0; v < points; ++v)
+        for (int j = 0; j < 2; ++j) {
+          const auto p = study::tunedPoint(plan, v, j, best);
+          const int64_t id = addRun(*t.store, spec("walk search tuned", 0.001, 2 + j), 0.8, 50);
+          storage::StudyRunRecord link;
+          link.point = p.index, link.runId = id, link.seed = int64_t(p.seed);
+          link.valuesJson = study::pointValuesJson(p);
+          t.store->linkStudyRun(study, link);
+        }
+    } else {
+      storage::NewStudy ns;
+      ns.name = "many keys";
+      ns.baseSpecJson = "{}";
+      const QStringList keys = {
+          "train.lr",        "train.batch_size",     "train.weight_decay",     "train.momentum",
+          "model.dropout",   "partition.aux_hidden", "pipeline.micro_batches", "train.warmup_steps",
+          "train.grad_clip", "eval.interval"};
+      std::string values = "[";
+      for (int k = 0; k < keys.size(); ++k) {
+        ns.keys.push_back({keys[k].toStdString(), "[0.5, 0.25]"});
+        values += (k ? "," : "") + std::string("0.123456789");
+      }
+      values += "]";
+      ns.seeds = 1;
+      ns.runsTotal = 6;
+      study = t.store->createStudy(ns);
+      for (int i = 0; i < 6; ++i) {
+        const int64_t id =
+            addRun(*t.store, spec("a long run name of a study with many keys", 0.001, i), 0.8, 50);
+        storage::StudyRunRecord link;
+        link.point = i, link.runId = id, link.seed = 1, link.valuesJson = values;
+        t.store->linkStudyRun(study, link);
+      }
     }
     engine::FakeScript script;
     AppSettings::setSession({});  // a first start: nothing restored
@@ -301,6 +353,9 @@ class TestRunsStudies : public QObject {
     ws->listTabs()->setCurrentIndex(1);
     QTRY_VERIFY_WITH_TIMEOUT(ws->groupTable()->isLoaded(), 5000);
     QApplication::processEvents();
+    // The real case shows what a search adds: the tuned comparison and the study views.
+    QCOMPARE(ws->groupTable()->tunedTable()->isVisible(), search);
+    QCOMPARE(ws->groupTable()->views()->isVisible(), search);
     const QSize least = window.minimumSizeHint().expandedTo(window.minimumSize());
     QString culprits;
     if (least.width() > 1366 || least.height() > 768)

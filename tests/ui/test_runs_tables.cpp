@@ -19,6 +19,7 @@
 #include "common/command_palette.h"
 #include "common/plot_frame.h"
 #include "common/table_export.h"
+#include "live/steer_events.h"
 #include "run_store_fixture.h"
 #include "runs/compare_panel.h"
 #include "runs/run_table_model.h"
@@ -98,6 +99,59 @@ class TestRunsTables : public QObject {
     storage::RunFinish finish;
     finish.status = storage::RunStatus::Completed;
     finish.steps = steps;
+    writer.finishRun(id, finish);
+    writer.flush();
+    return id;
+  }
+
+  /// A finished local run re-partitioned live at `changeStep` from `before` to `after` cuts:
+  /// stage k's loss is 10 + k before the change and 20 + k from it on, so a drawn value names
+  /// the stage and the partition it came from. The store holds the end's stages, as the engine
+  /// leaves them, and the engine's event for the change.
+  static int64_t addRepartitionedRun(storage::RunStore& store, const std::vector<int>& before,
+                                     const std::vector<int>& after, int changeStep, int steps) {
+    auto spec = runSpec("steered", before);
+    spec.model.hidden = {32, 32, 32, 32, 32};
+    storage::NewRun run;
+    run.name = spec.name;
+    run.mode = "local";
+    run.specJson = engine::specToJson(spec);
+    run.modelKind = "mlp";
+    run.totalSteps = steps;
+    run.batchSize = 32;
+    const int stagesBefore = int(before.size()) + 1, stagesAfter = int(after.size()) + 1;
+    for (int k = 0; k < stagesBefore; ++k) {
+      storage::StageRecord s;
+      s.index = k;
+      run.stages.push_back(s);
+    }
+    auto& writer = store.writer();
+    const int64_t id = writer.createRun(run);
+    std::vector<storage::PointInput> points;
+    for (int step = 0; step < steps; ++step) {
+      const bool late = step >= changeStep;
+      for (int k = 0; k < (late ? stagesAfter : stagesBefore); ++k)
+        points.push_back({"loss", k, -1, step, step * 0.01, (late ? 20.0 : 10.0) + k});
+    }
+    writer.appendPoints(id, std::move(points));
+    const auto cuts = [](const std::vector<int>& c) { return cutsLabel(c).toStdString(); };
+    // The engine's message (run_impl.cpp, moveCuts), built by appending.
+    std::string message = "repartition at step ";
+    message += std::to_string(changeStep);
+    message += ": partition.cuts=" + cuts(after);
+    message += " (was " + cuts(before) + ")";
+    message += "; pause 0.010000 s (drain 0.005000 s, rebuild 0.005000 s); ";
+    message += std::to_string(stagesAfter) + " stage(s)";
+    writer.appendEvent(id, {"info", changeStep * 0.01, -1, message});
+    storage::RunFinish finish;
+    finish.status = storage::RunStatus::Completed;
+    finish.steps = steps;
+    finish.replaceStages = true;
+    for (int k = 0; k < stagesAfter; ++k) {
+      storage::StageRecord s;
+      s.index = k;
+      finish.stages.push_back(s);
+    }
     writer.finishRun(id, finish);
     writer.flush();
     return id;
@@ -342,6 +396,83 @@ class TestRunsTables : public QObject {
       ++checked;
     }
     QVERIFY(checked > 10);
+  }
+
+  void lastStageLineBreaksAtARepartition_data() {
+    QTest::addColumn<std::vector<int>>("before");
+    QTest::addColumn<std::vector<int>>("after");
+    QTest::newRow("join 4 -> 2") << std::vector<int>{1, 2, 3} << std::vector<int>{2};
+    QTest::newRow("split 4 -> 5") << std::vector<int>{1, 2, 3} << std::vector<int>{1, 2, 3, 4};
+    QTest::newRow("move, still 3") << std::vector<int>{1, 3} << std::vector<int>{2, 4};
+  }
+
+  // Issue 36: "Loss · last stage" of a run whose stage count changed mid-run drew one line from
+  // S4's points before the change and S2's after (or S2's middle-stage loss throughout).
+  void lastStageLineBreaksAtARepartition() {
+    QFETCH(std::vector<int>, before);
+    QFETCH(std::vector<int>, after);
+    const int change = 300, steps = 600;
+    QSettings().remove(QStringLiteral("runs/overlay_x_axis"));
+    test::TempStore t;
+    const int64_t id = addRepartitionedRun(*t.store, before, after, change, steps);
+    StoreExecutor executor(t.store);
+    ComparePanel compare(&executor);
+    compare.resize(1200, 700);
+    compare.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&compare));
+    QVERIFY(compare.selectMetric(engine::series::kLoss, -2));
+    for (const int x : {ComparePanel::kXStep, ComparePanel::kXTime}) {
+      compare.alignCombo()->setCurrentIndex(x);
+      compare.setRuns({id});
+      compare.reload();
+      QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+      QCustomPlot* overlay = compare.overlayPlot();
+      QCOMPARE(overlay->graphCount(), 1);
+      const double at = x == ComparePanel::kXTime ? change * 0.01 : change;
+      const double early = 10.0 + double(before.size()), late = 20.0 + double(after.size());
+      int earlyPoints = 0, latePoints = 0, gaps = 0;
+      bool lastFinite = false;
+      double lastKey = 0;
+      for (auto it = overlay->graph(0)->data()->constBegin();
+           it != overlay->graph(0)->data()->constEnd(); ++it) {
+        if (!std::isfinite(it->value)) {
+          gaps += lastFinite;
+          lastFinite = false;
+          continue;
+        }
+        // Each point is the last stage's of its partition: S4's before, S2's (S5's) after.
+        const bool isLate = it->key >= at - 1e-9;
+        QCOMPARE(it->value, isLate ? late : early);
+        (isLate ? latePoints : earlyPoints)++;
+        // No drawn segment joins a point before the change to one after it.
+        if (lastFinite && before.size() != after.size())
+          QVERIFY2(
+              !(lastKey < at - 1e-9 && isLate),
+              qPrintable(QStringLiteral("a segment joins x %1 to x %2").arg(lastKey).arg(it->key)));
+        lastFinite = true;
+        lastKey = it->key;
+      }
+      QVERIFY(earlyPoints > 10);
+      QVERIFY(latePoints > 10);
+      // A move that keeps the stage count keeps one unbroken line.
+      QCOMPARE(gaps, before.size() != after.size() ? 1 : 0);
+    }
+    // Grouped (mean and band over the seeds): the mean line breaks at the change too.
+    compare.alignCombo()->setCurrentIndex(ComparePanel::kXStep);
+    compare.groupCombo()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCOMPARE(compare.bands().size(), size_t(1));
+    QCPGraph* line = nullptr;
+    for (int g = 0; g < compare.overlayPlot()->graphCount(); ++g)
+      if (compare.overlayPlot()->graph(g)->name() == compare.bands()[0].label)
+        line = compare.overlayPlot()->graph(g);
+    QVERIFY(line);
+    int meanGaps = 0;
+    for (auto it = line->data()->constBegin(); it != line->data()->constEnd(); ++it)
+      meanGaps += !std::isfinite(it->value);
+    QCOMPARE(meanGaps, before.size() != after.size() ? 1 : 0);
+    compare.groupCombo()->setCurrentIndex(0);
+    QSettings().remove(QStringLiteral("runs/overlay_x_axis"));  // the x axis is kept; not here
   }
 
   void overlayXAxisStepSamplesTimeCompute() {

@@ -24,6 +24,8 @@
 #include "common/plot_frame.h"
 #include "common/smoothing.h"
 #include "common/theme.h"
+#include "runs/last_stage_series.h"
+#include "runs/run_history.h"
 #include "stagewise/engine/machine_load.h"
 #include "stagewise/engine/metrics.h"
 #include "stagewise/study/results.h"
@@ -271,6 +273,8 @@ void ComparePanel::reload() {
       [ids, metric, axis, points, smoothing](storage::RunReader& reader, storage::RunStore&) {
         Data data;
         std::vector<storage::SeriesRef> refs;
+        std::vector<storage::SeriesRef> spanRefs;  // aligned too, so the grid spans every piece
+        std::map<size_t, PiecedSeries> pieced;     // runs whose last stage changed index
         std::map<int, std::string> layerNames;  // layers with a per-layer cosine
         int cosineStages = 0;                   // stages with a per-stage cosine
         for (int64_t id : ids) {
@@ -294,8 +298,25 @@ void ComparePanel::reload() {
             layerNames.emplace(s.key.layer, name);
           }
           const storage::SeriesKey key{metric.series, stage, metric.layer};
+          // Each run's last stage across a live re-partition that joined or split stages: the
+          // stage that was last over each partition's steps, never one index throughout.
+          if (metric.stage == -2 && metric.layer < 0) {
+            const auto spans = lastStageSpansOf(reader, *run);
+            if (spans.size() > 1) {
+              pieced[data.runs.size()] =
+                  loadPieces(reader, id, metric.series, spans, axis, smoothing);
+              for (const auto& span : spans)
+                if (span.stage != stage) spanRefs.push_back({id, {metric.series, span.stage, -1}});
+            }
+          }
           refs.push_back({id, key});
           data.runs.push_back(std::move(*run));
+          data.breaks.emplace_back();
+          if (const auto p = pieced.find(data.runs.size() - 1); p != pieced.end()) {
+            data.breaks.back() = p->second.breaks();
+            data.stored.push_back(p->second.points);
+            continue;
+          }
           // The stored points for the read-out: all of them (smoothed as alignSeries smooths,
           // from the first) up to a size, else each drawn column's first and last.
           std::vector<std::pair<double, double>> stored;
@@ -338,8 +359,23 @@ void ComparePanel::reload() {
           for (const auto& r : data.runs) present.push_back(r.id);
           data.diffs = reader.diffSpecs(present);
         }
-        if (!refs.empty())
+        if (!refs.empty()) {
+          const size_t shown = refs.size();
+          refs.insert(refs.end(), spanRefs.begin(), spanRefs.end());
           data.aligned = reader.alignSeries(refs, points, axis, std::nullopt, smoothing);
+          auto& a = data.aligned;
+          if (a.values.size() > shown) a.values.resize(shown);
+          if (a.points.size() > shown) a.points.resize(shown);
+          for (const auto& [i, series] : pieced) {
+            // Few points (evaluations) are drawn as they are, as alignSeries decides.
+            const bool sparse = series.points.size() * 2 <= a.x.size();
+            if (i < a.points.size()) {
+              a.points[i].clear();
+              if (sparse) a.points[i] = series.points;
+            }
+            if (i < a.values.size()) a.values[i] = sampleOnGrid(series, a.x);
+          }
+        }
         return data;
       },
       [this, ticket](Data data) {
@@ -376,6 +412,7 @@ void ComparePanel::showLoaded(const Data& data) {
   regroup();
   m_aligned = data.aligned;
   m_stored = data.stored;
+  m_breaks = data.breaks;
   setMetricList(data.extra);
   m_hint->setVisible(m_runs.empty());
   drawOverlay();
@@ -476,18 +513,32 @@ void ComparePanel::drawOverlay() {
     g->setName(runLabel(m_runs[i]));
     g->setPen(QPen(stageColor(int(i)), 1.8));
     QVector<QCPGraphData> points;
+    // A NaN point before the first point of each new piece (the last stage changed index in a
+    // re-partition): QCustomPlot breaks the line there.
+    const std::vector<double> none;
+    const auto& breaks = i < m_breaks.size() ? m_breaks[i] : none;
+    size_t nextBreak = 0;
+    const auto add = [&](double x, double y) {
+      if (!std::isfinite(y)) return;
+      bool broken = false;
+      while (nextBreak < breaks.size() && breaks[nextBreak] <= x) {
+        ++nextBreak;
+        broken = true;
+      }
+      if (broken && !points.isEmpty()) points << QCPGraphData(x * f, qQNaN());
+      points << QCPGraphData(x * f, y);
+    };
     const bool sparse = i < a.points.size() && !a.points[i].empty();
     if (sparse) {
       // A few evaluations: the points themselves joined by lines, each marked, not a staircase
       // held across the grid.
-      for (const auto& [x, y] : a.points[i])
-        if (std::isfinite(y)) points << QCPGraphData(x * f, y);
+      for (const auto& [x, y] : a.points[i]) add(x, y);
       g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
     } else {
-      for (size_t k = 0; k < a.x.size() && k < a.values[i].size(); ++k)
-        if (std::isfinite(a.values[i][k])) points << QCPGraphData(a.x[k] * f, a.values[i][k]);
+      for (size_t k = 0; k < a.x.size() && k < a.values[i].size(); ++k) add(a.x[k], a.values[i][k]);
     }
-    for (const auto& p : points) extend(p.key, p.value);
+    for (const auto& p : points)
+      if (std::isfinite(p.value)) extend(p.key, p.value);
     g->data()->set(points, true);
   }
   if (m_align->currentIndex() == kXSamples)
@@ -616,9 +667,25 @@ void ComparePanel::drawBands(const storage::AlignedSeries& a) {
       band.hi.push_back(hi);
     }
     const QColor color = stageColor(g);
+    // The line and the band break where a member's last stage changed index (its breaks).
+    std::vector<double> breaks;
+    for (size_t i : members)
+      if (i < m_breaks.size()) breaks.insert(breaks.end(), m_breaks[i].begin(), m_breaks[i].end());
+    std::sort(breaks.begin(), breaks.end());
+    size_t nextBreak = 0;
     QVector<QCPGraphData> mean, lo, hi;
     for (size_t k = 0; k < band.x.size(); ++k)
       if (std::isfinite(band.mean[k])) {
+        bool broken = false;
+        while (nextBreak < breaks.size() && breaks[nextBreak] <= a.x[k]) {
+          ++nextBreak;
+          broken = true;
+        }
+        if (broken && !mean.isEmpty()) {
+          mean << QCPGraphData(band.x[k], qQNaN());
+          lo << QCPGraphData(band.x[k], qQNaN());
+          hi << QCPGraphData(band.x[k], qQNaN());
+        }
         mean << QCPGraphData(band.x[k], band.mean[k]);
         lo << QCPGraphData(band.x[k], band.lo[k]);
         hi << QCPGraphData(band.x[k], band.hi[k]);

@@ -106,7 +106,7 @@ class ComparePanel : public QWidget {
   struct Metric {
     QString label;
     std::string series;
-    int stage = -1;  ///< -1 run-level, -2 each run's last stage
+    int stage = -1;  ///< -1 run-level, -2 each run's last stage (in each of its partitions)
     int layer = -1;  ///< >= 0: the per-layer series of this layer
   };
   struct Data {
@@ -118,6 +118,8 @@ class ComparePanel : public QWidget {
     /// Per run: its stored points (x on the storage axis, value as drawn: smoothed when the
     /// overlay smooths), sorted by x, for the hover read-out.
     std::vector<std::vector<std::pair<double, double>>> stored;
+    /// Per run: where its line breaks (x on the storage axis; see last_stage_series.h).
+    std::vector<std::vector<double>> breaks;
   };
   /// Per run: the factor from step to the chosen x (batch size, FLOPs per step; 1 for step and
   /// time), NaN where the run lacks it.
@@ -155,6 +157,7 @@ class ComparePanel : public QWidget {
   void regroup();
   storage::AlignedSeries m_aligned;  // as loaded; drawOverlay() smooths a copy
   std::vector<std::vector<std::pair<double, double>>> m_stored;  // Data::stored
+  std::vector<std::vector<double>> m_breaks;                     // Data::breaks
   std::map<const QCPGraph*, size_t> m_graphRun;  // each run's graph -> its index in m_runs
   std::vector<double> m_drawnFactor;             // per run, as drawn
   std::vector<storage::SpecDifference> m_diffs;

@@ -25,6 +25,7 @@ RunHistory runHistory(const engine::ExperimentSpec& spec,
                             .arg(QString::fromStdString(spec.partition.balance))
                       : QObject::tr("cuts %1").arg(cutsLabel(spec.partition.cuts));
   out.partitions << QObject::tr("from step 0: %1").arg(start);
+  out.stageCounts.emplace_back(0, spec.stageCount());
   for (const auto& e : events) {
     // Only the engine's applied changes (info); refusals are warnings.
     if (e.kind != "info") continue;
@@ -43,6 +44,9 @@ RunHistory runHistory(const engine::ExperimentSpec& spec,
     QString line = QObject::tr("step %1: %2").arg(steer->change.step).arg(steer->label());
     if (steer->kind == Kind::Repartition) {
       line += QObject::tr(", training paused %1 s").arg(steer->change.pauseS, 0, 'f', 3);
+      // The value is the cuts the engine applied ("[2]"): one stage more than cuts.
+      const auto cuts = nlohmann::json::parse(steer->change.value, nullptr, false);
+      if (cuts.is_array()) out.stageCounts.emplace_back(steer->change.step, int(cuts.size()) + 1);
       out.partitions << QObject::tr("from step %1: %2")
                             .arg(steer->change.step)
                             .arg(steer->layout.empty()

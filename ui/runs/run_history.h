@@ -5,6 +5,8 @@
 // step).
 
 #include <QStringList>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "stagewise/engine/run.h"
@@ -20,6 +22,9 @@ struct RunHistory {
   std::vector<engine::RunChange> changes;  ///< applied, in the order they took effect
   QStringList lines;                       ///< "step 40: cuts [1,2] → [2], paused 0.012 s"
   QStringList partitions;                  ///< "from step 40: S1 layers 1–2 · S2 layers 3–4"
+  /// How many stages the run had from which step: {0, the spec's count}, then one entry per
+  /// applied re-partition (its step, its stage count).
+  std::vector<std::pair<int64_t, int>> stageCounts;
 };
 
 /// The keys of `spec` whose values differ from a default spec's, dotted, with their JSON values

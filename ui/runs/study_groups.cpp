@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QToolButton>
@@ -160,9 +161,16 @@ StudyGroupTable::StudyGroupTable(StoreExecutor* executor, QWidget* parent)
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
   split->setStretchFactor(2, 2);
+  // A search stacks the tuned comparison, the groups and the study views: their least heights
+  // add up past a small screen's (the main window grew to 1040 px on 1366x768). The tab scrolls
+  // instead, so it never sets the window's least size.
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(split);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(split, 1);
+  layout->addWidget(scroll, 1);
   connect(m_spread, &QComboBox::currentIndexChanged, this, [this] {
     AppSettings::setSpread(study::spreadFromId(m_spread->currentData().toString().toStdString()));
     fill();
