@@ -1,4 +1,6 @@
 // The LibTorch engine on small synthetic data: the properties local parallelism rests on.
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 
 #include <dirent.h>
@@ -119,6 +121,21 @@ class TestTraining : public QObject {
     const std::string json = summaryToJson(p);
     QVERIFY(json.find("\"bubble_planned\":null") == std::string::npos);
     QVERIFY(json.find("\"bubble_measured\":") != std::string::npos);
+  }
+
+  void aRunWithinTheWarmUpHasNoThroughput() {
+    // 15 steps end inside the 20-step warm-up: samples/s was not measured (NaN, null in the
+    // JSON and the store), not 0 (a 0 read as the slowest run in every table and mean).
+    RecordingObserver obs;
+    RunSummary s = train(small("train.max_steps=15"), obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    QCOMPARE(s.steps, int64_t{15});
+    QVERIFY2(std::isnan(s.samplesPerSec), std::to_string(s.samplesPerSec).c_str());
+    const QJsonObject json =
+        QJsonDocument::fromJson(QByteArray::fromStdString(summaryToJson(s))).object();
+    QVERIFY(json.contains("samples_per_sec") && json["samples_per_sec"].isNull());
+    RunSummary longer = train(small("train.max_steps=40"), obs);
+    QVERIFY2(longer.samplesPerSec > 0, std::to_string(longer.samplesPerSec).c_str());
   }
 
   void lastStageCosineIsOne() {
@@ -382,9 +399,9 @@ class TestTraining : public QObject {
     QVERIFY2(s.measureShare <= 0.05 * 1.3, std::to_string(s.measureShare).c_str());
     // And spent — unless the analysis thread fell behind (a loaded machine) and skipped points,
     // which the summary counts: then less than the budget is all it could spend.
-    QVERIFY2(s.measureShare >= 0.02 || s.skippedPoints > 0,
-             (std::to_string(s.measureShare) + ", skipped " + std::to_string(s.skippedPoints))
-                 .c_str());
+    QVERIFY2(
+        s.measureShare >= 0.02 || s.skippedPoints > 0,
+        (std::to_string(s.measureShare) + ", skipped " + std::to_string(s.skippedPoints)).c_str());
     QCOMPARE(s.measureBudget, 0.05);
     QVERIFY(s.probePoints >= 9);
     QVERIFY(s.thinnedPoints > 0);

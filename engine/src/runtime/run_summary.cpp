@@ -69,13 +69,15 @@ RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec,
   s.wallSeconds = m_ctx.now();
   s.pausedSeconds = std::chrono::duration<double>(m_ctx.control.pausedFor()).count();
   s.steps = m_ctx.lastStageSteps.load();
-  s.samplesPerSec = samplesPerSec;
+  // No step finished after the 20-step warm-up: throughput was not measured (null), not 0.
+  s.samplesPerSec = samplesPerSec > 0 ? samplesPerSec : kNoValue;
   if (m_topology.rank() == 0)
     if (const auto last =
             m_topology.remoteLastStage()) {  // the last stage ran elsewhere: its numbers
       s.steps = last->steps;
       const double span = last->lastStepEndS - last->warmupEndS;
-      s.samplesPerSec = last->warmupEndS >= 0 && span > 0 ? last->samplesAfterWarmup / span : 0;
+      s.samplesPerSec =
+          last->warmupEndS >= 0 && span > 0 ? last->samplesAfterWarmup / span : kNoValue;
     }
   s.samples = s.steps * spec.train.batchSize;
   // This process's CPU time over this segment of the run (a resumed run's clock starts later).
