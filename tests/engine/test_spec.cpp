@@ -158,6 +158,52 @@ class TestSpec : public QObject {
              problems[0].message.c_str());
   }
 
+  void pipelineSchedulesAndRecompute_data() {
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("field");  // empty: valid
+    QTest::addColumn<QString>("says");
+    QTest::newRow("zb-h1") << R"({"mode":"pipeline","pipeline":{"schedule":"zb-h1"}})"
+                           << ""
+                           << "";
+    QTest::newRow("recompute") << R"({"mode":"pipeline","pipeline":{"recompute":true}})"
+                               << ""
+                               << "";
+    QTest::newRow("unknown schedule") << R"({"mode":"pipeline","pipeline":{"schedule":"zb-v"}})"
+                                      << "pipeline.schedule"
+                                      << "use gpipe, 1f1b or zb-h1";
+    QTest::newRow("interleaved not run yet")
+        << R"({"mode":"pipeline","pipeline":{"schedule":"interleaved","chunks":2}})"
+        << "pipeline.schedule"
+        << "does not run it yet";
+    QTest::newRow("chunks without interleaved")
+        << R"({"mode":"pipeline","pipeline":{"schedule":"1f1b","chunks":2}})"
+        << "pipeline.chunks"
+        << "need schedule interleaved";
+    QTest::newRow("recompute in local mode") << R"({"mode":"local","pipeline":{"recompute":true}})"
+                                             << "pipeline.recompute"
+                                             << "set mode to pipeline";
+    QTest::newRow("recompute in backprop mode")
+        << R"({"mode":"backprop","pipeline":{"recompute":true}})"
+        << "pipeline.recompute"
+        << "pipeline mode only";
+  }
+  /// zb-h1 and recomputation are accepted in pipeline mode; what the engine cannot run is refused
+  /// in one line naming the field.
+  void pipelineSchedulesAndRecompute() {
+    QFETCH(QString, json);
+    QFETCH(QString, field);
+    QFETCH(QString, says);
+    const auto problems = validateSpec(parseSpec(json.toStdString()), 9, {"cpu"});
+    if (field.isEmpty()) {
+      QVERIFY2(problems.empty(), problems.empty() ? "" : problems[0].message.c_str());
+      return;
+    }
+    QCOMPARE(problems.size(), size_t{1});
+    QCOMPARE(QString::fromStdString(problems[0].field), field);
+    QVERIFY2(problems[0].message.find(says.toStdString()) != std::string::npos,
+             problems[0].message.c_str());
+  }
+
   void rangeChecks() {
     ExperimentSpec s = parseSpec(R"({"train":{"batch_size":0,"lr":-1,"optimizer":"lbfgs"}})");
     auto problems = validateSpec(s, 9, {"cpu"});

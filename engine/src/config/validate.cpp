@@ -237,11 +237,24 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     if (spec.probe.batchSize < 2 && spec.mode == Mode::Local && spec.probe.interval >= 0)
       out.push_back({"probe.batch_size", bn + " needs a probe batch of 2 or more"});
   }
-  if (pl.schedule != "gpipe" && pl.schedule != "1f1b")
+  if (pl.schedule != "gpipe" && pl.schedule != "1f1b" && pl.schedule != "zb-h1" &&
+      pl.schedule != "interleaved")
     out.push_back(
-        {"pipeline.schedule", "unknown schedule '" + pl.schedule + "'; use gpipe or 1f1b"});
+        {"pipeline.schedule", "unknown schedule '" + pl.schedule + "'; use gpipe, 1f1b or zb-h1"});
+  else if (pl.schedule == "interleaved" && spec.mode == Mode::Pipeline)
+    out.push_back({"pipeline.schedule",
+                   "interleaved is planned (inspect, Design) but the engine does not run it yet; "
+                   "use gpipe, 1f1b or zb-h1"});
   if (pl.chunks < 1 || pl.chunks > 16)
     out.push_back({"pipeline.chunks", "must be between 1 and 16 model chunks per worker"});
+  else if (pl.chunks > 1 && pl.schedule != "interleaved")
+    out.push_back({"pipeline.chunks", std::to_string(pl.chunks) +
+                                          " chunks per worker need schedule interleaved; set "
+                                          "pipeline.chunks to 1"});
+  if (pl.recompute && spec.mode != Mode::Pipeline)
+    out.push_back({"pipeline.recompute",
+                   "recomputes the activations of pipeline mode only; set mode to pipeline or "
+                   "pipeline.recompute to false"});
   if (spec.timeline.maxSpans < 0)
     out.push_back({"timeline.max_spans",
                    "must be >= 0 (0: enough for the last 200 steps and a sample across the run)"});
