@@ -174,7 +174,7 @@ class TestSpec : public QObject {
     QTest::newRow("interleaved not run yet")
         << R"({"mode":"pipeline","pipeline":{"schedule":"interleaved","chunks":2}})"
         << "pipeline.schedule"
-        << "does not run it yet";
+        << "not run by the engine yet";
     QTest::newRow("chunks without interleaved")
         << R"({"mode":"pipeline","pipeline":{"schedule":"1f1b","chunks":2}})"
         << "pipeline.chunks"

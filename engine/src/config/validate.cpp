@@ -243,8 +243,7 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
         {"pipeline.schedule", "unknown schedule '" + pl.schedule + "'; use gpipe, 1f1b or zb-h1"});
   else if (pl.schedule == "interleaved" && spec.mode == Mode::Pipeline)
     out.push_back({"pipeline.schedule",
-                   "interleaved is planned (inspect, Design) but the engine does not run it yet; "
-                   "use gpipe, 1f1b or zb-h1"});
+                   "interleaved is not run by the engine yet; use gpipe, 1f1b or zb-h1"});
   if (pl.chunks < 1 || pl.chunks > 16)
     out.push_back({"pipeline.chunks", "must be between 1 and 16 model chunks per worker"});
   else if (pl.chunks > 1 && pl.schedule != "interleaved")
