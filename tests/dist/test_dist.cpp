@@ -374,6 +374,13 @@ class TestDist : public QObject {
         {"launch", "--config", spec, "--procs", "2", "--set", "mode=backprop", "--no-store"});
     QVERIFY(backprop.code != 0);
     QVERIFY2(backprop.err.contains("backprop runs in one process"), qPrintable(backprop.err));
+    // interleaved: one worker of 3 chunks here; a worker's chunks take turns in one process.
+    Result interleaved =
+        runCli({"launch", "--config", spec, "--procs", "2", "--set", "mode=pipeline", "--set",
+                "pipeline.schedule=interleaved", "--set", "pipeline.chunks=3", "--no-store"});
+    QVERIFY(interleaved.code != 0);
+    QVERIFY2(interleaved.err.contains("interleaved runs in one process"),
+             qPrintable(interleaved.err));
   }
 };
 

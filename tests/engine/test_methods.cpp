@@ -32,17 +32,18 @@ ExperimentSpec family(const std::string& kind, const std::vector<std::string>& e
   // "drop": an MLP with batch norm and dropout, whose recomputed forward must draw the same masks
   // and must not update the batch-norm statistics twice.
   const std::string model =
-      kind == "vit"    ? R"({"kind":"vit","patch":4,"dim":16,"depth":2,"heads":2})"
-      : kind == "drop" ? R"({"kind":"layers","layers":[{"type":"linear","out":32},
+      kind.starts_with("vit") ? R"({"kind":"vit","patch":4,"dim":16,"depth":2,"heads":2})"
+      : kind == "drop"        ? R"({"kind":"layers","layers":[{"type":"linear","out":32},
           {"type":"batchnorm1d"},{"type":"relu"},{"type":"dropout","p":0.25},
           {"type":"linear","out":32},{"type":"relu"},{"type":"dropout","p":0.25},
           {"type":"linear","out":4}]})"
-                       : R"({"kind":"mlp","hidden":[32,32,32]})";
-  const std::string data = kind == "vit"
+                              : R"({"kind":"mlp","hidden":[32,32,32]})";
+  const std::string data = kind.starts_with("vit")
                                ? R"({"kind":"idx","path":")" + g_dir->path().toStdString() + R"("})"
                                : R"({"kind":"synthetic","synthetic_train":1024,"synthetic_test":256,
                         "synthetic_features":16,"synthetic_classes":4})";
-  const std::string cuts = kind == "drop" ? "[2,5]" : "[1,2]";
+  // "mlp4", "vit4": four stages of one layer each (interleaved: two workers of two chunks).
+  const std::string cuts = kind == "drop" ? "[2,5]" : kind.ends_with('4') ? "[1,2,3]" : "[1,2]";
   // One intra-op thread everywhere, so reductions run in the same order in every mode.
   std::string json =
       R"({"dataset":)" + data + R"(,"model":)" + model + R"(,"partition":{"cuts":)" + cuts + R"(},
@@ -198,6 +199,12 @@ class TestMethods : public QObject {
           for (int micro : {1, 4})
             QTest::addRow("%s %s%s M=%d", kind, schedule, recompute ? " recompute" : "", micro)
                 << kind << schedule << recompute << micro;
+    // interleaved: four stages on two workers of two chunks each
+    for (const char* kind : {"mlp4", "vit4"})
+      for (bool recompute : {false, true})
+        for (int micro : {1, 4})
+          QTest::addRow("%s interleaved%s M=%d", kind, recompute ? " recompute" : "", micro)
+              << kind << "interleaved" << recompute << micro;
   }
   /// Every schedule, with and without recomputation, computes backprop's step-0 gradients: bit
   /// for bit with one micro-batch (the same operations on the same rows), to float rounding with
@@ -208,10 +215,12 @@ class TestMethods : public QObject {
     QFETCH(bool, recompute);
     QFETCH(int, micro);
     QTemporaryDir dir;
-    const ExperimentSpec spec = family(
-        kind.toStdString(), {"pipeline.schedule=" + schedule.toStdString(),
-                             "pipeline.micro_batches=" + std::to_string(micro),
-                             std::string("pipeline.recompute=") + (recompute ? "true" : "false")});
+    const ExperimentSpec spec =
+        family(kind.toStdString(),
+               {"pipeline.schedule=" + schedule.toStdString(),
+                "pipeline.micro_batches=" + std::to_string(micro),
+                std::string("pipeline.recompute=") + (recompute ? "true" : "false"),
+                schedule == "interleaved" ? "pipeline.chunks=2" : "pipeline.chunks=1"});
     const auto bp = stepZeroGradients(spec, Mode::Backprop, dir.filePath("bp").toStdString());
     const auto pl = stepZeroGradients(spec, Mode::Pipeline, dir.filePath("pl").toStdString());
     QCOMPARE(pl.size(), bp.size());
@@ -316,6 +325,41 @@ class TestMethods : public QObject {
         QVERIFY2(got == want, ("stage " + std::to_string(k) + ", step " + std::to_string(t) +
                                ": spans out of the " + schedule.toStdString() + " order")
                                   .c_str());
+      }
+  }
+
+  /// interleaved: the two chunks of each worker take turns in workerOrders' order (one pass at a
+  /// time, never overlapping), and each chunk's own spans follow that order too.
+  void interleavedWorkersTakeTurns() {
+    constexpr int kSteps = 3, kMicro = 4, kStages = 4, kChunks = 2;
+    RecordingObserver obs;
+    const RunSummary s =
+        train(family("mlp4", {"mode=pipeline", "train.max_steps=3", "pipeline.micro_batches=4",
+                              "pipeline.schedule=interleaved", "pipeline.chunks=2"}),
+              obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    QCOMPARE(s.steps, int64_t{kSteps});
+    const auto orders = schedule::workerOrders("interleaved", kStages, kMicro, kChunks);
+    QCOMPARE(orders.size(), size_t{2});
+    for (size_t w = 0; w < orders.size(); ++w)
+      for (int64_t t = 0; t < kSteps; ++t) {
+        std::vector<StepSpan> mine;
+        for (const StepSpan& x : obs.spanList)
+          if (x.step == t && x.micro >= 0 &&
+              schedule::workerOf(x.stage, kStages, kChunks) == static_cast<int>(w))
+            mine.push_back(x);
+        std::stable_sort(mine.begin(), mine.end(),
+                         [](const StepSpan& a, const StepSpan& b) { return a.startS < b.startS; });
+        std::vector<std::tuple<int, SpanKind, int>> got, want;
+        for (const StepSpan& x : mine) got.push_back({x.stage, x.kind, x.micro});
+        for (const auto& a : orders[w])
+          want.push_back(
+              {a.stage, a.op == schedule::Op::F ? SpanKind::Forward : SpanKind::Backward, a.micro});
+        QVERIFY2(got == want, ("worker " + std::to_string(w) + ", step " + std::to_string(t) +
+                               ": spans out of the interleaved order")
+                                  .c_str());
+        for (size_t i = 1; i < mine.size(); ++i)
+          QVERIFY2(mine[i].startS >= mine[i - 1].endS, "a worker ran two passes at once");
       }
   }
 
@@ -693,20 +737,62 @@ class TestMethods : public QObject {
   }
 
   /// Pipeline runs pause, stop and fail cleanly like any other.
+  void pipelineFailureStopsCleanly_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("schedule");
+    QTest::addColumn<QString>("debug");
+    QTest::newRow("gpipe") << "mlp"
+                           << "gpipe"
+                           << "debug.fail_at_step=7";
+    QTest::newRow("zb-h1") << "mlp"
+                           << "zb-h1"
+                           << "debug.fail_at_step=7";
+    // The failing stage's chunk partner waits for a turn that never comes: the stop wakes it.
+    QTest::newRow("interleaved") << "mlp4"
+                                 << "interleaved"
+                                 << "debug.fail_at_step=7";
+    QTest::newRow("interleaved, NaN inside a pass") << "mlp4"
+                                                    << "interleaved"
+                                                    << "debug.nan_at_step=7";
+  }
   void pipelineFailureStopsCleanly() {
+    QFETCH(QString, kind);
+    QFETCH(QString, schedule);
+    QFETCH(QString, debug);
     RecordingObserver obs;
     const RunSummary s =
-        train(family("mlp", {"mode=pipeline", "debug.stage=1", "debug.fail_at_step=7"}), obs);
+        train(family(kind.toStdString(),
+                     {"mode=pipeline", "debug.stage=1", debug.toStdString(),
+                      "pipeline.schedule=" + schedule.toStdString(), "pipeline.micro_batches=4",
+                      schedule == "interleaved" ? "pipeline.chunks=2" : "pipeline.chunks=1"}),
+              obs);
     QVERIFY(s.status == RunStatus::Failed);
-    QCOMPARE(s.failedStage, 1);
-    QVERIFY(s.error.find("injected failure at step 7") != std::string::npos);
+    if (debug.contains("fail_at_step")) {
+      QCOMPARE(s.failedStage, 1);
+      QVERIFY(s.error.find("injected failure at step 7") != std::string::npos);
+    } else {
+      QVERIFY2(s.error.find("non-finite loss") != std::string::npos, s.error.c_str());
+    }
   }
 
+  void pipelineStopDrainsToACheckpoint_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("schedule");
+    QTest::newRow("gpipe") << "mlp"
+                           << "gpipe";
+    QTest::newRow("interleaved") << "mlp4"
+                                 << "interleaved";
+  }
   void pipelineStopDrainsToACheckpoint() {
+    QFETCH(QString, kind);
+    QFETCH(QString, schedule);
     QTemporaryDir dir;
     RecordingObserver obs;
-    ExperimentSpec spec = family("mlp", {"mode=pipeline", "train.max_steps=100000",
-                                         "checkpoint.dir=" + dir.path().toStdString()});
+    ExperimentSpec spec = family(
+        kind.toStdString(),
+        {"mode=pipeline", "train.max_steps=100000", "checkpoint.dir=" + dir.path().toStdString(),
+         "pipeline.schedule=" + schedule.toStdString(), "pipeline.micro_batches=4",
+         schedule == "interleaved" ? "pipeline.chunks=2" : "pipeline.chunks=1"});
     auto run = createRun(spec, &obs);
     run->start();
     QTest::qWait(400);

@@ -170,11 +170,21 @@ class TestSpec : public QObject {
                                << "";
     QTest::newRow("unknown schedule") << R"({"mode":"pipeline","pipeline":{"schedule":"zb-v"}})"
                                       << "pipeline.schedule"
-                                      << "use gpipe, 1f1b or zb-h1";
-    QTest::newRow("interleaved not run yet")
-        << R"({"mode":"pipeline","pipeline":{"schedule":"interleaved","chunks":2}})"
-        << "pipeline.schedule"
-        << "not run by the engine yet";
+                                      << "use gpipe, 1f1b, interleaved or zb-h1";
+    QTest::newRow("interleaved") << R"({"mode":"pipeline","partition":{"cuts":[2,4,6]},
+        "pipeline":{"schedule":"interleaved","chunks":2,"micro_batches":4}})"
+                                 << ""
+                                 << "";
+    QTest::newRow("interleaved, stages not a multiple of chunks")
+        << R"({"mode":"pipeline","partition":{"cuts":[2,4]},
+        "pipeline":{"schedule":"interleaved","chunks":2}})"
+        << "pipeline.chunks"
+        << "3 stages do not split into 2 chunks";
+    QTest::newRow("interleaved, micro-batches not in rounds")
+        << R"({"mode":"pipeline","partition":{"cuts":[2,4,6]},
+        "pipeline":{"schedule":"interleaved","chunks":2,"micro_batches":5}})"
+        << "pipeline.micro_batches"
+        << "use a multiple of 2";
     QTest::newRow("chunks without interleaved")
         << R"({"mode":"pipeline","pipeline":{"schedule":"1f1b","chunks":2}})"
         << "pipeline.chunks"
@@ -290,9 +300,8 @@ class TestSpec : public QObject {
     // Unknown values name the field and the values allowed.
     auto only = [](const std::string& json) {
       const auto problems = validateSpec(parseSpec(json), 9, {"cpu"});
-      return problems.size() == 1
-                 ? problems[0]
-                 : Problem{"(" + std::to_string(problems.size()) + " problems)", ""};
+      return problems.size() == 1 ? problems[0]
+                                  : Problem{std::to_string(problems.size()) + " problems", ""};
     };
     Problem p = only(R"({"model":{"init":"he"}})");
     QCOMPARE(p.field, std::string("model.init"));

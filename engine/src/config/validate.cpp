@@ -6,6 +6,7 @@
 
 #include "model/layer_plan.h"
 #include "stagewise/engine/partition.h"
+#include "stagewise/engine/pipeline_schedule.h"
 #include "stagewise/engine/spec.h"
 
 namespace stagewise::engine {
@@ -239,17 +240,25 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
   }
   if (pl.schedule != "gpipe" && pl.schedule != "1f1b" && pl.schedule != "zb-h1" &&
       pl.schedule != "interleaved")
-    out.push_back(
-        {"pipeline.schedule", "unknown schedule '" + pl.schedule + "'; use gpipe, 1f1b or zb-h1"});
-  else if (pl.schedule == "interleaved" && spec.mode == Mode::Pipeline)
-    out.push_back({"pipeline.schedule",
-                   "interleaved is not run by the engine yet; use gpipe, 1f1b or zb-h1"});
-  if (pl.chunks < 1 || pl.chunks > 16)
+    out.push_back({"pipeline.schedule", "unknown schedule '" + pl.schedule +
+                                            "'; use gpipe, 1f1b, interleaved or zb-h1"});
+  else if (pl.chunks < 1 || pl.chunks > 16)
     out.push_back({"pipeline.chunks", "must be between 1 and 16 model chunks per worker"});
-  else if (pl.chunks > 1 && pl.schedule != "interleaved")
-    out.push_back({"pipeline.chunks", std::to_string(pl.chunks) +
-                                          " chunks per worker need schedule interleaved; set "
-                                          "pipeline.chunks to 1"});
+  else if (stages >= 1 && (spec.mode == Mode::Pipeline || pl.chunks > 1)) {
+    // What the schedule cannot order (chunks without interleaved, stages or micro-batches that
+    // do not split among the workers), in its own words.
+    try {
+      const int micro = pl.microBatches > 0 ? pl.microBatches : stages;
+      schedule::workerOrders(pl.schedule, stages, std::max(1, micro), pl.chunks);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      const size_t colon = what.find(": ");
+      if (what.rfind("pipeline.", 0) == 0 && colon != std::string::npos)
+        out.push_back({what.substr(0, colon), what.substr(colon + 2)});
+      else
+        out.push_back({"pipeline.schedule", what});
+    }
+  }
   if (pl.recompute && spec.mode != Mode::Pipeline)
     out.push_back({"pipeline.recompute",
                    "recomputes the activations of pipeline mode only; set mode to pipeline or "

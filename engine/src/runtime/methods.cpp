@@ -8,8 +8,10 @@
 #include "runtime/method.h"
 
 #include <cmath>
+#include <condition_variable>
 #include <deque>
 #include <limits>
+#include <mutex>
 #include <numbers>
 #include <set>
 
@@ -284,6 +286,41 @@ class LocalStep final : public StepBase {
   std::deque<Kept> m_kept;
 };
 
+/// interleaved: the stages one worker runs (stage w, w + workers, ...) keep their own threads but
+/// take turns, pass by pass, in the worker's order, so that the worker computes one pass at a time
+/// as one thread running its v chunks would.
+class WorkerTurn {
+ public:
+  /// Waits until pass `index` of `step` is the worker's next; false once the run stops.
+  bool await(int64_t step, size_t index, const RunControl& control) {
+    std::unique_lock lock(m_mutex);
+    if (m_step < 0) m_step = step;  // the segment's first step
+    while (m_step != step || m_next != index) {
+      if (control.stopRequested()) return false;
+      m_cv.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    return true;
+  }
+  /// Pass `index` of the `total` passes of `step` is done: the next one's turn.
+  void done(int64_t step, size_t index, size_t total) {
+    {
+      std::lock_guard lock(m_mutex);
+      m_next = index + 1;
+      if (m_next >= total) {
+        m_step = step + 1;
+        m_next = 0;
+      }
+    }
+    m_cv.notify_all();
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  int64_t m_step = -1;
+  size_t m_next = 0;
+};
+
 /// A pipelined-backprop step: the batch as M micro-batches through every stage, the model's loss
 /// on the last one, the boundary gradients back, and one update per stage per batch once every
 /// micro-batch is through (a flush: the next batch starts on the new weights). The stage runs its
@@ -293,12 +330,16 @@ class LocalStep final : public StepBase {
 /// stage's input and runs again, with autograd, before the micro-batch's backward.
 class PipelineStep final : public StepBase {
  public:
-  PipelineStep(RunContext& ctx, StageRuntime& stage, const PipelineSpec& pipeline, int stages)
+  /// `turn`: interleaved, the turn this stage's worker shares with its other stages.
+  PipelineStep(RunContext& ctx, StageRuntime& stage, const PipelineSpec& pipeline, int stages,
+               std::shared_ptr<WorkerTurn> turn)
       : StepBase(ctx, stage, /*gradients=*/true),
         m_micro(pipeline.microBatches > 0 ? pipeline.microBatches : stages),
         m_schedule(pipeline.schedule),
         m_recompute(pipeline.recompute),
-        m_stages(stages) {}
+        m_stages(stages),
+        m_chunks(turn ? pipeline.chunks : 1),
+        m_turn(std::move(turn)) {}
 
   std::optional<StepResult> run() override {
     StepResult r;
@@ -329,7 +370,11 @@ class PipelineStep final : public StepBase {
     m_cur = &c;
     clearGradients(*m_stage.optimizer);
 
-    for (const schedule::Action& a : order(c.m)) {
+    const std::vector<schedule::Action>& actions = order(c.m);
+    for (size_t n = 0; n < actions.size(); ++n) {
+      const schedule::Action& a = actions[n];
+      if (a.stage != m_k) continue;  // another chunk of our worker (interleaved)
+      if (m_turn && !m_turn->await(c.step, n, m_ctx.control)) return std::nullopt;
       bool ok = true;
       switch (a.op) {
         case schedule::Op::F:
@@ -345,6 +390,7 @@ class PipelineStep final : public StepBase {
           weightGradient(a.micro, r);
           break;
       }
+      if (m_turn) m_turn->done(c.step, n, actions.size());
       if (!ok) return std::nullopt;
     }
 
@@ -394,15 +440,20 @@ class PipelineStep final : public StepBase {
     bool sharedParameters = false;         ///< see weightGradient
   };
 
-  /// This stage's actions for `m` micro-batches (chunks = 1: worker k runs stage k).
+  /// Our worker's actions for `m` micro-batches: this stage's, and under interleaved its other
+  /// chunks' (chunks = 1: worker k runs stage k alone).
   const std::vector<schedule::Action>& order(int m) {
     if (m != m_orderMicro) {
-      m_order = schedule::workerOrders(m_schedule, m_stages, m)[static_cast<size_t>(m_k)];
+      try {
+        const int worker = schedule::workerOf(m_k, m_stages, m_chunks);
+        m_order =
+            schedule::workerOrders(m_schedule, m_stages, m, m_chunks)[static_cast<size_t>(worker)];
+      } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string(e.what()) + " (a batch of " +
+                                 std::to_string(m_cur->rows) + " rows gives " + std::to_string(m) +
+                                 " micro-batches)");
+      }
       m_orderMicro = m;
-      for (const auto& a : m_order)
-        if (a.stage != m_k)
-          throw std::runtime_error("pipeline: the " + m_schedule + " order gives stage " +
-                                   std::to_string(a.stage) + " to stage " + std::to_string(m_k));
     }
     return m_order;
   }
@@ -662,6 +713,8 @@ class PipelineStep final : public StepBase {
   const std::string m_schedule;
   const bool m_recompute;
   const int m_stages;
+  const int m_chunks;
+  const std::shared_ptr<WorkerTurn> m_turn;
   Current* m_cur = nullptr;
   std::vector<schedule::Action> m_order;
   int m_orderMicro = -1;
@@ -724,11 +777,26 @@ class PipelineMethod final : public Method {
   bool sendsGradients() const override { return true; }
   std::unique_ptr<StageStep> stageStep(RunContext& ctx, StageRuntime& stage) const override {
     const int k = static_cast<int>(ctx.channels.size());
-    return std::make_unique<PipelineStep>(ctx, stage, m_spec.pipeline, k);
+    const auto& pl = m_spec.pipeline;
+    std::shared_ptr<WorkerTurn> turn;
+    if (pl.schedule == "interleaved" && pl.chunks > 1) {
+      // One turn per worker, new for each segment (the stage threads start again).
+      std::lock_guard lock(m_turnMutex);
+      if (m_turnSegment != ctx.segmentStart || m_turns.empty()) {
+        m_turns.clear();
+        for (int w = 0; w < k / pl.chunks; ++w) m_turns.push_back(std::make_shared<WorkerTurn>());
+        m_turnSegment = ctx.segmentStart;
+      }
+      turn = m_turns[static_cast<size_t>(schedule::workerOf(stage.plan.index, k, pl.chunks))];
+    }
+    return std::make_unique<PipelineStep>(ctx, stage, pl, k, std::move(turn));
   }
 
  private:
   const ExperimentSpec& m_spec;
+  mutable std::mutex m_turnMutex;
+  mutable std::vector<std::shared_ptr<WorkerTurn>> m_turns;
+  mutable int64_t m_turnSegment = -1;
 };
 
 }  // namespace
