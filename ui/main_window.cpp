@@ -3,6 +3,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDesktopServices>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -190,6 +191,10 @@ void MainWindow::restoreSession() {
   showWorkspace(known ? Workspace(session.workspace) : kDesign);
   if (m_runs && !session.runs.isEmpty())
     m_runs->selectRuns(std::vector<int64_t>(session.runs.begin(), session.runs.end()));
+  if (session.trainModes != 0) {
+    const int i = m_train->modeCombo()->findData(session.trainModes);
+    if (i >= 0) m_train->modeCombo()->setCurrentIndex(i);
+  }
   if (!problem.isEmpty()) statusBar()->showMessage(problem, 15000);
 }
 
@@ -203,6 +208,12 @@ void MainWindow::saveSession() {
   session.workspace = int(currentWorkspace());
   if (m_runs)
     for (int64_t id : m_runs->selectedRunIds()) session.runs << id;
+  session.trainModes = m_train->modeCombo()->currentData().toInt();
+  // The store this session used (given with --db, say) opens next time, unless one was chosen
+  // in File → Choose run store meanwhile ("from its next start").
+  session.storePath = !m_chosenStore.isEmpty() ? m_chosenStore
+                      : m_store                ? QString::fromStdString(m_store->path())
+                                               : QString();
   AppSettings::setSession(session);
 }
 
@@ -349,9 +360,16 @@ void MainWindow::askReport() {
                      "spec and seed are reused; throughput is measured anew.")
                       .arg(QString::fromStdString(m_doc->spec().name)),
                   QMessageBox::Cancel, this);
+  // The plan each would queue, timed by this store's runs (issue 36: "about 10 minutes" was
+  // said of a full report that queued 131 runs and took 2 h 17 min).
+  const std::string base = engine::specToJson(m_doc->spec());
+  const QDateTime now = QDateTime::currentDateTime();
   box.setInformativeText(
-      tr("The quick report takes about 10 minutes on 2 cores (fewer steps, 2 "
-         "seeds); the full one uses the experiment's own length and 3 seeds."));
+      TrainWorkspace::describeEstimate(m_train->estimateReport(base, true), true, now) +
+      QStringLiteral("\n\n") +
+      TrainWorkspace::describeEstimate(m_train->estimateReport(base, false), false, now) +
+      QStringLiteral("\n\n") +
+      tr("Quick: fewer steps, 2 seeds; full: the experiment's own length and 3 seeds."));
   QPushButton* quick = box.addButton(tr("Quick report"), QMessageBox::AcceptRole);
   QPushButton* full = box.addButton(tr("Full report"), QMessageBox::AcceptRole);
   box.setDefaultButton(quick);
@@ -441,6 +459,7 @@ void MainWindow::chooseStore() {
                                                     QFileDialog::DontConfirmOverwrite);
   if (path.isEmpty()) return;
   AppSettings::setStorePath(path);
+  m_chosenStore = path;
   QMessageBox::information(this, tr("Run store"),
                            tr("Stagewise will keep runs in %1 from its next start (unless --db or "
                               "STAGEWISE_DB says otherwise).")

@@ -117,6 +117,7 @@ class MainWindow : public QMainWindow {
 
   EngineServices m_services;
   std::shared_ptr<storage::RunStore> m_store;
+  QString m_chosenStore;  ///< chosen in File → Choose run store during this session
   DesignDocument* m_doc;
   EngineController* m_controller;
   QTabWidget* m_tabs;

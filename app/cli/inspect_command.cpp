@@ -10,6 +10,7 @@
 #include "stagewise/engine/engine.h"
 #include "stagewise/engine/number_text.h"
 #include "stagewise/engine/partition.h"
+#include "stagewise/engine/pipeline_plan.h"
 
 namespace stagewise::cli {
 
@@ -60,6 +61,85 @@ std::string cutsText(const std::vector<int>& cuts) {
   return s + "]";
 }
 
+namespace sched = engine::schedule;
+
+/// Every schedule planned for the pipeline with per-stage pass times `times` (one micro-batch):
+/// the step's bubble and each stage's peak activations (docs/metrics.md, "Bubble: planned
+/// against measured").
+std::vector<sched::ScheduleEstimate> planSchedules(const engine::ExperimentSpec& spec,
+                                                   const engine::PartitionPlan& partition,
+                                                   const engine::InputShape& shape,
+                                                   const std::vector<sched::PassTimes>& times,
+                                                   int micro) {
+  const int64_t rows = (spec.train.batchSize + micro - 1) / micro;
+  int64_t inputBytes = 4;
+  for (int64_t d : shape.dims) inputBytes *= d;
+  std::vector<int64_t> act, in;
+  for (size_t k = 0; k < partition.stages.size(); ++k) {
+    act.push_back(partition.stages[k].activationBytes * rows);
+    in.push_back((k == 0 ? inputBytes : partition.stages[k - 1].outBytes) * rows);
+  }
+  return sched::compareSchedules(times, micro, act, in, spec.pipeline.recompute);
+}
+
+nlohmann::json schedulesJson(const std::vector<sched::ScheduleEstimate>& schedules,
+                             const char* timesFrom) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : schedules) {
+    nlohmann::json one = {{"schedule", e.schedule}, {"chunks", e.chunks}};
+    if (!e.refused.empty()) {
+      one["refused"] = e.refused;
+    } else {
+      one["bubble"] = e.bubble;
+      one["peak_activation_bytes"] = e.peakActivationBytes;
+    }
+    list.push_back(one);
+  }
+  return {{"pass_times_from", timesFrom}, {"plans", list}};
+}
+
+void printSchedules(const std::vector<sched::ScheduleEstimate>& schedules, const char* timesFrom,
+                    bool recompute) {
+  std::printf("\nschedules planned from %s%s:\n", timesFrom,
+              recompute ? ", recomputing activations" : "");
+  std::printf("  %-22s %7s  %s\n", "schedule", "bubble", "peak activations per stage");
+  for (const auto& e : schedules) {
+    const std::string name =
+        e.schedule + (e.chunks > 1 ? " (chunks " + std::to_string(e.chunks) + ")" : "");
+    if (!e.refused.empty()) {
+      std::printf("  %-22s %7s  %s\n", name.c_str(), "-", e.refused.c_str());
+      continue;
+    }
+    std::string bytes;
+    for (int64_t b : e.peakActivationBytes)
+      bytes += (bytes.empty() ? "" : ", ") + engine::bytesText(static_cast<double>(b));
+    std::printf("  %-22s %6.1f%%  %s\n", name.c_str(), 100 * e.bubble, bytes.c_str());
+  }
+}
+
+/// Pass times from the stages' FLOPs: F in proportion, B = W = F (a matrix product's input and
+/// weight gradients cost one forward each).
+std::vector<sched::PassTimes> flopTimes(const engine::PartitionPlan& partition) {
+  std::vector<sched::PassTimes> t;
+  for (const auto& s : partition.stages) {
+    const double f = static_cast<double>(std::max<int64_t>(1, s.flops));
+    t.push_back({f, f, f, 0});
+  }
+  return t;
+}
+
+/// Pass times measured by profileMethods: F its forward, the rest of its micro-batch split
+/// evenly into B and W (not timed apart).
+std::vector<sched::PassTimes> measuredTimes(const engine::MethodProfile& profile) {
+  std::vector<sched::PassTimes> t;
+  for (size_t k = 0; k < profile.pipelineMicro.size(); ++k) {
+    const double f = k < profile.pipelineForward.size() ? profile.pipelineForward[k] : 0;
+    const double back = std::max(0.0, profile.pipelineMicro[k] - f);
+    t.push_back({f, back / 2, back / 2, 0});
+  }
+  return t;
+}
+
 int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& plan, bool json) {
   const bool terminal = isatty(STDERR_FILENO) != 0;
   engine::LayerProfile profile = engine::profileLayers(spec, 8, [&](int done, int total) {
@@ -76,6 +156,12 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
   const engine::MethodEstimate methods =
       engine::estimateMethods(methodProfile, engine::makePartition(spec, plan), cores,
                               spec.pipeline.schedule == "1f1b", spec.train.queueCapacity);
+  const engine::PartitionPlan partition = engine::makePartition(spec, plan);
+  const std::vector<sched::ScheduleEstimate> schedules =
+      spec.mode == engine::Mode::Pipeline
+          ? planSchedules(spec, partition, engine::probeInputShape(spec.dataset),
+                          measuredTimes(methodProfile), methodProfile.microBatches)
+          : std::vector<sched::ScheduleEstimate>{};
   const int stages = spec.stageCount();
   const auto byTime = engine::balanceCuts(profile.seconds, stages);
   const auto byFlops = engine::balanceCuts(engine::flopCosts(plan), stages);
@@ -102,6 +188,8 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
                             {"local_speedup", methods.localSpeedup},
                             {"pipeline_speedup", methods.pipelineSpeedup},
                             {"bubble_fraction", methods.bubbleFraction}}}};
+    if (spec.mode == engine::Mode::Pipeline)
+      out["methods"]["schedules"] = schedulesJson(schedules, "measured");
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -131,6 +219,9 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
               spec.pipeline.schedule.c_str(), 100 * methods.bubbleFraction);
   std::printf("  backprop  %9.0f  (%d threads)\n", methods.backpropSamplesPerSec,
               methodProfile.backpropThreads);
+  if (spec.mode == engine::Mode::Pipeline)
+    printSchedules(schedules, "the measured F and backward (B = W = half)",
+                   spec.pipeline.recompute);
   return 0;
 }
 
@@ -215,7 +306,10 @@ int inspectCommand(const std::vector<std::string>& argv) {
                          {"schedule", spec.pipeline.schedule},
                          {"bubble_fraction", bubble},
                          {"forward_bytes_per_batch", est.boundaryBytes},
-                         {"backward_bytes_per_batch", backBytes}};
+                         {"backward_bytes_per_batch", backBytes},
+                         {"schedules", schedulesJson(planSchedules(spec, partition, shape,
+                                                                   flopTimes(partition), micro),
+                                                     "flops")}};
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -261,6 +355,9 @@ int inspectCommand(const std::vector<std::string>& argv) {
           "  S%zu -> S%zu: %s forward (activations and labels), %s back (gradients) per batch\n",
           k + 1, k + 2, engine::bytesText(static_cast<double>(est.boundaryBytes[k])).c_str(),
           engine::bytesText(static_cast<double>(backBytes[k])).c_str());
+    printSchedules(planSchedules(spec, partition, shape, flopTimes(partition), micro),
+                   "the stages' FLOPs (B = W = F; --profile measures them)",
+                   spec.pipeline.recompute);
   }
   for (const std::string& w : engine::partitionWarnings(partition))
     std::printf("\nwarning: %s\n", w.c_str());

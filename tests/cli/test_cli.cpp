@@ -438,6 +438,24 @@ class TestCli : public QObject {
     QCOMPARE(pl["bubble_fraction"].toDouble(), 1.0 / 7.0);  // (K - 1) / (M + K - 1), K = 2
     QCOMPARE(pl["backward_bytes_per_batch"].toArray()[0].toInteger(), qint64(32 * 32 * 4));
     QCOMPARE(pl["forward_bytes_per_batch"].toArray()[0].toInteger(), qint64(32 * (32 * 4 + 8)));
+    // Every schedule planned (docs/metrics.md, "Bubble: planned against measured"): GPipe holds
+    // all 6 micro-batches' activations at stage 0, 1F1B 2 (one per stage from there down);
+    // zb-h1 fills 1F1B's idle time with its deferred W's.
+    const QJsonArray plans = pl["schedules"].toObject()["plans"].toArray();
+    QCOMPARE(plans.size(), 4);
+    QStringList names;
+    for (const auto& e : plans) names << e.toObject()["schedule"].toString();
+    QCOMPARE(names, (QStringList{"gpipe", "1f1b", "interleaved", "zb-h1"}));
+    const auto peak0 = [&](int i) {
+      return plans[i].toObject()["peak_activation_bytes"].toArray()[0].toInteger();
+    };
+    QVERIFY(peak0(1) > 0);
+    QCOMPARE(peak0(0), 3 * peak0(1));
+    QVERIFY(plans[3].toObject()["bubble"].toDouble() < plans[1].toObject()["bubble"].toDouble());
+    Result pipeText = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--set",
+                              "mode=pipeline", "--set", "pipeline.micro_batches=6"});
+    QVERIFY2(pipeText.out.contains("zb-h1") && pipeText.out.contains("interleaved (chunks 2)"),
+             qPrintable(pipeText.out));
     QVERIFY(!o.contains("pipeline"));
     QCOMPARE(o["warnings"].toArray().size(), 0);
     // Issue 36 §3: an aux head larger than the whole model is worth a warning (not an error).

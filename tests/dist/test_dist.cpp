@@ -178,6 +178,8 @@ class TestDist : public QObject {
       QCOMPARE(y["grad_bytes_sent"].toInteger(), x["grad_bytes_sent"].toInteger());
       if ((pipeline || mode == "local-overlap") && k > 0)
         QVERIFY(y["grad_bytes_sent"].toInteger() > 0);
+      // Each rank measures its stages' bubble and reports it with their summaries.
+      QVERIFY2(y["bubble_measured"].isDouble(), qPrintable(QString::number(k)));
     }
     QCOMPARE(b["mode"].toString(), pipeline ? QString("pipeline") : QString("local"));
     QCOMPARE(b["test_accuracy"].toDouble(), a["test_accuracy"].toDouble());

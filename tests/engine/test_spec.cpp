@@ -124,6 +124,9 @@ class TestSpec : public QObject {
     spec.dataset.validation = 0.1;
     spec.model.init = "kaiming";
     spec.model.norm = "layernorm";
+    spec.pipeline.chunks = 2;
+    spec.pipeline.recompute = true;
+    spec.timeline.maxSpans = 1000;
     const QJsonObject root =
         QJsonDocument::fromJson(QByteArray::fromStdString(specToJson(spec))).object();
     QStringList missing;
@@ -244,6 +247,39 @@ class TestSpec : public QObject {
     QCOMPARE(back.pipeline.microBatches, 4);
     QCOMPARE(back.pipeline.schedule, std::string("1f1b"));
     QVERIFY(validateSpec(r, 9, {"cpu"}).empty());
+  }
+
+  void scheduleChunksRecomputeAndSpanBudget() {
+    // Defaults: one chunk per worker, no recomputation, the default span budget; none written
+    // to the canonical JSON then, so specs stored before these keys read back the same.
+    const ExperimentSpec d = parseSpec("{}");
+    QCOMPARE(d.pipeline.chunks, 1);
+    QVERIFY(!d.pipeline.recompute);
+    QCOMPARE(d.timeline.maxSpans, int64_t{0});
+    const std::string text = specToJson(d);
+    QVERIFY(text.find("chunks") == std::string::npos);
+    QVERIFY(text.find("recompute") == std::string::npos);
+    QVERIFY(text.find("timeline") == std::string::npos);
+    // Set, they round-trip.
+    const ExperimentSpec s =
+        parseSpec(R"({"pipeline":{"chunks":2,"recompute":true},"timeline":{"max_spans":5000}})");
+    const ExperimentSpec back = parseSpec(specToJson(s));
+    QCOMPARE(back.pipeline.chunks, 2);
+    QVERIFY(back.pipeline.recompute);
+    QCOMPARE(back.timeline.maxSpans, int64_t{5000});
+    // Wrong types and ranges name the field.
+    try {
+      parseSpec(R"({"pipeline":{"recompute":1}})");
+      QFAIL("a number for pipeline.recompute was accepted");
+    } catch (const SpecError& e) {
+      QCOMPARE(e.field(), std::string("pipeline.recompute"));
+    }
+    QStringList fields;
+    for (auto& p : validateSpec(
+             parseSpec(R"({"pipeline":{"chunks":0},"timeline":{"max_spans":-1}})"), 9, {"cpu"}))
+      fields << QString::fromStdString(p.field);
+    QVERIFY2(fields.contains("pipeline.chunks"), qPrintable(fields.join(", ")));
+    QVERIFY2(fields.contains("timeline.max_spans"), qPrintable(fields.join(", ")));
   }
 
   void measurementBudgetAndRandomLabels() {

@@ -88,6 +88,39 @@ class TestTraining : public QObject {
     QVERIFY(obs.spans >= 3 * 120);
   }
 
+  // The bubble, planned against measured (docs/metrics.md): local stages plan the slowest
+  // stage's pace and measure their waits on the queues; pipeline stages plan the schedule from
+  // their own pass times and measure the idle between their passes. Both in the summary (and its
+  // JSON) and as live series.
+  void bubbleIsPlannedAndMeasured() {
+    RecordingObserver local;
+    const RunSummary l = train(small("train.max_steps=100 stages=[{},{},{\"delay_ms\":4}]"), local);
+    QVERIFY2(l.status == RunStatus::Completed, l.error.c_str());
+    QCOMPARE(l.stages[2].bubblePlanned, 0.0);  // the slowest stage sets the pace
+    QVERIFY(l.stages[0].bubblePlanned > 0.5);  // a fraction of the straggler's 4 ms per step
+    QVERIFY(l.stages[0].bubbleMeasured > 0.5);
+    QVERIFY(l.stages[2].bubbleMeasured < 0.5);
+    QVERIFY(!local.series("bubble_measured", 0).empty());
+    QVERIFY(!local.series("bubble_planned", 0).empty());
+
+    RecordingObserver pipe;
+    const RunSummary p = train(small("mode=pipeline pipeline.micro_batches=4 train.max_steps=100 "
+                                     "stages=[{},{},{\"delay_ms\":4}]"),
+                               pipe);
+    QVERIFY2(p.status == RunStatus::Completed, p.error.c_str());
+    for (const auto& st : p.stages) {
+      QVERIFY(st.bubblePlanned >= 0 && st.bubblePlanned < 1);
+      QVERIFY(st.bubbleMeasured >= 0 && st.bubbleMeasured < 1);
+    }
+    // Stage 0 waits for every backward to come back up through the others: planned and measured.
+    QVERIFY(p.stages[0].bubblePlanned > 0.2);
+    QVERIFY(p.stages[0].bubbleMeasured > 0.2);
+    QVERIFY(!pipe.series("bubble_planned", 0).empty());
+    const std::string json = summaryToJson(p);
+    QVERIFY(json.find("\"bubble_planned\":null") == std::string::npos);
+    QVERIFY(json.find("\"bubble_measured\":") != std::string::npos);
+  }
+
   void lastStageCosineIsOne() {
     RecordingObserver obs;
     RunSummary s = train(small("probe.interval=30"), obs);

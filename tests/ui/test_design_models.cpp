@@ -338,6 +338,32 @@ class TestDesignModels : public QObject {
     QVERIFY(note->text().contains(QStringLiteral("over 4x the whole model's")));
   }
 
+  // The estimate lists every pipeline schedule's planned bubble and activations, the design's
+  // own marked, and follows the design: 4 micro-batches on 4 stages of 2 chunks per worker.
+  void theEstimateComparesThePipelineSchedules() {
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(readSpecFile(QStringLiteral(":/experiments/mlp-fmnist-4stage.json")));
+    QLabel* label = ws.estimatePanel()->schedulesLabel();
+    const QStringList lines = label->text().split(QLatin1Char('\n'));
+    QCOMPARE(lines.size(), 5);  // four schedules and where the times come from
+    QVERIFY2(lines[0].startsWith(QStringLiteral("▸ gpipe: bubble")), qPrintable(lines[0]));
+    QVERIFY2(lines[2].startsWith(QStringLiteral("interleaved (2 chunks): bubble")),
+             qPrintable(lines[2]));
+    QVERIFY2(lines[3].startsWith(QStringLiteral("zb-h1: bubble")), qPrintable(lines[3]));
+    QVERIFY(lines[4].contains(QStringLiteral("FLOPs")));
+    auto spec = doc.spec();
+    spec.pipeline.schedule = "1f1b";
+    doc.edit(spec, QStringLiteral("schedule"));
+    QVERIFY2(label->text().contains(QStringLiteral("▸ 1f1b")), qPrintable(label->text()));
+    QVERIFY(!label->text().contains(QStringLiteral("▸ gpipe")));
+    // 3 stages cannot make workers of 2 chunks: interleaved has no plan.
+    spec.partition.cuts.pop_back();
+    doc.edit(spec, QStringLiteral("cut"));
+    QVERIFY2(label->text().contains(QStringLiteral("interleaved (2 chunks): —")),
+             qPrintable(label->text()));
+  }
+
   void thePresetBoxAndTheNameFollowTheDesign() {
     // Issue 36 §3: the Preset box always said "Choose a preset…", and the name stayed
     // "mlp-fmnist-4stage" after switching to the CNN.

@@ -201,6 +201,109 @@ class TestPlotPanel : public QObject {
     QVERIFY(!panel.plot()->statusTip().isEmpty());
   }
 
+  void onePipelineStagesLossHasALegend() {
+    // Issue 36: a 4-stage pipeline run reports its loss at the last stage only; one graph and
+    // no legend left the reader guessing whose loss it was.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    engine::RunInfo info;
+    info.mode = engine::Mode::Pipeline;
+    info.stages.resize(4);
+    data.beginPhase(0, info);
+    data.addPoints(0, {{engine::series::kLoss, 3, -1, 0, 0.0, 1.0}});
+    QCOMPARE(panel.graphCount(), 1);
+    QVERIFY(panel.plot()->legend->visible());
+    QCOMPARE(panel.plot()->legend->itemCount(), 1);
+    QCOMPARE(panel.legendText(0), QStringLiteral("pipe S4"));
+    // A run-level series alone (one stage's run) still needs none.
+    LiveData one;
+    PlotPanel single(QStringLiteral("Loss"), QStringLiteral("nats"), &one);
+    single.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    engine::RunInfo oneStage;
+    oneStage.stages.resize(1);
+    one.beginPhase(0, oneStage);
+    one.addPoints(0, {{engine::series::kLoss, 0, -1, 0, 0.0, 1.0}});
+    QVERIFY(!single.plot()->legend->visible());
+  }
+
+  void eventLabelsNeverPrintOverEachOther() {
+    // Issue 36: a run with 6+ changes close together printed their labels over each other
+    // (four rows, then the fifth on the first's). Each drawn label's box is clear of every
+    // other's, and most of them are still drawn.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    panel.resize(600, 400);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    fill(data, 1000);
+    for (int i = 0; i < 8; ++i)
+      data.addMarker(
+          {0, 100 + 20 * i, 1.0 + 0.2 * i,
+           QStringLiteral("train.lr %1 → %2").arg(0.001 * (i + 1)).arg(0.001 * (i + 2))});
+    panel.refresh(true);
+    panel.plot()->replot();
+    QCOMPARE(panel.markerCount(), 8);
+    std::vector<QRectF> boxes;
+    for (int i = 0; i < panel.plot()->itemCount(); ++i) {
+      auto* text = qobject_cast<QCPItemText*>(panel.plot()->item(i));
+      if (!text || !text->visible()) continue;
+      const QRectF box =
+          QRectF(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition()).normalized();
+      for (const QRectF& other : boxes)
+        QVERIFY2(!box.intersects(other),
+                 qPrintable(QStringLiteral("%1 overlaps another label").arg(text->text())));
+      boxes.push_back(box);
+    }
+    QVERIFY2(boxes.size() >= 6, qPrintable(QString::number(boxes.size())));
+  }
+
+  void finalWholeTestSetEvaluationIsDrawnApart() {
+    // Issue 36: the final evaluation on the whole test set (the summary's value, sent as the
+    // test series' last point) was drawn in the same line as the periodic ones on
+    // eval.max_samples. It is a marker of its own; the line ends at the last periodic point.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Accuracy"), QString(), &data);
+    panel.addRule({engine::series::kAccuracy, true, QStringLiteral(" local"), Qt::SolidLine, 1.2,
+                   {}});
+    panel.addRule({engine::series::kTestAccuracy, false, QStringLiteral("test"), Qt::SolidLine,
+                   2.0, {}, true, false, true});
+    panel.resize(600, 400);
+    panel.show();
+    engine::RunInfo info;
+    info.stages.resize(2);
+    data.beginPhase(0, info);
+    std::vector<engine::MetricPoint> points;
+    for (int step = 0; step <= 100; step += 20) {
+      points.push_back({engine::series::kAccuracy, 0, -1, step, step * 0.01, 0.5});
+      points.push_back({engine::series::kAccuracy, 1, -1, step, step * 0.01, 0.6});
+      if (step > 0)
+        points.push_back({engine::series::kTestAccuracy, -1, -1, step, step * 0.01, 0.7});
+    }
+    points.push_back({engine::series::kTestAccuracy, -1, -1, 100, 1.0, 0.812});  // the final
+    data.addPoints(0, points);
+    panel.markFinal(0, engine::series::kTestAccuracy, 0.812);
+    panel.refresh(true);
+    QCPGraph* final = panel.finalGraph(0, engine::series::kTestAccuracy);
+    QVERIFY(final);
+    QCOMPARE(final->data()->size(), 1);
+    QCOMPARE(final->data()->constBegin()->key, 100.0);
+    QCOMPARE(float(final->data()->constBegin()->value), 0.812f);
+    QCPGraph* line = nullptr;
+    for (int i = 0; i < panel.plot()->graphCount(); ++i)
+      if (panel.plot()->graph(i)->name() == QStringLiteral("test")) line = panel.plot()->graph(i);
+    QVERIFY(line);
+    for (auto it = line->data()->constBegin(); it != line->data()->constEnd(); ++it)
+      QVERIFY2(float(it->value) != 0.812f, "the final point is still on the periodic line");
+    QVERIFY(panel.plot()->legend->itemWithPlottable(final));
+    QCOMPARE(final->name(), QStringLiteral("final, whole test set"));
+    // A series whose last point is not the summary's value keeps its line whole.
+    panel.markFinal(0, engine::series::kTestAccuracy, 0.9);
+    QCOMPARE(final->data()->size(), 0);
+    QVERIFY(!panel.plot()->legend->hasItemWithPlottable(final));
+  }
+
   void onePointSitsInAReadableSpan() {
     // Issue 36 §2.5: with one probe the cosine's x axis spanned 369–370, the point on its edge.
     LiveData data;

@@ -11,7 +11,10 @@
 #include <cmath>
 #include <map>
 
+#include "common/app_settings.h"
+#include "common/fake_services.h"
 #include "common/format.h"
+#include "main_window.h"
 #include "run_store_fixture.h"
 #include "runs/compare_panel.h"
 #include "runs/run_table_model.h"
@@ -97,6 +100,38 @@ class TestRunsStudies : public QObject {
     ws.studyCombo()->setCurrentIndex(0);
     QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 3, 5000);
     other.finishStudy(study, storage::StudyStatus::Completed);
+  }
+
+  void studyFilterDropsHiddenRunsFromTheOverlay() {
+    // Issue 36: two runs selected, then a study filter that hides one of them; the overlay kept
+    // drawing the hidden run. It shows the selected runs that pass the filter.
+    test::TempStore t;
+    const int64_t outside = addRun(*t.store, runSpec("not in the study", {2}), 0.7);
+    storage::NewStudy ns;
+    ns.name = "lr sweep";
+    ns.baseSpecJson = "{}";
+    ns.keys = {{"train.lr", "[0.001]"}};
+    ns.runsTotal = 1;
+    const int64_t study = t.store->createStudy(ns);
+    const int64_t inside = addRun(*t.store, runSpec("lr sweep · train.lr=0.001", {2}), 0.8);
+    storage::StudyRunRecord link;
+    link.point = 0, link.runId = inside, link.seed = 1, link.valuesJson = "[0.001]";
+    t.store->linkStudyRun(study, link);
+    RunsWorkspace ws(t.store);
+    waitLoaded(ws, 2);
+    selectRows(ws, {outside, inside});
+    QTRY_COMPARE_WITH_TIMEOUT(ws.comparePanel()->runs().size(), size_t(2), 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.studyCombo()->count(), 2, 5000);
+    ws.studyCombo()->setCurrentIndex(1);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 1, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.comparePanel()->runs(), std::vector<int64_t>{inside}, 5000);
+    QCOMPARE(ws.selectedRunIds(), std::vector<int64_t>{inside});
+    QTRY_VERIFY_WITH_TIMEOUT(ws.comparePanel()->isLoaded(), 5000);
+    for (int i = 0; i < ws.comparePanel()->overlayPlot()->graphCount(); ++i)
+      QVERIFY2(!ws.comparePanel()->overlayPlot()->graph(i)->name().contains(
+                   QStringLiteral("not in the study")),
+               qPrintable(ws.comparePanel()->overlayPlot()->graph(i)->name()));
+    t.store->finishStudy(study, storage::StudyStatus::Completed);
   }
 
   void groupsSeedsIntoAMeanWithABand() {
@@ -224,6 +259,65 @@ class TestRunsStudies : public QObject {
              QStringLiteral("1 run"));
     QCOMPARE(formatCountOf(4, QStringLiteral("run"), QStringLiteral("runs")),
              QStringLiteral("4 runs"));
+  }
+
+  void groupsTabOfManyKeysFitsASmallScreen() {
+    // Issue 36: the Groups tab of a study of many keys grew the main window past a 1600x1000
+    // screen (a widget's minimum size). The window's least size fits 1366x768 with it shown.
+    test::TempStore t;
+    storage::NewStudy ns;
+    ns.name = "many keys";
+    ns.baseSpecJson = "{}";
+    const QStringList keys = {
+        "train.lr",        "train.batch_size",     "train.weight_decay",     "train.momentum",
+        "model.dropout",   "partition.aux_hidden", "pipeline.micro_batches", "train.warmup_steps",
+        "train.grad_clip", "eval.interval"};
+    std::string values = "[";
+    for (int k = 0; k < keys.size(); ++k) {
+      ns.keys.push_back({keys[k].toStdString(), "[0.5, 0.25]"});
+      values += (k ? "," : "") + std::string("0.123456789");
+    }
+    values += "]";
+    ns.seeds = 1;
+    ns.runsTotal = 6;
+    const int64_t study = t.store->createStudy(ns);
+    for (int i = 0; i < 6; ++i) {
+      const int64_t id =
+          addRun(*t.store, spec("a long run name of a study with many keys", 0.001, i), 0.8, 50);
+      storage::StudyRunRecord link;
+      link.point = i, link.runId = id, link.seed = 1, link.valuesJson = values;
+      t.store->linkStudyRun(study, link);
+    }
+    engine::FakeScript script;
+    AppSettings::setSession({});  // a first start: nothing restored
+    MainWindow window(fakeEngineServices(script), t.store);
+    window.resize(1300, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showWorkspace(MainWindow::kRuns);
+    RunsWorkspace* ws = window.runsWorkspace();
+    QTRY_COMPARE_WITH_TIMEOUT(ws->studyCombo()->count(), 2, 5000);
+    ws->studyCombo()->setCurrentIndex(1);
+    ws->listTabs()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(ws->groupTable()->isLoaded(), 5000);
+    QApplication::processEvents();
+    const QSize least = window.minimumSizeHint().expandedTo(window.minimumSize());
+    QString culprits;
+    if (least.width() > 1366 || least.height() > 768)
+      for (QWidget* w : window.findChildren<QWidget*>())
+        if (w->isVisible() && (w->minimumSizeHint().width() > 1000 ||
+                               w->minimumSizeHint().height() > 600 || w->minimumWidth() > 1000))
+          culprits += QStringLiteral(" %1(%2x%3)")
+                          .arg(QString::fromLatin1(w->metaObject()->className()))
+                          .arg(w->minimumSizeHint().width())
+                          .arg(w->minimumSizeHint().height());
+    QVERIFY2(
+        least.width() <= 1366 && least.height() <= 768,
+        qPrintable(
+            QStringLiteral("least %1x%2:%3").arg(least.width()).arg(least.height()).arg(culprits)));
+    QVERIFY2(window.width() <= 1366 && window.height() <= 768,
+             qPrintable(QStringLiteral("%1x%2").arg(window.width()).arg(window.height())));
+    t.store->finishStudy(study, storage::StudyStatus::Completed);
   }
 
   void warnsWhenThroughputsOfDifferentLoadsAreCompared() {

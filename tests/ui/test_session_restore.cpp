@@ -83,8 +83,11 @@ class TestSessionRestore : public QObject {
       d->smoothingSlider()->setValue(25);
       d->xAxisCombo()->setCurrentIndex(1);
       d->logLossCheck()->setChecked(true);
+      window.trainWorkspace()->modeCombo()->setCurrentIndex(6);  // Local, pipeline, backprop
       QVERIFY(window.close());
     }
+    // The store the session used (as given with --db) is the one the next start opens.
+    QCOMPARE(AppSettings::storePath(), QString::fromStdString(t.store->path()));
     MainWindow window(services(), t.store);
     window.show();
     QCOMPARE(window.document()->filePath(), file);
@@ -100,6 +103,7 @@ class TestSessionRestore : public QObject {
     QCOMPARE(d->xAxisCombo()->currentIndex(), 1);
     QVERIFY(d->logLossCheck()->isChecked());
     QVERIFY(d->lossPanel()->logY());
+    QCOMPARE(window.trainWorkspace()->modeCombo()->currentIndex(), 6);
   }
 
   void reopensADesignWithoutAFileFromItsJson() {
@@ -149,6 +153,22 @@ class TestSessionRestore : public QObject {
     QCOMPARE(window.document()->spec().name, defaultSpec().name);
     QCOMPARE(window.currentWorkspace(), MainWindow::kDesign);
     QVERIFY(window.statusBar()->currentMessage().contains(QStringLiteral("did not read")));
+  }
+  void aStoreThatIsGoneIsNotReopened() {
+    // A store given once with --db in a folder that has since gone: the next start opens the
+    // chosen (or default) store, not a new empty one at the old path.
+    QTemporaryDir dir;
+    AppSettings::setStorePath(dir.filePath("chosen.db"));
+    SessionState state = AppSettings::session();
+    state.storePath = dir.filePath("gone/runs.db");
+    AppSettings::setSession(state);
+    QCOMPARE(AppSettings::storePath(), dir.filePath("chosen.db"));
+    QFile kept(dir.filePath("kept.db"));
+    QVERIFY(kept.open(QIODevice::WriteOnly));
+    kept.close();
+    state.storePath = dir.filePath("kept.db");
+    AppSettings::setSession(state);
+    QCOMPARE(AppSettings::storePath(), dir.filePath("kept.db"));
   }
 };
 

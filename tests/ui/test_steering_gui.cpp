@@ -309,6 +309,27 @@ class TestSteeringGui : public QObject {
     QVERIFY(std::abs(panel.barValue(0, 0) - 0.8) < 1e-6);
   }
 
+  // Each stage's bubble, planned and measured, shows as markers on its bar: the latest values,
+  // none where the engine sent none (backprop mode, or before every stage posted its times).
+  void theBubbleShowsPlannedAndMeasured() {
+    LiveData data;
+    engine::RunInfo info;
+    info.mode = engine::Mode::Pipeline;
+    info.stages.resize(2);
+    data.beginPhase(0, info);
+    data.addPoints(0, {{"bubble_planned", 0, -1, 10, 1.0, 0.4},
+                       {"bubble_measured", 0, -1, 10, 1.0, 0.5},
+                       {"bubble_measured", 1, -1, 10, 1.0, 0.1},
+                       {"bubble_planned", 0, -1, 20, 2.0, 0.3}});
+    UtilizationPanel panel(&data);
+    panel.show();
+    panel.refresh(true);
+    QVERIFY(std::abs(panel.bubbleValue(0, 0) - 0.3) < 1e-6);  // the latest (stored as float)
+    QVERIFY(std::abs(panel.bubbleValue(1, 0) - 0.5) < 1e-6);
+    QVERIFY(std::isnan(panel.bubbleValue(0, 1)));
+    QVERIFY(std::abs(panel.bubbleValue(1, 1) - 0.1) < 1e-6);
+  }
+
   void replayMakesTheSameChangesAtTheSameSteps() {
     Fixture f(120, 0.001);
     engine::RunChange cut;

@@ -8,6 +8,8 @@
 
 #include "live/live_data.h"
 #include "live/timeline_panel.h"
+#include "live/timeline_plan.h"
+#include "stagewise/engine/spec.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -80,6 +82,22 @@ class TestTimelinePanel : public QObject {
     QVERIFY2(f.panel.windowSeconds() > 2.4, qPrintable(QString::number(f.panel.windowSeconds())));
   }
 
+  void pausedViewFollowsTheRunSwitchedTo() {
+    // Issue 36: paused on one run of a plan (at 8-10 s), then another run chosen: the view
+    // stayed at 8-10 s of a run that only ran 3 s, and was empty.
+    Fixture f;
+    f.panel.pauseButton()->click();
+    QVERIFY(!f.panel.isFollowing());
+    f.data.beginPhase(1, threeStages());
+    std::vector<engine::StepSpan> spans;
+    for (int i = 0; i < 300; ++i)
+      for (int k = 0; k < 3; ++k) spans.push_back({k, i, i * 0.01, i * 0.01 + 0.008});
+    f.data.addSpans(1, spans);
+    f.panel.setPhase(1);
+    QVERIFY2(f.panel.drawnSpans(0) > 100, qPrintable(QString::number(f.panel.drawnSpans(0))));
+    QVERIFY(f.panel.viewEnd() <= 3.0 + 1e-6);
+  }
+
   void scrollsBackAndPausesWhileSpansArrive() {
     Fixture f;
     QSignalSpy following(&f.panel, &TimelinePanel::followingChanged);
@@ -124,6 +142,60 @@ class TestTimelinePanel : public QObject {
     QVERIFY(!f.panel.isFollowing());
     QVERIFY2(f.panel.viewEnd() < 9.9, qPrintable(QString::number(f.panel.viewEnd())));
     QCOMPARE(f.panel.windowSeconds(), 2.0);
+  }
+
+  // Under a pipeline run's spans, the schedule's plan from their mean pass times, started at
+  // each step's first forward. GPipe, m = 2, stage 0: F 1 s, B 1 s; stage 1: F 2 s, B 1 s; the
+  // step at 10 s: stage 1's F0 [11,13] F1 [13,15] BW0 [15,16] BW1 [16,17], stage 0's F0 [10,11]
+  // F1 [11,12] BW0 [16,17] BW1 [17,18], whatever the measured spans' own gaps.
+  void pipelineRunsShowThePlanUnderTheSpans() {
+    engine::RunInfo info;
+    info.mode = engine::Mode::Pipeline;
+    info.stages.resize(2);
+    engine::ExperimentSpec spec;
+    spec.mode = engine::Mode::Pipeline;
+    spec.pipeline.schedule = "gpipe";
+    info.specJson = engine::specToJson(spec);
+    using K = engine::SpanKind;
+    const std::vector<engine::StepSpan> spans{
+        {0, 0, 10, 11, K::Forward, 0},      {0, 0, 11, 12, K::Forward, 1},
+        {1, 0, 11, 13, K::Forward, 0},      {1, 0, 13.5, 15.5, K::Forward, 1},
+        {1, 0, 15.5, 16.5, K::Backward, 0}, {1, 0, 16.5, 17.5, K::Backward, 1},
+        {0, 0, 16.5, 17.5, K::Backward, 0}, {0, 0, 17.5, 18.5, K::Backward, 1},
+        {0, 0, 18.5, 19, K::Backward, -1}};  // the update: not planned
+    LiveData data;
+    data.beginPhase(0, info);
+    data.addSpans(0, spans);
+    const auto plan = planUnderSpans(
+        info, [&](int k) -> const std::deque<engine::StepSpan>& { return data.spans(0, k); }, 0,
+        30);
+    QCOMPARE(int(plan.size()), 8);
+    auto find = [&](int stage, int nth) {
+      int seen = 0;
+      for (const auto& p : plan)
+        if (p.stage == stage && seen++ == nth) return p;
+      return PlannedSegment{};
+    };
+    QCOMPARE(find(1, 0).start, 11.0);
+    QCOMPARE(find(1, 0).end, 13.0);
+    QCOMPARE(find(1, 3).end, 17.0);
+    QCOMPARE(find(0, 3).start, 17.0);
+    QCOMPARE(find(0, 3).end, 18.0);
+    QVERIFY(find(0, 3).op == engine::schedule::Op::BW);
+    TimelinePanel panel(&data);
+    panel.resize(600, 300);
+    panel.show();
+    panel.setWindowSeconds(20);
+    panel.refresh(true);
+    QCOMPARE(panel.plannedSpans(0), 4);
+    QCOMPARE(panel.plannedSpans(1), 4);
+    // zb-h1's weight passes are spans of their own kind, counted apart (SpanKind goes to Aux).
+    data.addSpans(0, {{0, 1, 19, 19.5, K::Weight, 0}});
+    panel.refresh(true);
+    QCOMPARE(panel.drawnSpans(0, K::Weight), 1);
+    // Local runs have no schedule to plan.
+    Fixture local;
+    QCOMPARE(local.panel.plannedSpans(0), 0);
   }
 };
 

@@ -57,6 +57,49 @@ class TestTrainLayout : public QObject {
     return {};
   }
 
+  // What the screen shows: each entry's text, in the font it is drawn in, fits the room its cell
+  // leaves beside the swatch (a squeezed legend column cuts "S1 queue" to "S1 queu" while every
+  // cell still lies inside the legend's box).
+  static QString cutLegendText(const PlotPanel* panel) {
+    const QCPLegend* legend = panel->plot()->legend;
+    if (!legend->visible()) return {};
+    for (int i = 0; i < legend->itemCount(); ++i) {
+      auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
+      if (!item) continue;
+      const QString text = item->plottable()->name();
+      const QFontMetrics fm(item->font());
+      const int need =
+          fm.boundingRect(0, 0, 0, legend->iconSize().height(), Qt::TextDontClip, text).width();
+      const int room =
+          item->rect().width() - legend->iconSize().width() - legend->iconTextPadding();
+      if (need > room)
+        return QStringLiteral("%1: \"%2\" needs %3 px, its cell leaves %4")
+            .arg(panel->title(), text)
+            .arg(need)
+            .arg(room);
+    }
+    return {};
+  }
+
+  // The x axis's tick labels, at their drawn widths, leave a gap between neighbours.
+  static QString overprintedTicks(const PlotPanel* panel) {
+    QCPAxis* x = panel->plot()->xAxis;
+    const QVector<double> ticks = x->tickVector();
+    const QVector<QString> labels = x->tickVectorLabels();
+    const QFontMetrics fm(x->tickLabelFont());
+    for (int i = 1; i < ticks.size() && i < labels.size(); ++i) {
+      const double gap = std::abs(x->coordToPixel(ticks[i]) - x->coordToPixel(ticks[i - 1]));
+      const double need =
+          (fm.horizontalAdvance(labels[i - 1]) + fm.horizontalAdvance(labels[i])) / 2.0 + 4;
+      if (gap < need)
+        return QStringLiteral("%1: tick labels %2 and %3 are %4 px apart, need %5")
+            .arg(panel->title(), labels[i - 1], labels[i])
+            .arg(gap)
+            .arg(need);
+    }
+    return {};
+  }
+
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
 
@@ -112,6 +155,10 @@ class TestTrainLayout : public QObject {
                qPrintable(QStringLiteral("%1: %2 px wide").arg(panel->title()).arg(axisWidth)));
       const QString clipped = clippedLegend(panel);
       QVERIFY2(clipped.isEmpty(), qPrintable(clipped));
+      const QString cut = cutLegendText(panel);
+      QVERIFY2(cut.isEmpty(), qPrintable(cut));
+      const QString ticks = overprintedTicks(panel);
+      QVERIFY2(ticks.isEmpty(), qPrintable(ticks));
     }
 
     // The local phase's nine rows: each label drawn at least a text line from the next.

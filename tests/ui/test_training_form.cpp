@@ -73,6 +73,8 @@ class TestTrainingForm : public QObject {
     full.checkpoint.dir = "/tmp/x";  // every optional group present
     full.measure.budget = 0.1;
     full.dataset.randomLabels = true;
+    full.pipeline.chunks = 2;  // written only when not the default
+    full.pipeline.recompute = true;
     QStringList keys;
     leafKeys(QJsonDocument::fromJson(QByteArray::fromStdString(engine::specToJson(full))).object(),
              {}, keys);
@@ -283,6 +285,30 @@ class TestTrainingForm : public QObject {
     // The editor cannot go outside [0, 1): the engine's limit.
     momentum->setValue(1.5);
     QVERIFY(doc.spec().train.momentum < 1.0);
+  }
+
+  // The four schedules are offered; chunks per worker only matter to interleaved.
+  void chunksAreForInterleavedOnly() {
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    doc.load(baseSpec());
+    TrainingForm* form = ws.modelPanel()->trainingForm();
+    auto* schedule = qobject_cast<QComboBox*>(form->editorFor("pipeline.schedule"));
+    auto* chunks = qobject_cast<QSpinBox*>(form->editorFor("pipeline.chunks"));
+    auto* recompute = qobject_cast<QCheckBox*>(form->editorFor("pipeline.recompute"));
+    QVERIFY(schedule && chunks && recompute);
+    QVERIFY(schedule->findData(QStringLiteral("zb-h1")) >= 0);
+    const int interleaved = schedule->findData(QStringLiteral("interleaved"));
+    QVERIFY(interleaved >= 0);
+    QVERIFY(!chunks->isEnabled());
+    schedule->setCurrentIndex(interleaved);
+    Q_EMIT schedule->activated(interleaved);
+    QCOMPARE(doc.spec().pipeline.schedule, std::string("interleaved"));
+    QVERIFY(chunks->isEnabled());
+    chunks->setValue(2);
+    QCOMPARE(doc.spec().pipeline.chunks, 2);
+    recompute->setChecked(true);
+    QVERIFY(doc.spec().pipeline.recompute);
   }
 
   void invalidValuesAreShownWhereTheyAreEdited() {

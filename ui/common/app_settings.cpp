@@ -1,15 +1,19 @@
 #include "common/app_settings.h"
 
-#include <QFileInfo>
-
 #include <QDir>
+#include <QFileInfo>
 #include <QSettings>
 #include <algorithm>
 
 namespace stagewise::ui {
 
 QString AppSettings::storePath() {
-  return QSettings().value(QStringLiteral("store/path")).toString();
+  QSettings settings;
+  // The last session's store, while it is still there (a store given once with --db in a
+  // temporary folder that has since gone must not come back as a new, empty store).
+  const QString last = settings.value(QStringLiteral("session/storePath")).toString();
+  if (!last.isEmpty() && QFileInfo::exists(last)) return last;
+  return settings.value(QStringLiteral("store/path")).toString();
 }
 void AppSettings::setStorePath(const QString& path) {
   QSettings().setValue(QStringLiteral("store/path"), path);
@@ -121,6 +125,8 @@ SessionState AppSettings::session() {
   state.workspace = settings.value(QStringLiteral("session/workspace"), 0).toInt();
   for (const QVariant& id : settings.value(QStringLiteral("session/runs")).toList())
     state.runs << id.toLongLong();
+  state.trainModes = settings.value(QStringLiteral("session/trainModes"), 0).toInt();
+  state.storePath = settings.value(QStringLiteral("session/storePath")).toString();
   return state;
 }
 
@@ -132,6 +138,8 @@ void AppSettings::setSession(const SessionState& state) {
   QVariantList runs;
   for (qint64 id : state.runs) runs << id;
   settings.setValue(QStringLiteral("session/runs"), runs);
+  settings.setValue(QStringLiteral("session/trainModes"), state.trainModes);
+  settings.setValue(QStringLiteral("session/storePath"), state.storePath);
 }
 
 int AppSettings::trainXAxis() {

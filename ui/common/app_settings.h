@@ -19,10 +19,14 @@ struct SessionState {
   QString designJson;  ///< without a file: the design as experiment JSON (study included)
   int workspace = 0;   ///< Design, Train, Runs
   QList<qint64> runs;  ///< run ids selected in Runs
+  int trainModes = 0;  ///< Train's mode set (the mode combo's data); 0: not saved
+  QString storePath;   ///< the run store the session used (--db included); empty: none
 };
 
 struct AppSettings {
-  static QString storePath();  ///< empty: not set
+  /// The store to open without --db or STAGEWISE_DB: the last session's (issue 36: one given
+  /// with --db is kept), else the one chosen in File → Choose run store. Empty: not set.
+  static QString storePath();
   static void setStorePath(const QString& path);
   static Theme theme();
   static void setTheme(Theme theme);

@@ -18,6 +18,7 @@
 #include "common/format.h"
 #include "common/theme.h"
 #include "designer/profile_job.h"
+#include "designer/schedule_estimate.h"
 #include "designer/spec_edits.h"
 #include "stagewise/engine/partition.h"
 
@@ -88,10 +89,19 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(par
   methodsRow->addWidget(m_methods, 1);
   methodsRow->addWidget(m_measure);
 
+  m_schedules = new QLabel(this);
+  m_schedules->setToolTip(
+      tr("Pipelined backprop per schedule with this cut: the step's planned idle share (the "
+         "bubble) and the most activations a stage holds at once (the largest stage's; with "
+         "recompute, its inputs and one micro-batch's). Planned from FLOPs, or from the "
+         "measured passes after Measure. ▸ marks the design's schedule. See docs/metrics.md, "
+         "\"Bubble: planned against measured\"."));
+
   auto* summary = new QFormLayout;
   summary->addRow(tr("Speed-up vs backprop"), m_speedup);
   summary->addRow(tr("Samples/s here"), methodsRow);
   summary->addRow(tr("Stage balance"), m_efficiency);
+  summary->addRow(tr("Pipeline schedules"), m_schedules);
   summary->addRow(tr("Cores"), m_cores);
   m_profileProgress = new QProgressBar(this);
   m_profileProgress->hide();
@@ -278,6 +288,12 @@ std::optional<engine::MethodEstimate> EstimatePanel::methodEstimate() const {
 }
 
 void EstimatePanel::refreshMethods() {
+  const bool measured =
+      m_methodProfile && m_methodSpec == engine::specToJson(m_doc->spec()) && m_doc->estimate();
+  m_schedules->setText(m_doc->estimate()
+                           ? scheduleEstimateText(m_doc->spec(), m_doc->plan(), m_doc->partition(),
+                                                  measured ? &*m_methodProfile : nullptr)
+                           : QStringLiteral("—"));
   const auto e = methodEstimate();
   Q_EMIT methodEstimateChanged();
   if (!e) {

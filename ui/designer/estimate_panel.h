@@ -45,6 +45,8 @@ class EstimatePanel : public QWidget {
   QPushButton* measureButton() const { return m_measure; }
   /// "local … /s · pipeline … · backprop …", or why there is no prediction.
   QLabel* methodsLabel() const { return m_methods; }
+  /// Each pipeline schedule's planned bubble and peak activations (scheduleEstimateText).
+  QLabel* schedulesLabel() const { return m_schedules; }
   /// The prediction from the last measurement for the current design (nullopt: none, or stale).
   std::optional<engine::MethodEstimate> methodEstimate() const;
   QComboBox* strategyCombo() const { return m_strategy; }
@@ -91,6 +93,7 @@ class EstimatePanel : public QWidget {
   std::string m_methodSpec;  ///< the spec (JSON) the method profile was measured for
   QPushButton* m_measure;
   QLabel* m_methods;
+  QLabel* m_schedules;
   QProgressBar* m_profileProgress;
   QPushButton* m_cancelProfile;
   std::vector<BalanceStrategy> m_strategies;

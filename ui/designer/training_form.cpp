@@ -149,11 +149,30 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   m_microBatches->setSpecialValueText(tr("one per stage"));
   m_pipelineSchedule = choiceField(
       "pipeline.schedule",
-      {{QStringLiteral("gpipe"), tr("GPipe (fill-drain)")}, {QStringLiteral("1f1b"), tr("1F1B")}},
+      {{QStringLiteral("gpipe"), tr("GPipe (fill-drain)")},
+       {QStringLiteral("1f1b"), tr("1F1B")},
+       {QStringLiteral("interleaved"), tr("Interleaved 1F1B")},
+       {QStringLiteral("zb-h1"), tr("Zero bubble (ZB-H1)")}},
       tr("Pipelined backprop's order: GPipe runs every forward, then every backward; 1F1B "
-         "alternates them once the pipeline is full, so a stage holds fewer activations. The "
-         "gradients are the same."),
+         "alternates them once the pipeline is full, so a stage holds fewer activations; "
+         "interleaved 1F1B gives each worker several non-adjacent stages (chunks), a smaller "
+         "bubble; ZB-H1 splits each backward into the input's gradient, sent up at once, and "
+         "the weights' gradient, run in idle time. The gradients are the same."),
       tr("Pipeline schedule"), [](Spec& s, const std::string& v) { s.pipeline.schedule = v; });
+  m_chunks = intField("pipeline.chunks", 1, 16,
+                      tr("Interleaved 1F1B: model chunks per worker. The stages are the chunks: "
+                         "K stages run on K / chunks workers, stage k on worker k mod (K / "
+                         "chunks). 1 for the other schedules."),
+                      tr("Chunks per worker"), [](Spec& s, int v) { s.pipeline.chunks = v; });
+  m_recompute = new QCheckBox(tr("Recompute activations"), this);
+  m_recompute->setToolTip(
+      tr("Each stage keeps only its input per micro-batch and runs its forward again before the "
+         "backward: less activation memory for one more forward per micro-batch."));
+  m_editors["pipeline.recompute"] = m_recompute;
+  connect(m_recompute, &QCheckBox::toggled, this, [this](bool on) {
+    edit("pipeline.recompute", tr("Recompute activations"),
+         [on](Spec& s) { s.pipeline.recompute = on; });
+  });
 
   m_evalInterval = intField("eval.interval", 0, 2147483647,
                             tr("Steps between test-set evaluations of the composed network "
@@ -290,6 +309,8 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
   auto* pf = new QFormLayout(pipeline);
   pf->addRow(tr("Micro-batches"), m_microBatches);
   pf->addRow(tr("Schedule"), m_pipelineSchedule);
+  pf->addRow(tr("Chunks"), m_chunks);
+  pf->addRow(QString(), m_recompute);
   auto* eval = new QGroupBox(tr("Evaluation and probes"), this);
   auto* ef = new QFormLayout(eval);
   ef->addRow(tr("Eval every"), m_evalInterval);
@@ -418,6 +439,9 @@ void TrainingForm::refresh() {
   m_norm->setEnabled(s.model.kind == "mlp" || s.model.norm != "none");
   m_pipelineSchedule->setCurrentIndex(
       m_pipelineSchedule->findData(QString::fromStdString(s.pipeline.schedule)));
+  m_chunks->setValue(s.pipeline.chunks);
+  m_chunks->setEnabled(s.pipeline.schedule == "interleaved" || s.pipeline.chunks != 1);
+  m_recompute->setChecked(s.pipeline.recompute);
   m_evalInterval->setValue(shownInt(s.eval.interval, m_evalInterval));
   m_evalSamples->setValue(shownInt(s.eval.maxSamples, m_evalSamples));
   m_probeInterval->setValue(shownInt(s.probe.interval, m_probeInterval));

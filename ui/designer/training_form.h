@@ -83,6 +83,8 @@ class TrainingForm : public QWidget {
   QComboBox* m_init;
   QComboBox* m_norm;
   QComboBox* m_pipelineSchedule;
+  QSpinBox* m_chunks;
+  QCheckBox* m_recompute;
   QSpinBox* m_evalInterval;
   QSpinBox* m_evalSamples;
   QSpinBox* m_probeInterval;

@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 #include <QAction>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "common/plot_frame.h"
@@ -71,6 +72,7 @@ PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data
     m_follow = false;
     refresh(true);
   });
+  connect(m_plot, &QCustomPlot::afterLayout, this, &PlotPanel::fitTicks);
   connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetView(); });
   connect(m_plot, &QCustomPlot::legendClick, this,
           [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
@@ -209,7 +211,7 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
     graph->setPen(pen);
     graph->setName(legend);
     graph->setAdaptiveSampling(true);
-    m_bound.push_back({key, graph, pen, rule.markers, r});
+    m_bound.push_back({key, graph, pen, rule.markers, r, legend});
     sortLegend();
     m_seenRevision = ~uint64_t(0);
     return;
@@ -218,8 +220,13 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
 
 void PlotPanel::updateLegendVisibility() {
   // One graph needs no legend: the title and the axis say what it is, and the column it would
-  // take is the plot's.
-  const bool show = m_bound.size() >= 2;
+  // take is the plot's. Unless it is one stage's of several (a pipeline reports its loss at
+  // the last stage only): then the legend says which stage it is (issue 36).
+  bool show = m_bound.size() >= 2;
+  if (m_bound.size() == 1 && m_bound.front().key.stage >= 0) {
+    const engine::RunInfo* info = m_data->phaseInfo(m_bound.front().key.phase);
+    show = info && info->stages.size() > 1;
+  }
   if (m_plot->legend->visible() == show) return;
   m_plot->legend->setVisible(show);
   if (auto* side = qobject_cast<QCPLayoutGrid*>(m_plot->legend->layout()))
@@ -244,6 +251,66 @@ void PlotPanel::sortLegend() {
         c.setAlpha(90);
         item->setTextColor(c);
       }
+  }
+  for (const auto& f : m_finals) f.graph->addToLegend();  // after the lines
+}
+
+void PlotPanel::markFinal(int phase, const std::string& series, double value) {
+  if (!std::isfinite(value)) return;
+  for (auto& f : m_finals)
+    if (f.phase == phase && f.series == series) {
+      f.value = value;
+      refresh(true);
+      return;
+    }
+  const Bound* line = nullptr;
+  for (const auto& b : m_bound)
+    if (b.key.phase == phase && b.key.name == series && b.key.stage < 0) line = &b;
+  if (!line) return;  // this panel does not draw the series
+  auto* graph = m_plot->addGraph();
+  QColor color = line->pen.color();
+  graph->setPen(QPen(color, 1.5));
+  graph->setLineStyle(QCPGraph::lsNone);
+  graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(color, 1.5),
+                                         QBrush(m_plot->palette().color(QPalette::Base)), 10));
+  // Short, as the legend column is narrow: "final, whole test set" beside a plain "test", the
+  // line's own name and "final" beside a pipeline's or a baseline's.
+  graph->setName(line->name == tr("test") ? tr("final, whole test set")
+                                          : line->name + tr(" final"));
+  m_finals.push_back({phase, series, value, graph});
+  sortLegend();
+  refresh(true);
+}
+
+QCPGraph* PlotPanel::finalGraph(int phase, const std::string& series) const {
+  for (const auto& f : m_finals)
+    if (f.phase == phase && f.series == series) return f.graph;
+  return nullptr;
+}
+
+void PlotPanel::drawFinals() {
+  // The engine sends the final evaluation as the series' last point, at the final step, like
+  // the periodic ones on eval.max_samples: the line would join a different measurement.
+  for (const auto& f : m_finals) {
+    f.graph->data()->clear();
+    for (const auto& b : m_bound) {
+      if (b.key.phase != f.phase || b.key.name != f.series || b.key.stage >= 0) continue;
+      const SeriesBuffer* s = m_data->series(b.key);
+      if (!s || s->empty() || float(s->y(s->size() - 1)) != float(f.value))
+        continue;  // kept as float
+      const double x = s->x(s->size() - 1, m_axis);
+      auto data = b.graph->data();
+      // Off the line: the final point (and the decimated columns at its x).
+      if (!data->isEmpty() && (data->constEnd() - 1)->key >= x - 1e-12)
+        data->removeAfter(x - 1e-12);
+      f.graph->data()->add(QCPGraphData(x, s->y(s->size() - 1)));
+      f.graph->setVisible(b.graph->visible());
+    }
+    // No final point on this series (yet): no legend entry without a marker.
+    if (f.graph->data()->isEmpty())
+      f.graph->removeFromLegend();
+    else if (!m_plot->legend->hasItemWithPlottable(f.graph))
+      f.graph->addToLegend();
   }
 }
 
@@ -287,10 +354,67 @@ void PlotPanel::fitLegend() {
   // Several columns: narrower swatches and gaps leave the plot more of the width.
   legend->setIconSize(wrap > 0 ? QSize(10, 8) : QSize(14, 8));
   legend->setIconTextPadding(wrap > 0 ? 3 : 7);
-  if (legend->wrap() == wrap && legend->fillOrder() == QCPLayoutGrid::foRowsFirst) return;
-  legend->setWrap(wrap);
-  legend->setColumnSpacing(4);
-  legend->setFillOrder(QCPLayoutGrid::foRowsFirst, /*rearrange=*/true);
+  if (legend->wrap() != wrap || legend->fillOrder() != QCPLayoutGrid::foRowsFirst) {
+    legend->setWrap(wrap);
+    legend->setColumnSpacing(4);
+    legend->setFillOrder(QCPLayoutGrid::foRowsFirst, /*rearrange=*/true);
+  }
+  fitLegendWidth();
+}
+
+void PlotPanel::fitLegendWidth() {
+  QCPLegend* legend = m_plot->legend;
+  for (const auto& b : m_bound)
+    if (b.graph->name() != b.name) b.graph->setName(b.name);
+  if (!legend->visible() || legend->columnCount() == 0) return;
+  // The plot's column needs the axis rect's margins (the y axis's labels, as the last layout
+  // made them) and kMinAxisWidth, and at least the title's width (the title is in the same
+  // column): what is left is the legend's. More than that and QCustomPlot squeezes both.
+  const QCPAxisRect* rect = m_plot->axisRect();
+  const int axisMargins = rect->outerRect().width() - rect->width();
+  int plotColumn = kMinAxisWidth + std::max(0, axisMargins);
+  if (QCPLayoutElement* title = m_plot->plotLayout()->element(0, 0))
+    if (title != rect) plotColumn = std::max(plotColumn, title->minimumOuterSizeHint().width());
+  const int room = m_plot->viewport().width() - plotColumn - m_plot->plotLayout()->columnSpacing();
+  if (legend->minimumOuterSizeHint().width() <= room) return;
+  // Every column gets the same share of the room; each text is cut to what its share leaves
+  // beside the swatch, with an ellipsis, so none is cut off mid-letter by the cell's edge.
+  const int columns = legend->columnCount();
+  const QMargins lm = legend->margins();
+  int itemMargins = 0;
+  for (int i = 0; i < legend->itemCount(); ++i)
+    if (QCPAbstractLegendItem* item = legend->item(i)) {
+      itemMargins = item->margins().left() + item->margins().right();
+      break;
+    }
+  const int share =
+      (room - lm.left() - lm.right() - (columns - 1) * legend->columnSpacing()) / columns;
+  const int text = std::max(
+      12, share - itemMargins - legend->iconSize().width() - legend->iconTextPadding() - 1);
+  const QFontMetrics fm(legend->font());
+  for (const auto& b : m_bound) b.graph->setName(fm.elidedText(b.name, Qt::ElideRight, text));
+}
+
+void PlotPanel::fitTicks() {
+  placeMarkerLabels();  // the axis rect's width as this layout made it
+  // The default five ticks on a plot squeezed beside a wide legend printed "10000" over
+  // "20000" (issue 36). Fewer ticks, each label a label's width and a half apart at least;
+  // QCustomPlot picks readable steps that can be up to a third closer than asked, which this
+  // margin covers. Within one width the count only goes down, so two layouts cannot swap
+  // counts back and forth.
+  QCPAxis* x = m_plot->xAxis;
+  const QFontMetrics fm(x->tickLabelFont());
+  int widest = 0;
+  for (const QString& label : x->tickVectorLabels())
+    widest = std::max(widest, fm.horizontalAdvance(label));
+  if (widest == 0) return;
+  const int room = m_plot->axisRect()->width();
+  const int wanted = std::clamp(room / (widest * 3 / 2 + 12), 1, 5);
+  const int now = x->ticker()->tickCount();
+  if (wanted == now || (room == m_tickRoom && wanted > now)) return;
+  m_tickRoom = room;
+  x->ticker()->setTickCount(wanted);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void PlotPanel::resizeEvent(QResizeEvent* event) {
@@ -302,9 +426,12 @@ void PlotPanel::resizeEvent(QResizeEvent* event) {
 void PlotPanel::onCleared() {
   for (const auto& b : m_bound) m_plot->removeGraph(b.graph);
   m_bound.clear();
+  for (const auto& f : m_finals) m_plot->removeGraph(f.graph);
+  m_finals.clear();
   for (auto* item : m_markerItems) m_plot->removeItem(item);
   m_markerItems.clear();
   updateLegendVisibility();
+  m_tickRoom = -1;
   m_follow = true;
   m_frame->hideHover();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -326,7 +453,7 @@ int PlotPanel::receivedPoints(int index) const {
 }
 
 QString PlotPanel::legendText(int index) const {
-  return index >= 0 && index < graphCount() ? m_bound[size_t(index)].graph->name() : QString();
+  return index >= 0 && index < graphCount() ? m_bound[size_t(index)].name : QString();
 }
 
 QString PlotPanel::readout() const {
@@ -396,6 +523,7 @@ void PlotPanel::refresh(bool force) {
     b.graph->setScatterStyle(!dense && b.markers ? QCPScatterStyle(QCPScatterStyle::ssDisc, 6)
                                                  : QCPScatterStyle());
   }
+  drawFinals();
   if (m_follow) {
     m_settingRange = true;
     m_plot->xAxis->setRange(xLo, xHi);
@@ -441,9 +569,7 @@ void PlotPanel::syncMarkers() {
     auto* text = new QCPItemText(m_plot);
     text->position->setTypeX(QCPItemPosition::ptPlotCoords);
     text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    // Successive labels step down a row (four rows, then again) so the labels of changes close
-    // together do not print over each other.
-    text->position->setCoords(x, 0.02 + 0.07 * double(i % 4));
+    text->position->setCoords(x, 0.02);  // its row: placeMarkerLabels()
     text->setText(m.label);
     text->setColor(color);
     QFont font = m_plot->font();
@@ -454,16 +580,48 @@ void PlotPanel::syncMarkers() {
     m_markerItems.push_back(line);
     m_markerItems.push_back(text);
   }
+  placeMarkerLabels();
+}
+
+void PlotPanel::placeMarkerLabels() {
   // A label in the right half of the view reads leftwards from its line, so the plot's edge
-  // does not cut it off; a label whose line is off the view is hidden.
+  // does not cut it off; a label whose line is off the view is hidden. Each label takes the
+  // highest row where it overlaps no label already placed (by its drawn width); with more
+  // changes close together than rows, the later labels are left out (their lines stay, and
+  // the event log lists them) instead of printing over each other (issue 36: 6+ changes).
   const QCPRange range = m_plot->xAxis->range();
+  const QCPAxisRect* rect = m_plot->axisRect();
+  const int height = std::max(1, rect->height());
+  std::vector<std::vector<std::pair<double, double>>> rows;  // per row: the pixel spans taken
   for (size_t i = 1; i < m_markerItems.size(); i += 2) {
     auto* text = static_cast<QCPItemText*>(m_markerItems[i]);
     const double x = text->position->coords().x();
     const bool right = x > range.center();
-    text->setVisible(range.contains(x));  // its line is off the view too
     text->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
     text->setPadding(right ? QMargins(0, 0, 3, 0) : QMargins(3, 0, 0, 0));
+    if (!range.contains(x)) {  // its line is off the view too
+      text->setVisible(false);
+      continue;
+    }
+    const QFontMetrics fm(text->font());
+    const int line = fm.height() + 1;
+    const int maxRows = std::max(1, int(0.6 * height) / line);
+    const double px = m_plot->xAxis->coordToPixel(x);
+    const double w = fm.horizontalAdvance(text->text()) + 3;
+    const std::pair<double, double> span =
+        right ? std::make_pair(px - w - 2, px + 2) : std::make_pair(px - 2, px + w + 2);
+    int row = 0;
+    for (; row < maxRows; ++row) {
+      if (size_t(row) >= rows.size()) rows.emplace_back();
+      bool free = true;
+      for (const auto& [lo, hi] : rows[size_t(row)])
+        if (span.first < hi && lo < span.second) free = false;
+      if (free) break;
+    }
+    text->setVisible(row < maxRows);
+    if (row >= maxRows) continue;
+    rows[size_t(row)].push_back(span);
+    text->position->setCoords(x, 0.02 + double(row * line) / height);
   }
 }
 

@@ -51,6 +51,12 @@ class PlotPanel : public QWidget {
   /// instead of a tall one). By default it is a column right of the plot, never over the data,
   /// that wraps into further columns when its entries do not fit the plot's height.
   void setLegendColumns(int columns);
+  /// The run's final evaluation on the whole test set (the summary's value) is the last point
+  /// of run-level series `series` in `phase`: it is drawn apart from the periodic points on
+  /// eval.max_samples, as a marker of its own named "final, whole test set" (issue 36).
+  void markFinal(int phase, const std::string& series, double value);
+  /// The final point's graph of `series` in `phase`, or null (tests).
+  QCPGraph* finalGraph(int phase, const std::string& series) const;
   /// Rows of the legend column (after the last layout): entries past it start a new column.
   int legendRows() const;
   /// The least height of the axis rect the layout keeps (issue 36 §2.3: a plot squeezed to
@@ -97,7 +103,16 @@ class PlotPanel : public QWidget {
     QPen pen;  ///< as the rule asks; dense graphs are drawn with a 1 px version of it
     bool markers;
     int rule;  ///< index of the rule that picked it (legend order)
+    QString name;  ///< the legend's whole text (the graph's name may be shortened to fit)
   };
+  struct Final {
+    int phase;
+    std::string series;
+    double value;
+    QCPGraph* graph;
+  };
+  /// Takes each final point off its periodic line and onto its own marker.
+  void drawFinals();
   void onSeriesAdded(const LiveKey& key);
   void onCleared();
   void recolorForeground();
@@ -105,9 +120,16 @@ class PlotPanel : public QWidget {
   void updateLegendVisibility();
   /// Wraps the side legend into as many columns as its entries need at the plot's height.
   void fitLegend();
+  /// Shortens the legend's texts when its columns would squeeze the plot below kMinAxisWidth
+  /// (QCustomPlot then shrinks every cell and cuts each text off at its edge).
+  void fitLegendWidth();
+  /// As many x ticks as their labels' drawn widths leave room for (after each layout).
+  void fitTicks();
   QColor ruleColor(const SeriesRule& rule, int stage) const;
   /// Puts an event line (and its label) at each of LiveData's markers.
   void syncMarkers();
+  /// Stacks the event lines' labels into rows so none prints over another.
+  void placeMarkerLabels();
 
   LiveData* m_data;
   PlotFrame* m_frame;
@@ -115,6 +137,7 @@ class PlotPanel : public QWidget {
   std::vector<SeriesRule> m_rules;
   std::vector<Bound> m_bound;
   std::vector<PlotPoint> m_scratch;
+  std::vector<Final> m_finals;
   std::vector<QCPAbstractItem*> m_markerItems;  ///< per marker: its line, then its label
   XAxisKind m_markerAxis = XAxisKind::Step;
   XAxisKind m_axis = XAxisKind::Step;
@@ -123,7 +146,9 @@ class PlotPanel : public QWidget {
   bool m_follow = true;
   bool m_settingRange = false;
   uint64_t m_seenRevision = ~uint64_t(0);
-  uint64_t m_seenPoints = ~uint64_t(0);  // points in the bound series at the last redraw
+  uint64_t m_seenPoints = ~uint64_t(0);
+  int m_tickRoom = -1;  ///< the axis width fitTicks() last chose a tick count for  // points in the
+                        ///< bound series at the last redraw
 };
 
 }  // namespace stagewise::ui

@@ -9,9 +9,11 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "common/plot_frame.h"
 #include "common/theme.h"
+#include "live/timeline_plan.h"
 
 namespace stagewise::ui {
 
@@ -109,7 +111,7 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
 int TimelinePanel::drawnSpans(int stage) const {
   if (stage < 0 || size_t(stage) >= m_drawn.size()) return 0;
   const auto& d = m_drawn[size_t(stage)];
-  return d[0] + d[1] + d[2];
+  return std::accumulate(d.begin(), d.end(), 0);
 }
 
 int TimelinePanel::drawnSpans(int stage, engine::SpanKind kind) const {
@@ -275,7 +277,7 @@ void TimelinePanel::refresh(bool force) {
   // other.
   const int lineHeight = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
   m_stride = rowHeight > 0 ? std::max(1, int(std::ceil(lineHeight / rowHeight))) : 1;
-  m_drawn.assign(size_t(stages), {0, 0, 0});
+  m_drawn.assign(size_t(stages), {});
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
   for (int k = 0; k < stages; ++k) {
     const double row = stages - k;  // stage 1 on top
@@ -302,6 +304,7 @@ void TimelinePanel::refresh(bool force) {
       ticker->addTick(row,
                       info->mode == engine::Mode::Backprop ? tr("model") : tr("S%1").arg(k + 1));
   }
+  drawPlan(phase, stages, begin, end, rowHeight);
   const bool pipeline = info && info->mode == engine::Mode::Pipeline;
   m_frame->setTitle(pipeline ? tr("Timeline (forward light, backward dark)")
                              : tr("Timeline (compute spans)"));
@@ -326,6 +329,54 @@ void TimelinePanel::refresh(bool force) {
     m_markers.push_back(line);
   }
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int TimelinePanel::plannedSpans(int stage) const {
+  return stage >= 0 && size_t(stage) < m_planned.size() ? m_planned[size_t(stage)] : 0;
+}
+
+void TimelinePanel::drawPlan(int phase, int stages, double begin, double end, double rowHeight) {
+  if (!m_plot->layer(QStringLiteral("plan"))) {
+    m_plot->addLayer(QStringLiteral("plan"), m_plot->layer(QStringLiteral("main")),
+                     QCustomPlot::limBelow);
+  }
+  while (int(m_plan.size()) > stages) {
+    m_plot->removePlottable(m_plan.back());
+    m_plan.pop_back();
+  }
+  while (int(m_plan.size()) < stages) {
+    auto* curve = new QCPCurve(m_plot->xAxis, m_plot->yAxis);
+    curve->setLayer(QStringLiteral("plan"));
+    curve->setSelectable(QCP::stNone);
+    m_plan.push_back(curve);
+  }
+  m_planned.assign(size_t(stages), 0);
+  std::vector<QVector<QCPCurveData>> rows(static_cast<size_t>(stages));
+  const engine::RunInfo* info = m_data->phaseInfo(phase);
+  if (info) {
+    const auto segments = planUnderSpans(
+        *info,
+        [&](int k) -> const std::deque<engine::StepSpan>& { return m_data->spans(phase, k); },
+        begin, end);
+    for (const PlannedSegment& p : segments) {
+      if (p.stage < 0 || p.stage >= stages || p.end < begin || p.start > end) continue;
+      // Under the stage's bar, a thinner faint line: where the schedule would have it.
+      const double row = stages - p.stage - 0.22;
+      auto& data = rows[size_t(p.stage)];
+      const double t = double(data.size());
+      data << QCPCurveData(t, p.start, row) << QCPCurveData(t + 1, p.end, row)
+           << QCPCurveData(t + 2, p.end, std::nan(""));
+      ++m_planned[size_t(p.stage)];
+    }
+  }
+  for (int k = 0; k < stages; ++k) {
+    m_plan[size_t(k)]->data()->set(rows[size_t(k)], true);
+    QColor color = stageColor(k);
+    color.setAlpha(90);
+    QPen pen(color, std::max(1.5, rowHeight * 0.2));
+    pen.setCapStyle(Qt::FlatCap);
+    m_plan[size_t(k)]->setPen(pen);
+  }
 }
 
 void TimelinePanel::resizeEvent(QResizeEvent* event) {

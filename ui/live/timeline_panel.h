@@ -11,6 +11,7 @@
 #include "live/live_data.h"
 
 class QCPAbstractItem;
+class QCPCurve;
 class QCustomPlot;
 class QScrollBar;
 class QToolButton;
@@ -28,6 +29,9 @@ class TimelinePanel : public QWidget {
   /// runs draw each micro-batch's forward and backward pass apart; other modes draw steps).
   int drawnSpans(int stage) const;
   int drawnSpans(int stage, engine::SpanKind kind) const;
+  /// Planned passes drawn faintly under stage `stage`'s spans (pipeline runs: the schedule's
+  /// plan from the mean pass times shown, one per step; timeline_plan.h).
+  int plannedSpans(int stage) const;
   /// Event lines drawn (the changes applied within the window shown).
   int markerCount() const { return int(m_markers.size()); }
   /// The span of time shown, clamped to [kMinWindow, the larger of kMaxWindow and the spans
@@ -57,8 +61,13 @@ class TimelinePanel : public QWidget {
 
   /// Which phase of a plan to show (-1, the default: the phase running or the last one).
   void setPhase(int phase) {
+    const bool switched = phase != m_phase;
     m_phase = phase;
-    refresh(true);
+    // Paused at another run's times the view would be empty (issue 36): follow this run.
+    if (switched && !m_follow)
+      setFollowing(true);
+    else
+      refresh(true);
   }
   int phase() const { return m_phase; }
 
@@ -79,6 +88,8 @@ class TimelinePanel : public QWidget {
   void showView(double end);  // stops following and shows [end - window, end]
   void syncScrollBar(double first, double last, double begin);
   void updateTips();
+  /// Draws the plan under the spans of [begin, end] (none outside pipeline mode).
+  void drawPlan(int phase, int stages, double begin, double end, double rowHeight);
 
   LiveData* m_data;
   PlotFrame* m_frame;
@@ -93,8 +104,10 @@ class TimelinePanel : public QWidget {
   QScrollBar* m_scroll;
   QToolButton* m_pause;
   QToolButton* m_followButton;
-  std::vector<std::array<int, 3>> m_drawn;  // per stage, per SpanKind
+  std::vector<std::array<int, 8>> m_drawn;  // per stage, per SpanKind (Step .. Aux)
   std::vector<QCPAbstractItem*> m_markers;  // a line per change within the window
+  std::vector<QCPCurve*> m_plan;            // per stage, the planned passes (below the spans)
+  std::vector<int> m_planned;               // per stage, planned passes drawn
   uint64_t m_seenRevision = ~uint64_t(0);
   double m_seenEnd = -1;  // sum of the stages' last span ends at the last redraw
 };

@@ -4,6 +4,7 @@
 #include <QDateTime>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -11,10 +12,11 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
-#include <cmath>
-#include <nlohmann/json.hpp>
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
@@ -23,6 +25,7 @@
 #include "designer/design_document.h"
 #include "live/event_log.h"
 #include "live/live_dashboard.h"
+#include "live/plot_panel.h"
 #include "live/sample_panel.h"
 #include "live/stage_strip.h"
 #include "live/steer_events.h"
@@ -242,6 +245,113 @@ void TrainWorkspace::setStore(std::shared_ptr<storage::RunStore> store) {
   m_queue->setStore(std::move(store));
 }
 
+QString TrainWorkspace::uniqueReportName(const QString& wanted) const {
+  // A report stopped and started again within the minute named its studies as the first one
+  // had (issue 36): the studies are "NAME: finding", so NAME gets a counter until no stored
+  // study starts with it.
+  std::set<std::string> taken;
+  try {
+    storage::RunReader reader(*m_store);
+    for (const auto& st : reader.listStudies()) taken.insert(st.name);
+  } catch (const std::exception&) {
+    return wanted;
+  }
+  const auto used = [&](const QString& name) {
+    const std::string prefix = name.toStdString() + ": ";
+    const auto it = taken.lower_bound(prefix);
+    return it != taken.end() && it->compare(0, prefix.size(), prefix) == 0;
+  };
+  QString name = wanted;
+  for (int n = 2; used(name); ++n) name = QStringLiteral("%1 (%2)").arg(wanted).arg(n);
+  return name;
+}
+
+TrainWorkspace::ReportEstimate TrainWorkspace::estimateReport(const std::string& baseSpecJson,
+                                                              bool quick) const {
+  ReportEstimate e;
+  std::vector<report::SuiteJob> jobs;
+  try {
+    const EngineDescription desc = m_doc->engineDescription();
+    study::ShapeCache shapes;
+    report::SuiteOptions options;
+    options.quick = quick;
+    options.cores = desc.hardwareCores;
+    const report::Suite suite = report::planSuite(baseSpecJson, options, shapes);
+    jobs = report::planJobs(suite, desc.devices, shapes);
+    for (const auto& st : suite.studies) e.tunedLater = e.tunedLater || st.tuned;
+  } catch (const std::exception& ex) {
+    e.problem = QString::fromStdString(ex.what());
+    return e;
+  }
+  e.runs = int(jobs.size());
+  // Seconds a step, per mode, from the store's finished runs of the same model and batch.
+  std::map<std::string, std::vector<double>> perStep;
+  std::vector<double> all, lengths;
+  if (m_store && !jobs.empty()) {
+    try {
+      storage::RunReader reader(*m_store);
+      storage::RunFilter filter;
+      filter.statuses = {storage::RunStatus::Completed};
+      const engine::ExperimentSpec& base = jobs.front().spec;
+      for (const auto& r : reader.listRuns(filter, {}, 200)) {
+        if (r.modelKind != base.model.kind || r.batchSize != base.train.batchSize) continue;
+        if (!r.wallSeconds || !r.steps || *r.steps <= 0) continue;
+        const double s = *r.wallSeconds / double(*r.steps);
+        perStep[r.mode].push_back(s);
+        all.push_back(s);
+        lengths.push_back(double(r.totalSteps));
+      }
+    } catch (const std::exception&) {
+      // no measurement: the estimate gives runs and steps only
+    }
+  }
+  const auto median = [](std::vector<double> v) {
+    if (v.empty()) return std::nan("");
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  e.measuredRuns = int(all.size());
+  const double anyMode = median(all);
+  double seconds = 0;
+  for (const auto& job : jobs) {
+    // A length in epochs: as long as the measured runs were (their planned steps).
+    int64_t steps = job.spec.train.maxSteps;
+    if (steps <= 0 && !lengths.empty()) steps = int64_t(median(lengths));
+    e.steps += std::max<int64_t>(0, steps);
+    const auto it = perStep.find(engine::toString(job.spec.mode));
+    seconds += double(steps) * (it != perStep.end() ? median(it->second) : anyMode);
+  }
+  if (e.measuredRuns > 0 && std::isfinite(seconds)) e.seconds = seconds;
+  return e;
+}
+
+QString TrainWorkspace::describeEstimate(const ReportEstimate& e, bool quick,
+                                         const QDateTime& now) {
+  const QString kind = quick ? tr("The quick report") : tr("The full report");
+  if (!e.problem.isEmpty()) return tr("%1 cannot be planned: %2").arg(kind, e.problem);
+  QString text =
+      e.runs == 1 ? tr("%1 queues 1 run").arg(kind) : tr("%1 queues %2 runs").arg(kind).arg(e.runs);
+  if (e.steps > 0) text += tr(", %1 steps in all").arg(QLocale().toString(qlonglong(e.steps)));
+  if (std::isfinite(e.seconds)) {
+    text += tr(": about %1 at the step time of %2 finished run%3 of this model in the store, "
+               "done around %4")
+                .arg(formatDuration(e.seconds))
+                .arg(e.measuredRuns)
+                .arg(e.measuredRuns == 1 ? QString() : QStringLiteral("s"))
+                .arg(now.addSecs(qint64(e.seconds))
+                         .toString(now.addSecs(qint64(e.seconds)).date() == now.date()
+                                       ? QStringLiteral("HH:mm")
+                                       : QStringLiteral("ddd HH:mm")));
+  } else {
+    text +=
+        tr(" (no finished run of this model and batch size in the store to time it by: "
+           "train one first for an estimate)");
+  }
+  if (e.tunedLater)
+    text += tr("; then the tuned comparison's runs, once the search has chosen their rates");
+  return text + QLatin1Char('.');
+}
+
 QString TrainWorkspace::startReport(const std::string& baseSpecJson, bool quick,
                                     const QStringList& adaptations) {
   QString problem;
@@ -259,8 +369,8 @@ QString TrainWorkspace::startReport(const std::string& baseSpecJson, bool quick,
       options.cores = desc.hardwareCores;
       report::Suite suite = report::planSuite(baseSpecJson, options, shapes);
       auto jobs = report::planJobs(suite, desc.devices, shapes);
-      const QString name =
-          QDateTime::currentDateTime().toString(QStringLiteral("'report' yyyy-MM-dd HH:mm"));
+      const QString name = uniqueReportName(
+          QDateTime::currentDateTime().toString(QStringLiteral("'report' yyyy-MM-dd HH:mm")));
       session = std::make_shared<report::ReportSession>(*m_store, std::move(suite), std::move(jobs),
                                                         name.toStdString(), quick);
       session->keepAlive(m_store);
@@ -518,6 +628,11 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
   if (batch.summary) {
     const auto& s = *batch.summary;
     m_summaries.push_back(s);
+    // The summary's test numbers are the final evaluation on the whole test set, the test
+    // series' last point: drawn apart from the periodic ones on eval.max_samples.
+    m_dashboard->accuracyPanel()->markFinal(batch.phase, engine::series::kTestAccuracy,
+                                            s.testAccuracy);
+    m_dashboard->lossPanel()->markFinal(batch.phase, engine::series::kTestLoss, s.testLoss);
     QString line =
         tr("%1 run %2 after %3 steps, %4 samples/s")
             .arg(phaseName(batch.phase), QString::fromStdString(engine::toString(s.status)))

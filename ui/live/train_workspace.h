@@ -3,7 +3,9 @@
 // both one after the other; a local run in one process or spread over several), its progress
 // and ETA, the live dashboard and the event log. A failed stage is named in a banner.
 
+#include <QDateTime>
 #include <QWidget>
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -61,6 +63,23 @@ class TrainWorkspace : public QWidget {
   StudyQueue* studyQueue() const { return m_queue; }
   /// Where studies are recorded (none: a study cannot run).
   void setStore(std::shared_ptr<storage::RunStore> store);
+  /// What a report of `baseSpecJson` would queue (issue 36: the dialog promised "about 10
+  /// minutes" where 131 runs took 2 h 17 min): its runs and steps as planned, and the time
+  /// they take at the step time measured on this store's finished runs of the same model and
+  /// batch size (per mode where it has them). `seconds` is NaN when nothing was measured.
+  struct ReportEstimate {
+    int runs = 0;
+    int64_t steps = 0;
+    double seconds = std::nan("");
+    int measuredRuns = 0;     ///< stored runs the step time comes from
+    bool tunedLater = false;  ///< tuned studies add runs once the search has chosen
+    QString problem;          ///< the suite cannot be planned: why
+  };
+  ReportEstimate estimateReport(const std::string& baseSpecJson, bool quick) const;
+  /// The estimate in words, with the time it would end ("done around 16:40").
+  static QString describeEstimate(const ReportEstimate& estimate, bool quick, const QDateTime& now);
+  /// `wanted`, or "wanted (2)", ... when the store holds studies of a report of that name.
+  QString uniqueReportName(const QString& wanted) const;
   /// Runs the replication report's suite for `baseSpecJson` in the study queue (quick: fewer
   /// steps, 2 seeds); the queue's reportReady says when its findings are judged. Returns
   /// empty, or why it cannot start (shown in the banner too).

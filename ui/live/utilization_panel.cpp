@@ -11,7 +11,9 @@ namespace stagewise::ui {
 namespace {
 const char* const kSeries[3] = {engine::series::kComputeFraction, engine::series::kWaitFraction,
                                 engine::series::kBlockedFraction};
-}
+// The engine's per-stage bubble series (docs/metrics.md, "Bubble: planned against measured").
+const char* const kBubbleSeries[2] = {"bubble_planned", "bubble_measured"};
+}  // namespace
 
 UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
     : QWidget(parent), m_data(data) {
@@ -36,7 +38,9 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
          "(upstream is slower). Blocked: output queue full (downstream is "
          "slower). No step finished (grey): the stage finished no step in the last second of "
          "the run (paused, or held up by a paused stage), so its split is not measured. "
-         "Right-click to export."));
+         "Bubble: the stage's idle share between its first and last pass of a step, as the "
+         "schedule plans it from the measured pass times (dash) and as measured (circle); local "
+         "mode plans the slowest stage's pace. Right-click to export."));
   const QColor colors[4] = {QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
                             QColor(0xe1, 0x57, 0x59), QColor(0xb0, 0xb0, 0xb0)};
   const QString names[4] = {tr("compute"), tr("wait (input)"), tr("blocked (output)"),
@@ -49,10 +53,48 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
     m_bars[i]->setWidth(0.6);
     if (i > 0) m_bars[i]->moveAbove(m_bars[i - 1]);
   }
+  addBubbleMarkers();
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_frame);
   connect(m_data, &LiveData::cleared, this, [this] { refresh(true); });
+}
+
+void UtilizationPanel::addBubbleMarkers() {
+  const QString names[2] = {tr("bubble planned"), tr("bubble measured")};
+  const QCPScatterStyle styles[2] = {
+      QCPScatterStyle(QCPScatterStyle::ssPlus, QPen(Qt::black, 2), Qt::NoBrush, 11),
+      QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::black, 1.5), Qt::white, 8)};
+  for (int i = 0; i < 2; ++i) {
+    m_bubble[i] = m_plot->addGraph();
+    m_bubble[i]->setName(names[i]);
+    m_bubble[i]->setLineStyle(QCPGraph::lsNone);
+    m_bubble[i]->setScatterStyle(styles[i]);
+  }
+}
+
+void UtilizationPanel::setBubbleMarkers(int phase, int stages, std::vector<double>& seen) {
+  for (int i = 0; i < 2; ++i) {
+    QVector<double> keys, values;
+    for (int k = 0; k < stages; ++k) {
+      const double v = m_data->latest({phase, kBubbleSeries[i], k, -1});
+      seen.push_back(std::isfinite(v) ? v : -1);
+      if (!std::isfinite(v)) continue;
+      // Side by side on the stage's bar: planned left, measured right.
+      keys << k + 1 + (i == 0 ? -0.12 : 0.12);
+      values << std::clamp(v, 0.0, 1.0);
+    }
+    m_bubble[i]->setData(keys, values, true);
+  }
+}
+
+double UtilizationPanel::bubbleValue(int kind, int stage) const {
+  if (kind < 0 || kind > 1) return std::nan("");
+  const double key = stage + 1 + (kind == 0 ? -0.12 : 0.12);
+  for (auto it = m_bubble[kind]->data()->constBegin(); it != m_bubble[kind]->data()->constEnd();
+       ++it)
+    if (std::abs(it->key - key) < 1e-9) return it->value;
+  return std::nan("");
 }
 
 double UtilizationPanel::barValue(int kind, int stage) const {
@@ -91,6 +133,9 @@ void UtilizationPanel::refresh(bool force) {
     values[3] << (stale ? 1.0 : 0.0);
   }
   for (int i = 0; i < 4; ++i) seen.insert(seen.end(), values[i].begin(), values[i].end());
+  std::vector<double> bubbles;
+  setBubbleMarkers(phase, stages, bubbles);
+  seen.insert(seen.end(), bubbles.begin(), bubbles.end());
   if (!force && seen == m_seenValues) return;  // the bars are as drawn
   m_seenValues = std::move(seen);
   QVector<double> keys;

@@ -1,6 +1,7 @@
 #pragma once
 // Where each stage's time goes, as stacked bars per stage: computing, waiting for input,
-// blocked on a full output queue (the engine's sliding 1 s window, so the bars move live).
+// blocked on a full output queue (the engine's sliding 1 s window, so the bars move live); and
+// each stage's bubble, planned and measured, as markers beside its bar (docs/metrics.md).
 
 #include <QWidget>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "live/live_data.h"
 
 class QCPBars;
+class QCPGraph;
 class QCustomPlot;
 
 namespace stagewise::ui {
@@ -23,6 +25,8 @@ class UtilizationPanel : public QWidget {
   /// Kind 0 compute, 1 wait, 2 blocked, 3 no step finished in the last kStaleS of the run.
   double barValue(int kind, int stage) const;
   static constexpr double kStaleS = 1.0;
+  /// The latest bubble marker of `stage`: kind 0 planned, 1 measured; NaN where none.
+  double bubbleValue(int kind, int stage) const;
 
   /// Which phase of a plan to show (-1, the default: the phase running or the last one).
   void setPhase(int phase) {
@@ -35,6 +39,10 @@ class UtilizationPanel : public QWidget {
   void refresh(bool force = false);
 
  private:
+  void addBubbleMarkers();
+  /// Sets the bubble markers of `phase` and appends what they show to `seen`.
+  void setBubbleMarkers(int phase, int stages, std::vector<double>& seen);
+
   LiveData* m_data;
   PlotFrame* m_frame;
   QCustomPlot* m_plot;
@@ -42,6 +50,7 @@ class UtilizationPanel : public QWidget {
   /// compute, wait, blocked, and "no step finished": a stage whose last step ended over
   /// kStaleS before the run's clock (held, or blocked by one that is) has no measured split.
   QCPBars* m_bars[4];
+  QCPGraph* m_bubble[2];  ///< bubble_planned, bubble_measured: markers per stage
   uint64_t m_seenRevision = ~uint64_t(0);
   std::vector<double> m_seenValues;  // phase, stages, then the bar heights last drawn
 };

@@ -288,6 +288,37 @@ void RunsWorkspace::applyFilter() {
   if (study > 0) filter.study = study;
   m_model->setFilter(filter);
   m_groups->setStudy(study);
+  dropFilteredOut(filter);
+}
+
+void RunsWorkspace::dropFilteredOut(const storage::RunFilter& filter) {
+  // A run the filter hides leaves the overlay and the diff too (issue 36: a study filter left a
+  // hidden run in the overlay): the panels show the selected runs that pass the filter.
+  if (m_shown.empty()) return;
+  const quint64 ticket = ++m_filterTicket;
+  m_executor->post<std::vector<int64_t>>(
+      this,
+      [filter](storage::RunReader& reader, storage::RunStore&) {
+        std::vector<int64_t> ids;
+        for (const auto& r : reader.listRuns(filter)) ids.push_back(r.id);
+        std::sort(ids.begin(), ids.end());
+        return ids;
+      },
+      [this, ticket](std::vector<int64_t> passing) {
+        if (ticket != m_filterTicket) return;  // a later filter decides
+        std::vector<int64_t> kept;
+        for (int64_t id : m_shown)
+          if (std::binary_search(passing.begin(), passing.end(), id)) kept.push_back(id);
+        if (kept == m_shown) return;
+        saveMetaIfEdited();
+        m_shown = kept;
+        for (auto it = m_shownNames.begin(); it != m_shownNames.end();)
+          it = std::binary_search(kept.begin(), kept.end(), it->first) ? std::next(it)
+                                                                       : m_shownNames.erase(it);
+        restoreSelection();
+        showSelected();
+      },
+      [this](const QString& m) { Q_EMIT message(tr("Run store: %1").arg(m)); });
 }
 
 void RunsWorkspace::loadStudies() {

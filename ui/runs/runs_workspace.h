@@ -116,6 +116,8 @@ class RunsWorkspace : public QWidget {
 
  private:
   void applyFilter();
+  /// Drops the shown runs that `filter` hides (once the store has answered which pass it).
+  void dropFilteredOut(const storage::RunFilter& filter);
   /// The user changed the table's selection: the panels follow it.
   void selectionChanged();
   /// Shows m_shown in the panels.
@@ -164,6 +166,7 @@ class RunsWorkspace : public QWidget {
   QLabel* m_history;
   QScrollArea* m_historyScroll;
   quint64 m_historyTicket = 0;
+  quint64 m_filterTicket = 0;
   bool m_resumeAvailable = false;
   quint64 m_resumeTicket = 0;
   QTimer m_poll;

@@ -22,7 +22,8 @@ json stageJson(const StageSummary& s) {
           s.threads,         s.steps,           num(s.finalLoss),      num(s.finalAccuracy),
           s.computeFraction, s.waitFraction,    s.blockedFraction,     s.bytesSent,
           s.backpropBytes,   num(s.gradCosine), s.peakActivationBytes, num(s.paramChecksum),
-          s.meanStepSeconds, s.gradBytesSent,   s.peakMemoryBytes};
+          s.meanStepSeconds, s.gradBytesSent,   s.peakMemoryBytes,     num(s.bubbleMeasured),
+          num(s.bubblePlanned)};
 }
 
 StageSummary stageFrom(const json& j) {
@@ -46,6 +47,10 @@ StageSummary stageFrom(const json& j) {
   s.meanStepSeconds = j.at(16).get<double>();
   s.gradBytesSent = j.at(17).get<int64_t>();
   s.peakMemoryBytes = j.at(18).get<int64_t>();
+  if (j.size() > 20) {  // a rank of a build before the bubble sends 19 fields
+    s.bubbleMeasured = val(j.at(19));
+    s.bubblePlanned = val(j.at(20));
+  }
   return s;
 }
 }  // namespace

@@ -37,6 +37,8 @@ std::string summaryToJson(const RunSummary& s) {
          {"grad_bytes_sent", st.gradBytesSent},
          {"backprop_bytes", st.backpropBytes},
          {"grad_cosine", num(st.gradCosine)},
+         {"bubble_measured", num(st.bubbleMeasured)},
+         {"bubble_planned", num(st.bubblePlanned)},
          {"peak_activation_bytes", st.peakActivationBytes},
          {"peak_memory_bytes", st.peakMemoryBytes >= 0 ? json(st.peakMemoryBytes) : json(nullptr)},
          {"mean_step_seconds", num(st.meanStepSeconds)},

@@ -16,9 +16,12 @@ namespace {
 std::vector<Action> oneFOneB(int k, int p, int m, bool gpipe, bool split) {
   std::vector<Action> out;
   const int warm = gpipe ? m : std::min(p - 1 - k, m);
-  // zb-h1: W lags its B by up to p - 1 - k passes, so earlier stages keep W's in hand for the
-  // cool-down, where they would otherwise wait for the backward to come back up.
-  const size_t defer = static_cast<size_t>(p - 1 - k);
+  // zb-h1: stage k's W lags its B by up to k backwards (torch.distributed.pipelining's zero
+  // bubble 1F1B: rank r runs no W in its first r forward-backward pairs). Later stages thus send
+  // each B upstream without a W in between, the backward reaches stage 0 sooner, and the W's
+  // fill the waits that follow; every stage holds at most p micro-batches' activations (F to
+  // W), 1F1B's most. Deferring at the early stages instead (p - 1 - k) plans no gain over 1F1B.
+  const size_t defer = static_cast<size_t>(k);
   std::deque<int> pendingW;
   auto backward = [&](int i) {
     if (!split) {

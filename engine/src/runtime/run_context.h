@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/bubble_meter.h"
 #include "metrics/reporter.h"
 #include "metrics/stage_meter.h"
 #include "runtime/channel.h"
@@ -46,6 +47,7 @@ struct StageRuntime {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   // written by the stage thread; read after it joined
   StageMeter meter;
+  BubbleMeter bubble;  ///< pipeline mode
   int64_t bytesSent = 0;
   int64_t gradBytesSent = 0;
   int64_t backpropBytes = 0;
@@ -138,6 +140,9 @@ struct RunContext {
   /// A resumed run's clock continues from its checkpoint's training time (now() includes it).
   double clockOffsetS = 0;
   int batchSize = 0;
+  /// Pipeline and local modes: every stage's pass times and the bubble they plan (the stage
+  /// threads post, docs/metrics.md "Bubble: planned against measured"); null in backprop mode.
+  std::unique_ptr<BubbleBoard> bubbles;
 
   /// Graceful stop: the loader stops feeding and the stages finish what is queued, so every
   /// stage ends at the same step (used when a stop must leave a checkpoint).

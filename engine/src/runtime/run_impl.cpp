@@ -702,6 +702,7 @@ class TorchRun final : public Run {
         m_ctx.channels.push_back(
             std::make_unique<QueueChannel>(static_cast<size_t>(m_spec.train.queueCapacity)));
     }
+    m_ctx.bubbles = makeBubbleBoard(m_spec, static_cast<int>(k));  // a new cut plans anew
     m_ctx.produced = std::make_unique<std::atomic<int64_t>[]>(k + 1);
     for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(step);
     renewSnapshots(static_cast<int>(k));
@@ -771,6 +772,7 @@ class TorchRun final : public Run {
       if (m_spec.train.clipNorm > 0)
         m_ctx.normBarrier = std::make_unique<SumBarrier>(static_cast<int>(k));
     }
+    m_ctx.bubbles = makeBubbleBoard(m_spec, static_cast<int>(k));
     m_ctx.produced = std::make_unique<std::atomic<int64_t>[]>(k + 1);
     for (size_t i = 0; i <= k; ++i) m_ctx.produced[i].store(0);
     m_ctx.startStep = 0;

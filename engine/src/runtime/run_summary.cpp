@@ -39,8 +39,26 @@ StageSummary SummaryBuilder::ownStage(size_t k) const {
   ss.peakActivationBytes = st.peakActivationBytes;
   ss.peakMemoryBytes = memory::stagePeak(st.memorySlot, st.plan.settings.device);
   ss.meanStepSeconds = st.meter.meanComputeSeconds();
+  // Local stages idle waiting on their queues; pipeline stages between their passes.
+  if (m_ctx.spec.mode == Mode::Local) ss.bubbleMeasured = f.wait + f.blocked;
+  if (m_ctx.spec.mode == Mode::Pipeline) ss.bubbleMeasured = st.bubble.measured();
   ss.paramChecksum = checksum(st);
   return ss;
+}
+
+std::vector<double> SummaryBuilder::plannedBubbles() const {
+  if (!m_ctx.bubbles) return {};
+  // The run's own mean pass times (the stage threads have joined).
+  for (size_t k = 0; k < m_stages.size(); ++k) {
+    if (!m_topology.owns(k)) continue;
+    const auto& st = *m_stages[k];
+    if (m_ctx.spec.mode == Mode::Pipeline)
+      for (const auto& [stage, times] : st.bubble.passTimes())
+        m_ctx.bubbles->post(stage, times, st.bubble.microBatches());
+    else
+      m_ctx.bubbles->postStepSeconds(static_cast<int>(k), st.meter.meanComputeSeconds());
+  }
+  return m_ctx.bubbles->planned();
 }
 
 RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec,
@@ -64,11 +82,13 @@ RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec,
   s.cpuUtilization = cpuSeconds / std::max(1e-3, (s.wallSeconds - m_ctx.clockOffsetS) * m_cores);
   s.blas = m_blas;
   s.flushDenormal = true;
+  const std::vector<double> planned = plannedBubbles();
   double slowest = 0;
   for (size_t k = 0; k < m_stages.size(); ++k) {
     StageSummary ss;
     if (m_topology.owns(k)) {
       ss = ownStage(k);
+      if (k < planned.size()) ss.bubblePlanned = planned[k];
     } else {
       // Another rank ran it: rank 0 takes its summary from that rank's report.
       if (m_topology.rank() != 0) continue;

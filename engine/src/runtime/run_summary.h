@@ -32,6 +32,8 @@ class SummaryBuilder {
 
  private:
   StageSummary ownStage(size_t k) const;
+  /// Per stage, the bubble the schedule plans from the run's own pass times (empty: no plan).
+  std::vector<double> plannedBubbles() const;
 
   const RunContext& m_ctx;
   const std::vector<std::unique_ptr<StageRuntime>>& m_stages;

@@ -1,6 +1,7 @@
 #include "runtime/stage_worker.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -108,6 +109,30 @@ void runLoader(RunContext& ctx, const TensorData& data) {
   }
 }
 
+namespace {
+
+/// A report's bubble points of stage k: its measured bubble (pipeline: the recent steps' mean;
+/// local: its waiting share of the window) and the plan from every stage's times, after posting
+/// its own.
+void addBubblePoints(RunContext& ctx, StageRuntime& stage, int k, bool pipeline, int64_t s,
+                     double t, const StageMeter::Fractions& window,
+                     std::vector<MetricPoint>& points) {
+  double measured = window.wait + window.blocked;
+  if (pipeline) {
+    measured = stage.bubble.recentMeasured();
+    for (const auto& [stageIndex, times] : stage.bubble.passTimes())
+      ctx.bubbles->post(stageIndex, times, stage.bubble.microBatches());
+  } else {
+    ctx.bubbles->postStepSeconds(k, stage.meter.meanComputeSeconds());
+  }
+  const std::vector<double> planned = ctx.bubbles->planned();
+  if (!std::isnan(measured)) points.push_back({kBubbleMeasuredSeries, k, -1, s, t, measured});
+  if (static_cast<size_t>(k) < planned.size() && !std::isnan(planned[static_cast<size_t>(k)]))
+    points.push_back({kBubblePlannedSeries, k, -1, s, t, planned[static_cast<size_t>(k)]});
+}
+
+}  // namespace
+
 void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
   const int k = stage.plan.index;
   try {
@@ -172,6 +197,7 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
         ctx.reporter.addSpan({k, s, r->inputAt, t2});
       else
         for (const StepSpan& span : r->spans) ctx.reporter.addSpan(span);
+      if (ctx.bubbles && method.mode() == Mode::Pipeline) stage.bubble.addStep(r->spans);
       if (r->hasLoss) {
         points.push_back({series::kLoss, k, -1, s, t2, r->loss});
         points.push_back({series::kAccuracy, k, -1, s, t2, r->accuracy});
@@ -194,6 +220,8 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
         points.push_back({series::kWaitFraction, k, -1, s, t2, f.wait});
         points.push_back({series::kBlockedFraction, k, -1, s, t2, f.blocked});
         points.push_back({series::kStepsPerSec, k, -1, s, t2, stage.meter.windowStepsPerSec()});
+        if (ctx.bubbles)
+          addBubblePoints(ctx, stage, k, method.mode() == Mode::Pipeline, s, t2, f, points);
         points.push_back({series::kBytesSent, k, -1, s, t2, static_cast<double>(stage.bytesSent)});
         if (method.mode() != Mode::Pipeline)  // the prediction (0 in backprop mode)
           points.push_back(

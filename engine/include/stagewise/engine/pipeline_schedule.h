@@ -21,13 +21,17 @@ struct Action {
   friend bool operator==(const Action&, const Action&) = default;
 };
 
-/// Each worker's actions for one step, in order. workers = stages / chunks; worker w runs stages
-/// w, w + workers, w + 2 workers, ... (Megatron's assignment). chunks must be 1 unless schedule
-/// is "interleaved" (where chunks 1 gives 1f1b's order). Interleaved runs its micro-batches in
-/// rounds of at least `workers` (torch.distributed.pipelining's ScheduleInterleaved1F1B): with m
-/// below the worker count one round of m, otherwise m / workers rounds, which must divide m.
-/// Throws std::invalid_argument, with a message naming the field to change, for what cannot be
-/// scheduled.
+/// Each worker's actions for one step, in order. gpipe: every F, then every BW. 1f1b: stage k
+/// runs min(p - 1 - k, m) F's, then an F and a BW in turn, then the remaining BW's. zb-h1: 1f1b's
+/// order with each BW split into B and W, stage k's W's lagging its B's by up to k (stage 0 runs
+/// B W at once, the last stage keeps p - 1 back) and the rest at the end: with F = B = W it plans
+/// (p - 1) F idle where 1f1b plans 3 (p - 1) F. interleaved: Megatron's interleaved 1F1B. workers =
+/// stages / chunks; worker w runs stages w, w + workers, w + 2 workers, ... (Megatron's
+/// assignment). chunks must be 1 unless schedule is "interleaved" (where chunks 1 gives 1f1b's
+/// order). Interleaved runs its micro-batches in rounds of at least `workers`
+/// (torch.distributed.pipelining's ScheduleInterleaved1F1B): with m below the worker count one
+/// round of m, otherwise m / workers rounds, which must divide m. Throws std::invalid_argument,
+/// with a message naming the field to change, for what cannot be scheduled.
 std::vector<std::vector<Action>> workerOrders(const std::string& schedule, int stages, int micro,
                                               int chunks = 1);
 
