@@ -86,7 +86,6 @@ std::vector<torch::Tensor> stepZeroGradients(ExperimentSpec spec, Mode mode,
                                              const std::string& dir) {
   constexpr double kLr = 1e4;
   spec.mode = mode;
-  spec.pipeline.recompute = spec.pipeline.recompute && mode == Mode::Pipeline;
   spec.train.optimizer = "sgd";
   spec.train.momentum = 0;
   spec.train.lr = kLr;

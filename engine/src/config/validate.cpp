@@ -244,7 +244,7 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
                                             "'; use gpipe, 1f1b, interleaved or zb-h1"});
   else if (pl.chunks < 1 || pl.chunks > 16)
     out.push_back({"pipeline.chunks", "must be between 1 and 16 model chunks per worker"});
-  else if (stages >= 1 && (spec.mode == Mode::Pipeline || pl.chunks > 1)) {
+  else if (stages >= 1 && spec.mode == Mode::Pipeline) {
     // What the schedule cannot order (chunks without interleaved, stages or micro-batches that
     // do not split among the workers), in its own words.
     try {
@@ -259,10 +259,6 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
         out.push_back({"pipeline.schedule", what});
     }
   }
-  if (pl.recompute && spec.mode != Mode::Pipeline)
-    out.push_back({"pipeline.recompute",
-                   "recomputes the activations of pipeline mode only; set mode to pipeline or "
-                   "pipeline.recompute to false"});
   if (spec.timeline.maxSpans < 0)
     out.push_back({"timeline.max_spans",
                    "must be >= 0 (0: enough for the last 200 steps and a sample across the run)"});
