@@ -117,6 +117,10 @@ class TestDist : public QObject {
     // Pipelined backprop: the boundary gradients go back over c10d too.
     QTest::newRow("pipeline gpipe, 3 processes") << 3 << "pipeline";
     QTest::newRow("pipeline 1f1b, 2 processes") << 2 << "pipeline-1f1b";
+    // zb-h1: B's gradient goes upstream at once, W later; recomputation on a rank's own stages.
+    QTest::newRow("pipeline zb-h1, 3 processes") << 3 << "pipeline-zb-h1";
+    QTest::newRow("pipeline zb-h1 recompute, 2 processes") << 2 << "pipeline-zb-h1-recompute";
+    QTest::newRow("pipeline gpipe recompute, 3 processes") << 3 << "pipeline-recompute";
     // Clipping by the whole model's norm: the stages' parts are summed across the processes.
     QTest::newRow("pipeline clipped, 3 processes") << 3 << "pipeline-clip";
     // Overlapping local updates: the downstream gradients cross processes too.
@@ -139,6 +143,12 @@ class TestDist : public QObject {
     if (mode == "pipeline-clip")
       sets << "--set"
            << "train.clip_norm=0.05";
+    if (mode.startsWith("pipeline-zb-h1"))
+      sets << "--set"
+           << "pipeline.schedule=zb-h1";
+    if (mode.endsWith("-recompute"))
+      sets << "--set"
+           << "pipeline.recompute=true";
     if (mode == "local-overlap")
       sets << "--set"
            << "local.overlap=1";
@@ -384,6 +394,13 @@ class TestDist : public QObject {
         {"launch", "--config", spec, "--procs", "2", "--set", "mode=backprop", "--no-store"});
     QVERIFY(backprop.code != 0);
     QVERIFY2(backprop.err.contains("backprop runs in one process"), qPrintable(backprop.err));
+    // interleaved: one worker of 3 chunks here; a worker's chunks take turns in one process.
+    Result interleaved =
+        runCli({"launch", "--config", spec, "--procs", "2", "--set", "mode=pipeline", "--set",
+                "pipeline.schedule=interleaved", "--set", "pipeline.chunks=3", "--no-store"});
+    QVERIFY(interleaved.code != 0);
+    QVERIFY2(interleaved.err.contains("interleaved runs in one process"),
+             qPrintable(interleaved.err));
   }
 };
 

@@ -346,6 +346,9 @@ class TestGpt : public QObject {
     QTest::newRow("backprop") << "mode=backprop";
     QTest::newRow("gpipe") << "mode=pipeline pipeline.micro_batches=2";
     QTest::newRow("1f1b") << "mode=pipeline pipeline.micro_batches=4 pipeline.schedule=1f1b";
+    QTest::newRow("zb-h1") << "mode=pipeline pipeline.micro_batches=4 pipeline.schedule=zb-h1";
+    QTest::newRow("zb-h1 recompute") << "mode=pipeline pipeline.micro_batches=4 "
+                                        "pipeline.schedule=zb-h1 pipeline.recompute=true";
   }
   void everyModeTrains() {
     QFETCH(QString, overrides);

@@ -5,6 +5,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -19,6 +20,7 @@
 #include "runtime/method.h"
 #include "runtime/stage_worker.h"
 #include "stagewise/engine/engine.h"
+#include "stagewise/engine/pipeline_schedule.h"
 
 using namespace stagewise::engine;
 
@@ -27,16 +29,24 @@ namespace {
 QTemporaryDir* g_dir = nullptr;
 
 ExperimentSpec family(const std::string& kind, const std::vector<std::string>& extra = {}) {
-  const std::string model = kind == "vit"
-                                ? R"({"kind":"vit","patch":4,"dim":16,"depth":2,"heads":2})"
-                                : R"({"kind":"mlp","hidden":[32,32,32]})";
-  const std::string data = kind == "vit"
+  // "drop": an MLP with batch norm and dropout, whose recomputed forward must draw the same masks
+  // and must not update the batch-norm statistics twice.
+  const std::string model =
+      kind.starts_with("vit") ? R"({"kind":"vit","patch":4,"dim":16,"depth":2,"heads":2})"
+      : kind == "drop"        ? R"({"kind":"layers","layers":[{"type":"linear","out":32},
+          {"type":"batchnorm1d"},{"type":"relu"},{"type":"dropout","p":0.25},
+          {"type":"linear","out":32},{"type":"relu"},{"type":"dropout","p":0.25},
+          {"type":"linear","out":4}]})"
+                              : R"({"kind":"mlp","hidden":[32,32,32]})";
+  const std::string data = kind.starts_with("vit")
                                ? R"({"kind":"idx","path":")" + g_dir->path().toStdString() + R"("})"
                                : R"({"kind":"synthetic","synthetic_train":1024,"synthetic_test":256,
                         "synthetic_features":16,"synthetic_classes":4})";
+  // "mlp4", "vit4": four stages of one layer each (interleaved: two workers of two chunks).
+  const std::string cuts = kind == "drop" ? "[2,5]" : kind.ends_with('4') ? "[1,2,3]" : "[1,2]";
   // One intra-op thread everywhere, so reductions run in the same order in every mode.
-  std::string json = R"({"dataset":)" + data + R"(,"model":)" + model +
-                     R"(,"partition":{"cuts":[1,2]},
+  std::string json =
+      R"({"dataset":)" + data + R"(,"model":)" + model + R"(,"partition":{"cuts":)" + cuts + R"(},
      "train":{"batch_size":16,"max_steps":100,"seed":3,"queue_capacity":2,"backprop_threads":1},
      "stage_defaults":{"threads":1},"eval":{"interval":0},"probe":{"interval":-1}})";
   return parseSpec(applyOverrides(json, extra));
@@ -97,6 +107,35 @@ std::vector<torch::Tensor> stepZeroGradients(ExperimentSpec spec, Mode mode,
   return g;
 }
 
+/// Every stage's weights and buffers after one SGD step (the step-0 update), from its checkpoint.
+std::vector<torch::Tensor> stateAfterOneStep(ExperimentSpec spec, const std::string& dir) {
+  spec.train.optimizer = "sgd";
+  spec.train.momentum = 0;
+  spec.train.lr = 0.5;
+  spec.train.maxSteps = 2;
+  spec.checkpoint.interval = 1;
+  spec.checkpoint.dir = dir;
+  RecordingObserver obs;
+  const RunSummary s = train(spec, obs);
+  if (s.status != RunStatus::Completed) throw std::runtime_error(s.error);
+  return checkpointBody(dir + "/step-1", s.stages.size());
+}
+
+/// The span kinds stage `k` records for one step when it runs `order`, without the update.
+std::vector<std::pair<SpanKind, int>> expectedSpans(const std::vector<schedule::Action>& order,
+                                                    bool recompute) {
+  std::vector<std::pair<SpanKind, int>> out;
+  for (const auto& a : order) {
+    if (recompute && (a.op == schedule::Op::B || a.op == schedule::Op::BW))
+      out.push_back({SpanKind::Recompute, a.micro});
+    out.push_back({a.op == schedule::Op::F   ? SpanKind::Forward
+                   : a.op == schedule::Op::W ? SpanKind::Weight
+                                             : SpanKind::Backward,
+                   a.micro});
+  }
+  return out;
+}
+
 double relativeDifference(double a, double b) {
   return std::abs(a - b) / std::max(1e-12, std::abs(b));
 }
@@ -146,6 +185,181 @@ class TestMethods : public QObject {
                ("parameter tensor " + std::to_string(i) + ": |dg|/|g| = " + std::to_string(rel))
                    .c_str());
     }
+  }
+
+  void schedulesGiveBackpropsGradients_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("schedule");
+    QTest::addColumn<bool>("recompute");
+    QTest::addColumn<int>("micro");
+    for (const char* kind : {"mlp", "vit"})
+      for (const char* schedule : {"gpipe", "1f1b", "zb-h1"})
+        for (bool recompute : {false, true})
+          for (int micro : {1, 4})
+            QTest::addRow("%s %s%s M=%d", kind, schedule, recompute ? " recompute" : "", micro)
+                << kind << schedule << recompute << micro;
+    // interleaved: four stages on two workers of two chunks each
+    for (const char* kind : {"mlp4", "vit4"})
+      for (bool recompute : {false, true})
+        for (int micro : {1, 4})
+          QTest::addRow("%s interleaved%s M=%d", kind, recompute ? " recompute" : "", micro)
+              << kind << "interleaved" << recompute << micro;
+  }
+  /// Every schedule, with and without recomputation, computes backprop's step-0 gradients: bit
+  /// for bit with one micro-batch (the same operations on the same rows), to float rounding with
+  /// four (the gradient is summed over micro-batches).
+  void schedulesGiveBackpropsGradients() {
+    QFETCH(QString, kind);
+    QFETCH(QString, schedule);
+    QFETCH(bool, recompute);
+    QFETCH(int, micro);
+    QTemporaryDir dir;
+    const ExperimentSpec spec =
+        family(kind.toStdString(),
+               {"pipeline.schedule=" + schedule.toStdString(),
+                "pipeline.micro_batches=" + std::to_string(micro),
+                std::string("pipeline.recompute=") + (recompute ? "true" : "false"),
+                schedule == "interleaved" ? "pipeline.chunks=2" : "pipeline.chunks=1"});
+    const auto bp = stepZeroGradients(spec, Mode::Backprop, dir.filePath("bp").toStdString());
+    const auto pl = stepZeroGradients(spec, Mode::Pipeline, dir.filePath("pl").toStdString());
+    QCOMPARE(pl.size(), bp.size());
+    for (size_t i = 0; i < bp.size(); ++i) {
+      const double norm = bp[i].norm().item<double>();
+      QVERIFY2(norm > 0, ("parameter " + std::to_string(i) + " has no gradient").c_str());
+      const std::string what = "parameter tensor " + std::to_string(i) + ": |dg|/|g| = " +
+                               std::to_string((pl[i] - bp[i]).norm().item<double>() / norm);
+      if (micro == 1)
+        QVERIFY2(torch::equal(pl[i], bp[i]), what.c_str());
+      else
+        QVERIFY2((pl[i] - bp[i]).norm().item<double>() / norm <= 1e-5, what.c_str());
+    }
+  }
+
+  void recomputeIsExact_data() {
+    QTest::addColumn<QString>("schedule");
+    QTest::newRow("gpipe") << "gpipe";
+    QTest::newRow("1f1b") << "1f1b";
+    QTest::newRow("zb-h1") << "zb-h1";
+  }
+  /// Recomputation changes nothing but memory and time: with dropout and batch norm the weights
+  /// and the batch-norm statistics after a step are the ones without it, bit for bit (the
+  /// recomputed forward draws the first pass's dropout masks and leaves the statistics alone).
+  void recomputeIsExact() {
+    QFETCH(QString, schedule);
+    QTemporaryDir dir;
+    const std::vector<std::string> sets{"mode=pipeline", "pipeline.micro_batches=4",
+                                        "pipeline.schedule=" + schedule.toStdString()};
+    auto with = sets;
+    with.push_back("pipeline.recompute=true");
+    const auto plain = stateAfterOneStep(family("drop", sets), dir.filePath("a").toStdString());
+    const auto again = stateAfterOneStep(family("drop", with), dir.filePath("b").toStdString());
+    QCOMPARE(again.size(), plain.size());
+    QVERIFY(plain.size() > 8);  // weights, biases and batch norm's running statistics
+    for (size_t i = 0; i < plain.size(); ++i)
+      QVERIFY2(torch::equal(again[i], plain[i]), ("state tensor " + std::to_string(i)).c_str());
+  }
+
+  /// Recomputation keeps each micro-batch's input instead of its activations: stage 0 (16 input
+  /// features, one layer of 32) holds 8 inputs and one micro-batch's output under GPipe, 3 inputs
+  /// and one output under 1F1B; stage 1 (32 in, one layer of 32) gains nothing: its input is as
+  /// large as its output, and the recomputed micro-batch's output comes on top. Each backward is
+  /// preceded by its recompute span.
+  void recomputeHoldsOnlyInputs() {
+    const int64_t in = 2 * 16 * 4, out = 2 * 32 * 4;  // 16 / 8 rows x features x 4 bytes
+    for (const std::string schedule : {"gpipe", "1f1b"}) {
+      RecordingObserver plainObs, obs;
+      const std::vector<std::string> sets{"mode=pipeline", "pipeline.micro_batches=8",
+                                          "train.max_steps=4", "pipeline.schedule=" + schedule};
+      auto with = sets;
+      with.push_back("pipeline.recompute=true");
+      const RunSummary plain = train(family("mlp", sets), plainObs);
+      const RunSummary s = train(family("mlp", with), obs);
+      QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+      const int64_t held0 = schedule == "gpipe" ? 8 : 3, held1 = schedule == "gpipe" ? 8 : 2;
+      QCOMPARE(plain.stages[0].peakActivationBytes, held0 * out);
+      QCOMPARE(s.stages[0].peakActivationBytes, held0 * in + out);
+      QCOMPARE(plain.stages[1].peakActivationBytes, held1 * out);
+      QCOMPARE(s.stages[1].peakActivationBytes, held1 * out + out);
+      int recomputes = 0;
+      for (const StepSpan& x : obs.spanList) recomputes += x.kind == SpanKind::Recompute;
+      QCOMPARE(recomputes, 3 * 4 * 8);  // stages x steps x micro-batches
+      QCOMPARE(s.steps, int64_t{4});
+    }
+  }
+
+  void spansFollowTheWorkerOrder_data() {
+    QTest::addColumn<QString>("schedule");
+    QTest::addColumn<bool>("recompute");
+    for (const char* schedule : {"gpipe", "1f1b", "zb-h1"})
+      for (bool recompute : {false, true})
+        QTest::addRow("%s%s", schedule, recompute ? " recompute" : "") << schedule << recompute;
+  }
+  /// Each stage runs its passes in schedule::workerOrders' order: its spans, step by step, are
+  /// that order's F, B (or BW) and W, each B or BW after its recompute span, then the update.
+  void spansFollowTheWorkerOrder() {
+    QFETCH(QString, schedule);
+    QFETCH(bool, recompute);
+    constexpr int kSteps = 3, kMicro = 4, kStages = 3;
+    RecordingObserver obs;
+    const RunSummary s =
+        train(family("mlp", {"mode=pipeline", "train.max_steps=3", "pipeline.micro_batches=4",
+                             "pipeline.schedule=" + schedule.toStdString(),
+                             std::string("pipeline.recompute=") + (recompute ? "true" : "false")}),
+              obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    const auto orders = schedule::workerOrders(schedule.toStdString(), kStages, kMicro);
+    for (int k = 0; k < kStages; ++k)
+      for (int64_t t = 0; t < kSteps; ++t) {
+        std::vector<StepSpan> mine;
+        for (const StepSpan& x : obs.spanList)
+          if (x.stage == k && x.step == t) mine.push_back(x);
+        std::stable_sort(mine.begin(), mine.end(),
+                         [](const StepSpan& a, const StepSpan& b) { return a.startS < b.startS; });
+        QVERIFY(!mine.empty());
+        QCOMPARE(mine.back().micro, -1);  // the update, last
+        mine.pop_back();
+        std::vector<std::pair<SpanKind, int>> got;
+        for (const StepSpan& x : mine) got.push_back({x.kind, x.micro});
+        const auto want = expectedSpans(orders[static_cast<size_t>(k)], recompute);
+        QVERIFY2(got == want, ("stage " + std::to_string(k) + ", step " + std::to_string(t) +
+                               ": spans out of the " + schedule.toStdString() + " order")
+                                  .c_str());
+      }
+  }
+
+  /// interleaved: the two chunks of each worker take turns in workerOrders' order (one pass at a
+  /// time, never overlapping), and each chunk's own spans follow that order too.
+  void interleavedWorkersTakeTurns() {
+    constexpr int kSteps = 3, kMicro = 4, kStages = 4, kChunks = 2;
+    RecordingObserver obs;
+    const RunSummary s =
+        train(family("mlp4", {"mode=pipeline", "train.max_steps=3", "pipeline.micro_batches=4",
+                              "pipeline.schedule=interleaved", "pipeline.chunks=2"}),
+              obs);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    QCOMPARE(s.steps, int64_t{kSteps});
+    const auto orders = schedule::workerOrders("interleaved", kStages, kMicro, kChunks);
+    QCOMPARE(orders.size(), size_t{2});
+    for (size_t w = 0; w < orders.size(); ++w)
+      for (int64_t t = 0; t < kSteps; ++t) {
+        std::vector<StepSpan> mine;
+        for (const StepSpan& x : obs.spanList)
+          if (x.step == t && x.micro >= 0 &&
+              schedule::workerOf(x.stage, kStages, kChunks) == static_cast<int>(w))
+            mine.push_back(x);
+        std::stable_sort(mine.begin(), mine.end(),
+                         [](const StepSpan& a, const StepSpan& b) { return a.startS < b.startS; });
+        std::vector<std::tuple<int, SpanKind, int>> got, want;
+        for (const StepSpan& x : mine) got.push_back({x.stage, x.kind, x.micro});
+        for (const auto& a : orders[w])
+          want.push_back(
+              {a.stage, a.op == schedule::Op::F ? SpanKind::Forward : SpanKind::Backward, a.micro});
+        QVERIFY2(got == want, ("worker " + std::to_string(w) + ", step " + std::to_string(t) +
+                               ": spans out of the interleaved order")
+                                  .c_str());
+        for (size_t i = 1; i < mine.size(); ++i)
+          QVERIFY2(mine[i].startS >= mine[i - 1].endS, "a worker ran two passes at once");
+      }
   }
 
   void pipelineLossesAreBackprops_data() {
@@ -530,20 +744,62 @@ class TestMethods : public QObject {
   }
 
   /// Pipeline runs pause, stop and fail cleanly like any other.
+  void pipelineFailureStopsCleanly_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("schedule");
+    QTest::addColumn<QString>("debug");
+    QTest::newRow("gpipe") << "mlp"
+                           << "gpipe"
+                           << "debug.fail_at_step=7";
+    QTest::newRow("zb-h1") << "mlp"
+                           << "zb-h1"
+                           << "debug.fail_at_step=7";
+    // The failing stage's chunk partner waits for a turn that never comes: the stop wakes it.
+    QTest::newRow("interleaved") << "mlp4"
+                                 << "interleaved"
+                                 << "debug.fail_at_step=7";
+    QTest::newRow("interleaved, NaN inside a pass") << "mlp4"
+                                                    << "interleaved"
+                                                    << "debug.nan_at_step=7";
+  }
   void pipelineFailureStopsCleanly() {
+    QFETCH(QString, kind);
+    QFETCH(QString, schedule);
+    QFETCH(QString, debug);
     RecordingObserver obs;
     const RunSummary s =
-        train(family("mlp", {"mode=pipeline", "debug.stage=1", "debug.fail_at_step=7"}), obs);
+        train(family(kind.toStdString(),
+                     {"mode=pipeline", "debug.stage=1", debug.toStdString(),
+                      "pipeline.schedule=" + schedule.toStdString(), "pipeline.micro_batches=4",
+                      schedule == "interleaved" ? "pipeline.chunks=2" : "pipeline.chunks=1"}),
+              obs);
     QVERIFY(s.status == RunStatus::Failed);
-    QCOMPARE(s.failedStage, 1);
-    QVERIFY(s.error.find("injected failure at step 7") != std::string::npos);
+    if (debug.contains("fail_at_step")) {
+      QCOMPARE(s.failedStage, 1);
+      QVERIFY(s.error.find("injected failure at step 7") != std::string::npos);
+    } else {
+      QVERIFY2(s.error.find("non-finite loss") != std::string::npos, s.error.c_str());
+    }
   }
 
+  void pipelineStopDrainsToACheckpoint_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("schedule");
+    QTest::newRow("gpipe") << "mlp"
+                           << "gpipe";
+    QTest::newRow("interleaved") << "mlp4"
+                                 << "interleaved";
+  }
   void pipelineStopDrainsToACheckpoint() {
+    QFETCH(QString, kind);
+    QFETCH(QString, schedule);
     QTemporaryDir dir;
     RecordingObserver obs;
-    ExperimentSpec spec = family("mlp", {"mode=pipeline", "train.max_steps=100000",
-                                         "checkpoint.dir=" + dir.path().toStdString()});
+    ExperimentSpec spec = family(
+        kind.toStdString(),
+        {"mode=pipeline", "train.max_steps=100000", "checkpoint.dir=" + dir.path().toStdString(),
+         "pipeline.schedule=" + schedule.toStdString(), "pipeline.micro_batches=4",
+         schedule == "interleaved" ? "pipeline.chunks=2" : "pipeline.chunks=1"});
     auto run = createRun(spec, &obs);
     run->start();
     QTest::qWait(400);

@@ -62,6 +62,12 @@ std::vector<int> assignRanks(const ExperimentSpec& spec, int numStages, int worl
                     "backprop runs in one process (the whole model is one stage); spread "
                     "stages over processes with mode=local or mode=pipeline, or run without "
                     "--dist / launch");
+  if (spec.mode == Mode::Pipeline && spec.pipeline.schedule == "interleaved" &&
+      spec.pipeline.chunks > 1 && worldSize > 1)
+    throw SpecError("pipeline.schedule",
+                    "interleaved runs in one process for now (a worker's chunks take turns on "
+                    "one process's threads); run it without --dist / launch, or use 1f1b or "
+                    "zb-h1");
   if (spec.checkpoint.enabled())
     throw SpecError("checkpoint",
                     "checkpoints are not supported in a distributed run yet; remove "

@@ -6,6 +6,7 @@
 
 #include "model/layer_plan.h"
 #include "stagewise/engine/partition.h"
+#include "stagewise/engine/pipeline_schedule.h"
 #include "stagewise/engine/spec.h"
 
 namespace stagewise::engine {
@@ -237,11 +238,27 @@ std::vector<Problem> validateSpec(const ExperimentSpec& spec, int numLayers,
     if (spec.probe.batchSize < 2 && spec.mode == Mode::Local && spec.probe.interval >= 0)
       out.push_back({"probe.batch_size", bn + " needs a probe batch of 2 or more"});
   }
-  if (pl.schedule != "gpipe" && pl.schedule != "1f1b")
-    out.push_back(
-        {"pipeline.schedule", "unknown schedule '" + pl.schedule + "'; use gpipe or 1f1b"});
-  if (pl.chunks < 1 || pl.chunks > 16)
+  if (pl.schedule != "gpipe" && pl.schedule != "1f1b" && pl.schedule != "zb-h1" &&
+      pl.schedule != "interleaved")
+    out.push_back({"pipeline.schedule", "unknown schedule '" + pl.schedule +
+                                            "'; use gpipe, 1f1b, interleaved or zb-h1"});
+  else if (pl.chunks < 1 || pl.chunks > 16)
     out.push_back({"pipeline.chunks", "must be between 1 and 16 model chunks per worker"});
+  else if (stages >= 1 && spec.mode == Mode::Pipeline) {
+    // What the schedule cannot order (chunks without interleaved, stages or micro-batches that
+    // do not split among the workers), in its own words.
+    try {
+      const int micro = pl.microBatches > 0 ? pl.microBatches : stages;
+      schedule::workerOrders(pl.schedule, stages, std::max(1, micro), pl.chunks);
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      const size_t colon = what.find(": ");
+      if (what.rfind("pipeline.", 0) == 0 && colon != std::string::npos)
+        out.push_back({what.substr(0, colon), what.substr(colon + 2)});
+      else
+        out.push_back({"pipeline.schedule", what});
+    }
+  }
   if (spec.timeline.maxSpans < 0)
     out.push_back({"timeline.max_spans",
                    "must be >= 0 (0: enough for the last 200 steps and a sample across the run)"});

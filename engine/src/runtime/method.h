@@ -77,6 +77,17 @@ inline size_t gradientCapacity(const ExperimentSpec& spec) {
   return static_cast<size_t>(std::max(spec.train.batchSize, spec.train.queueCapacity + 2));
 }
 
+/// Capacity of forward channel `i` (0: the loader's, in batches): train.queue_capacity, and under
+/// interleaved every micro-batch of two steps, so that no send blocks a worker's turn while the
+/// stage it feeds waits for a turn of its own worker.
+inline size_t activationCapacity(const ExperimentSpec& spec, size_t i) {
+  const bool interleaved = spec.mode == Mode::Pipeline && spec.pipeline.schedule == "interleaved";
+  const int capacity = interleaved && i > 0
+                           ? std::max(spec.train.queueCapacity, 2 * spec.train.batchSize)
+                           : spec.train.queueCapacity;
+  return static_cast<size_t>(capacity);
+}
+
 /// The method of a spec's mode.
 std::unique_ptr<Method> makeMethod(const ExperimentSpec& spec);
 

@@ -763,8 +763,7 @@ class TorchRun final : public Run {
     m_ctx.batchSize = m_spec.train.batchSize;
     const size_t k = m_stages.size();
     for (size_t i = 0; i < k; ++i)
-      m_ctx.channels.push_back(
-          std::make_unique<QueueChannel>(static_cast<size_t>(m_spec.train.queueCapacity)));
+      m_ctx.channels.push_back(std::make_unique<QueueChannel>(activationCapacity(m_spec, i)));
     if (m_method->sendsGradients()) {
       // Every gradient of a step may wait at once (GPipe sends them all before the stage above
       // takes one: at most one per micro-batch); with overlap, the D steps' worth in flight.
