@@ -26,10 +26,14 @@ nlohmann::json summaryJson(const engine::RunSummary& s, std::optional<int64_t> r
 std::string summaryTable(const engine::RunSummary& s) {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line,
-                "%s run %s: %lld steps in %.1f s, %.0f samples/s, test accuracy %.4f\n",
+  char speed[64];
+  if (std::isfinite(s.samplesPerSec))
+    std::snprintf(speed, sizeof speed, "%.0f samples/s", s.samplesPerSec);
+  else  // the run ended inside the 20-step warm-up
+    std::snprintf(speed, sizeof speed, "samples/s not measured (under 20 steps)");
+  std::snprintf(line, sizeof line, "%s run %s: %lld steps in %.1f s, %s, test accuracy %.4f\n",
                 engine::toString(s.mode).c_str(), engine::toString(s.status).c_str(),
-                static_cast<long long>(s.steps), s.wallSeconds, s.samplesPerSec, s.testAccuracy);
+                static_cast<long long>(s.steps), s.wallSeconds, speed, s.testAccuracy);
   out += line;
   if (std::isfinite(s.testBitsPerByte)) {  // a language model (docs/metrics.md)
     std::snprintf(line, sizeof line,
