@@ -192,6 +192,11 @@ class TestReportGui : public QObject {
     QVERIFY(before.steps >= int64_t(before.runs) * 10);
     QVERIFY(std::isnan(before.seconds));
     for (int i = 0; i < 3; ++i) test::addRun(*t.store, baseSpec(), 0.8, 100);
+    // Runs of another network of the same family and batch size do not time this one (a
+    // walkthrough's 256-wide design was timed by a 512-wide grid).
+    engine::ExperimentSpec wider = baseSpec();
+    wider.model.hidden = {512, 512, 512, 512};
+    for (int i = 0; i < 2; ++i) test::addRun(*t.store, wider, 0.8, 100);
     const auto after = train->estimateReport(base, false);
     QCOMPARE(after.runs, before.runs);
     QCOMPARE(after.measuredRuns, 3);

@@ -168,7 +168,8 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   connect(controller, &EngineController::steerAnswered, m_steer, &SteerPanel::showAnswer);
   m_designSteers = QSettings().value(QStringLiteral("train/design_steers"), true).toBool();
   connect(doc, &DesignDocument::changed, this, &TrainWorkspace::followDesignCuts);
-  connect(doc, &DesignDocument::loaded, this, [this] { m_designCuts = m_doc->spec().partition.cuts; });
+  connect(doc, &DesignDocument::loaded, this,
+          [this] { m_designCuts = m_doc->spec().partition.cuts; });
   m_queue = new StudyQueue(
       [this](const engine::ExperimentSpec& spec, const QString& note,
              std::function<void(int64_t)> onRecorded, const ResumePoint& resume, RunHooks hooks) {
@@ -317,8 +318,26 @@ TrainWorkspace::ReportEstimate TrainWorkspace::estimateReport(const std::string&
       storage::RunFilter filter;
       filter.statuses = {storage::RunStatus::Completed};
       const engine::ExperimentSpec& base = jobs.front().spec;
+      // The same network and data (not only the family: a 256-wide 9-stage MLP is not timed by
+      // a 512-wide one; walkthrough of issue 36), and the same batch size.
+      const auto networkOf = [](const engine::ExperimentSpec& spec) {
+        engine::ExperimentSpec only;
+        only.model = spec.model;
+        only.dataset.kind = spec.dataset.kind;
+        only.dataset.size = spec.dataset.size;
+        only.dataset.channels = spec.dataset.channels;
+        only.dataset.context = spec.dataset.context;
+        return engine::specToJson(only, -1);
+      };
+      const std::string network = networkOf(engine::parseSpec(baseSpecJson));
       for (const auto& r : reader.listRuns(filter, {}, 200)) {
         if (r.modelKind != base.model.kind || r.batchSize != base.train.batchSize) continue;
+        try {
+          const std::optional<storage::RunRecord> whole = reader.run(r.id);  // with its spec
+          if (!whole || networkOf(engine::parseSpec(whole->specJson)) != network) continue;
+        } catch (const std::exception&) {
+          continue;  // a stored spec this version cannot read: not this network
+        }
         if (!r.wallSeconds || !r.steps || *r.steps <= 0) continue;
         const double s = *r.wallSeconds / double(*r.steps);
         perStep[r.mode].push_back(s);
@@ -581,7 +600,8 @@ void TrainWorkspace::showEarlierPart(int phase) {
     m_data.addPoints(phase, points);
     m_log->addNote(tr("Showing the run's first %n step(s) from the store", nullptr, int(step)));
   } catch (const std::exception& e) {
-    m_log->addNote(tr("Could not read the run's earlier steps: %1").arg(QString::fromUtf8(e.what())), true);
+    m_log->addNote(
+        tr("Could not read the run's earlier steps: %1").arg(QString::fromUtf8(e.what())), true);
   }
 }
 
@@ -779,10 +799,10 @@ void TrainWorkspace::followDesignCuts() {
   next.insert(added.begin(), added.end());
   const std::vector<int> asked(next.begin(), next.end());
   if (asked == running) return;
-  const QString text = tr("Design's change of cuts %1 → %2 asked of the running run: %3 → %4 "
-                          "(Run › Design's cuts steer the live run)")
-                           .arg(cutsLabel(before), cutsLabel(cuts), cutsLabel(running),
-                                cutsLabel(asked));
+  const QString text =
+      tr("Design's change of cuts %1 → %2 asked of the running run: %3 → %4 "
+         "(Run › Design's cuts steer the live run)")
+          .arg(cutsLabel(before), cutsLabel(cuts), cutsLabel(running), cutsLabel(asked));
   m_log->addNote(text);
   Q_EMIT message(text);
   m_controller->requestRepartition(asked);
