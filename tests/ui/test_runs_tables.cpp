@@ -516,6 +516,10 @@ class TestRunsTables : public QObject {
                                                       .arg(data.width())
                                                       .arg(data.height())));
     QVERIFY(data.width() > 600);  // the column takes what its entries need, not half the plot
+    // Nothing selected: no empty legend box beside the plot.
+    compare.setRuns({});
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QVERIFY(!overlay->legend->visible());
   }
 
   void overlayWheelZoomsStepsAndTheReadoutLeavesWithTheMouse() {

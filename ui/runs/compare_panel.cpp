@@ -636,6 +636,10 @@ void ComparePanel::drawOverlay() {
     const int rows = std::max(4, (m_overlay->height() - 60) / 15);
     m_overlay->legend->setWrap(entries > rows ? rows : 0);
     m_overlay->legend->setFillOrder(QCPLayoutGrid::foRowsFirst, /*rearrange=*/true);
+    // Nothing drawn: no empty legend box, and the plot gets the width back.
+    m_overlay->legend->setVisible(entries > 0);
+    if (auto* side = qobject_cast<QCPLayoutGrid*>(m_overlay->legend->layout()))
+      side->setVisible(entries > 0);
   }
   // Margins around the data: no value on an axis, and a one-point run fully visible.
   if (xLo <= xHi) {
