@@ -1,6 +1,7 @@
 // The Runs workspace with studies: the study filter filling in while another process runs a
 // study, runs grouped by every setting but the seed into a mean with a band, and the front view.
 #include <qcustomplot.h>
+#include <QAbstractItemView>
 #include <QComboBox>
 #include <QLabel>
 #include <QMenu>
@@ -103,6 +104,40 @@ class TestRunsStudies : public QObject {
     ws.studyCombo()->setCurrentIndex(0);
     QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 3, 5000);
     other.finishStudy(study, storage::StudyStatus::Completed);
+  }
+
+  void aLongStudyNameDoesNotSqueezeTheQueryBox() {
+    // The study box widened to its longest label and squeezed the query box (issue 36): it
+    // keeps its width, its list opens wide enough to read, the label is its item's tooltip.
+    test::TempStore t;
+    addRun(*t.store, runSpec("a run", {2}), 0.7);
+    RunsWorkspace ws(t.store);
+    ws.setPollInterval(100);
+    ws.resize(1366, 768);
+    ws.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&ws));
+    waitLoaded(ws, 1);
+    const int before = ws.searchEdit()->width();
+    storage::NewStudy ns;
+    ns.name = std::string(
+        "a search over the learning rate, the cuts, the aux heads and the overlap of every stage "
+        "of the nine-stage mlp on fashion-mnist");
+    ns.baseSpecJson = "{}";
+    ns.keys = {{"train.lr", "[0.001,0.003]"}};
+    ns.runsTotal = 2;
+    t.store->createStudy(ns);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.studyCombo()->count(), 2, 5000);
+    const QString label = ws.studyCombo()->itemText(1);
+    ws.studyCombo()->setCurrentIndex(1);
+    QApplication::processEvents();
+    QTRY_VERIFY(ws.studyCombo()->width() < ws.studyCombo()->fontMetrics().horizontalAdvance(label));
+    QVERIFY2(
+        ws.searchEdit()->width() >= before * 0.9,
+        qPrintable(
+            QStringLiteral("query box %1 px, was %2").arg(ws.searchEdit()->width()).arg(before)));
+    QCOMPARE(ws.studyCombo()->itemData(1, Qt::ToolTipRole).toString(), label);
+    QVERIFY(ws.studyCombo()->view()->minimumWidth() >
+            ws.studyCombo()->fontMetrics().horizontalAdvance(label) * 0.9);
   }
 
   void studyFilterDropsHiddenRunsFromTheOverlay() {

@@ -26,6 +26,7 @@
 #include "common/theme.h"
 #include "runs/last_stage_series.h"
 #include "runs/run_history.h"
+#include "runs/whole_set_evals.h"
 #include "stagewise/engine/machine_load.h"
 #include "stagewise/engine/metrics.h"
 #include "stagewise/study/results.h"
@@ -54,6 +55,24 @@ constexpr FixedMetric kMetrics[] = {
     {"Samples/s", engine::series::kSamplesPerSec, -1},
     {"Gradient cosine · stage 1", engine::series::kGradCosine, 0},
 };
+
+constexpr double kNoNext = std::numeric_limits<double>::infinity();
+
+// Takes a run's whole-test-set evaluations off its periodic line: out of its sparse points,
+// and off the grid from each one's x to the next periodic point (where the grid held its value).
+void setApart(const std::vector<ComparePanel::WholeSetPoint>& whole,
+              std::vector<std::pair<double, double>>& points, std::vector<double>& values,
+              const std::vector<double>& grid) {
+  for (const auto& w : whole) {
+    for (size_t k = points.size(); k-- > 0;)
+      if (points[k].first == w.x && points[k].second == w.value) {
+        points.erase(points.begin() + std::ptrdiff_t(k));
+        break;
+      }
+    for (size_t k = 0; k < grid.size() && k < values.size(); ++k)
+      if (grid[k] >= w.x && grid[k] < w.next) values[k] = NAN;
+  }
+}
 
 QString runLabel(const storage::RunRecord& r) {
   return QStringLiteral("#%1 %2").arg(r.id).arg(QString::fromStdString(r.name));
@@ -136,7 +155,7 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
       [this](const QCPGraph* graph, double x) -> std::optional<PlotFrame::HoverPoint> {
         if (const auto p = storedNear(graph, x)) return PlotFrame::HoverPoint{p->first, p->second};
         if (m_graphRun.count(graph)) return std::nullopt;
-        const auto data = graph->data();  // a group's mean: its drawn point
+        const auto data = graph->data();  // a group's mean, whole-set marks: the drawn point
         if (data->isEmpty()) return std::nullopt;
         auto it = data->findBegin(x, false);
         if (it == data->constEnd() || (it != data->constBegin() && x - (it - 1)->key < it->key - x))
@@ -146,10 +165,27 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
       });
   m_overlay->setMinimumHeight(220);
   m_overlay->legend->setVisible(true);
+  // The legend in its own column right of the axis rect, at its top: inset, it hid stored
+  // points under its box (issue 36). The column is as narrow as its entries.
+  {
+    auto* side = new QCPLayoutGrid;
+    m_overlay->plotLayout()->addElement(1, 1, side);
+    m_overlay->plotLayout()->setColumnStretchFactor(1, 0.001);
+    side->addElement(0, 0, m_overlay->legend);
+    side->addElement(1, 0, new QCPLayoutElement(m_overlay));
+    side->setRowStretchFactor(0, 0.001);
+    side->setRowStretchFactor(1, 1);
+    side->setMargins(QMargins(0, 0, 0, 0));
+    m_overlay->legend->setMargins(QMargins(4, 2, 4, 2));
+    m_overlay->legend->setRowSpacing(-3);
+  }
   m_overlay->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  m_overlay->installEventFilter(this);
+  // The wheel zooms the steps, not the values: zooming y too pushed the curve off the plot.
+  m_overlay->axisRect()->setRangeZoom(Qt::Horizontal);
   m_overlay->setStatusTip(
-      tr("Drag to pan, wheel to zoom; the values under the mouse are read out. Right-click "
-         "for a logarithmic y axis or to export."));
+      tr("Drag to pan, wheel to zoom the x axis; the values under the mouse are read out. "
+         "Right-click for a logarithmic y axis or to export."));
   m_enlarge = new QToolButton(this);
   m_enlarge->setText(tr("Enlarge"));
   m_enlarge->setCheckable(true);
@@ -312,6 +348,7 @@ void ComparePanel::reload() {
           refs.push_back({id, key});
           data.runs.push_back(std::move(*run));
           data.breaks.emplace_back();
+          data.whole.emplace_back();
           if (const auto p = pieced.find(data.runs.size() - 1); p != pieced.end()) {
             data.breaks.back() = p->second.breaks();
             data.stored.push_back(p->second.points);
@@ -326,9 +363,28 @@ void ComparePanel::reload() {
               std::vector<double> v;
               for (const auto& p : raw) v.push_back(p.value);
               v = PlotFrame::smoothed(v, smoothing);
-              for (size_t k = 0; k < raw.size(); ++k)
-                stored.emplace_back(
-                    axis == storage::XAxis::Time ? raw[k].timeS : double(raw[k].step), v[k]);
+              // The whole-test-set evaluations (where the run stopped or completed) are kept
+              // apart: drawn and read out as their own markers, never on the periodic line.
+              std::vector<size_t> whole;
+              if (metric.stage == -1 && metric.layer < 0 && hasWholeSetEvaluations(metric.series))
+                whole = wholeSetIndices(raw, endSteps(reader.events(id)),
+                                        metric.series == engine::series::kTestLoss
+                                            ? data.runs.back().testLoss
+                                            : data.runs.back().testAccuracy);
+              const auto xOf = [&](size_t k) {
+                return axis == storage::XAxis::Time ? raw[k].timeS : double(raw[k].step);
+              };
+              size_t w = 0;
+              for (size_t k = 0; k < raw.size(); ++k) {
+                if (w < whole.size() && whole[w] == k) {
+                  ++w;
+                  data.whole.back().push_back({xOf(k), raw[k].value, kNoNext});
+                  continue;
+                }
+                for (auto& p : data.whole.back())
+                  if (std::isinf(p.next)) p.next = xOf(k);  // the next periodic point
+                stored.emplace_back(xOf(k), v[k]);
+              }
             } else {
               for (const auto& b : reader.loadDecimated(id, key, 4 * points, axis).buckets) {
                 stored.emplace_back(b.x, b.first);
@@ -366,6 +422,8 @@ void ComparePanel::reload() {
           auto& a = data.aligned;
           if (a.values.size() > shown) a.values.resize(shown);
           if (a.points.size() > shown) a.points.resize(shown);
+          for (size_t i = 0; i < shown && i < data.whole.size(); ++i)
+            setApart(data.whole[i], a.points[i], a.values[i], a.x);
           for (const auto& [i, series] : pieced) {
             // Few points (evaluations) are drawn as they are, as alignSeries decides.
             const bool sparse = series.points.size() * 2 <= a.x.size();
@@ -413,6 +471,7 @@ void ComparePanel::showLoaded(const Data& data) {
   m_aligned = data.aligned;
   m_stored = data.stored;
   m_breaks = data.breaks;
+  m_whole = data.whole;
   setMetricList(data.extra);
   m_hint->setVisible(m_runs.empty());
   drawOverlay();
@@ -436,6 +495,12 @@ void ComparePanel::showLoaded(const Data& data) {
   m_diff->resizeColumnsToContents();
   for (int c = 1; c < m_diff->columnCount(); ++c)
     if (auto* header = m_diff->horizontalHeaderItem(c)) header->setToolTip(header->text());
+}
+
+bool ComparePanel::eventFilter(QObject* watched, QEvent* event) {
+  // A read-out left behind after the mouse went elsewhere names a point no one points at.
+  if (watched == m_overlay && event->type() == QEvent::Leave) m_overlayFrame->hideHover();
+  return QWidget::eventFilter(watched, event);
 }
 
 std::vector<double> ComparePanel::xFactors() const {
@@ -540,6 +605,21 @@ void ComparePanel::drawOverlay() {
     for (const auto& p : points)
       if (std::isfinite(p.value)) extend(p.key, p.value);
     g->data()->set(points, true);
+    // Its whole-test-set evaluations: hollow diamonds in its colour, as Train draws the final
+    // one, named in the legend and read out on their own.
+    if (i < m_whole.size() && !m_whole[i].empty()) {
+      auto* marks = m_overlay->addGraph();
+      marks->setName(runLabel(m_runs[i]) + tr(" · whole test set"));
+      marks->setLineStyle(QCPGraph::lsNone);
+      marks->setScatterStyle(
+          QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(stageColor(int(i)), 1.5),
+                          QBrush(m_overlay->palette().color(QPalette::Base)), 10));
+      for (const auto& w : m_whole[i])
+        if (std::isfinite(w.value)) {
+          marks->addData(w.x * f, w.value);
+          extend(w.x * f, w.value);
+        }
+    }
   }
   if (m_align->currentIndex() == kXSamples)
     m_overlayFrame->setXQuantity(tr("samples"), tr("samples"));
@@ -548,6 +628,19 @@ void ComparePanel::drawOverlay() {
   else
     m_overlayFrame->setTimeAxis(a.axis == storage::XAxis::Time);
   m_overlay->yAxis->setLabel(m_metric->currentText());
+  // Many runs: the legend column wraps into further columns rather than run off the plot.
+  {
+    int entries = 0;
+    for (int k = 0; k < m_overlay->graphCount(); ++k)
+      entries += m_overlay->legend->hasItemWithPlottable(m_overlay->graph(k));
+    const int rows = std::max(4, (m_overlay->height() - 60) / 15);
+    m_overlay->legend->setWrap(entries > rows ? rows : 0);
+    m_overlay->legend->setFillOrder(QCPLayoutGrid::foRowsFirst, /*rearrange=*/true);
+    // Nothing drawn: no empty legend box, and the plot gets the width back.
+    m_overlay->legend->setVisible(entries > 0);
+    if (auto* side = qobject_cast<QCPLayoutGrid*>(m_overlay->legend->layout()))
+      side->setVisible(entries > 0);
+  }
   // Margins around the data: no value on an axis, and a one-point run fully visible.
   if (xLo <= xHi) {
     const double xPad = xHi > xLo ? (xHi - xLo) * 0.03 : std::max(1.0, std::abs(xHi) * 0.05);

@@ -83,6 +83,14 @@ class ComparePanel : public QWidget {
   /// Shown when throughputs (samples/s, wall time, their front, the samples/s overlay) of runs
   /// measured under different machine loads are compared (issue 36 §1.8); hidden otherwise.
   QLabel* loadWarning() const { return m_loadWarning; }
+  /// A whole-test-set evaluation of a run (where it stopped or completed; see
+  /// whole_set_evals.h): x on the storage axis (step or seconds), its value, and the x of the
+  /// run's next periodic point (infinity: none). Drawn as a hollow diamond off the line.
+  struct WholeSetPoint {
+    double x = 0;
+    double value = 0;
+    double next = 0;
+  };
   /// True when the data for the current selection and choices has arrived.
   bool isLoaded() const { return m_loadedTicket == m_ticket; }
   /// Selects the overlay metric showing `series` of `stage` (-1 run-level, -2 each run's last
@@ -100,6 +108,10 @@ class ComparePanel : public QWidget {
   /// The user chose another band (Groups' tables follow).
   void spreadChanged(stagewise::study::Spread spread);
   void failed(const QString& message);
+
+ protected:
+  /// Hides the overlay's read-out when the mouse leaves the plot.
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   /// One entry of the overlay metric list.
@@ -120,6 +132,8 @@ class ComparePanel : public QWidget {
     std::vector<std::vector<std::pair<double, double>>> stored;
     /// Per run: where its line breaks (x on the storage axis; see last_stage_series.h).
     std::vector<std::vector<double>> breaks;
+    /// Per run: its whole-test-set evaluations of the metric (none unless a test series).
+    std::vector<std::vector<WholeSetPoint>> whole;
   };
   /// Per run: the factor from step to the chosen x (batch size, FLOPs per step; 1 for step and
   /// time), NaN where the run lacks it.
@@ -158,6 +172,7 @@ class ComparePanel : public QWidget {
   storage::AlignedSeries m_aligned;  // as loaded; drawOverlay() smooths a copy
   std::vector<std::vector<std::pair<double, double>>> m_stored;  // Data::stored
   std::vector<std::vector<double>> m_breaks;                     // Data::breaks
+  std::vector<std::vector<WholeSetPoint>> m_whole;               // Data::whole
   std::map<const QCPGraph*, size_t> m_graphRun;  // each run's graph -> its index in m_runs
   std::vector<double> m_drawnFactor;             // per run, as drawn
   std::vector<storage::SpecDifference> m_diffs;

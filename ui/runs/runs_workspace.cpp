@@ -1,5 +1,6 @@
 #include "runs/runs_workspace.h"
 
+#include <QAbstractItemView>
 #include <QAction>
 #include <QComboBox>
 #include <QFileDialog>
@@ -63,7 +64,11 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_study->setToolTip(
       tr("Only the runs of one study (Design → Study, or stagewise-cli study run), replaced "
          "runs included; its groups are in the Groups tab"));
-  m_study->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  // As wide as about 28 characters, never its longest study's label: that squeezed the query
+  // box (issue 36). The list opens as wide as its labels; the chosen one's label is its tooltip.
+  m_study->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_study->setMinimumContentsLength(28);
+  m_study->setMaximumWidth(m_study->fontMetrics().averageCharWidth() * 40 + 40);
   m_count = new QLabel(this);
   auto* refresh = new QPushButton(tr("Refresh"), this);
   m_report = new QPushButton(tr("Replication report…"), this);
@@ -342,8 +347,13 @@ void RunsWorkspace::loadStudies() {
         m_studyLabels = labels;
         QSignalBlocker block(m_study);
         while (m_study->count() > 1) m_study->removeItem(1);
-        for (auto it = labels.rbegin(); it != labels.rend(); ++it)  // newest first
+        int widest = 0;
+        for (auto it = labels.rbegin(); it != labels.rend(); ++it) {  // newest first
           m_study->addItem(it->second, QVariant::fromValue<qlonglong>(it->first));
+          m_study->setItemData(m_study->count() - 1, it->second, Qt::ToolTipRole);
+          widest = std::max(widest, m_study->fontMetrics().horizontalAdvance(it->second));
+        }
+        m_study->view()->setMinimumWidth(widest + 32);
         const int index = m_study->findData(QVariant::fromValue<qlonglong>(chosen));
         m_study->setCurrentIndex(index >= 0 ? index : 0);
         if (index < 0 && chosen > 0) {
