@@ -87,8 +87,9 @@ void PlotFrame::buildControls() {
 }
 
 void PlotFrame::setTitle(const QString& title) {
+  if (title == m_title) return;
   m_title = title;
-  m_heading->setText(title);
+  placeTitleRow();
 }
 
 void PlotFrame::setCornerWidget(QWidget* widget) {
@@ -107,6 +108,16 @@ void PlotFrame::placeTitleRow() {
   const int text = QFontMetrics(m_heading->font()).height();
   const int extra = tallest > 0 ? std::max(0, tallest + 4 - text) : 0;
   m_heading->setMargins(QMargins(0, extra / 2, 0, extra - extra / 2));
+  // The centred title keeps clear of the controls on either side: elided, it never prints over
+  // a button (issue 36: the Timeline's pipeline title ran over its Follow button).
+  int side = 0;
+  for (QWidget* w : {m_corner, m_controls})
+    if (w) side = std::max(side, w->sizeHint().width() + 8);
+  const QString shown =
+      side > 0 ? QFontMetrics(m_heading->font())
+                     .elidedText(m_title, Qt::ElideRight, std::max(0, width() - 2 * side))
+               : m_title;
+  if (m_heading->text() != shown) m_heading->setText(shown);
   if (m_corner) {
     const QSize size = m_corner->sizeHint();
     m_corner->setGeometry(4, 2, size.width(), size.height());
@@ -202,12 +213,17 @@ void PlotFrame::showMenu(const QPoint& pos) {
 
 void PlotFrame::exportWithDialog() {
   hideHover();
+  m_heading->setText(m_title);  // an export has no buttons to keep clear of
   exportPlotWithDialog(m_plot, m_title, this);
+  placeTitleRow();
 }
 
 QString PlotFrame::exportTo(const QString& path, int width, int height) {
   hideHover();
-  return exportPlot(m_plot, path, width, height, m_title);
+  m_heading->setText(m_title);  // an export has no buttons to keep clear of
+  const QString error = exportPlot(m_plot, path, width, height, m_title);
+  placeTitleRow();
+  return error;
 }
 
 QString PlotFrame::readout() const {
