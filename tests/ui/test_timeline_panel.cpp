@@ -294,6 +294,7 @@ class TestTimelinePanel : public QObject {
     QVERIFY(f.data.spans(0, 2).front().startS >= 9.99);
     QVERIFY(f.data.droppedUntil(0) > 9.9);
     f.panel.refresh();
+    f.panel.refresh(true);  // a redraw (a resize, the theme) draws what is kept
     QVERIFY(!f.panel.isFollowing());
     QCOMPARE(f.panel.drawnSpans(2), shown);
     QVERIFY(f.panel.keptNote().isEmpty());
