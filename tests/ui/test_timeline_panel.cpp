@@ -363,13 +363,23 @@ class TestTimelinePanel : public QObject {
     QVERIFY(heading);
     QVERIFY(heading->text().startsWith(QStringLiteral("Timeline")));
     const int textWidth = QFontMetrics(heading->font()).horizontalAdvance(heading->text());
+    panel.plot()->replot();
+    const QRect room = heading->rect();  // the text is centred in it
     const int left =
-        panel.plot()->mapTo(&panel, QPoint((panel.plot()->width() - textWidth) / 2, 0)).x();
+        panel.plot()->mapTo(&panel, QPoint(room.left() + (room.width() - textWidth) / 2, 0)).x();
     QWidget* corner = panel.followButton()->parentWidget();
     const int cornerRight = corner->mapTo(&panel, QPoint(corner->width(), 0)).x();
     QVERIFY2(left > cornerRight, qPrintable(QStringLiteral("%1 <= %2").arg(left).arg(cornerRight)));
-    // Wide enough, the whole title.
+    // Where it fits beside the buttons but not centred over the plot, the whole title.
+    panel.resize(560, 200);
+    panel.plot()->replot();
+    QCOMPARE(heading->text(), QStringLiteral("Timeline (forward light, backward dark)"));
+    QVERIFY(panel.plot()->mapTo(&panel, heading->rect().topLeft()).x() > cornerRight);
+    QVERIFY(heading->margins().left() > 0);  // centred in the room right of the buttons
+    // Wide enough, the whole title centred over the plot.
     panel.resize(900, 200);
+    panel.plot()->replot();
+    QCOMPARE(heading->margins().left(), 0);
     QCOMPARE(heading->text(), QStringLiteral("Timeline (forward light, backward dark)"));
   }
 

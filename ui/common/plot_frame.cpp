@@ -107,16 +107,18 @@ void PlotFrame::placeTitleRow() {
     if (w) tallest = std::max(tallest, w->sizeHint().height());
   const int text = QFontMetrics(m_heading->font()).height();
   const int extra = tallest > 0 ? std::max(0, tallest + 4 - text) : 0;
-  m_heading->setMargins(QMargins(0, extra / 2, 0, extra - extra / 2));
-  // The centred title keeps clear of the controls on either side: elided, it never prints over
-  // a button (issue 36: the Timeline's pipeline title ran over its Follow button).
-  int side = 0;
-  for (QWidget* w : {m_corner, m_controls})
-    if (w) side = std::max(side, w->sizeHint().width() + 8);
+  // The title keeps clear of the controls on either side (issue 36: the Timeline's pipeline
+  // title ran over its Follow button): centred over the plot when it fits between them there,
+  // else centred in the room between them, elided if it must be.
+  const int left = m_corner ? m_corner->sizeHint().width() + 8 : 0;
+  const int right = m_controls ? m_controls->sizeHint().width() + 8 : 0;
+  const QFontMetrics metrics(m_heading->font());
+  const bool centred = metrics.horizontalAdvance(m_title) <= width() - 2 * std::max(left, right);
   const QString shown =
-      side > 0 ? QFontMetrics(m_heading->font())
-                     .elidedText(m_title, Qt::ElideRight, std::max(0, width() - 2 * side))
-               : m_title;
+      centred ? m_title
+              : metrics.elidedText(m_title, Qt::ElideRight, std::max(0, width() - left - right));
+  m_heading->setMargins(
+      QMargins(centred ? 0 : left, extra / 2, centred ? 0 : right, extra - extra / 2));
   if (m_heading->text() != shown) m_heading->setText(shown);
   if (m_corner) {
     const QSize size = m_corner->sizeHint();
