@@ -371,16 +371,16 @@ class TestTimelinePanel : public QObject {
     const int cornerRight = corner->mapTo(&panel, QPoint(corner->width(), 0)).x();
     QVERIFY2(left > cornerRight, qPrintable(QStringLiteral("%1 <= %2").arg(left).arg(cornerRight)));
     // Where it fits beside the buttons but not centred over the plot, the whole title.
-    panel.resize(560, 200);
+    panel.resize(450, 200);
     panel.plot()->replot();
-    QCOMPARE(heading->text(), QStringLiteral("Timeline (forward light, backward dark)"));
+    QCOMPARE(heading->text(), QStringLiteral("Timeline (fwd light, bwd dark)"));
     QVERIFY(panel.plot()->mapTo(&panel, heading->rect().topLeft()).x() > cornerRight);
     QVERIFY(heading->margins().left() > 0);  // centred in the room right of the buttons
     // Wide enough, the whole title centred over the plot.
     panel.resize(900, 200);
     panel.plot()->replot();
     QCOMPARE(heading->margins().left(), 0);
-    QCOMPARE(heading->text(), QStringLiteral("Timeline (forward light, backward dark)"));
+    QCOMPARE(heading->text(), QStringLiteral("Timeline (fwd light, bwd dark)"));
   }
 
   void thePlanLineLiesClearOfTheBars() {

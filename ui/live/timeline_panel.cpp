@@ -457,7 +457,7 @@ void TimelinePanel::refresh(bool force) {
   }
   drawPlan(phase, stages, begin, end, rowHeight);
   const bool pipeline = info && info->mode == engine::Mode::Pipeline;
-  m_frame->setTitle(pipeline ? tr("Timeline (forward light, backward dark)")
+  m_frame->setTitle(pipeline ? tr("Timeline (fwd light, bwd dark)")
                              : tr("Timeline (compute spans)"));
   m_plot->yAxis->setTicker(ticker);
   m_plot->yAxis->setRange(0.4, stages + 0.6);
