@@ -396,6 +396,8 @@ void TimelinePanel::syncScrollBar(double first, double last, double begin) {
 void TimelinePanel::refresh(bool force) {
   if (!force && m_data->revision() == m_seenRevision) return;
   m_seenRevision = m_data->revision();
+  // Hidden while paused, the copy still takes the spans the live data is about to drop.
+  if (!m_follow) syncFrozen(shownPhase());
   if (!isVisible() && !force) return;  // the dashboard redraws everything when it is shown
   const int phase =
       m_phase >= 0 && m_phase < m_data->phaseCount() ? m_phase : m_data->currentPhase();
