@@ -264,6 +264,174 @@ class TestTimelinePanel : public QObject {
     Fixture local;
     QCOMPARE(local.panel.plannedSpans(0), 0);
   }
+
+  void aPlansNextRunIsFollowedFromAPause() {
+    // Issue 36: paused during the local run of "Local, pipeline, backprop", the backprop run
+    // that came next was drawn in the local run's window (-1.8 to 0.1 s, spans at the edge).
+    Fixture f;
+    QTest::keyClick(&f.panel, Qt::Key_Space);
+    QVERIFY(!f.panel.isFollowing());
+    f.data.beginPhase(1, threeStages());
+    std::vector<engine::StepSpan> spans;
+    for (int i = 0; i < 500; ++i)
+      for (int k = 0; k < 3; ++k) spans.push_back({k, i, i * 0.01, i * 0.01 + 0.008});
+    f.data.addSpans(1, spans);
+    f.panel.refresh();
+    QVERIFY(f.panel.isFollowing());
+    QCOMPARE(f.panel.shownPhase(), 1);
+    QVERIFY(std::abs(f.panel.viewEnd() - 5.0) < 0.02);
+    QVERIFY(f.panel.drawnSpans(0) >= 199);
+  }
+
+  void aPausedWindowKeepsItsSpansWhileOldOnesAreDropped() {
+    // Issue 36: LiveData keeps the last kMaxSpans of a stage; a paused window emptied as a long
+    // run went on. The panel keeps its own copy while not following.
+    Fixture f;
+    QTest::keyClick(&f.panel, Qt::Key_Space);  // paused at 8-10 s
+    const int shown = f.panel.drawnSpans(2);
+    QVERIFY(shown >= 199);
+    feed(f.data, 10, 50);  // 4000 more spans a stage: the live ones now begin at 10 s
+    QVERIFY(f.data.spans(0, 2).front().startS >= 9.99);
+    QVERIFY(f.data.droppedUntil(0) > 9.9);
+    f.panel.refresh();
+    f.panel.refresh(true);  // a redraw (a resize, the theme) draws what is kept
+    QVERIFY(!f.panel.isFollowing());
+    QCOMPARE(f.panel.drawnSpans(2), shown);
+    QVERIFY(f.panel.keptNote().isEmpty());
+    // The copy reaches back to the run's start and forward to the newest span.
+    f.panel.scrollBar()->setValue(f.panel.scrollBar()->minimum());
+    QVERIFY(f.panel.viewBegin() < 0.02);
+    QVERIFY(f.panel.drawnSpans(0) >= 199);
+    QVERIFY(f.panel.scrollBar()->maximum() >= 47900);
+    // Following, the live spans: a window reaching before them says what is not kept.
+    f.panel.followButton()->click();
+    QVERIFY(f.panel.keptNote().isEmpty());
+    f.panel.setWindowSeconds(60);
+    QVERIFY(f.panel.viewBegin() < 10);
+    QVERIFY2(f.panel.keptNote().contains(QStringLiteral("10.0 s")), qPrintable(f.panel.keptNote()));
+  }
+
+  void darkThemeButtonsAndSpansAreVisible() {
+    // Issue 36: on the dark theme the pause and follow icons were dark glyphs on dark, and
+    // backward passes (a darkened stage colour) barely showed.
+    Fixture f;
+    QPalette dark = f.panel.palette();
+    dark.setColor(QPalette::Window, QColor(0x20, 0x22, 0x26));
+    dark.setColor(QPalette::Base, QColor(0x1a, 0x1b, 0x1e));
+    dark.setColor(QPalette::Button, QColor(0x2b, 0x2d, 0x31));
+    dark.setColor(QPalette::ButtonText, QColor(0xe6, 0xe6, 0xe6));
+    dark.setColor(QPalette::WindowText, QColor(0xe6, 0xe6, 0xe6));
+    dark.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
+    f.panel.setPalette(dark);
+    const int background = dark.color(QPalette::Window).lightness();
+    for (QToolButton* button : {f.panel.pauseButton(), f.panel.followButton()}) {
+      const QImage image = button->icon().pixmap(QSize(24, 24)).toImage();
+      int brightest = 0;
+      for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) {
+          const QColor c = image.pixelColor(x, y);
+          if (c.alpha() > 128) brightest = std::max(brightest, c.lightness());
+        }
+      QVERIFY2(brightest - background > 100, qPrintable(QString::number(brightest)));
+    }
+    engine::RunInfo info;
+    info.mode = engine::Mode::Pipeline;
+    info.stages.resize(9);
+    f.data.beginPhase(1, info);
+    f.panel.refresh(true);
+    QCOMPARE(f.panel.plot()->graphCount(), 18);
+    for (int g = 0; g < 18; ++g) {
+      const int lightness = f.panel.plot()->graph(g)->pen().color().lightness();
+      QVERIFY2(lightness - background > 60,
+               qPrintable(QStringLiteral("graph %1: %2").arg(g).arg(lightness)));
+    }
+  }
+
+  void theTitleNeverPrintsOverTheButtons() {
+    // Issue 36: "Timeline (forward light, backward dark)" ran over the Follow button.
+    LiveData data;
+    engine::RunInfo info;
+    info.mode = engine::Mode::Pipeline;
+    info.stages.resize(9);
+    data.beginPhase(0, info);
+    TimelinePanel panel(&data);
+    panel.resize(340, 200);
+    panel.show();
+    panel.refresh(true);
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    auto* heading = qobject_cast<QCPTextElement*>(panel.plot()->plotLayout()->element(0, 0));
+    QVERIFY(heading);
+    QVERIFY(heading->text().startsWith(QStringLiteral("Timeline")));
+    const int textWidth = QFontMetrics(heading->font()).horizontalAdvance(heading->text());
+    panel.plot()->replot();
+    const QRect room = heading->rect();  // the text is centred in it
+    const int left =
+        panel.plot()->mapTo(&panel, QPoint(room.left() + (room.width() - textWidth) / 2, 0)).x();
+    QWidget* corner = panel.followButton()->parentWidget();
+    const int cornerRight = corner->mapTo(&panel, QPoint(corner->width(), 0)).x();
+    QVERIFY2(left > cornerRight, qPrintable(QStringLiteral("%1 <= %2").arg(left).arg(cornerRight)));
+    // Where it fits beside the buttons but not centred over the plot, the whole title.
+    panel.resize(450, 200);
+    panel.plot()->replot();
+    QCOMPARE(heading->text(), QStringLiteral("Timeline (fwd light, bwd dark)"));
+    QVERIFY(panel.plot()->mapTo(&panel, heading->rect().topLeft()).x() > cornerRight);
+    QVERIFY(heading->margins().left() > 0);  // centred in the room right of the buttons
+    // Wide enough, the whole title centred over the plot.
+    panel.resize(900, 200);
+    panel.plot()->replot();
+    QCOMPARE(heading->margins().left(), 0);
+    QCOMPARE(heading->text(), QStringLiteral("Timeline (fwd light, bwd dark)"));
+  }
+
+  void thePlanLineLiesClearOfTheBars() {
+    // Issue 36: nine rows a few pixels high hid the faint plan line under the bars.
+    engine::RunInfo info;
+    info.mode = engine::Mode::Pipeline;
+    info.stages.resize(2);
+    engine::ExperimentSpec spec;
+    spec.mode = engine::Mode::Pipeline;
+    spec.pipeline.schedule = "gpipe";
+    info.specJson = engine::specToJson(spec);
+    using K = engine::SpanKind;
+    LiveData data;
+    data.beginPhase(0, info);
+    data.addSpans(0, {{0, 0, 10, 11, K::Forward, 0},
+                      {0, 0, 11, 12, K::Forward, 1},
+                      {1, 0, 11, 13, K::Forward, 0},
+                      {1, 0, 13.5, 15.5, K::Forward, 1},
+                      {1, 0, 15.5, 16.5, K::Backward, 0},
+                      {1, 0, 16.5, 17.5, K::Backward, 1},
+                      {0, 0, 16.5, 17.5, K::Backward, 0},
+                      {0, 0, 17.5, 18.5, K::Backward, 1}});
+    TimelinePanel panel(&data);
+    panel.show();
+    panel.setWindowSeconds(20);
+    for (int height : {400, 160}) {
+      panel.resize(600, height);
+      panel.plot()->replot();
+      panel.refresh(true);
+      QCOMPARE(panel.plannedSpans(1), 4);
+      QCPAxis* y = panel.plot()->yAxis;
+      int curves = 0;
+      for (int i = 0; i < panel.plot()->plottableCount(); ++i) {
+        auto* curve = qobject_cast<QCPCurve*>(panel.plot()->plottable(i));
+        if (!curve || curve->data()->isEmpty()) continue;
+        ++curves;
+        const double planY = curve->data()->begin()->value;
+        const double row = std::ceil(planY);  // the row of the bar above it
+        const double gap = std::abs(y->coordToPixel(planY) - y->coordToPixel(row));
+        const double bar = panel.plot()->graph(0)->pen().widthF();
+        QVERIFY2(gap - curve->pen().widthF() / 2 >= bar / 2,
+                 qPrintable(QStringLiteral("%1 px: gap %2, plan %3, bar %4")
+                                .arg(height)
+                                .arg(gap)
+                                .arg(curve->pen().widthF())
+                                .arg(bar)));
+        QVERIFY(curve->pen().color().alpha() >= 150);
+      }
+      QCOMPARE(curves, 2);
+    }
+  }
 };
 
 QTEST_MAIN(TestTimelinePanel)

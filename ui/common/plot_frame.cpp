@@ -87,8 +87,9 @@ void PlotFrame::buildControls() {
 }
 
 void PlotFrame::setTitle(const QString& title) {
+  if (title == m_title) return;
   m_title = title;
-  m_heading->setText(title);
+  placeTitleRow();
 }
 
 void PlotFrame::setCornerWidget(QWidget* widget) {
@@ -106,7 +107,19 @@ void PlotFrame::placeTitleRow() {
     if (w) tallest = std::max(tallest, w->sizeHint().height());
   const int text = QFontMetrics(m_heading->font()).height();
   const int extra = tallest > 0 ? std::max(0, tallest + 4 - text) : 0;
-  m_heading->setMargins(QMargins(0, extra / 2, 0, extra - extra / 2));
+  // The title keeps clear of the controls on either side (issue 36: the Timeline's pipeline
+  // title ran over its Follow button): centred over the plot when it fits between them there,
+  // else centred in the room between them, elided if it must be.
+  const int left = m_corner ? m_corner->sizeHint().width() + 8 : 0;
+  const int right = m_controls ? m_controls->sizeHint().width() + 8 : 0;
+  const QFontMetrics metrics(m_heading->font());
+  const bool centred = metrics.horizontalAdvance(m_title) <= width() - 2 * std::max(left, right);
+  const QString shown =
+      centred ? m_title
+              : metrics.elidedText(m_title, Qt::ElideRight, std::max(0, width() - left - right));
+  m_heading->setMargins(
+      QMargins(centred ? 0 : left, extra / 2, centred ? 0 : right, extra - extra / 2));
+  if (m_heading->text() != shown) m_heading->setText(shown);
   if (m_corner) {
     const QSize size = m_corner->sizeHint();
     m_corner->setGeometry(4, 2, size.width(), size.height());
@@ -202,12 +215,17 @@ void PlotFrame::showMenu(const QPoint& pos) {
 
 void PlotFrame::exportWithDialog() {
   hideHover();
+  m_heading->setText(m_title);  // an export has no buttons to keep clear of
   exportPlotWithDialog(m_plot, m_title, this);
+  placeTitleRow();
 }
 
 QString PlotFrame::exportTo(const QString& path, int width, int height) {
   hideHover();
-  return exportPlot(m_plot, path, width, height, m_title);
+  m_heading->setText(m_title);  // an export has no buttons to keep clear of
+  const QString error = exportPlot(m_plot, path, width, height, m_title);
+  placeTitleRow();
+  return error;
 }
 
 QString PlotFrame::readout() const {

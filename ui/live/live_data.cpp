@@ -1,5 +1,6 @@
 #include "live/live_data.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/smoothing.h"
@@ -12,6 +13,7 @@ void LiveData::clear() {
   m_series.clear();
   m_phases.clear();
   m_spans.clear();
+  m_droppedUntil.clear();
   m_markers.clear();
   ++m_revision;
   Q_EMIT cleared();
@@ -55,7 +57,11 @@ void LiveData::addSpans(int phase, const std::vector<engine::StepSpan>& spans) {
   for (const auto& s : spans) {
     auto& list = m_spans[{phase, s.stage}];
     list.push_back(s);
-    if (list.size() > kMaxSpans) list.pop_front();
+    if (list.size() > kMaxSpans) {
+      double& dropped = m_droppedUntil[phase];
+      dropped = std::max(dropped, list.front().endS);
+      list.pop_front();
+    }
   }
   if (!spans.empty()) ++m_revision;
 }
@@ -90,6 +96,11 @@ const std::deque<engine::StepSpan>& LiveData::spans(int phase, int stage) const 
   static const std::deque<engine::StepSpan> kNone;
   auto it = m_spans.find({phase, stage});
   return it == m_spans.end() ? kNone : it->second;
+}
+
+double LiveData::droppedUntil(int phase) const {
+  auto it = m_droppedUntil.find(phase);
+  return it == m_droppedUntil.end() ? 0.0 : it->second;
 }
 
 void LiveData::setSmoothing(double weight) {

@@ -59,6 +59,9 @@ class LiveData : public QObject {
   const std::vector<LiveMarker>& markers() const { return m_markers; }
   /// Spans of one stage of a phase, oldest first (at most kMaxSpans).
   const std::deque<engine::StepSpan>& spans(int phase, int stage) const;
+  /// The end of the newest span of `phase` dropped to keep kMaxSpans per stage (0: none
+  /// dropped): a view that begins before it misses spans that were received.
+  double droppedUntil(int phase) const;
 
   /// Smooths the noisy per-step series (common/smoothing.h), each on all its points; bytes,
   /// peaks, rates and measurements stay as received.
@@ -81,6 +84,7 @@ class LiveData : public QObject {
   std::vector<engine::RunInfo> m_phases;
   std::vector<LiveMarker> m_markers;
   std::map<std::pair<int, int>, std::deque<engine::StepSpan>> m_spans;
+  std::map<int, double> m_droppedUntil;  // per phase
   double m_smoothing = 0;
   uint64_t m_revision = 0;
 };

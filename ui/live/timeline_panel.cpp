@@ -4,6 +4,7 @@
 #include <QAction>
 #include <QHBoxLayout>
 #include <QKeyEvent>
+#include <QPainter>
 #include <QScrollBar>
 #include <QStyle>
 #include <QToolButton>
@@ -17,6 +18,48 @@
 #include "live/timeline_plan.h"
 
 namespace stagewise::ui {
+
+namespace {
+
+// Spans kept while paused, per stage: a long pause keeps the window shown, not the whole run.
+constexpr size_t kFrozenMax = 16 * LiveData::kMaxSpans;
+
+// Drawn in the palette's text colour: the style's media icons are dark glyphs that vanish on the
+// dark theme (issue 36).
+QIcon glyph(bool pause, const QColor& color) {
+  QPixmap pixmap(24, 24);
+  pixmap.fill(Qt::transparent);
+  QPainter painter(&pixmap);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(Qt::NoPen);
+  painter.setBrush(color);
+  if (pause) {
+    painter.drawRect(QRectF(5, 4, 5, 16));
+    painter.drawRect(QRectF(14, 4, 5, 16));
+  } else {
+    painter.drawPolygon(QPolygonF{{QPointF(4, 4), QPointF(16, 12), QPointF(4, 20)}});
+    painter.drawRect(QRectF(16, 4, 4, 16));
+  }
+  return QIcon(pixmap);
+}
+
+bool darkPalette(const QPalette& palette) {
+  return palette.color(QPalette::Window).lightness() < 128;
+}
+
+// Forward passes (and steps) light, backward and weight passes dark; on the dark theme both are
+// lighter, as a backward pass darkened from a mid-tone stage colour vanished there.
+QColor spanColor(int stage, bool back, bool dark) {
+  const QColor color = stageColor(stage);
+  if (dark) return back ? color : color.lighter(150);
+  return back ? color.darker(170) : color;
+}
+
+double barWidth(double rowHeight) {
+  return std::max(2.0, rowHeight * 0.5);
+}
+
+}  // namespace
 
 TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent), m_data(data) {
   m_frame = new PlotFrame(tr("Timeline (compute spans)"), PlotFrame::NoFeatures, this);
@@ -56,10 +99,12 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
   m_pause = button(tr("Pause"),
                    tr("Pause: freeze the view while spans keep arriving (Space); drag, the "
                       "scroll bar or the arrow keys move it back"),
-                   QStyle::SP_MediaPause);
+                   QStyle::SP_CustomBase);
   m_pause->setCheckable(true);
-  m_followButton = button(tr("Follow"), tr("Follow: show the newest spans again (End)"),
-                          QStyle::SP_MediaSkipForward);
+  m_followButton =
+      button(tr("Follow"), tr("Follow: show the newest spans again (End)"), QStyle::SP_CustomBase);
+  for (QToolButton* b : {m_pause, m_followButton}) b->setToolButtonStyle(Qt::ToolButtonIconOnly);
+  restyle();
   m_frame->setCornerWidget(controls);
   connect(zoomOut, &QToolButton::clicked, this, [this] { zoom(1.5); });
   connect(zoomIn, &QToolButton::clicked, this, [this] { zoom(1 / 1.5); });
@@ -70,7 +115,8 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
   // The scroll bar comes out of the plot's least height: the panel needs no more than the line
   // plots beside it (Train's minimum fits a 1366x768 screen).
   m_plot->setMinimumSize(220, std::max(100, 150 - m_scroll->sizeHint().height()));
-  m_scroll->setToolTip(tr("Scroll back through the spans kept (the last %1 of each stage)")
+  m_scroll->setToolTip(tr("Scroll back through the spans kept (the last %1 of each stage, and "
+                          "while paused every span since)")
                            .arg(LiveData::kMaxSpans));
   connect(m_scroll, &QScrollBar::valueChanged, this, [this](int value) {
     if (m_settingRange) return;
@@ -115,7 +161,86 @@ TimelinePanel::TimelinePanel(LiveData* data, QWidget* parent) : QWidget(parent),
     m_markers.clear();
     setFollowing(true);
   });
+  // A plan's next run began: a view paused at the last run's times would show little or nothing
+  // of it (issue 36), as when another run is chosen (setPhase).
+  connect(m_data, &LiveData::phaseBegan, this, [this] {
+    if (m_phase < 0 && !m_follow) setFollowing(true);
+  });
+  m_note = new QCPItemText(m_plot);
+  m_note->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
+  m_note->position->setType(QCPItemPosition::ptAxisRectRatio);
+  m_note->position->setCoords(0.99, 0.01);
+  m_note->setClipToAxisRect(true);
+  m_note->setSelectable(false);
+  m_note->setVisible(false);
   updateTips();
+}
+
+void TimelinePanel::setPhase(int phase) {
+  const bool switched = phase != m_phase;
+  m_phase = phase;
+  // Paused at another run's times the view would be empty (issue 36): follow this run.
+  if (switched && !m_follow)
+    setFollowing(true);
+  else
+    refresh(true);
+}
+
+QString TimelinePanel::keptNote() const {
+  return m_note->visible() ? m_note->text() : QString();
+}
+
+void TimelinePanel::restyle() {
+  const QColor color = palette().color(QPalette::ButtonText);
+  m_pause->setIcon(glyph(true, color));
+  m_followButton->setIcon(glyph(false, color));
+}
+
+void TimelinePanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+    restyle();
+    refresh(true);  // the spans' colours follow the palette
+  }
+}
+
+const std::deque<engine::StepSpan>& TimelinePanel::spansOf(int phase, int stage) const {
+  if (phase == m_frozenPhase && stage >= 0 && size_t(stage) < m_frozen.size())
+    return m_frozen[size_t(stage)];
+  return m_data->spans(phase, stage);
+}
+
+void TimelinePanel::syncFrozen(int phase) {
+  if (m_follow) {
+    m_frozenPhase = -1;
+    m_frozen.clear();
+    return;
+  }
+  const engine::RunInfo* info = m_data->phaseInfo(phase);
+  const size_t stages = info ? info->stages.size() : 0;
+  if (phase != m_frozenPhase || m_frozen.size() != stages) {
+    m_frozenPhase = phase;
+    m_frozen.assign(stages, {});
+    m_frozenDropped = m_data->droppedUntil(phase);
+  }
+  const double keepFrom = m_viewEnd - m_window;
+  for (size_t k = 0; k < stages; ++k) {
+    auto& copy = m_frozen[k];
+    const auto& live = m_data->spans(phase, int(k));
+    // A stage's spans arrive in time order: copy those newer than the copy's newest.
+    const double newest =
+        copy.empty() ? -std::numeric_limits<double>::infinity() : copy.back().startS;
+    auto it = live.end();
+    while (it != live.begin() && std::prev(it)->startS > newest) --it;
+    for (; it != live.end(); ++it) {
+      if (copy.size() >= kFrozenMax) {
+        if (copy.front().endS >= keepFrom) break;  // never drop the window shown
+        m_frozenDropped = std::max(m_frozenDropped, copy.front().endS);
+        copy.pop_front();
+      }
+      copy.push_back(*it);
+    }
+  }
 }
 
 int TimelinePanel::drawnSpans(int stage) const {
@@ -145,7 +270,7 @@ std::pair<double, double> TimelinePanel::extent() const {
   const engine::RunInfo* info = m_data->phaseInfo(phase);
   double first = std::numeric_limits<double>::infinity(), last = 0;
   for (int k = 0; info && k < int(info->stages.size()); ++k) {
-    const auto& spans = m_data->spans(phase, k);
+    const auto& spans = spansOf(phase, k);
     if (spans.empty()) continue;
     first = std::min(first, spans.front().startS);
     last = std::max(last, spans.back().endS);
@@ -271,17 +396,20 @@ void TimelinePanel::syncScrollBar(double first, double last, double begin) {
 void TimelinePanel::refresh(bool force) {
   if (!force && m_data->revision() == m_seenRevision) return;
   m_seenRevision = m_data->revision();
+  // Hidden while paused, the copy still takes the spans the live data is about to drop.
+  if (!m_follow) syncFrozen(shownPhase());
   if (!isVisible() && !force) return;  // the dashboard redraws everything when it is shown
   const int phase =
       m_phase >= 0 && m_phase < m_data->phaseCount() ? m_phase : m_data->currentPhase();
   const engine::RunInfo* info = m_data->phaseInfo(phase);
   const int stages = info ? int(info->stages.size()) : 0;
+  syncFrozen(phase);
   // Graph k draws stage k's steps and forward passes, graph stages + k its backward passes.
   while (m_plot->graphCount() < 2 * stages) m_plot->addGraph();
   while (m_plot->graphCount() > 2 * stages) m_plot->removeGraph(m_plot->graphCount() - 1);
   double ends = phase * 1e9 + stages * 1e7;
   for (int k = 0; k < stages; ++k)
-    if (!m_data->spans(phase, k).empty()) ends += m_data->spans(phase, k).back().endS;
+    if (!spansOf(phase, k).empty()) ends += spansOf(phase, k).back().endS;
   const auto [first, last] = extent();
   if (!force && ends == m_seenEnd) return;  // no new span
   m_seenEnd = ends;
@@ -293,7 +421,7 @@ void TimelinePanel::refresh(bool force) {
   const double end = m_follow ? last : m_viewEnd;
   const double begin = m_follow ? std::max(0.0, end - m_window) : end - m_window;
   m_layoutHeight = m_plot->axisRect()->height();
-  const double rowHeight = m_layoutHeight / std::max(1.0, stages + 0.5);
+  const double rowHeight = m_layoutHeight / std::max(1.0, stages + 0.2);  // the y range's unit
   // Nine stages on a small screen: label every n-th row rather than print labels over each
   // other.
   const int lineHeight = QFontMetrics(m_plot->yAxis->tickLabelFont()).height();
@@ -303,7 +431,7 @@ void TimelinePanel::refresh(bool force) {
   for (int k = 0; k < stages; ++k) {
     const double row = stages - k;  // stage 1 on top
     QVector<QCPGraphData> ahead, back;
-    for (const auto& s : m_data->spans(phase, k)) {
+    for (const auto& s : spansOf(phase, k)) {
       if (s.endS < begin) continue;
       if (s.startS > end) break;
       // Waits and blocked sends are the gaps between the bars, not bars.
@@ -320,8 +448,7 @@ void TimelinePanel::refresh(bool force) {
     for (int part = 0; part < 2; ++part) {
       QCPGraph* graph = m_plot->graph(part * stages + k);
       graph->data()->set(part == 0 ? ahead : back, true);
-      QPen pen(part == 0 ? stageColor(k) : stageColor(k).darker(170),
-               std::max(2.0, rowHeight * 0.55));
+      QPen pen(spanColor(k, part == 1, darkPalette(palette())), barWidth(rowHeight));
       pen.setCapStyle(Qt::FlatCap);
       graph->setPen(pen);
       graph->setAdaptiveSampling(false);
@@ -332,7 +459,7 @@ void TimelinePanel::refresh(bool force) {
   }
   drawPlan(phase, stages, begin, end, rowHeight);
   const bool pipeline = info && info->mode == engine::Mode::Pipeline;
-  m_frame->setTitle(pipeline ? tr("Timeline (forward light, backward dark)")
+  m_frame->setTitle(pipeline ? tr("Timeline (fwd light, bwd dark)")
                              : tr("Timeline (compute spans)"));
   m_plot->yAxis->setTicker(ticker);
   m_plot->yAxis->setRange(0.4, stages + 0.6);
@@ -354,6 +481,17 @@ void TimelinePanel::refresh(bool force) {
     line->setSelectable(false);
     m_markers.push_back(line);
   }
+  // Spans dropped before the window (LiveData keeps the last kMaxSpans of a stage): say so rather
+  // than show the window emptier than the run was.
+  const double dropped = m_frozenPhase == phase ? m_frozenDropped : m_data->droppedUntil(phase);
+  const bool older = dropped > 0 && begin < dropped;
+  if (older) {
+    m_note->setText(tr("No spans kept before %1 s (the last %2 of each stage are kept)")
+                        .arg(dropped, 0, 'f', 1)
+                        .arg(LiveData::kMaxSpans));
+    m_note->setColor(palette().color(QPalette::Text));
+  }
+  m_note->setVisible(older);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -377,17 +515,22 @@ void TimelinePanel::drawPlan(int phase, int stages, double begin, double end, do
     m_plan.push_back(curve);
   }
   m_planned.assign(size_t(stages), 0);
+  // Nine rows of a few pixels each hid a line drawn under the bars (issue 36): the plan's line
+  // lies below the bar, clear of it, at most a third of the gap to the next row.
+  const bool dark = darkPalette(palette());
+  const double planWidth = std::max(1.5, rowHeight * 0.15);
+  const double planOffset =
+      rowHeight > 0 ? (barWidth(rowHeight) / 2 + planWidth / 2 + 0.5) / rowHeight : 0.4;
   std::vector<QVector<QCPCurveData>> rows(static_cast<size_t>(stages));
   const engine::RunInfo* info = m_data->phaseInfo(phase);
   if (info) {
     const auto segments = planUnderSpans(
-        *info,
-        [&](int k) -> const std::deque<engine::StepSpan>& { return m_data->spans(phase, k); },
+        *info, [&](int k) -> const std::deque<engine::StepSpan>& { return spansOf(phase, k); },
         begin, end);
     for (const PlannedSegment& p : segments) {
       if (p.stage < 0 || p.stage >= stages || p.end < begin || p.start > end) continue;
-      // Under the stage's bar, a thinner faint line: where the schedule would have it.
-      const double row = stages - p.stage - 0.22;
+      // Just under the stage's bar, a thin line clear of it: where the schedule would have it.
+      const double row = stages - p.stage - planOffset;
       auto& data = rows[size_t(p.stage)];
       const double t = double(data.size());
       data << QCPCurveData(t, p.start, row) << QCPCurveData(t + 1, p.end, row)
@@ -397,9 +540,9 @@ void TimelinePanel::drawPlan(int phase, int stages, double begin, double end, do
   }
   for (int k = 0; k < stages; ++k) {
     m_plan[size_t(k)]->data()->set(rows[size_t(k)], true);
-    QColor color = stageColor(k);
-    color.setAlpha(90);
-    QPen pen(color, std::max(1.5, rowHeight * 0.2));
+    QColor color = spanColor(k, false, dark);
+    color.setAlpha(200);
+    QPen pen(color, planWidth);
     pen.setCapStyle(Qt::FlatCap);
     m_plan[size_t(k)]->setPen(pen);
   }

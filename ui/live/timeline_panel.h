@@ -2,7 +2,9 @@
 // A timeline of each stage's compute spans: gaps are time a stage spent waiting or blocked, so
 // a straggler and the pipeline bubbles behind it show at a glance. It follows the newest spans
 // over a window the user zooms (wheel, +/-) from 0.1 s to 60 s or the whole run kept, scrolls
-// back (drag, the scroll bar, arrow keys) or pauses; Follow returns to the live end.
+// back (drag, the scroll bar, arrow keys) or pauses; Follow returns to the live end. Paused,
+// it keeps its own copy of the spans (LiveData keeps only the last kMaxSpans of a stage), so the
+// window shown does not empty while a long run goes on.
 
 #include <QWidget>
 #include <array>
@@ -13,6 +15,7 @@
 class QAction;
 class QCPAbstractItem;
 class QCPCurve;
+class QCPItemText;
 class QCustomPlot;
 class QScrollBar;
 class QToolButton;
@@ -58,6 +61,9 @@ class TimelinePanel : public QWidget {
   QScrollBar* scrollBar() const { return m_scroll; }
   QToolButton* pauseButton() const { return m_pause; }
   QToolButton* followButton() const { return m_followButton; }
+  /// What the view misses, shown over the plot: "No spans kept before 12.3 s …" when the window
+  /// begins before the oldest span kept of a stage that dropped some; empty otherwise.
+  QString keptNote() const;
   /// The stage rows labelled (every row, or every n-th when the rows are lower than a line).
   int labelStride() const { return m_stride; }
 
@@ -65,15 +71,7 @@ class TimelinePanel : public QWidget {
   static constexpr double kMaxWindow = 60.0;
 
   /// Which phase of a plan to show (-1, the default: the phase running or the last one).
-  void setPhase(int phase) {
-    const bool switched = phase != m_phase;
-    m_phase = phase;
-    // Paused at another run's times the view would be empty (issue 36): follow this run.
-    if (switched && !m_follow)
-      setFollowing(true);
-    else
-      refresh(true);
-  }
+  void setPhase(int phase);
   int phase() const { return m_phase; }
   /// The phase drawn: phase(), or the one running (or the last) when that is -1.
   int shownPhase() const;
@@ -89,11 +87,18 @@ class TimelinePanel : public QWidget {
  protected:
   void resizeEvent(QResizeEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
+  void changeEvent(QEvent* event) override;
 
  private:
   /// Earliest and latest span time kept for the phase shown (0, 0 when none).
   std::pair<double, double> extent() const;
   double maxWindow() const;
+  /// The spans drawn for a stage: the live ones, or the copy kept while not following.
+  const std::deque<engine::StepSpan>& spansOf(int phase, int stage) const;
+  /// Brings the copy kept while not following up to date with the spans of `phase`.
+  void syncFrozen(int phase);
+  /// Palette-aware icons and span colours (dark glyphs vanish on the dark theme).
+  void restyle();
   void showView(double end);  // stops following and shows [end - window, end]
   void syncScrollBar(double first, double last, double begin);
   void updateTips();
@@ -116,6 +121,10 @@ class TimelinePanel : public QWidget {
   QAction* m_exportTrace;
   static constexpr size_t kSpanKinds = size_t(engine::SpanKind::Aux) + 1;
   std::vector<std::array<int, kSpanKinds>> m_drawn;  // per stage, per SpanKind
+  QCPItemText* m_note = nullptr;                     // keptNote() over the plot
+  int m_frozenPhase = -1;  // the phase m_frozen copies (-1: none, following)
+  std::vector<std::deque<engine::StepSpan>> m_frozen;
+  double m_frozenDropped = 0;  // the end of the newest span dropped from m_frozen or before it
   std::vector<QCPAbstractItem*> m_markers;  // a line per change within the window
   std::vector<QCPCurve*> m_plan;            // per stage, the planned passes (below the spans)
   std::vector<int> m_planned;               // per stage, planned passes drawn
