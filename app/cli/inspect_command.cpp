@@ -102,18 +102,25 @@ void printSchedules(const std::vector<sched::ScheduleEstimate>& schedules, const
                     bool recompute) {
   std::printf("\nschedules planned from %s%s:\n", timesFrom,
               recompute ? ", recomputing activations" : "");
-  std::printf("  %-22s %7s  %s\n", "schedule", "bubble", "peak activations per stage");
+  std::printf("  %-36s %7s  %s\n", "schedule", "bubble", "peak activations per stage");
   for (const auto& e : schedules) {
-    const std::string name =
-        e.schedule + (e.chunks > 1 ? " (chunks " + std::to_string(e.chunks) + ")" : "");
+    // Interleaved runs the stages as chunks: K stages on K / v workers, so say how many.
+    const size_t stages = e.peakActivationBytes.size();
+    std::string name = e.schedule;
+    if (e.chunks > 1 && stages > 0) {
+      const size_t workers = stages / size_t(e.chunks);
+      name += " (" + std::to_string(workers) + (workers == 1 ? " worker x " : " workers x ") +
+              std::to_string(e.chunks) + " chunks)";
+    } else if (e.chunks > 1)
+      name += " (chunks " + std::to_string(e.chunks) + ")";
     if (!e.refused.empty()) {
-      std::printf("  %-22s %7s  %s\n", name.c_str(), "-", e.refused.c_str());
+      std::printf("  %-36s %7s  %s\n", name.c_str(), "-", e.refused.c_str());
       continue;
     }
     std::string bytes;
     for (int64_t b : e.peakActivationBytes)
       bytes += (bytes.empty() ? "" : ", ") + engine::bytesText(static_cast<double>(b));
-    std::printf("  %-22s %6.1f%%  %s\n", name.c_str(), 100 * e.bubble, bytes.c_str());
+    std::printf("  %-36s %6.1f%%  %s\n", name.c_str(), 100 * e.bubble, bytes.c_str());
   }
 }
 

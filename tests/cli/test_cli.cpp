@@ -462,7 +462,9 @@ class TestCli : public QObject {
     QVERIFY(plans[3].toObject()["bubble"].toDouble() < plans[1].toObject()["bubble"].toDouble());
     Result pipeText = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--set",
                               "mode=pipeline", "--set", "pipeline.micro_batches=6"});
-    QVERIFY2(pipeText.out.contains("zb-h1") && pipeText.out.contains("interleaved (chunks 2)"),
+    // Interleaved runs the 2 stages as chunks of 1 worker: the line says so.
+    QVERIFY2(pipeText.out.contains("zb-h1") &&
+                 pipeText.out.contains("interleaved (1 worker x 2 chunks)"),
              qPrintable(pipeText.out));
     QVERIFY(!o.contains("pipeline"));
     QCOMPARE(o["warnings"].toArray().size(), 0);

@@ -348,7 +348,8 @@ class TestDesignModels : public QObject {
     const QStringList lines = label->text().split(QLatin1Char('\n'));
     QCOMPARE(lines.size(), 5);  // four schedules and where the times come from
     QVERIFY2(lines[0].startsWith(QStringLiteral("▸ gpipe: bubble")), qPrintable(lines[0]));
-    QVERIFY2(lines[2].startsWith(QStringLiteral("interleaved (2 chunks): bubble")),
+    // The 4 stages are the chunks of 2 workers: the line says so (it plans half the workers).
+    QVERIFY2(lines[2].startsWith(QStringLiteral("interleaved (2 worker(s) x 2 chunks): bubble")),
              qPrintable(lines[2]));
     QVERIFY2(lines[3].startsWith(QStringLiteral("zb-h1: bubble")), qPrintable(lines[3]));
     QVERIFY(lines[4].contains(QStringLiteral("FLOPs")));

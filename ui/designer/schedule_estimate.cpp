@@ -37,7 +37,12 @@ QString scheduleEstimateText(const engine::ExperimentSpec& spec, const engine::M
   QStringList lines;
   for (const auto& e : sched::compareSchedules(times, micro, act, in, spec.pipeline.recompute)) {
     QString name = QString::fromStdString(e.schedule);
-    if (e.chunks > 1) name += tr(" (%1 chunks)").arg(e.chunks);
+    // Interleaved runs the stages as chunks: K stages on K / v workers; say how many.
+    const int stages = int(e.peakActivationBytes.size());
+    if (e.chunks > 1 && stages > 0)
+      name += tr(" (%1 worker(s) x %2 chunks)").arg(stages / e.chunks).arg(e.chunks);
+    else if (e.chunks > 1)
+      name += tr(" (%1 chunks)").arg(e.chunks);
     if (e.schedule == spec.pipeline.schedule) name = QStringLiteral("▸ ") + name;
     if (!e.refused.empty()) {
       lines << tr("%1: —").arg(name);
