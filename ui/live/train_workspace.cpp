@@ -168,7 +168,8 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   connect(controller, &EngineController::steerAnswered, m_steer, &SteerPanel::showAnswer);
   m_designSteers = QSettings().value(QStringLiteral("train/design_steers"), true).toBool();
   connect(doc, &DesignDocument::changed, this, &TrainWorkspace::followDesignCuts);
-  connect(doc, &DesignDocument::loaded, this, [this] { m_designCuts = m_doc->spec().partition.cuts; });
+  connect(doc, &DesignDocument::loaded, this,
+          [this] { m_designCuts = m_doc->spec().partition.cuts; });
   m_queue = new StudyQueue(
       [this](const engine::ExperimentSpec& spec, const QString& note,
              std::function<void(int64_t)> onRecorded, const ResumePoint& resume, RunHooks hooks) {
@@ -573,15 +574,26 @@ void TrainWorkspace::showEarlierPart(int phase) {
   try {
     storage::RunReader reader(*m_store);
     std::vector<engine::MetricPoint> points;
-    for (const auto& info : reader.listSeries(runId))
-      // The points before the checkpoint's step; the resumed run reports the rest again.
-      for (const auto& p : reader.loadSeries(runId, info.key, storage::XAxis::Step,
-                                             storage::XRange{-1e18, double(step) - 0.5}))
+    namespace s = engine::series;
+    for (const auto& info : reader.listSeries(runId)) {
+      // The points before the checkpoint's step; the resumed run reports the rest again. A
+      // stop measures (probe, evaluation) at the step it checkpoints, which the resumed run
+      // does not measure again: those series keep that point too (issue 36: the cosine panel
+      // left out the probe at the stop's step 418).
+      const std::string& name = info.key.name;
+      const bool measured = name == s::kGradCosine || name == s::kTestLoss ||
+                            name == s::kTestAccuracy || name == s::kValLoss ||
+                            name == s::kValAccuracy;
+      const double upTo = double(step) + (measured ? 0.5 : -0.5);
+      for (const auto& p :
+           reader.loadSeries(runId, info.key, storage::XAxis::Step, storage::XRange{-1e18, upTo}))
         points.push_back({info.key.name, info.key.stage, info.key.layer, p.step, p.timeS, p.value});
+    }
     m_data.addPoints(phase, points);
     m_log->addNote(tr("Showing the run's first %n step(s) from the store", nullptr, int(step)));
   } catch (const std::exception& e) {
-    m_log->addNote(tr("Could not read the run's earlier steps: %1").arg(QString::fromUtf8(e.what())), true);
+    m_log->addNote(
+        tr("Could not read the run's earlier steps: %1").arg(QString::fromUtf8(e.what())), true);
   }
 }
 
@@ -779,10 +791,10 @@ void TrainWorkspace::followDesignCuts() {
   next.insert(added.begin(), added.end());
   const std::vector<int> asked(next.begin(), next.end());
   if (asked == running) return;
-  const QString text = tr("Design's change of cuts %1 → %2 asked of the running run: %3 → %4 "
-                          "(Run › Design's cuts steer the live run)")
-                           .arg(cutsLabel(before), cutsLabel(cuts), cutsLabel(running),
-                                cutsLabel(asked));
+  const QString text =
+      tr("Design's change of cuts %1 → %2 asked of the running run: %3 → %4 "
+         "(Run › Design's cuts steer the live run)")
+          .arg(cutsLabel(before), cutsLabel(cuts), cutsLabel(running), cutsLabel(asked));
   m_log->addNote(text);
   Q_EMIT message(text);
   m_controller->requestRepartition(asked);
