@@ -5,8 +5,10 @@
 #include <qcustomplot.h>
 #include <QApplication>
 #include <QMouseEvent>
+#include <QSet>
 #include <QSlider>
 #include <QToolButton>
+#include <QToolTip>
 #include <QtTest>
 #include <cmath>
 
@@ -265,10 +267,17 @@ class TestPlotPanel : public QObject {
     // eval.max_samples. It is a marker of its own; the line ends at the last periodic point.
     LiveData data;
     PlotPanel panel(QStringLiteral("Accuracy"), QString(), &data);
-    panel.addRule({engine::series::kAccuracy, true, QStringLiteral(" local"), Qt::SolidLine, 1.2,
-                   {}});
-    panel.addRule({engine::series::kTestAccuracy, false, QStringLiteral("test"), Qt::SolidLine,
-                   2.0, {}, true, false, true});
+    panel.addRule(
+        {engine::series::kAccuracy, true, QStringLiteral(" local"), Qt::SolidLine, 1.2, {}});
+    panel.addRule({engine::series::kTestAccuracy,
+                   false,
+                   QStringLiteral("test"),
+                   Qt::SolidLine,
+                   2.0,
+                   {},
+                   true,
+                   false,
+                   true});
     panel.resize(600, 400);
     panel.show();
     engine::RunInfo info;
@@ -302,6 +311,185 @@ class TestPlotPanel : public QObject {
     panel.markFinal(0, engine::series::kTestAccuracy, 0.9);
     QCOMPARE(final->data()->size(), 0);
     QVERIFY(!panel.plot()->legend->hasItemWithPlottable(final));
+  }
+
+  void narrowLegendKeepsEntriesDistinctAndReadoutNamesInFull() {
+    // Issue 36: eliding the legend's texts to fit its cells turned every entry of a pipeline's
+    // bytes panel into "pipe S…" and the read-out said "pipe S1 grad …: 0".
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Bytes sent"), QStringLiteral("bytes"), &data);
+    panel.addRule(
+        {engine::series::kBytesSent, true, QStringLiteral(" fwd"), Qt::SolidLine, 1.3, {}});
+    panel.addRule({engine::series::kGradBytesSent,
+                   true,
+                   QStringLiteral(" grad back"),
+                   Qt::DashLine,
+                   1.3,
+                   {}});
+    panel.setToolTip(QStringLiteral("fwd: what each stage sent downstream."));
+    panel.resize(240, 160);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    engine::RunInfo info;
+    info.mode = engine::Mode::Pipeline;
+    info.stages.resize(4);
+    data.beginPhase(0, info);
+    std::vector<engine::MetricPoint> points;
+    for (int step = 0; step <= 100; step += 10)
+      for (int k = 0; k < 4; ++k) {
+        points.push_back({engine::series::kBytesSent, k, -1, step, step * 0.01, 1e4 * step});
+        points.push_back({engine::series::kGradBytesSent, k, -1, step, step * 0.01, 2e4 * step});
+      }
+    data.addPoints(0, points);
+    panel.refresh(true);
+    QCustomPlot* plot = panel.plot();
+    plot->replot();
+    panel.refresh(true);
+    plot->replot();
+    QCOMPARE(panel.graphCount(), 8);
+    QSet<QString> drawn;
+    bool shortened = false;
+    for (int i = 0; i < panel.graphCount(); ++i) {
+      const QString name = plot->graph(i)->name();
+      QVERIFY2(!drawn.contains(name), qPrintable(name + QStringLiteral(" twice")));
+      drawn.insert(name);
+      shortened |= name != panel.legendText(i);
+    }
+    QVERIFY2(shortened, "the legend fits whole at this width: the test tests nothing");
+    QVERIFY(drawn.contains(QStringLiteral("pS1 \u2191")));
+
+    // The read-out names each series in full.
+    const QPoint mid(int(plot->xAxis->coordToPixel(50)), int(plot->yAxis->coordToPixel(5e5)));
+    moveTo(plot, mid);
+    QVERIFY2(panel.readout().contains(QStringLiteral("pipe S1 grad back: ")),
+             qPrintable(panel.readout()));
+    QVERIFY2(!panel.readout().contains(QStringLiteral("\u2026")), qPrintable(panel.readout()));
+
+    // The description opens over the title row, never over the data and its read-out.
+    QHelpEvent over(QEvent::ToolTip, mid, plot->mapToGlobal(mid));
+    QApplication::sendEvent(plot, &over);
+    QVERIFY2(!QToolTip::isVisible() || QToolTip::text() != panel.toolTip(),
+             "the description opened over the read-out");
+    const QPoint title(plot->width() / 2, 4);
+    QHelpEvent top(QEvent::ToolTip, title, plot->mapToGlobal(title));
+    QApplication::sendEvent(plot, &top);
+    QTRY_COMPARE(QToolTip::text(), panel.toolTip());
+    QToolTip::hideText();
+  }
+
+  void finalDiamondIsInsideThePlotAndOnTop() {
+    // Issue 36: the final evaluation's diamond at the last step was half cut off by the plot's
+    // right edge and drawn under the stage lines.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Accuracy"), QString(), &data);
+    panel.addRule(
+        {engine::series::kAccuracy, true, QStringLiteral(" local"), Qt::SolidLine, 1.2, {}});
+    panel.addRule({engine::series::kTestAccuracy,
+                   false,
+                   QStringLiteral("test"),
+                   Qt::SolidLine,
+                   2.0,
+                   {},
+                   true,
+                   false,
+                   true});
+    panel.setFixedYRange(0, 1);
+    panel.resize(600, 400);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    engine::RunInfo info;
+    info.stages.resize(2);
+    data.beginPhase(0, info);
+    std::vector<engine::MetricPoint> points;
+    for (int step = 0; step <= 100; step += 5) {
+      points.push_back({engine::series::kAccuracy, 0, -1, step, step * 0.01, 0.5});
+      points.push_back({engine::series::kAccuracy, 1, -1, step, step * 0.01, 0.6});
+      if (step > 0 && step % 20 == 0)
+        points.push_back({engine::series::kTestAccuracy, -1, -1, step, step * 0.01, 0.7});
+    }
+    points.push_back({engine::series::kTestAccuracy, -1, -1, 100, 1.0, 0.6});  // the final
+    data.addPoints(0, points);
+    panel.markFinal(0, engine::series::kTestAccuracy, 0.6);
+    panel.refresh(true);
+    QCustomPlot* plot = panel.plot();
+    plot->replot();
+    panel.refresh(true);
+    plot->replot();
+    QCPGraph* final = panel.finalGraph(0, engine::series::kTestAccuracy);
+    QVERIFY(final && final->data()->size() == 1);
+    const double px = plot->xAxis->coordToPixel(final->data()->constBegin()->key);
+    const double half = final->scatterStyle().size() / 2;
+    QVERIFY2(px + half <= plot->axisRect()->right() && px - half >= plot->axisRect()->left(),
+             qPrintable(QStringLiteral("diamond at %1 px, plot %2..%3")
+                            .arg(px)
+                            .arg(plot->axisRect()->left())
+                            .arg(plot->axisRect()->right())));
+    for (int i = 0; i < panel.graphCount(); ++i) {
+      QCPGraph* line = plot->graph(i);
+      if (line == final) continue;
+      QVERIFY2(final->layer()->index() > line->layer()->index(),
+               qPrintable(line->name() + QStringLiteral(" is drawn over the final diamond")));
+    }
+  }
+
+  void logLossAxisLabelsSubDecadesWithoutOverlap() {
+    // Issue 36: a log axis over 0.3–5 labelled only "1"; a short one printed "5 4 3 2" over
+    // each other.
+    for (const int height : {400, 260, 170}) {
+      LiveData data;
+      PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+      panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+      panel.resize(500, height);
+      panel.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&panel));
+      engine::RunInfo info;
+      info.stages.resize(1);
+      data.beginPhase(0, info);
+      std::vector<engine::MetricPoint> points;
+      for (int step = 0; step < 200; ++step)
+        points.push_back(
+            {engine::series::kLoss, 0, -1, step, step * 0.01, 0.3 + 4.7 * std::exp(-step / 30.0)});
+      data.addPoints(0, points);
+      panel.setLogY(true);
+      QCustomPlot* plot = panel.plot();
+      plot->replot();
+      plot->replot();
+      QCPAxis* y = plot->yAxis;
+      const QVector<double> ticks = y->tickVector();
+      int shown = 0;
+      for (double t : ticks) shown += y->range().contains(t);
+      QVERIFY2(shown >= 3,
+               qPrintable(
+                   QStringLiteral("%1 px: %2 labels").arg(plot->axisRect()->height()).arg(shown)));
+      const int line = QFontMetrics(y->tickLabelFont()).height();
+      for (int i = 1; i < ticks.size(); ++i) {
+        const double gap = std::abs(y->coordToPixel(ticks[i]) - y->coordToPixel(ticks[i - 1]));
+        QVERIFY2(gap >= line, qPrintable(QStringLiteral("%1 and %2 are %3 px apart at %4 px")
+                                             .arg(ticks[i - 1])
+                                             .arg(ticks[i])
+                                             .arg(gap)
+                                             .arg(plot->axisRect()->height())));
+      }
+    }
+  }
+
+  void cosinePanelSaysWhyAPipelineRunLeavesItEmpty() {
+    LiveData data;
+    LiveDashboard dashboard(&data);
+    dashboard.resize(1200, 800);
+    engine::RunInfo info;
+    info.mode = engine::Mode::Pipeline;
+    info.stages.resize(2);
+    data.beginPhase(0, info);
+    dashboard.refreshAll(true);
+    QCOMPARE(dashboard.cosinePanel()->shownEmptyText(),
+             QStringLiteral("no gradient cosine in pipeline/backprop runs"));
+    // A local run's panel says nothing of the sort (its probes are coming).
+    data.clear();
+    info.mode = engine::Mode::Local;
+    data.beginPhase(0, info);
+    dashboard.refreshAll(true);
+    QCOMPARE(dashboard.cosinePanel()->shownEmptyText(), QString());
   }
 
   void onePointSitsInAReadableSpan() {
@@ -387,9 +575,10 @@ class TestPlotPanel : public QObject {
     for (int step = 0; step < 2000; ++step) {
       points.push_back({engine::series::kLoss, 0, -1, step, step * 0.01, 1.0 + 0.5 * (step % 2)});
       if (step % 25 == 24) {
-        points.push_back({engine::series::kBytesSent, 0, -1, step, step * 0.01, 65792.0 * (step + 1)});
-        points.push_back({engine::series::kMemoryBytes, 0, -1, step, step * 0.01,
-                          step < 1000 ? 4096.0 : 1e6});
+        points.push_back(
+            {engine::series::kBytesSent, 0, -1, step, step * 0.01, 65792.0 * (step + 1)});
+        points.push_back(
+            {engine::series::kMemoryBytes, 0, -1, step, step * 0.01, step < 1000 ? 4096.0 : 1e6});
       }
     }
     data.addPoints(0, points);
@@ -399,7 +588,8 @@ class TestPlotPanel : public QObject {
       for (size_t i = 0; i < s->size(); ++i) QCOMPARE(s->y(i), s->rawY(i));
     }
     const SeriesBuffer* loss = data.series({0, engine::series::kLoss, 0, -1});
-    QVERIFY(std::abs(loss->y(1001) - loss->y(1000)) < 0.5 * std::abs(loss->rawY(1001) - loss->rawY(1000)));
+    QVERIFY(std::abs(loss->y(1001) - loss->y(1000)) <
+            0.5 * std::abs(loss->rawY(1001) - loss->rawY(1000)));
     // What the Bytes panel draws ends on the stored total.
     PlotPanel* bytes = dashboard.bytesPanel();
     bytes->refresh(true);
@@ -448,7 +638,8 @@ class TestPlotPanel : public QObject {
     writer.flush();
 
     // What the store keeps of it (a long series is thinned past its first points).
-    std::vector<storage::SeriesPoint> stored = storage::RunReader(*t.store).loadSeries(id, {"loss", 1, -1});
+    std::vector<storage::SeriesPoint> stored =
+        storage::RunReader(*t.store).loadSeries(id, {"loss", 1, -1});
     QVERIFY(stored.size() > 10000);
     StoreExecutor executor(t.store);
     ComparePanel compare(&executor);
@@ -610,7 +801,9 @@ class TestPlotPanel : public QObject {
     QTest::mouseClick(frame->logYButton(), Qt::LeftButton);
     QVERIFY(frame->logY());
     QCOMPARE(overlay->yAxis->scaleType(), QCPAxis::stLogarithmic);
-    QVERIFY(!overlay->yAxis->ticker().dynamicCast<QCPAxisTickerLog>().isNull());
+    overlay->replot();
+    QVERIFY(overlay->yAxis->tickVector().size() >= 1);
+    for (double tick : overlay->yAxis->tickVector()) QVERIFY(tick > 0);
     const auto [lo, hi] = std::minmax_element(raw.begin(), raw.end());
     QVERIFY(overlay->yAxis->range().lower > 0 && overlay->yAxis->range().lower < *lo);
     QVERIFY(overlay->yAxis->range().upper > *hi);

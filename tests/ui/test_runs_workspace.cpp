@@ -15,6 +15,7 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QtTest>
+#include <cmath>
 
 #include "common/app_settings.h"
 #include "common/fake_services.h"
@@ -28,6 +29,7 @@
 #include "runs/compare_panel.h"
 #include "runs/run_table_model.h"
 #include "runs/runs_workspace.h"
+#include "stagewise/engine/metrics.h"
 #include "stagewise/storage/run_reader.h"
 #ifdef STAGEWISE_HAVE_RECORDER
 #include "stagewise/recorder/recorder.h"
@@ -57,8 +59,10 @@ class TestRunsWorkspace : public QObject {
   }
 
   // A run stopped at `steps`, with a checkpoint record there when `checkpoint` is given.
+  // `finalProbe`: the stop's own probe at its step, as the engine measures it (issue 36).
   static int64_t addStoppedRun(storage::RunStore& store, const engine::ExperimentSpec& spec,
-                               const std::string& checkpoint, int64_t steps) {
+                               const std::string& checkpoint, int64_t steps,
+                               double finalProbe = std::nan("")) {
     storage::NewRun run;
     run.name = spec.name;
     run.mode = "local";
@@ -75,6 +79,8 @@ class TestRunsWorkspace : public QObject {
     std::vector<storage::PointInput> points;
     for (int64_t step = 0; step < steps; ++step)
       points.push_back({"loss", spec.stageCount() - 1, -1, step, step * 0.01, 1.0});
+    if (!std::isnan(finalProbe))
+      points.push_back({"grad_cosine", 0, -1, steps, steps * 0.01, finalProbe});
     writer.appendPoints(id, std::move(points));
     if (!checkpoint.empty()) writer.addCheckpoint(id, checkpoint, steps);
     storage::RunFinish finish;
@@ -451,7 +457,8 @@ class TestRunsWorkspace : public QObject {
     };
     QCOMPARE(lastKey(), 99.0);
     std::vector<storage::PointInput> rest;
-    for (int step = 100; step < 300; ++step) rest.push_back({"loss", 0, -1, step, step * 0.01, 0.5});
+    for (int step = 100; step < 300; ++step)
+      rest.push_back({"loss", 0, -1, step, step * 0.01, 0.5});
     writer.appendPoints(id, std::move(rest));
     storage::RunFinish finish;
     finish.status = storage::RunStatus::Completed;
@@ -753,7 +760,7 @@ class TestRunsWorkspace : public QObject {
     const std::string folder =
         writeCheckpoint(checkpoints.filePath(QStringLiteral("a")), spec, 120);
     QVERIFY(!folder.empty());
-    const int64_t stopped = addStoppedRun(*t.store, spec, folder, 120);
+    const int64_t stopped = addStoppedRun(*t.store, spec, folder, 120, 0.4242);
     const int64_t completed = addRun(*t.store, runSpec("finished", {2}), 0.8);
     const int64_t bare = addStoppedRun(*t.store, runSpec("no-checkpoint", {2}), {}, 50);
     auto other = runSpec("other-resumable", {1, 3});
@@ -813,6 +820,17 @@ class TestRunsWorkspace : public QObject {
     QCOMPARE(reader.countRuns(), int64_t(4));
     QVERIFY(reader.run(stopped)->status == storage::RunStatus::Completed);
     QCOMPARE(reader.loadSeries(stopped, {"loss", 1, -1}).size(), size_t(120 + 300));
+    // Train shows the probe the stop measured at the checkpoint's step (the resumed run does
+    // not measure it again), beside the points before it.
+    {
+      const SeriesBuffer* cosine =
+          window.trainWorkspace()->data()->series({0, engine::series::kGradCosine, 0, -1});
+      QVERIFY(cosine);
+      bool atStop = false;
+      for (size_t i = 0; i < cosine->size(); ++i)
+        atStop |= cosine->x(i, XAxisKind::Step) == 120.0 && float(cosine->rawY(i)) == 0.4242f;
+      QVERIFY2(atStop, "the probe at the stop's step 120 is missing after the resume");
+    }
 
     // Run → Resume from checkpoint… with the folder that holds step-80: its newest step, in
     // the record of the run that wrote it.

@@ -81,6 +81,22 @@ class TestTrainLayout : public QObject {
     return {};
   }
 
+  // No two entries read the same (issue 36: eliding each to its cell made nine "pipe S…").
+  static QString duplicateLegend(const PlotPanel* panel) {
+    const QCPLegend* legend = panel->plot()->legend;
+    if (!legend->visible()) return {};
+    QStringList seen;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+      auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
+      if (!item) continue;
+      const QString text = item->plottable()->name();
+      if (seen.contains(text))
+        return QStringLiteral("%1: \"%2\" twice in the legend").arg(panel->title(), text);
+      seen << text;
+    }
+    return {};
+  }
+
   // The x axis's tick labels, at their drawn widths, leave a gap between neighbours.
   static QString overprintedTicks(const PlotPanel* panel) {
     QCPAxis* x = panel->plot()->xAxis;
@@ -157,6 +173,8 @@ class TestTrainLayout : public QObject {
       QVERIFY2(clipped.isEmpty(), qPrintable(clipped));
       const QString cut = cutLegendText(panel);
       QVERIFY2(cut.isEmpty(), qPrintable(cut));
+      const QString twice = duplicateLegend(panel);
+      QVERIFY2(twice.isEmpty(), qPrintable(twice));
       const QString ticks = overprintedTicks(panel);
       QVERIFY2(ticks.isEmpty(), qPrintable(ticks));
     }

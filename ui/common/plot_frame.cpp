@@ -15,6 +15,73 @@
 
 namespace stagewise::ui {
 
+namespace {
+
+const char* const kFullNameProperty = "stagewiseFullName";
+
+/// Log-axis ticks at 1, 2, 5 (or 1..9, or 1 and 3, or decades only) of each decade: the densest
+/// set whose closest two labels are still a line and a third apart at the axis's height. With
+/// fewer than two such ticks in the range (within one decade) it falls back to linear steps.
+class LogTicker : public QCPAxisTicker {
+ public:
+  explicit LogTicker(QCPAxis* axis) : m_axis(axis) { setTickCount(5); }
+
+ protected:
+  int getSubTickCount(double) override { return 0; }
+  QVector<double> createTickVector(double tickStep, const QCPRange& range) override {
+    if (range.lower <= 0 || range.upper <= range.lower)
+      return QCPAxisTicker::createTickVector(tickStep, range);
+    const double decades = std::log10(range.upper / range.lower);
+    int pixels = 200;
+    int line = 12;
+    if (m_axis && m_axis->axisRect()) {
+      pixels = std::max(20, m_axis->orientation() == Qt::Vertical ? m_axis->axisRect()->height()
+                                                                  : m_axis->axisRect()->width());
+      line = QFontMetrics(m_axis->tickLabelFont()).height();
+      if (m_axis->orientation() == Qt::Horizontal) line *= 3;  // labels side by side
+    }
+    const double minGap = decades * (line * 4 / 3.0) / pixels;  // in decades
+    // Each set with the least gap (in decades) between neighbouring ticks, densest first.
+    static const std::vector<std::pair<std::vector<double>, double>> kSets = {
+        {{1, 2, 3, 4, 5, 6, 7, 8, 9}, std::log10(10.0 / 9)},
+        {{1, 2, 3, 5}, std::log10(1.5)},
+        {{1, 2, 5}, std::log10(2.0)},
+        {{1, 3}, std::log10(3.0)},
+        {{1}, 1.0},
+    };
+    QVector<double> ticks;
+    for (const auto& [mantissas, gap] : kSets) {
+      if (gap < minGap && mantissas.size() > 1) continue;
+      ticks.clear();
+      for (int e = int(std::floor(std::log10(range.lower))) - 1;
+           e <= int(std::ceil(std::log10(range.upper))); ++e)
+        for (double m : mantissas) {
+          const double v = m * std::pow(10.0, e);
+          if (v >= range.lower * (1 - 1e-9) && v <= range.upper * (1 + 1e-9)) ticks << v;
+        }
+      if (ticks.size() >= 2 || mantissas.size() == 1) break;
+    }
+    if (ticks.size() >= 2) return ticks;
+    // Within a decade (2.1 to 3.4): plain steps, as many as fit.
+    setTickCount(std::clamp(int(pixels / (line * 4 / 3.0)), 2, 6));
+    return QCPAxisTicker::createTickVector(getTickStep(range), range);
+  }
+
+ private:
+  QCPAxis* m_axis;
+};
+
+}  // namespace
+
+void PlotFrame::setFullName(QCPGraph* graph, const QString& name) {
+  graph->setProperty(kFullNameProperty, name);
+}
+
+QString PlotFrame::fullName(const QCPGraph* graph) {
+  const QString full = graph->property(kFullNameProperty).toString();
+  return full.isEmpty() ? graph->name() : full;
+}
+
 PlotFrame::PlotFrame(const QString& title, Features features, QWidget* parent)
     : QWidget(parent), m_features(features), m_title(title) {
   m_plot = new QCustomPlot(this);
@@ -183,7 +250,7 @@ void PlotFrame::setLogY(bool on) {
     m_logAction->setChecked(on);
   }
   m_plot->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-  m_plot->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
+  m_plot->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new LogTicker(m_plot->yAxis))
                               : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
   Q_EMIT logYChanged(on);
 }
@@ -283,7 +350,7 @@ void PlotFrame::updateHover(QMouseEvent* event) {
   };
   QStringList lines;
   for (const auto& [graph, hit] : hits) {
-    QString line = QStringLiteral("%1: %2").arg(graph->name()).arg(hit.y, 0, 'g', 4);
+    QString line = QStringLiteral("%1: %2").arg(fullName(graph)).arg(hit.y, 0, 'g', 4);
     if (std::abs(hit.x - snapped) > 2 * pixel)
       line += !m_xName.isEmpty() ? QStringLiteral(" (%1 %2)").arg(m_xName, quantity(hit.x))
               : m_timeAxis       ? tr(" (at %1 s)").arg(hit.x, 0, 'f', 2)

@@ -62,7 +62,9 @@ class PlotFrame : public QWidget {
   QSlider* smoothingSlider() const { return m_smoothingSlider; }
 
   bool logY() const { return m_logY; }
-  /// Sets the y axis logarithmic (with a log ticker) or linear, and emits logYChanged.
+  /// Sets the y axis logarithmic or linear, and emits logYChanged. The log axis labels the
+  /// decades and, as its height leaves room, 2 and 5 or more of each decade between them
+  /// (0.3 to 5 reads 0.5 1 2 5, not a lone 1), no two labels closer than a line and a third.
   void setLogY(bool on);
   /// The checkable action behind the menu entry and the title-row button (disable it for a
   /// fixed range such as an accuracy).
@@ -86,6 +88,10 @@ class PlotFrame : public QWidget {
   /// The last hover read-out (empty when the mouse is not over the plot).
   QString readout() const;
   void hideHover();
+  /// The name the read-out gives `graph` when its legend text is shortened to fit (issue 36:
+  /// the read-out said "pipe S1 grad …"). Without one it reads the graph's name.
+  static void setFullName(QCPGraph* graph, const QString& name);
+  static QString fullName(const QCPGraph* graph);
 
   /// Writes the plot as .png, .svg, .pdf or .csv by the file's suffix. Empty string on success.
   QString exportTo(const QString& path, int width = 0, int height = 0);

@@ -160,10 +160,18 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
     m_phaseView->setVisible(m_phaseView->count() > 1);
     m_utilization->setPhase(-1);
     m_timeline->setPhase(-1);
+    // The probes compare local gradients with the true ones: a pipeline or backprop run has
+    // no local gradients, and its empty panel says so instead of staying blank (issue 36).
+    bool local = false;
+    for (int p = 0; p < m_data->phaseCount(); ++p)
+      if (const engine::RunInfo* i = m_data->phaseInfo(p))
+        local |= i->mode != engine::Mode::Pipeline && i->mode != engine::Mode::Backprop;
+    m_cosine->setEmptyText(local ? QString() : tr("no gradient cosine in pipeline/backprop runs"));
   });
   connect(m_data, &LiveData::cleared, this, [this] {
     m_phaseView->clear();
     m_phaseView->setVisible(false);
+    m_cosine->setEmptyText({});
   });
   connect(m_phaseView, &QComboBox::activated, this, [this](int index) {
     const int phase = m_phaseView->itemData(index).toInt();

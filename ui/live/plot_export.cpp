@@ -1,5 +1,7 @@
 #include "live/plot_export.h"
 
+#include "common/plot_frame.h"
+
 #include <qcustomplot.h>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -41,7 +43,10 @@ bool exportCsv(QCustomPlot* plot, const QString& path) {
       << '\n';
   for (int i = 0; i < plot->plottableCount(); ++i) {
     QCPAbstractPlottable* p = plot->plottable(i);
-    const QString name = p->name().isEmpty() ? QStringLiteral("series %1").arg(i + 1) : p->name();
+    // The whole name, not the legend's text shortened to fit the panel.
+    const auto* g = qobject_cast<QCPGraph*>(p);
+    const QString whole = g ? PlotFrame::fullName(g) : p->name();
+    const QString name = whole.isEmpty() ? QStringLiteral("series %1").arg(i + 1) : whole;
     if (auto* graph = qobject_cast<QCPGraph*>(p))
       writeRows(out, name, *graph->data());
     else if (auto* bars = qobject_cast<QCPBars*>(p))

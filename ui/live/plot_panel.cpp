@@ -2,6 +2,9 @@
 
 #include <qcustomplot.h>
 #include <QAction>
+#include <QHelpEvent>
+#include <QSet>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -10,6 +13,20 @@
 #include "common/theme.h"
 
 namespace stagewise::ui {
+
+namespace {
+
+/// A rule's legend part as the short legend writes it: "grad back" -> "↑", "allocator" ->
+/// "alloc", "activations" -> "act"; others as they are, without the leading space.
+QString briefPart(const QString& part) {
+  const QString p = part.trimmed();
+  if (p == QLatin1String("grad back")) return QStringLiteral("\u2191");
+  if (p == QLatin1String("allocator")) return PlotPanel::tr("alloc");
+  if (p == QLatin1String("activations")) return PlotPanel::tr("act");
+  return p;
+}
+
+}  // namespace
 
 PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data, QWidget* parent)
     : QWidget(parent), m_data(data) {
@@ -33,6 +50,8 @@ PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data
   side->setMargins(QMargins(0, 0, 0, 0));
   m_plot->legend->setMargins(QMargins(4, 2, 4, 2));
   m_plot->legend->setLayer(QStringLiteral("legend"));
+  m_plot->addLayer(QStringLiteral("finals"), m_plot->layer(QStringLiteral("main")),
+                   QCustomPlot::limAbove);
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);
   m_plot->setNoAntialiasingOnDrag(true);
   // A hint in the status bar, not a tooltip that pops up over the data on every hover.
@@ -178,6 +197,9 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
     auto* graph = m_plot->addGraph();
     QColor color = ruleColor(rule, key.stage);
     QString legend = rule.perStage ? tr("S%1%2").arg(key.stage + 1).arg(rule.legend) : rule.legend;
+    // The short form for a narrow legend: a tag naming the mode and stage, and the rule's part.
+    QString tag = rule.perStage ? tr("S%1").arg(key.stage + 1) : QString();
+    QString what = briefPart(rule.legend);
     Qt::PenStyle style = rule.style;
     if (rule.perLayer) {
       // Layers take their stage's colour, lighter and differently dashed further from the
@@ -194,24 +216,28 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
       if (info && size_t(key.layer) < info->layers.size())
         name = QString::fromStdString(info->layers[size_t(key.layer)].name);
       legend = tr("S%1 %2").arg(key.stage + 1).arg(name);
+      what = name;
     }
     if (pipeline) {
       // Pipelined backprop beside local stages: the stages' colours, dash-dotted, named.
       legend = tr("pipe ") + legend;
+      tag = tr("p") + tag;
       style = Qt::DashDotLine;
     }
     if (backprop) {
       // The baseline run of a "both" plan (or a backprop run) reads as one grey line; dashed
       // where it is sparse enough for dashes to be cheap.
       legend = rule.perStage ? tr("backprop%1").arg(rule.legend) : rule.legend + tr(" (backprop)");
+      tag = tr("bp");
       color = QColor(0x8c, 0x8c, 0x8c);
       style = Qt::DashLine;
     }
     const QPen pen(color, rule.width, style);
     graph->setPen(pen);
     graph->setName(legend);
+    PlotFrame::setFullName(graph, legend);
     graph->setAdaptiveSampling(true);
-    m_bound.push_back({key, graph, pen, rule.markers, r, legend});
+    m_bound.push_back({key, graph, pen, rule.markers, r, legend, tag, what});
     sortLegend();
     m_seenRevision = ~uint64_t(0);
     return;
@@ -275,9 +301,17 @@ void PlotPanel::markFinal(int phase, const std::string& series, double value) {
                                          QBrush(m_plot->palette().color(QPalette::Base)), 10));
   // Short, as the legend column is narrow: "final, whole test set" beside a plain "test", the
   // line's own name and "final" beside a pipeline's or a baseline's.
-  graph->setName(line->name == tr("test") ? tr("final, whole test set")
-                                          : line->name + tr(" final"));
-  m_finals.push_back({phase, series, value, graph});
+  const QString name =
+      line->name == tr("test") ? tr("final, whole test set") : line->name + tr(" final");
+  graph->setName(name);
+  PlotFrame::setFullName(graph, name);
+  // Over every line, the stages' included (issue 36: the diamond was buried under them).
+  graph->setLayer(QStringLiteral("finals"));
+  const QString lineBrief =
+      line->tag.isEmpty()
+          ? line->what
+          : (line->what.isEmpty() ? line->tag : line->tag + QLatin1Char(' ') + line->what);
+  m_finals.push_back({phase, series, value, graph, name, lineBrief + tr(" final")});
   sortLegend();
   refresh(true);
 }
@@ -366,6 +400,8 @@ void PlotPanel::fitLegendWidth() {
   QCPLegend* legend = m_plot->legend;
   for (const auto& b : m_bound)
     if (b.graph->name() != b.name) b.graph->setName(b.name);
+  for (const auto& f : m_finals)
+    if (f.graph->name() != f.name) f.graph->setName(f.name);
   if (!legend->visible() || legend->columnCount() == 0) return;
   // The plot's column needs the axis rect's margins (the y axis's labels, as the last layout
   // made them) and kMinAxisWidth, and at least the title's width (the title is in the same
@@ -377,8 +413,18 @@ void PlotPanel::fitLegendWidth() {
     if (title != rect) plotColumn = std::max(plotColumn, title->minimumOuterSizeHint().width());
   const int room = m_plot->viewport().width() - plotColumn - m_plot->plotLayout()->columnSpacing();
   if (legend->minimumOuterSizeHint().width() <= room) return;
-  // Every column gets the same share of the room; each text is cut to what its share leaves
-  // beside the swatch, with an ellipsis, so none is cut off mid-letter by the cell's edge.
+  // Too wide: the short forms ("pS1 ↑" for "pipe S1 grad back"), which keep every entry
+  // distinct where cutting the whole texts off left nine "pipe S…" (issue 36).
+  const auto brief = [](const Bound& b) {
+    if (b.tag.isEmpty()) return b.what;
+    return b.what.isEmpty() ? b.tag : b.tag + QLatin1Char(' ') + b.what;
+  };
+  for (const auto& b : m_bound) b.graph->setName(brief(b));
+  for (const auto& f : m_finals) f.graph->setName(f.brief);
+  if (legend->minimumOuterSizeHint().width() <= room) return;
+  // Still too wide: every column gets the same share of the room; each text is cut to what its
+  // share leaves beside the swatch, with an ellipsis, so none is cut off mid-letter by the
+  // cell's edge. The tag stays whole and the part is cut, so stages never merge into one.
   const int columns = legend->columnCount();
   const QMargins lm = legend->margins();
   int itemMargins = 0;
@@ -392,7 +438,36 @@ void PlotPanel::fitLegendWidth() {
   const int text = std::max(
       12, share - itemMargins - legend->iconSize().width() - legend->iconTextPadding() - 1);
   const QFontMetrics fm(legend->font());
-  for (const auto& b : m_bound) b.graph->setName(fm.elidedText(b.name, Qt::ElideRight, text));
+  const auto cut = [&](const QString& tag, const QString& what) {
+    const QString whole =
+        tag.isEmpty() ? what : (what.isEmpty() ? tag : tag + QLatin1Char(' ') + what);
+    if (fm.horizontalAdvance(whole) <= text) return whole;
+    if (tag.isEmpty() || what.isEmpty()) return fm.elidedText(whole, Qt::ElideMiddle, text);
+    const QString head = tag + QLatin1Char(' ');
+    const int left = text - fm.horizontalAdvance(head);
+    if (left < fm.horizontalAdvance(QStringLiteral("\u2026")) + fm.averageCharWidth())
+      return fm.elidedText(whole, Qt::ElideRight, text);
+    return head + fm.elidedText(what, Qt::ElideRight, left);
+  };
+  QSet<QString> names;
+  bool distinct = true;
+  for (const auto& b : m_bound) {
+    const QString name = cut(b.tag, b.what);
+    distinct &= !names.contains(name);
+    names.insert(name);
+    b.graph->setName(name);
+  }
+  for (const auto& f : m_finals) {
+    const QString name = fm.elidedText(f.brief, Qt::ElideMiddle, text);
+    distinct &= !names.contains(name);
+    names.insert(name);
+    f.graph->setName(name);
+  }
+  if (distinct) return;
+  // Cells too narrow even for the tags: the short forms whole, the plot a little narrower,
+  // rather than two entries that read the same.
+  for (const auto& b : m_bound) b.graph->setName(brief(b));
+  for (const auto& f : m_finals) f.graph->setName(f.brief);
 }
 
 void PlotPanel::fitTicks() {
@@ -431,6 +506,7 @@ void PlotPanel::onCleared() {
   for (auto* item : m_markerItems) m_plot->removeItem(item);
   m_markerItems.clear();
   updateLegendVisibility();
+  updateEmptyText();
   m_tickRoom = -1;
   m_follow = true;
   m_frame->hideHover();
@@ -491,6 +567,16 @@ void PlotPanel::refresh(bool force) {
       const double at = xLo;
       xLo = at >= 0 ? std::max(0.0, at - pad) : at - pad;
       xHi = at + pad;
+    } else {
+      // Dots and the final evaluation's diamond at the first or last x sat half outside the
+      // plot (issue 36): a margin of half a diamond and a bit either side when any are drawn.
+      bool dots = !m_finals.empty();
+      for (const auto& b : m_bound) dots |= b.markers && b.graph->visible();
+      if (dots) {
+        const double pad = (xHi - xLo) * 8.0 / std::max(50, m_plot->axisRect()->width());
+        xLo -= pad;
+        xHi += pad;
+      }
     }
   }
   double yLo = std::numeric_limits<double>::infinity(), yHi = -yLo;
@@ -536,8 +622,51 @@ void PlotPanel::refresh(bool force) {
     m_settingRange = false;
   }
   syncMarkers();
+  updateEmptyText();
   fitLegend();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotPanel::setEmptyText(const QString& text) {
+  if (!m_emptyText) {
+    m_emptyText = new QCPItemText(m_plot);
+    m_emptyText->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_emptyText->position->setCoords(0.5, 0.5);
+    m_emptyText->setPositionAlignment(Qt::AlignCenter);
+    m_emptyText->setSelectable(false);
+    m_emptyText->setClipToAxisRect(true);
+  }
+  m_emptyText->setText(text);
+  updateEmptyText();
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString PlotPanel::shownEmptyText() const {
+  return m_emptyText && m_emptyText->visible() ? m_emptyText->text() : QString();
+}
+
+void PlotPanel::updateEmptyText() {
+  if (!m_emptyText) return;
+  bool empty = true;
+  for (const auto& b : m_bound)
+    if (const SeriesBuffer* s = m_data->series(b.key); s && !s->empty()) empty = false;
+  QColor color = palette().color(QPalette::Text);
+  color.setAlpha(160);
+  m_emptyText->setColor(color);
+  m_emptyText->setVisible(empty && !m_emptyText->text().isEmpty());
+}
+
+bool PlotPanel::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip && !toolTip().isEmpty()) {
+    const auto* help = static_cast<QHelpEvent*>(event);
+    const QPoint at = m_plot->mapFromGlobal(help->globalPos());
+    if (m_plot->rect().contains(at) && m_plot->axisRect()->rect().contains(at)) {
+      QToolTip::hideText();
+      event->ignore();
+      return true;
+    }
+  }
+  return QWidget::event(event);
 }
 
 void PlotPanel::syncMarkers() {

@@ -12,6 +12,7 @@
 
 class QCPGraph;
 class QCPAbstractItem;
+class QCPItemText;
 class QCustomPlot;
 
 namespace stagewise::ui {
@@ -82,6 +83,11 @@ class PlotPanel : public QWidget {
   double markerX(int index) const;
   /// The last hover read-out (empty when the mouse is not over the plot).
   QString readout() const;
+  /// A line drawn in the middle of the plot while it has no data (why a panel stays empty:
+  /// "no gradient cosine in pipeline/backprop runs"); empty: none.
+  void setEmptyText(const QString& text);
+  /// The empty-panel line as drawn now (empty when hidden: the panel has data).
+  QString shownEmptyText() const;
 
   /// Writes the panel as .png, .svg or .pdf by the file's suffix. Empty string on success.
   QString exportTo(const QString& path, int width = 0, int height = 0);
@@ -95,6 +101,9 @@ class PlotPanel : public QWidget {
  protected:
   void changeEvent(QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
+  /// The panel's description tooltip opens over the title row and the legend, never over
+  /// the data, where the hover read-out is (issue 36).
+  bool event(QEvent* event) override;
 
  private:
   struct Bound {
@@ -102,14 +111,18 @@ class PlotPanel : public QWidget {
     QCPGraph* graph;
     QPen pen;  ///< as the rule asks; dense graphs are drawn with a 1 px version of it
     bool markers;
-    int rule;  ///< index of the rule that picked it (legend order)
+    int rule;      ///< index of the rule that picked it (legend order)
     QString name;  ///< the legend's whole text (the graph's name may be shortened to fit)
+    QString tag;   ///< short: the mode and stage ("S1", "pS1" pipeline, "bp" backprop)
+    QString what;  ///< short: the rule's part ("fwd", "↑" for gradients back, "alloc")
   };
   struct Final {
     int phase;
     std::string series;
     double value;
     QCPGraph* graph;
+    QString name;   ///< the whole legend text
+    QString brief;  ///< the short one, when the legend is too narrow for the whole one
   };
   /// Takes each final point off its periodic line and onto its own marker.
   void drawFinals();
@@ -121,8 +134,12 @@ class PlotPanel : public QWidget {
   /// Wraps the side legend into as many columns as its entries need at the plot's height.
   void fitLegend();
   /// Shortens the legend's texts when its columns would squeeze the plot below kMinAxisWidth
-  /// (QCustomPlot then shrinks every cell and cuts each text off at its edge).
+  /// (QCustomPlot then shrinks every cell and cuts each text off at its edge): first the short
+  /// form (mode tag and stage, abbreviated part), then the part elided, the tag kept whole, so
+  /// that no two entries read the same.
   void fitLegendWidth();
+  /// The empty-panel line, shown while no graph has data.
+  void updateEmptyText();
   /// As many x ticks as their labels' drawn widths leave room for (after each layout).
   void fitTicks();
   QColor ruleColor(const SeriesRule& rule, int stage) const;
@@ -139,6 +156,7 @@ class PlotPanel : public QWidget {
   std::vector<PlotPoint> m_scratch;
   std::vector<Final> m_finals;
   std::vector<QCPAbstractItem*> m_markerItems;  ///< per marker: its line, then its label
+  QCPItemText* m_emptyText = nullptr;
   XAxisKind m_markerAxis = XAxisKind::Step;
   XAxisKind m_axis = XAxisKind::Step;
   bool m_fixedY = false;

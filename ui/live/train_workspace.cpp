@@ -592,11 +592,21 @@ void TrainWorkspace::showEarlierPart(int phase) {
   try {
     storage::RunReader reader(*m_store);
     std::vector<engine::MetricPoint> points;
-    for (const auto& info : reader.listSeries(runId))
-      // The points before the checkpoint's step; the resumed run reports the rest again.
-      for (const auto& p : reader.loadSeries(runId, info.key, storage::XAxis::Step,
-                                             storage::XRange{-1e18, double(step) - 0.5}))
+    namespace s = engine::series;
+    for (const auto& info : reader.listSeries(runId)) {
+      // The points before the checkpoint's step; the resumed run reports the rest again. A
+      // stop measures (probe, evaluation) at the step it checkpoints, which the resumed run
+      // does not measure again: those series keep that point too (issue 36: the cosine panel
+      // left out the probe at the stop's step 418).
+      const std::string& name = info.key.name;
+      const bool measured = name == s::kGradCosine || name == s::kTestLoss ||
+                            name == s::kTestAccuracy || name == s::kValLoss ||
+                            name == s::kValAccuracy;
+      const double upTo = double(step) + (measured ? 0.5 : -0.5);
+      for (const auto& p :
+           reader.loadSeries(runId, info.key, storage::XAxis::Step, storage::XRange{-1e18, upTo}))
         points.push_back({info.key.name, info.key.stage, info.key.layer, p.step, p.timeS, p.value});
+    }
     m_data.addPoints(phase, points);
     m_log->addNote(tr("Showing the run's first %n step(s) from the store", nullptr, int(step)));
   } catch (const std::exception& e) {
