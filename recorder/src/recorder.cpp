@@ -273,7 +273,8 @@ void Recorder::onFinish(const engine::RunSummary& summary) {
   if (summary.failedStage >= 0) f.failedStage = summary.failedStage;
   // A live re-partition: the stage rows become the end's partition, whole.
   std::vector<std::pair<int, int>> endLayout;
-  for (const engine::StageSummary& s : summary.stages) endLayout.emplace_back(s.firstLayer, s.lastLayer);
+  for (const engine::StageSummary& s : summary.stages)
+    endLayout.emplace_back(s.firstLayer, s.lastLayer);
   f.replaceStages = !summary.stages.empty() && endLayout != m_startLayout;
   for (const engine::StageSummary& s : summary.stages) {
     storage::StageRecord r;

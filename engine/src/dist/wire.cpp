@@ -18,11 +18,26 @@ double val(const json& j) {
 }
 
 json stageJson(const StageSummary& s) {
-  return {s.index,           s.device,          s.firstLayer,          s.lastLayer,
-          s.threads,         s.steps,           num(s.finalLoss),      num(s.finalAccuracy),
-          s.computeFraction, s.waitFraction,    s.blockedFraction,     s.bytesSent,
-          s.backpropBytes,   num(s.gradCosine), s.peakActivationBytes, num(s.paramChecksum),
-          s.meanStepSeconds, s.gradBytesSent,   s.peakMemoryBytes,     num(s.bubbleMeasured),
+  return {s.index,
+          s.device,
+          s.firstLayer,
+          s.lastLayer,
+          s.threads,
+          s.steps,
+          num(s.finalLoss),
+          num(s.finalAccuracy),
+          s.computeFraction,
+          s.waitFraction,
+          s.blockedFraction,
+          s.bytesSent,
+          s.backpropBytes,
+          num(s.gradCosine),
+          s.peakActivationBytes,
+          num(s.paramChecksum),
+          s.meanStepSeconds,
+          s.gradBytesSent,
+          s.peakMemoryBytes,
+          num(s.bubbleMeasured),
           num(s.bubblePlanned)};
 }
 

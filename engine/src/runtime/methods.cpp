@@ -63,9 +63,8 @@ class StepBase : public StageStep {
   void setLrScale(double scale, int64_t step) override {
     const auto& t = m_ctx.spec.train;
     auto& groups = m_stage.optimizer->param_groups();
-    const double f = t.lrSchedule != "constant" || t.warmupSteps > 0
-                         ? lrFactor(t, step, m_ctx.totalSteps)
-                         : 1.0;
+    const double f =
+        t.lrSchedule != "constant" || t.warmupSteps > 0 ? lrFactor(t, step, m_ctx.totalSteps) : 1.0;
     for (size_t g = 0; g < groups.size(); ++g) {
       m_baseLr[g] = t.lr * scale;  // as makeOptimizer sets it
       groups[g].options().set_lr(m_baseLr[g] * f);

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -57,7 +57,7 @@ struct StageRuntime {
   /// A setting to change before one of the stage's steps (live or scheduled; docs/architecture.md,
   /// "Live re-partition"). Taken by the stage thread between two of its steps.
   struct SettingChange {
-    int64_t step = -1;  ///< the stage's step it applies before; -1: the next one
+    int64_t step = -1;    ///< the stage's step it applies before; -1: the next one
     std::string setting;  ///< delay_ms | lr_scale | threads
     double value = 0;
   };

@@ -261,7 +261,8 @@ class TorchRun final : public Run {
                     ") is under way; wait for its event");
     for (const auto& st : m_stages)
       if (st->held.load())
-        return refuse(stageLabel(st->plan.index) + " is paused and could not drain; resume it first");
+        return refuse(stageLabel(st->plan.index) +
+                      " is paused and could not drain; resume it first");
     if (cuts == m_cuts) return refuse("the run is already cut at " + cutsText(cuts));
     m_liveCuts = cuts;
     m_ctx.stopAt.store(0);  // the loader stops before the next step it would send
@@ -270,9 +271,9 @@ class TorchRun final : public Run {
 
   ChangeResult changeStage(int stage, const std::string& key, double value) override {
     auto refuse = [&](const std::string& why) {
-      m_reporter.event({EventKind::Warning, m_ctx.now(), stage,
-                        "change of stages." + std::to_string(stage) + "." + key + " refused: " +
-                            why});
+      m_reporter.event(
+          {EventKind::Warning, m_ctx.now(), stage,
+           "change of stages." + std::to_string(stage) + "." + key + " refused: " + why});
       return ChangeResult{false, why};
     };
     if (m_distributed)
@@ -285,8 +286,8 @@ class TorchRun final : public Run {
     }
     std::lock_guard lock(m_changeMutex);
     if (stage < 0 || stage >= static_cast<int>(m_stages.size()))
-      return refuse("the run has " + std::to_string(m_stages.size()) + " stage(s) now: stages.0 to stages." +
-                    std::to_string(m_stages.size() - 1));
+      return refuse("the run has " + std::to_string(m_stages.size()) +
+                    " stage(s) now: stages.0 to stages." + std::to_string(m_stages.size() - 1));
     StageRuntime& st = *m_stages[static_cast<size_t>(stage)];
     std::lock_guard stageLock(st.changeMutex);
     st.pendingChanges.push_back({-1, key, value});
@@ -313,7 +314,8 @@ class TorchRun final : public Run {
     if (paused && done >= m_ctx.totalSteps)
       return refuse(stageLabel(stage) + " has finished its " + std::to_string(done) + " steps");
     if (st.held.exchange(paused) != paused)
-      m_reporter.event({EventKind::Info, m_ctx.now(), stage, stagePauseMessage(stage, paused, done)});
+      m_reporter.event(
+          {EventKind::Info, m_ctx.now(), stage, stagePauseMessage(stage, paused, done)});
     return {true, {}};
   }
 
@@ -324,10 +326,11 @@ class TorchRun final : public Run {
       return {false, {}, "the run must have finished, in one process"};
     try {
       loadShadowFromLive();
-      return {true,
-              validUtf8(generateBytes(m_shadow->stages, request.prompt, request.length, request.temperature,
-                                      m_spec.train.seed, m_spec.dataset.context)),
-              {}};
+      return {
+          true,
+          validUtf8(generateBytes(m_shadow->stages, request.prompt, request.length,
+                                  request.temperature, m_spec.train.seed, m_spec.dataset.context)),
+          {}};
     } catch (const std::exception& e) {
       return {false, {}, errorText(e)};
     }
@@ -391,7 +394,8 @@ class TorchRun final : public Run {
       std::string setting;
       if (c.key == "partition.cuts") {
         if (const std::string why = cannotRepartition(); !why.empty())
-          throw SpecError("change", "partition.cuts at step " + std::to_string(c.step) + ": " + why);
+          throw SpecError("change",
+                          "partition.cuts at step " + std::to_string(c.step) + ": " + why);
         std::vector<int> cuts;
         try {
           cuts = cutsFromText(c.value);
@@ -449,8 +453,7 @@ class TorchRun final : public Run {
         if (c.step < 0)
           live.emplace_back(st->plan.index, c);
         else
-          reclaimed.push_back({c.step,
-                               "stages." + std::to_string(st->plan.index) + "." + c.setting,
+          reclaimed.push_back({c.step, "stages." + std::to_string(st->plan.index) + "." + c.setting,
                                stageValueText(c.setting, c.value), 0.0});
       st->pendingChanges.clear();
     }
@@ -515,8 +518,8 @@ class TorchRun final : public Run {
   void applyNow(int k, int64_t step, const std::string& setting, double value) {
     if (k >= static_cast<int>(m_stages.size())) {
       m_reporter.event({EventKind::Warning, m_ctx.now(), k,
-                        "change at step " + std::to_string(step) + ": stages." +
-                            std::to_string(k) + "." + setting + " refused: the run has " +
+                        "change at step " + std::to_string(step) + ": stages." + std::to_string(k) +
+                            "." + setting + " refused: the run has " +
                             std::to_string(m_stages.size()) + " stage(s) then"});
       return;
     }
@@ -563,7 +566,9 @@ class TorchRun final : public Run {
     rebuild(cuts, step, nullptr, fresh, kept);
     const double t1 = m_ctx.now();
     const double pause = t1 - (drainFromS >= 0 ? drainFromS : t0);
-    auto list = [](const std::vector<int>& v) { return v.empty() ? std::string("none") : cutsText(v); };
+    auto list = [](const std::vector<int>& v) {
+      return v.empty() ? std::string("none") : cutsText(v);
+    };
     char timing[128];
     std::snprintf(timing, sizeof timing, "; pause %.6f s (drain %.6f s, rebuild %.6f s)", pause,
                   t0 - (drainFromS >= 0 ? drainFromS : t0), t1 - t0);
@@ -572,10 +577,10 @@ class TorchRun final : public Run {
     const std::string layout = stageLayoutText(layers);
     m_reporter.event({EventKind::Info, t1, -1,
                       "repartition at step " + std::to_string(step) +
-                          ": partition.cuts=" + cutsText(cuts) + " (was " + cutsText(before) +
-                          ")" + timing + "; " + std::to_string(m_stages.size()) +
-                          " stage(s): " + layout + "; new aux heads at cuts " + list(fresh) +
-                          ", kept at cuts " + list(kept)});
+                          ": partition.cuts=" + cutsText(cuts) + " (was " + cutsText(before) + ")" +
+                          timing + "; " + std::to_string(m_stages.size()) + " stage(s): " + layout +
+                          "; new aux heads at cuts " + list(fresh) + ", kept at cuts " +
+                          list(kept)});
     std::lock_guard lock(m_appliedMutex);
     m_applied.push_back({step, "partition.cuts", cutsText(cuts), pause});
   }
@@ -666,9 +671,9 @@ class TorchRun final : public Run {
           s->modules.aux->to(s->device);
           freshHeads.push_back(cut);
         }
-        shadow.aux = buildAuxHead(s->plan.settings,
-                                  m_plan.layers[static_cast<size_t>(p.lastLayer)].outShape,
-                                  m_data.shape.numClasses, auxSeedAtCut(cut), m_spec.model.init);
+        shadow.aux =
+            buildAuxHead(s->plan.settings, m_plan.layers[static_cast<size_t>(p.lastLayer)].outShape,
+                         m_data.shape.numClasses, auxSeedAtCut(cut), m_spec.model.init);
       }
       auto params = s->modules.bodyParams();
       auto aux = s->modules.auxParams();
@@ -676,8 +681,7 @@ class TorchRun final : public Run {
       s->optimizer = makeOptimizer(m_spec.train, p.settings.lrScale, params);
       for (const auto& param : params) {
         auto found = states.find(c10::guts::to_string(param.unsafeGetTensorImpl()));
-        if (found != states.end())
-          s->optimizer->state()[found->first] = std::move(found->second);
+        if (found != states.end()) s->optimizer->state()[found->first] = std::move(found->second);
       }
       const size_t k = static_cast<size_t>(p.index);
       if (k < m_stages.size()) {  // what was measured stays with the stage index
@@ -687,8 +691,9 @@ class TorchRun final : public Run {
         s->backpropBytes = m_stages[k]->backpropBytes;
         s->peakActivationBytes = m_stages[k]->peakActivationBytes;
       }
-      s->memorySlot =
-          m_memory.first >= 0 && static_cast<int>(k) < m_memory.count ? m_memory.first + static_cast<int>(k) : -1;
+      s->memorySlot = m_memory.first >= 0 && static_cast<int>(k) < m_memory.count
+                          ? m_memory.first + static_cast<int>(k)
+                          : -1;
       shadowSet->stages.push_back(std::move(shadow));
       shadowSet->isLast.push_back(p.isLast);
       shadowSet->firstLayer.push_back(p.firstLayer);
@@ -817,8 +822,8 @@ class TorchRun final : public Run {
   /// pipeline micro-batch) of one row is refused before the run starts, naming what to change.
   /// validateSpec checks the full batches; the last batch of an epoch needs the dataset's size.
   void checkBatchNormRows() const {
-    const bool layersNorm = m_spec.model.kind == "layers" &&
-                            detail::containsLayer(m_spec.model.layers, "batchnorm1d");
+    const bool layersNorm =
+        m_spec.model.kind == "layers" && detail::containsLayer(m_spec.model.layers, "batchnorm1d");
     if (!layersNorm && (m_spec.model.kind != "mlp" || m_spec.model.norm != "batchnorm")) return;
     const int64_t n = m_data.trainCount(), batch = m_spec.train.batchSize;
     const int64_t perEpoch = (n + batch - 1) / batch, rest = n % batch;
@@ -924,8 +929,7 @@ class TorchRun final : public Run {
         points.push_back({series::kGradCosine, static_cast<int>(k), -1, step, t, r.stage[k]});
         for (size_t l = 0; l < r.layer[k].size(); ++l)
           points.push_back({series::kGradCosine, static_cast<int>(k),
-                            shadow.firstLayer[k] + static_cast<int>(l), step, t,
-                            r.layer[k][l]});
+                            shadow.firstLayer[k] + static_cast<int>(l), step, t, r.layer[k][l]});
         if (summary) summary->stages[k].gradCosine = r.stage[k];
       }
       probeS = threadCpuSeconds() - p0;
@@ -948,8 +952,9 @@ class TorchRun final : public Run {
         const double c0 = threadCpuSeconds();
         loadShadowFrom(shadow, *snap);
         const double loadS = threadCpuSeconds() - c0;
-        auto [probeS, evalS] = measure(shadow, snap->step, snap->timeS >= 0 ? snap->timeS : m_ctx.now(),
-                                       snap->probe, snap->eval, nullptr);
+        auto [probeS, evalS] =
+            measure(shadow, snap->step, snap->timeS >= 0 ? snap->timeS : m_ctx.now(), snap->probe,
+                    snap->eval, nullptr);
         // Loading the copies is part of what the point cost, whichever kind it was for.
         (snap->eval ? evalS : probeS) += loadS;
         m_budget->charge(snap->step, probeS, evalS);
@@ -1144,7 +1149,6 @@ class TorchRun final : public Run {
     return m_ctx.stoppedAt.load();
   }
 
-
   /// The measurement budget's account in the summary, and a warning when its kept points alone
   /// cost more than the budget (which knobs make them cheaper).
   void summariseMeasuring(RunSummary& s) {
@@ -1158,7 +1162,8 @@ class TorchRun final : public Run {
     s.skippedPoints = snapshotsDropped();
     // The series ends on the summary's share (measuring what was queued at the end is charged
     // after the last live point): the live header, the log and the store say one number.
-    m_reporter.add(MetricPoint{series::kMeasureShare, -1, -1, s.steps, m_ctx.now(), s.measureShare});
+    m_reporter.add(
+        MetricPoint{series::kMeasureShare, -1, -1, s.steps, m_ctx.now(), s.measureShare});
     const double budget = m_spec.measure.budget;
     if (budget > 0 && s.measureShare > budget * 1.25)
       m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
@@ -1244,9 +1249,9 @@ class TorchRun final : public Run {
            m_ctx.now(), -1, toString(s.status) + " after " + std::to_string(s.steps) + " steps"});
     }
     if (m_liveCuts)
-      m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
-                        "repartition to " + cutsText(*m_liveCuts) +
-                            " not made: the run ended first"});
+      m_reporter.event(
+          {EventKind::Warning, m_ctx.now(), -1,
+           "repartition to " + cutsText(*m_liveCuts) + " not made: the run ended first"});
     for (const RunChange& c : m_scheduled)
       m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
                         "change at step " + std::to_string(c.step) + ": " + c.key + "=" + c.value +
@@ -1314,14 +1319,14 @@ class TorchRun final : public Run {
   RunSummary m_summary;
 
   // Steering (docs/architecture.md, "Live re-partition").
-  std::vector<int> m_cuts;          ///< the cuts the stages have now
-  ExperimentSpec m_currentSpec;     ///< m_spec with the current cuts and stage settings
-  bool m_rebuilt = false;           ///< the stages were re-partitioned (checkpoints say how)
-  std::mutex m_changeMutex;         ///< the requests below, and m_stages against a rebuild
+  std::vector<int> m_cuts;       ///< the cuts the stages have now
+  ExperimentSpec m_currentSpec;  ///< m_spec with the current cuts and stage settings
+  bool m_rebuilt = false;        ///< the stages were re-partitioned (checkpoints say how)
+  std::mutex m_changeMutex;      ///< the requests below, and m_stages against a rebuild
   std::optional<std::vector<int>> m_liveCuts;  ///< a live re-partition asked for
   std::vector<RunChange> m_scheduled;          ///< RunOptions::changes not made yet, by step
   mutable std::mutex m_appliedMutex;
-  std::vector<RunChange> m_applied;  ///< under m_appliedMutex
+  std::vector<RunChange> m_applied;                    ///< under m_appliedMutex
   int64_t m_droppedBefore = 0, m_discardedBefore = 0;  ///< earlier segments' coordinators
   /// Earlier segments' coordinators, closed; alive while their analysis threads finish.
   std::vector<std::unique_ptr<SnapshotCoordinator>> m_retiredSnapshots;

@@ -187,8 +187,8 @@ struct RunSummary {
   /// bits per byte on the test text; NaN (null) otherwise.
   double testPerplexity = kNoValue;
   double testBitsPerByte = kNoValue;
-  MachineLoad loadStart;  ///< at the start of the run
-  MachineLoad loadEnd;    ///< at its end
+  MachineLoad loadStart;     ///< at the start of the run
+  MachineLoad loadEnd;       ///< at its end
   double wallSeconds = 0;    ///< training time: time spent paused is not in it
   double pausedSeconds = 0;  ///< time the run spent paused (not in wallSeconds)
   double cpuUtilization = 0;

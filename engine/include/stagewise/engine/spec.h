@@ -50,8 +50,8 @@ struct DatasetSpec {
   /// idx / cifar10 / image_folder: a folder (fashion-mnist: optional); text: a UTF-8 file or a
   /// folder of text files (empty: the fortunes corpus)
   std::string path;
-  int64_t limitTrain = 0;              ///< use only the first N training samples (0: all)
-  int64_t limitTest = 0;               ///< use only the first N test samples (0: all)
+  int64_t limitTrain = 0;  ///< use only the first N training samples (0: all)
+  int64_t limitTest = 0;   ///< use only the first N test samples (0: all)
   // synthetic: Gaussian clusters, deterministic for a seed
   int64_t syntheticTrain = 4096;
   int64_t syntheticTest = 1024;
@@ -85,19 +85,19 @@ struct LayerSpec {
   /// maxpool2d | avgpool2d | adaptive_avgpool2d | flatten | dropout | residual | sequential |
   /// patch_embed | transformer_block | token_mean
   std::string type;
-  std::string name;          ///< optional display name ("fc3", "classifier")
-  int64_t out = 0;           ///< linear: output features; conv2d: output channels
-  int kernel = 0;            ///< conv2d, maxpool2d, avgpool2d
-  int stride = 0;            ///< conv2d: 1 when 0; pools: the kernel when 0
-  int padding = 0;           ///< conv2d, pools
-  int groups = 1;            ///< conv2d
-  bool bias = true;          ///< linear, conv2d
-  double p = 0.5;            ///< dropout: the share of features zeroed in training
+  std::string name;                          ///< optional display name ("fc3", "classifier")
+  int64_t out = 0;                           ///< linear: output features; conv2d: output channels
+  int kernel = 0;                            ///< conv2d, maxpool2d, avgpool2d
+  int stride = 0;                            ///< conv2d: 1 when 0; pools: the kernel when 0
+  int padding = 0;                           ///< conv2d, pools
+  int groups = 1;                            ///< conv2d
+  bool bias = true;                          ///< linear, conv2d
+  double p = 0.5;                            ///< dropout: the share of features zeroed in training
   std::vector<int64_t> outputSize = {1, 1};  ///< adaptive_avgpool2d: [H, W]
-  int patch = 0;             ///< patch_embed: patch side (divides H and W)
-  int dim = 0;               ///< patch_embed, transformer_block: token width (0: the input's)
-  int heads = 0;             ///< transformer_block: attention heads (divide dim)
-  int mlpRatio = 2;          ///< transformer_block: MLP hidden width = dim * mlp_ratio
+  int patch = 0;                             ///< patch_embed: patch side (divides H and W)
+  int dim = 0;                    ///< patch_embed, transformer_block: token width (0: the input's)
+  int heads = 0;                  ///< transformer_block: attention heads (divide dim)
+  int mlpRatio = 2;               ///< transformer_block: MLP hidden width = dim * mlp_ratio
   std::vector<LayerSpec> layers;  ///< residual, sequential: the inner layers, in order
 };
 

@@ -80,8 +80,9 @@ class Recorder : public engine::RunObserver {
   storage::RunStore& m_store;
   RecorderOptions m_options;
   std::atomic<int64_t> m_runId{0};  // 0: no record (not started, or failed)
-  std::vector<std::pair<int, int>> m_startLayout;  ///< each stage's first and last layer at the start
-  int64_t m_lastStep = 0;           // of the last stage, for checkpoint records
+  std::vector<std::pair<int, int>>
+      m_startLayout;       ///< each stage's first and last layer at the start
+  int64_t m_lastStep = 0;  // of the last stage, for checkpoint records
   mutable std::mutex m_errorMutex;
   std::string m_error;
   storage::RunWriter* m_listening = nullptr;  // the writer our notice handler is on
