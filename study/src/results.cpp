@@ -86,23 +86,35 @@ std::vector<PointWork> pendingWork(storage::RunReader& reader, const storage::St
   return out;
 }
 
+namespace {
+
+/// The sections of a spec a mode does not read: backprop trains the whole model as one stage
+/// with the first stage's settings (no cut, no aux heads, no probe); local mode has no pipeline
+/// schedule and the pipeline no local overlap.
+std::vector<std::string> unreadSections(const std::string& mode) {
+  if (mode == "backprop") return {"partition", "local", "pipeline", "probe"};
+  if (mode == "local") return {"pipeline"};
+  if (mode == "pipeline") return {"local"};
+  return {};
+}
+
+}  // namespace
+
+bool modeReadsKey(const std::string& mode, const std::string& key) {
+  for (const auto& section : unreadSections(mode))
+    if (key == section || key.rfind(section + ".", 0) == 0) return false;
+  return true;
+}
+
 std::string specIdentity(const std::string& canonicalSpecJson) {
   json doc = json::parse(canonicalSpecJson, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return canonicalSpecJson;
   for (const char* k : {"name", "checkpoint"}) doc.erase(k);
-  // What the mode does not read: backprop trains the whole model as one stage with the first
-  // stage's settings (no cut, no aux heads, no probe); local mode has no pipeline schedule and
-  // the pipeline no local overlap.
   const std::string mode = doc.value("mode", std::string("local"));
-  if (mode == "backprop") {
-    for (const char* k : {"partition", "local", "pipeline", "probe"}) doc.erase(k);
-    if (doc.contains("stages") && doc["stages"].is_array() && doc["stages"].size() > 1)
-      doc["stages"].erase(doc["stages"].begin() + 1, doc["stages"].end());
-  } else if (mode == "local") {
-    doc.erase("pipeline");
-  } else if (mode == "pipeline") {
-    doc.erase("local");
-  }
+  for (const auto& section : unreadSections(mode)) doc.erase(section);
+  if (mode == "backprop" && doc.contains("stages") && doc["stages"].is_array() &&
+      doc["stages"].size() > 1)
+    doc["stages"].erase(doc["stages"].begin() + 1, doc["stages"].end());
   return doc.dump();
 }
 
@@ -256,14 +268,19 @@ StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
     res.targetIsDefault = true;
   }
 
-  std::set<int> seenPoint;
+  // One outcome per run: points that differ only in a key their mode does not read (a local run
+  // in a sweep of pipeline.micro_batches) share one run, shown once with "-" for that key
+  // (issue 36's walkthrough: the local cut was listed once per micro-batch count).
+  std::set<int64_t> seenRun;
   for (size_t i = 0; i < res.rows.size(); ++i) {
     StudyRunRow& row = res.rows[i];
     if (std::isfinite(res.target)) row.hit = timeToTarget(row.evals, res.target);
     if (row.link.replaced || row.run.status != RunStatus::Completed) continue;
-    if (!seenPoint.insert(row.link.point).second) continue;  // one outcome per point
+    if (!seenRun.insert(row.run.id).second) continue;
     RunOutcome o;
     o.values = row.values;
+    for (size_t k = 0; k < o.values.size() && k < res.keys.size(); ++k)
+      if (!modeReadsKey(row.run.mode, res.keys[k])) o.values[k] = "null";
     o.seed = row.link.seed;
     o.mode = row.run.mode;
     o.testAccuracy = row.run.testAccuracy.value_or(std::nan(""));
@@ -276,7 +293,32 @@ StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
   }
   res.groups = groupRuns(res.outcomes);
   if (res.plan.isSearch()) res.tuned = tunedResults(reader, res);
+  res.runsCompleted = static_cast<int>(seenRun.size());
+  res.runsTotal =
+      res.plan.isSearch() ? study->runsTotal : distinctRuns(res.plan, study->baseSpecJson);
   return res;
+}
+
+int distinctRuns(const StudyPlan& plan, const std::string& baseSpecJson) {
+  const json base = json::parse(baseSpecJson, nullptr, false);
+  const std::string baseMode =
+      base.is_object() ? base.value("mode", std::string("local")) : std::string("local");
+  size_t modeKey = plan.keys.size();
+  for (size_t k = 0; k < plan.keys.size(); ++k)
+    if (plan.keys[k].key == "mode") modeKey = k;
+  std::set<std::pair<int64_t, std::vector<std::string>>> runs;
+  for (const GridPoint& point : expandGrid(plan)) {
+    std::vector<std::string> values = point.values;
+    std::string mode = baseMode;
+    if (modeKey < values.size()) {
+      const json v = json::parse(values[modeKey], nullptr, false);
+      if (v.is_string()) mode = v.get<std::string>();
+    }
+    for (size_t k = 0; k < values.size() && k < plan.keys.size(); ++k)
+      if (!modeReadsKey(mode, plan.keys[k].key)) values[k] = "null";
+    runs.insert({point.seed, std::move(values)});
+  }
+  return static_cast<int>(runs.size());
 }
 
 namespace {
@@ -345,6 +387,7 @@ std::string exact(const std::string& jsonText) {
 /// For tables: a fraction to 3 significant digits (a learning rate reads 0.00316, not
 /// 0.0031622776601683794).
 std::string display(const std::string& jsonText) {
+  if (jsonText == "null") return "-";  // a key the run's mode does not read
   const json v = json::parse(jsonText, nullptr, false);
   if (v.is_number_float()) return engine::significant(v.get<double>(), 3);
   return v.is_string() ? v.get<std::string>() : jsonText;
@@ -448,9 +491,8 @@ std::string tunedTable(const StudyResults& r) {
   const size_t varied = r.plan.keys.size();
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header(r.keys.begin(), r.keys.begin() + static_cast<long>(varied));
-  for (const char* h :
-       {"best", "", "test acc (tuned) mean ± std", "95% CI", "n", "trials", "completed", "pruned",
-        "failed"})
+  for (const char* h : {"best", "", "test acc (tuned) mean ± std", "95% CI", "n", "trials",
+                        "completed", "pruned", "failed"})
     header.emplace_back(h);
   header[varied + 1] = s.choosingMetric();
   rows.push_back(header);
@@ -535,10 +577,14 @@ std::string showTable(const StudyResults& r) {
     return out + "\n";
   };
   std::string out = "study " + std::to_string(r.study.id) + " '" + r.study.name + "' (" +
-                    storage::toString(r.study.status) +
-                    "): " + std::to_string(r.study.runsCompleted) + " of " +
-                    std::to_string(r.study.runsTotal) +
-                    (r.study.runsTotal == 1 ? " run completed\n" : " runs completed\n");
+                    storage::toString(r.study.status) + "): " + std::to_string(r.runsCompleted) +
+                    " of " + std::to_string(r.runsTotal) +
+                    (r.runsTotal == 1 ? " run completed" : " runs completed");
+  if (!r.plan.isSearch() && r.runsTotal < r.study.runsTotal)
+    out += " (" + std::to_string(r.study.runsTotal) +
+           " grid points: points that differ only in a key their mode does not read share one "
+           "run, shown once with - for that key)";
+  out += "\n";
   out += "target accuracy " + (std::isfinite(r.target) ? fmt("%.4f", r.target) : "-") +
          (r.targetIsDefault ? " (default: the lowest best accuracy of the completed runs)" : "") +
          "\n";

@@ -3,6 +3,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "recording_observer.h"
 #include "stagewise/engine/checkpoint.h"
@@ -114,6 +116,51 @@ class TestCheckpoint : public QObject {
                                   .arg(p.value)));
         }
       }
+    }
+  }
+
+  void peaksContinueAcrossResume() {
+    // Issue 36's walkthrough: the Memory panel's "peak" fell at a resume. A peak is the whole
+    // run's: the checkpoint records each stage's, and no point or summary of the resumed run
+    // reports less.
+    QTemporaryDir dir;
+    RecordingObserver full;
+    RunSummary s = train(spec(dir.path().toStdString()), full);
+    QVERIFY2(s.status == RunStatus::Completed, s.error.c_str());
+    const CheckpointInfo info = readCheckpointInfo(dir.path().toStdString() + "/step-30");
+    std::ifstream in(info.path + "/state.json");
+    const nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
+    QVERIFY(state.is_object() && state["counters"].size() == 3);
+    RecordingObserver resumed;
+    RunOptions options;
+    options.resumeFrom = info.path;
+    RunSummary r = train(info.spec, resumed, options);
+    QVERIFY2(r.status == RunStatus::Completed, r.error.c_str());
+    for (int k = 0; k < 3; ++k) {
+      const auto& c = state["counters"][size_t(k)];
+      QVERIFY2(c.contains("peak_memory_bytes") && c.contains("peak_activation_bytes"),
+               qPrintable(QString::fromStdString(c.dump())));
+      const int64_t memory = c["peak_memory_bytes"].get<int64_t>();
+      const int64_t activations = c["peak_activation_bytes"].get<int64_t>();
+      QVERIFY(memory > 0 && activations > 0);
+      QVERIFY(r.stages[size_t(k)].peakMemoryBytes >= memory);
+      QVERIFY(r.stages[size_t(k)].peakActivationBytes >= activations);
+      std::lock_guard lock(resumed.mutex);
+      int seen = 0;
+      for (const auto& p : resumed.points) {
+        if (p.stage != k) continue;
+        if (p.name == series::kMemoryBytes) {
+          QVERIFY2(p.value >= double(memory),
+                   qPrintable(QStringLiteral("stage %1 step %2: %3 < %4")
+                                  .arg(k)
+                                  .arg(p.step)
+                                  .arg(p.value)
+                                  .arg(memory)));
+          ++seen;
+        }
+        if (p.name == series::kActivationBytes) QVERIFY(p.value >= double(activations));
+      }
+      QVERIFY(seen > 0);
     }
   }
 

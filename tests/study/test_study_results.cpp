@@ -34,9 +34,11 @@ storage::NewStudy twoByTwo() {
 int64_t storedRun(storage::RunStore& store, RunStatus status,
                   const std::vector<std::tuple<int64_t, double, double>>& evals, double flops,
                   double wall,
-                  const std::vector<std::pair<std::string, int64_t>>& checkpoints = {}) {
+                  const std::vector<std::pair<std::string, int64_t>>& checkpoints = {},
+                  const std::string& mode = "local") {
   auto& w = store.writer();
   auto run = storage::testing::sampleRun();
+  run.mode = mode;
   const int64_t id = w.createRun(run);
   std::vector<storage::PointInput> points;
   for (const auto& [step, t, acc] : evals)
@@ -318,6 +320,63 @@ class TestStudyResults : public QObject {
     const std::string csv = exportRows(r, "csv");
     QCOMPARE(std::count(csv.begin(), csv.end(), '\n'), 5L);
     QVERIFY(csv.find("run_id,study_id,point,seed,train.lr,status,replaced,mode,") == 0);
+  }
+
+  void pointsSharingARunAreShownOnce() {
+    // Issue 36's walkthrough: a report's throughput study sweeps pipeline.micro_batches; local
+    // mode does not read it, so its points at M = 1 and 4 share one run. `study show` listed that
+    // run once per M and counted points as runs ("12 of 162" beside the queue's "4 of 104").
+    QTemporaryDir dir;
+    storage::RunStore store(dir.filePath("s.db").toStdString());
+    storage::NewStudy ns;
+    ns.name = "sweep";
+    ns.baseSpecJson = R"({"mode":"local"})";
+    ns.keys = {{"mode", R"(["local","pipeline"])"}, {"pipeline.micro_batches", "[1,4]"}};
+    ns.seeds = 1;
+    ns.runsTotal = 4;
+    const int64_t id = store.createStudy(ns);
+    const int64_t local = storedRun(store, RunStatus::Completed, {{19, 2.0, 0.8}}, 100, 2);
+    const int64_t m1 =
+        storedRun(store, RunStatus::Completed, {{19, 3.0, 0.7}}, 100, 3, {}, "pipeline");
+    store.linkStudyRun(id, link(0, local, 1, R"(["local",1])"));
+    store.linkStudyRun(id, link(1, local, 1, R"(["local",4])"));
+    store.linkStudyRun(id, link(2, m1, 1, R"(["pipeline",1])"));
+    storage::RunReader reader(store);
+    const StudyResults r = loadStudyResults(reader, id, 0.5);
+    QCOMPARE(r.rows.size(), size_t(3));      // every link, as stored (exports keep them)
+    QCOMPARE(r.outcomes.size(), size_t(2));  // one per run
+    QCOMPARE(r.groups.size(), size_t(2));
+    QCOMPARE(r.groups[0].values, (std::vector<std::string>{R"("local")", "null"}));
+    QCOMPARE(r.groups[0].accuracy.n, 1);
+    QCOMPARE(r.runsCompleted, 2);
+    QCOMPARE(r.runsTotal, 3);  // local once, pipeline at M = 1 and 4
+    QCOMPARE(r.study.runsTotal, 4);
+    const std::string table = showTable(r);
+    QVERIFY2(table.find("2 of 3 runs completed (4 grid points") != std::string::npos,
+             table.c_str());
+    int localRows = 0;
+    for (size_t at = table.find("\nlocal"); at != std::string::npos;
+         at = table.find("\nlocal", at + 1))
+      ++localRows;
+    QVERIFY2(localRows == 1, table.c_str());
+    QVERIFY2(table.find("\nlocal     -") != std::string::npos, table.c_str());
+
+    // What each mode reads, and the distinct runs of plans.
+    QVERIFY(!modeReadsKey("local", "pipeline.micro_batches"));
+    QVERIFY(modeReadsKey("pipeline", "pipeline.micro_batches"));
+    QVERIFY(!modeReadsKey("backprop", "partition.cuts"));
+    QVERIFY(!modeReadsKey("pipeline", "local.overlap"));
+    QVERIFY(modeReadsKey("local", "pipelines.x"));  // a section, not a prefix of a word
+    StudyPlan plan;
+    plan.keys = {{"mode", {R"("local")", R"("pipeline")", R"("backprop")"}},
+                 {"partition.cuts", {"[1]", "[1,2]"}},
+                 {"pipeline.micro_batches", {"1", "2", "4"}}};
+    plan.seeds = 2;
+    // local: 2 cuts; pipeline: 2 cuts x 3 M; backprop: 1; all x 2 seeds
+    QCOMPARE(distinctRuns(plan, "{}"), (2 + 6 + 1) * 2);
+    plan.keys.erase(plan.keys.begin());
+    QCOMPARE(distinctRuns(plan, R"({"mode":"local"})"), 2 * 2);
+    QCOMPARE(distinctRuns(plan, R"({"mode":"pipeline"})"), 6 * 2);
   }
 
   void searchWorkDrawsTrialsThenTunesTheBest() {

@@ -1,9 +1,11 @@
 #include "runtime/checkpoint_io.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "runtime/memory_meter.h"
 #include "stagewise/engine/checkpoint.h"
 
 namespace stagewise::engine {
@@ -36,9 +38,15 @@ std::string saveCheckpoint(const std::string& dir, int64_t step, int64_t totalSt
     // The cumulative counters, so a resumed run's series and summary continue from here.
     nlohmann::json counters = nlohmann::json::array();
     for (const auto& st : stages)
-      counters.push_back({{"bytes_sent", st->bytesSent},
-                          {"grad_bytes_sent", st->gradBytesSent},
-                          {"backprop_bytes", st->backpropBytes}});
+      counters.push_back(
+          {{"bytes_sent", st->bytesSent},
+           {"grad_bytes_sent", st->gradBytesSent},
+           {"backprop_bytes", st->backpropBytes},
+           // peaks: a resumed run's is the whole run's (issue 36's walkthrough)
+           {"peak_activation_bytes", st->peakActivationBytes},
+           {"peak_memory_bytes",
+            memory::runPeak(memory::stagePeak(st->memorySlot, st->plan.settings.device),
+                            st->peakMemoryFloor)}});
     if (injectFailure)
       throw std::runtime_error("injected failure after the stage files (debug.fail_checkpoint)");
     nlohmann::json state = {{"format", 1},
@@ -82,6 +90,8 @@ int64_t loadCheckpoint(const std::string& folder,
         stages[k]->bytesSent = c.value("bytes_sent", int64_t{0});
         stages[k]->gradBytesSent = c.value("grad_bytes_sent", int64_t{0});
         stages[k]->backpropBytes = c.value("backprop_bytes", int64_t{0});
+        stages[k]->peakActivationBytes = c.value("peak_activation_bytes", int64_t{0});
+        stages[k]->peakMemoryFloor = std::max<int64_t>(0, c.value("peak_memory_bytes", int64_t{0}));
       }
   }
   torch::NoGradGuard noGrad;

@@ -48,6 +48,12 @@ int64_t devicePeak(const std::string& device);
 /// A stage's peak: its device's on CUDA, its slot's otherwise; -1 when not measured.
 int64_t stagePeak(int slot, const std::string& device);
 
+/// A resumed run's peak: this process's, never below the one its checkpoint recorded (`floor`);
+/// -1 (not measured) stays -1.
+inline int64_t runPeak(int64_t peak, int64_t floor) {
+  return peak < 0 ? peak : (peak > floor ? peak : floor);
+}
+
 /// Tags the calling thread for its lifetime in a scope.
 class ThreadTag {
  public:

@@ -53,6 +53,9 @@ struct StageRuntime {
   int64_t backpropBytes = 0;
   int64_t peakActivationBytes = 0;
   int memorySlot = -1;  ///< the counting allocator's slot of the stage (-1: not counted)
+  /// The peak memory a checkpoint recorded: a resumed run's peak is the whole run's, never below
+  /// it.
+  int64_t peakMemoryFloor = 0;
 
   /// A setting to change before one of the stage's steps (live or scheduled; docs/architecture.md,
   /// "Live re-partition"). Taken by the stage thread between two of its steps.

@@ -115,13 +115,25 @@ struct StudyResults {
   double target = 0;                 ///< the accuracy used for time-to-target
   bool targetIsDefault = false;      ///< no --target given nor stored: see defaultTarget
   std::vector<StudyRunRow> rows;     ///< every linked run (replaced ones too), by point
-  std::vector<RunOutcome> outcomes;  ///< the completed, not replaced runs, one per point
+  std::vector<RunOutcome> outcomes;  ///< the completed, not replaced runs, one per run
   std::vector<size_t> outcomeRows;   ///< outcomes[i] comes from rows[outcomeRows[i]]
   std::vector<Group> groups;
   /// Searches: the plan, and one result per vary point (empty for a grid).
   StudyPlan plan;
   std::vector<TunedResult> tuned;
+  /// Distinct runs (points sharing a run count once): completed, and the plan's total (a
+  /// search's: its stored total). study.runsCompleted / runsTotal count grid points.
+  int runsCompleted = 0;
+  int runsTotal = 0;
 };
+
+/// Whether `mode` reads spec key `key` (dotted): backprop reads no partition, local, pipeline or
+/// probe key; local no pipeline key; pipeline no local key. The rule specIdentity applies.
+bool modeReadsKey(const std::string& mode, const std::string& key);
+
+/// The distinct runs of a grid plan: its points per seed, with keys their mode (the varied
+/// mode, else the base's) does not read counted once.
+int distinctRuns(const StudyPlan& plan, const std::string& baseSpecJson);
 
 /// A search's result per vary point (loadStudyResults fills StudyResults::tuned with it).
 std::vector<TunedResult> tunedResults(storage::RunReader& reader, const StudyResults& results);
