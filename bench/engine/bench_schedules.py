@@ -50,7 +50,7 @@ def main():
     ap.add_argument("--json", default="", help="write every row here too")
     a = ap.parse_args()
     rows = []
-    head = (f"{'preset':<6} {'K':>2} {'M':>2} {'rnd':>3} {'schedule':<16} {'samples/s':>9} "
+    head = (f"{'preset':<6} {'K':>2} {'M':>2} {'rnd':>3} {'schedule':<21} {'samples/s':>9} "
             f"{'x local':>7} {'bubble meas.':>12} {'planned':>8} {'peak act. MiB':>13}")
     print(head)
     print("-" * len(head))
@@ -76,7 +76,7 @@ def main():
                     for name, sets in variants:
                         d, err = train(a.cli, config, sets)
                         if d is None:
-                            print(f"{preset:<6} {k:>2} {m:>2} {rnd:>3} {name:<16} refused: {err}")
+                            print(f"{preset:<6} {k:>2} {m:>2} {rnd:>3} {name:<21} refused: {err}")
                             continue
                         rate = d.get("samples_per_sec") or float("nan")
                         if name == "local":
@@ -86,7 +86,7 @@ def main():
                         plan = mean([s.get("bubble_planned") for s in st])
                         act = max((s.get("peak_activation_bytes") or 0) for s in st) / 2**20
                         ratio = rate / local_rate if local_rate else float("nan")
-                        print(f"{preset:<6} {k:>2} {m:>2} {rnd:>3} {name:<16} {rate:>9.0f} "
+                        print(f"{preset:<6} {k:>2} {m:>2} {rnd:>3} {name:<21} {rate:>9.0f} "
                               f"{ratio:>7.2f} {meas:>12.3f} {plan:>8.3f} {act:>13.1f}",
                               flush=True)
                         rows.append({"preset": preset, "stages": k, "micro": m, "round": rnd,
