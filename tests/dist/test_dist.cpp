@@ -299,15 +299,26 @@ class TestDist : public QObject {
     }
   }
 
+  void interleavedRunAcrossProcessesIsTheOneProcessRun_data() {
+    QTest::addColumn<QStringList>("sets");
+    QTest::newRow("M=4") << QStringList{};
+    // The whole model's norm summed over the ranks' stages, both chunks of each worker included.
+    QTest::newRow("M=4 clipped") << QStringList{"--set", "train.clip_norm=0.05"};
+    QTest::newRow("M=2 recompute")
+        << QStringList{"--set", "pipeline.micro_batches=2", "--set", "pipeline.recompute=true"};
+  }
   /// A short interleaved run over 2 processes is the one-process run, bit for bit: every loss,
   /// every stage's weights and bytes, the test accuracy; each stage's measured bubble in the
   /// summary, and the trace puts stage k on rank k mod 2.
   void interleavedRunAcrossProcessesIsTheOneProcessRun() {
+    QFETCH(QStringList, sets);
     QTemporaryDir dir;
     const QString spec = writeSpec(dir, kInterleavedSpec), db = dir.filePath("runs.db");
-    Result one = runCli({"train", "--config", spec, "--db", db, "--json", "--quiet"});
+    Result one =
+        runCli(QStringList{"train", "--config", spec, "--db", db, "--json", "--quiet"} + sets);
     QVERIFY2(one.code == 0, qPrintable(one.err));
-    Result many = runCli({"launch", "--config", spec, "--procs", "2", "--db", db, "--json"});
+    Result many = runCli(
+        QStringList{"launch", "--config", spec, "--procs", "2", "--db", db, "--json"} + sets);
     QVERIFY2(many.code == 0, qPrintable(many.err + many.out));
     const QJsonObject a = lastJson(one.out), b = lastJson(many.out);
     QCOMPARE(b["status"].toString(), QString("completed"));
