@@ -1,6 +1,7 @@
 // Stages in several processes (stagewise-cli launch / train --dist over c10d Gloo on loopback), as
 // a user runs them: the same losses and weights as one process, bytes per boundary, a rank that
-// dies or hangs, a wrong world size, an unreachable master, Ctrl+C.
+// dies or hangs, a wrong world size, an unreachable master, Ctrl+C; interleaved with a worker per
+// process, against backprop's gradients.
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,10 +16,13 @@
 #include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 #include <utility>
 
 #include "proc_children.h"
 #include "script_models.h"
+
+#include <torch/torch.h>  // the backprop checkpoint's weights
 
 namespace {
 
@@ -58,6 +62,15 @@ const QByteArray kSpec =
     R"({"name":"dist-test","dataset":{"kind":"synthetic","synthetic_train":2048,"synthetic_test":256},
   "model":{"hidden":[64,64,64,64]},"partition":{"cuts":[1,3]},"train":{"max_steps":150},"eval":{"interval":50},
   "probe":{"interval":40}})";
+
+// interleaved, K = 4 stages of v = 2 chunks: 2 workers, stage k on worker k mod 2. One intra-op
+// thread, so that the reductions run in backprop's order.
+const QByteArray kInterleavedSpec =
+    R"({"name":"dist-interleaved","dataset":{"kind":"synthetic","synthetic_train":1024,
+  "synthetic_test":256},"model":{"hidden":[32,32,32,32]},"partition":{"cuts":[1,2,3]},
+  "mode":"pipeline","pipeline":{"schedule":"interleaved","chunks":2,"micro_batches":4},
+  "train":{"batch_size":16,"max_steps":60,"seed":3,"backprop_threads":1},
+  "stage_defaults":{"threads":1},"eval":{"interval":30},"probe":{"interval":-1}})";
 
 /// loss points per (stage, step) of a stored run, from `runs export`.
 QMap<QPair<int, qint64>, QString> lossSeries(const QString& db, int runId) {
@@ -214,6 +227,130 @@ class TestDist : public QObject {
       QCOMPARE(pidsOfStage.size(), 3);
       for (int k = 0; k < 3; ++k) QCOMPARE(pidsOfStage[k], QSet<int>{k * ranks / 3});
     }
+  }
+
+  void interleavedGradientsAreBackpropsAcrossProcesses_data() {
+    QTest::addColumn<int>("micro");
+    QTest::newRow("M=1") << 1;
+    QTest::newRow("M=4") << 4;
+  }
+  /// interleaved over 2 processes (K = 4 stages, v = 2 chunks: rank r runs stages r and r + 2):
+  /// one SGD step from the seeded weights with a large rate, so the weights after it are
+  /// w0 - lr g, the gradient's. Each stage's param_checksum (the sum of its weights, summed as
+  /// the engine does) against the same sum over backprop's weights after its first step (its
+  /// checkpoint): bit for bit with one micro-batch, to float rounding with four.
+  void interleavedGradientsAreBackpropsAcrossProcesses() {
+    QFETCH(int, micro);
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kInterleavedSpec);
+    const QStringList sgd{"--set", "train.optimizer=sgd", "--set", "train.momentum=0",
+                          "--set", "train.lr=10000",      "--set", "eval.interval=0"};
+    // Backprop's first step, from its checkpoint at step 1 (a distributed run keeps none).
+    const QString folder = dir.filePath("bp");
+    Result bp = runCli(QStringList{"train", "--config", spec, "--no-store", "--json", "--quiet",
+                                   "--set", "mode=backprop", "--set", "train.max_steps=2", "--set",
+                                   "checkpoint.interval=1", "--set", "checkpoint.dir=" + folder} +
+                       sgd);
+    QVERIFY2(bp.code == 0, qPrintable(bp.err));
+    std::vector<torch::Tensor> w1;
+    {
+      torch::serialize::InputArchive archive;
+      archive.load_from((folder + "/step-1/stage-0.pt").toStdString());
+      for (int i = 0;; ++i) {
+        torch::Tensor t;
+        if (!archive.try_read("body." + std::to_string(i), t)) break;
+        w1.push_back(t);
+      }
+    }
+    QCOMPARE(w1.size(), size_t{10});  // 5 linear layers (4 hidden and the classifier): W and b
+    Result many =
+        runCli(QStringList{"launch", "--config", spec, "--procs", "2", "--no-store", "--json",
+                           "--set", "pipeline.micro_batches=" + QString::number(micro), "--set",
+                           "train.max_steps=1"} +
+               sgd);
+    QVERIFY2(many.code == 0, qPrintable(many.err + many.out));
+    const QJsonObject b = lastJson(many.out);
+    QCOMPARE(b["status"].toString(), QString("completed"));
+    QCOMPARE(b["steps"].toInt(), 1);
+    const QJsonArray stages = b["stages"].toArray();
+    QCOMPARE(stages.size(), 4);
+    for (int k = 0; k < 4; ++k) {
+      const QJsonObject st = stages[k].toObject();
+      const QJsonArray layers = st["layers"].toArray();
+      // Backprop's weights of this stage's layers, summed as the engine's checksum sums them.
+      double sum = 0, magnitude = 0;
+      for (int l = layers[0].toInt(); l <= layers[1].toInt(); ++l)
+        for (int j = 0; j < 2; ++j) {
+          const torch::Tensor t = w1[static_cast<size_t>(2 * l + j)].to(torch::kFloat64);
+          sum += t.sum().item<double>();
+          magnitude += t.abs().sum().item<double>();
+        }
+      const double got = st["param_checksum"].toDouble();
+      const QByteArray what = QString("stage %1: %2 against backprop's %3")
+                                  .arg(k)
+                                  .arg(got, 0, 'g', 17)
+                                  .arg(sum, 0, 'g', 17)
+                                  .toUtf8();
+      if (micro == 1)
+        QVERIFY2(got == sum, what.constData());
+      else  // the weights are lr g here: the tolerance is relative to the gradient's size
+        QVERIFY2(std::abs(got - sum) <= 1e-5 * magnitude, what.constData());
+      if (k > 0) QVERIFY(st["grad_bytes_sent"].toInteger() > 0);
+    }
+  }
+
+  void interleavedRunAcrossProcessesIsTheOneProcessRun_data() {
+    QTest::addColumn<QStringList>("sets");
+    QTest::newRow("M=4") << QStringList{};
+    // The whole model's norm summed over the ranks' stages, both chunks of each worker included.
+    QTest::newRow("M=4 clipped") << QStringList{"--set", "train.clip_norm=0.05"};
+    QTest::newRow("M=2 recompute")
+        << QStringList{"--set", "pipeline.micro_batches=2", "--set", "pipeline.recompute=true"};
+  }
+  /// A short interleaved run over 2 processes is the one-process run, bit for bit: every loss,
+  /// every stage's weights and bytes, the test accuracy; each stage's measured bubble in the
+  /// summary, and the trace puts stage k on rank k mod 2.
+  void interleavedRunAcrossProcessesIsTheOneProcessRun() {
+    QFETCH(QStringList, sets);
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kInterleavedSpec), db = dir.filePath("runs.db");
+    Result one =
+        runCli(QStringList{"train", "--config", spec, "--db", db, "--json", "--quiet"} + sets);
+    QVERIFY2(one.code == 0, qPrintable(one.err));
+    Result many = runCli(
+        QStringList{"launch", "--config", spec, "--procs", "2", "--db", db, "--json"} + sets);
+    QVERIFY2(many.code == 0, qPrintable(many.err + many.out));
+    const QJsonObject a = lastJson(one.out), b = lastJson(many.out);
+    QCOMPARE(b["status"].toString(), QString("completed"));
+    QCOMPARE(b["steps"].toInt(), 60);
+    const QJsonArray sa = a["stages"].toArray(), sb = b["stages"].toArray();
+    QCOMPARE(sb.size(), 4);
+    for (int k = 0; k < 4; ++k) {
+      const QJsonObject x = sa[k].toObject(), y = sb[k].toObject();
+      QCOMPARE(y["param_checksum"].toDouble(), x["param_checksum"].toDouble());
+      QCOMPARE(y["bytes_sent"].toInteger(), x["bytes_sent"].toInteger());
+      QCOMPARE(y["grad_bytes_sent"].toInteger(), x["grad_bytes_sent"].toInteger());
+      QCOMPARE(y["steps"].toInt(), 60);
+      // Measured by the rank that ran the stage, reported to rank 0 with its summary.
+      QVERIFY2(y["bubble_measured"].isDouble(), qPrintable(QString::number(k)));
+      QVERIFY(y["bubble_measured"].toDouble() >= 0 && y["bubble_measured"].toDouble() < 1);
+    }
+    QCOMPARE(b["test_accuracy"].toDouble(), a["test_accuracy"].toDouble());
+    const auto la = lossSeries(db, a["run_id"].toInt()), lb = lossSeries(db, b["run_id"].toInt());
+    QCOMPARE(la.size(), 60);
+    QCOMPARE(lb, la);
+    const QString file = dir.filePath("trace.json");
+    Result trace =
+        runCli({"runs", "--db", db, "trace", QString::number(b["run_id"].toInt()), "--out", file});
+    QVERIFY2(trace.code == 0, qPrintable(trace.err));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QMap<int, QSet<int>> pidsOfStage;
+    for (const QJsonValue& v : QJsonDocument::fromJson(f.readAll())["traceEvents"].toArray())
+      if (v["ph"].toString() == QStringLiteral("X"))
+        pidsOfStage[v["tid"].toInt()].insert(v["pid"].toInt());
+    QCOMPARE(pidsOfStage.size(), 4);
+    for (int k = 0; k < 4; ++k) QCOMPARE(pidsOfStage[k], QSet<int>{k % 2});
   }
 
   void textRanksGiveTheOneProcessRun_data() {
@@ -394,13 +531,23 @@ class TestDist : public QObject {
         {"launch", "--config", spec, "--procs", "2", "--set", "mode=backprop", "--no-store"});
     QVERIFY(backprop.code != 0);
     QVERIFY2(backprop.err.contains("backprop runs in one process"), qPrintable(backprop.err));
-    // interleaved: one worker of 3 chunks here; a worker's chunks take turns in one process.
+    // interleaved: one process per worker (3 stages of 3 chunks: one worker), and a stage's
+    // explicit rank must be its worker's.
     Result interleaved =
         runCli({"launch", "--config", spec, "--procs", "2", "--set", "mode=pipeline", "--set",
                 "pipeline.schedule=interleaved", "--set", "pipeline.chunks=3", "--no-store"});
-    QVERIFY(interleaved.code != 0);
-    QVERIFY2(interleaved.err.contains("interleaved runs in one process"),
+    QCOMPARE(interleaved.code, 2);
+    QVERIFY2(interleaved.err.contains("runs its 3 stages on 1 worker, one process each: start 1 "
+                                      "process, not 2"),
              qPrintable(interleaved.err));
+    const QString placed =
+        writeSpec(dir, R"({"name":"dist-test","dataset":{"kind":"synthetic","synthetic_train":512},
+        "model":{"hidden":[32,32,32]},"partition":{"cuts":[1,2,3]},"mode":"pipeline",
+        "pipeline":{"schedule":"interleaved","chunks":2},"stages":[{},{},{"rank":1}]})");
+    Result misplaced = runCli({"launch", "--config", placed, "--procs", "2", "--no-store"});
+    QCOMPARE(misplaced.code, 2);
+    QVERIFY2(misplaced.err.contains("stages[2].rank: interleaved runs stage 2 on worker 0"),
+             qPrintable(misplaced.err));
   }
 };
 

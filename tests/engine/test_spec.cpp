@@ -383,6 +383,14 @@ class TestSpec : public QObject {
     QCOMPARE(assignRanks(s, 4, 2), (std::vector<int>{0, 0, 1, 1}));
     QCOMPARE(assignRanks(s, 4, 3), (std::vector<int>{0, 0, 1, 2}));
     QCOMPARE(assignRanks(s, 4, 1), (std::vector<int>{0, 0, 0, 0}));
+    // interleaved: rank r is worker r and runs its chunks, stages r, r + W, ...
+    s = parseSpec(R"({"mode":"pipeline","partition":{"cuts":[2,4,6]},
+                      "pipeline":{"schedule":"interleaved","chunks":2}})");
+    QCOMPARE(assignRanks(s, 4, 2), (std::vector<int>{0, 1, 0, 1}));
+    QCOMPARE(assignRanks(s, 4, 1), (std::vector<int>{0, 0, 0, 0}));
+    s = parseSpec(R"({"mode":"pipeline","partition":{"cuts":[1,2,3,4,5]},
+                      "pipeline":{"schedule":"interleaved","chunks":2},"stages":[{},{"rank":1}]})");
+    QCOMPARE(assignRanks(s, 6, 3), (std::vector<int>{0, 1, 2, 0, 1, 2}));
     // Explicit ranks, round trip through the canonical JSON.
     s = parseSpec(
         R"({"partition":{"cuts":[2,4,6]},"stages":[{"rank":1},{"rank":0},{"rank":1},{"rank":0}],
@@ -420,6 +428,21 @@ class TestSpec : public QObject {
     QCOMPARE(
         message(R"({"partition":{"cuts":[2]},"mode":"pipeline","train":{"clip_norm":1}})", 2, 2),
         std::string("no error"));  // the norm is summed across the processes
+    // interleaved: one process per worker, and explicit ranks only where the placement puts them.
+    const std::string interleaved =
+        R"({"mode":"pipeline","partition":{"cuts":[2,4,6]},"pipeline":{"schedule":"interleaved",
+            "chunks":2})";
+    QCOMPARE(message(interleaved + "}", 4, 3),
+             std::string("pipeline.chunks: interleaved with 2 chunks runs its 4 stages on 2 "
+                         "workers, one process each: start 2 processes, not 3 (or change "
+                         "pipeline.chunks)"));
+    QVERIFY(message(interleaved + R"(,"stages":[{},{},{"rank":1}]})", 4, 2)
+                .find("stages[2].rank: interleaved runs stage 2 on worker 0") != std::string::npos);
+    QVERIFY(message(interleaved + R"(,"stage_defaults":{"rank":0}})", 4, 2)
+                .find("stage_defaults.rank: interleaved runs stage 1 on worker 1") !=
+            std::string::npos);
+    QCOMPARE(message(interleaved + R"(,"stages":[{"rank":0},{"rank":1}]})", 4, 2),
+             std::string("no error"));
     QVERIFY(message(R"({"partition":{"cuts":[2]},"checkpoint":{"interval":10}})", 2, 2)
                 .find("checkpoint") != std::string::npos);
     auto problems =

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "stagewise/engine/pipeline_schedule.h"
+
 namespace stagewise::engine {
 
 std::string toString(Mode mode) {
@@ -62,12 +64,6 @@ std::vector<int> assignRanks(const ExperimentSpec& spec, int numStages, int worl
                     "backprop runs in one process (the whole model is one stage); spread "
                     "stages over processes with mode=local or mode=pipeline, or run without "
                     "--dist / launch");
-  if (spec.mode == Mode::Pipeline && spec.pipeline.schedule == "interleaved" &&
-      spec.pipeline.chunks > 1 && worldSize > 1)
-    throw SpecError("pipeline.schedule",
-                    "interleaved runs in one process for now (a worker's chunks take turns on "
-                    "one process's threads); run it without --dist / launch, or use 1f1b or "
-                    "zb-h1");
   if (spec.checkpoint.enabled())
     throw SpecError("checkpoint",
                     "checkpoints are not supported in a distributed run yet; remove "
@@ -77,6 +73,27 @@ std::vector<int> assignRanks(const ExperimentSpec& spec, int numStages, int worl
                                           " processes needs at least " + std::to_string(worldSize) +
                                           " stages, this one has " + std::to_string(numStages) +
                                           "; add cuts or start fewer processes");
+  // interleaved: a worker's chunks take turns on its own threads, so a worker is one process:
+  // rank r runs the stages of worker r (r, r + W, ...), and every boundary crosses processes.
+  const int chunks = spec.pipeline.chunks;
+  const bool interleaved = spec.mode == Mode::Pipeline && spec.pipeline.schedule == "interleaved" &&
+                           chunks > 1 && worldSize > 1;
+  if (interleaved) {
+    const int workers = numStages / chunks;
+    if (numStages % chunks != 0)
+      throw SpecError("pipeline.chunks", "interleaved needs the " + std::to_string(numStages) +
+                                             " stages to be a multiple of " +
+                                             std::to_string(chunks) + " chunks");
+    auto count = [](int n, const std::string& noun) {
+      return std::to_string(n) + " " + noun + (n == 1 ? "" : noun.ends_with('s') ? "es" : "s");
+    };
+    if (worldSize != workers)
+      throw SpecError("pipeline.chunks",
+                      "interleaved with " + std::to_string(chunks) + " chunks runs its " +
+                          std::to_string(numStages) + " stages on " + count(workers, "worker") +
+                          ", one process each: start " + count(workers, "process") + ", not " +
+                          std::to_string(worldSize) + " (or change pipeline.chunks)");
+  }
   std::vector<int> ranks(static_cast<size_t>(numStages));
   for (int k = 0; k < numStages; ++k) {
     const int explicitRank = spec.stageSettings(k).rank;
@@ -89,6 +106,18 @@ std::vector<int> assignRanks(const ExperimentSpec& spec, int numStages, int worl
                                  " does not exist in a run of " + std::to_string(worldSize) +
                                  " processes (ranks 0.." + std::to_string(worldSize - 1) + ")");
     if (explicitRank < -1) throw SpecError(field, "must be a rank >= 0, or -1 for the default");
+    if (interleaved) {
+      const int worker = schedule::workerOf(k, numStages, chunks);
+      if (explicitRank >= 0 && explicitRank != worker)
+        throw SpecError(field, "interleaved runs stage " + std::to_string(k) + " on worker " +
+                                   std::to_string(worker) + " (stage mod " +
+                                   std::to_string(worldSize) + "), whose process is rank " +
+                                   std::to_string(worker) + ", not " +
+                                   std::to_string(explicitRank) + "; set it to " +
+                                   std::to_string(worker) + " or remove it");
+      ranks[static_cast<size_t>(k)] = worker;
+      continue;
+    }
     ranks[static_cast<size_t>(k)] =
         explicitRank >= 0 ? explicitRank
                           : static_cast<int>(static_cast<int64_t>(k) * worldSize / numStages);

@@ -99,6 +99,10 @@ C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, Run
   m_group = std::make_shared<DistGroup>(o, timeout, digest(specToJson(m_spec)), modelFile);
   m_rank = o.rank;
   // Channel k feeds stage k; its sender is stage k-1 (the loader, on stage 0's rank, for k = 0).
+  // Nothing assumes a rank's stages are adjacent: under interleaved rank r runs stages r, r + W,
+  // ..., and every boundary crosses, the wrap from worker W-1 to worker 0 included. Each boundary
+  // has its own tags, so transfers between the same two ranks in both directions never wait on
+  // one another; the receiving queue holds what the in-process one does (activationCapacity).
   m_sendChannels.assign(static_cast<size_t>(k), nullptr);
   m_gradSendChannels.assign(static_cast<size_t>(k), nullptr);
   // The activations entering stage i: the output of the layer before it, at most a full batch.
@@ -127,7 +131,7 @@ C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, Run
     } else if (up != m_rank && down == m_rank) {
       slot = std::make_unique<C10dRecvChannel>(
           *m_group, up, boundaryTag(i), maxLabels, maxPayload,
-          static_cast<size_t>(m_spec.train.queueCapacity), [this, i](const std::string& e) {
+          activationCapacity(m_spec, static_cast<size_t>(i)), [this, i](const std::string& e) {
             m_ctx.fail(i, "stage " + std::to_string(i) + ": " + e);
           });
     }
