@@ -27,6 +27,7 @@ using report_fixture::FakeRun;
 using report_fixture::storeRun;
 
 Q_DECLARE_METATYPE(stagewise::report::Verdict)
+Q_DECLARE_METATYPE(std::vector<int>)
 
 namespace {
 
@@ -1177,6 +1178,65 @@ class TestReport : public QObject {
             lengths.contains(QStringLiteral("batch ")) &&
             lengths.contains(QStringLiteral("from the base's")),
         qPrintable(lengths));
+  }
+
+  // issue 37: a full report sweeps the other schedules at M = K and 2K and measures
+  // recomputation in every round; a base whose stage counts do not allow interleaved (2 chunks
+  // on 2 or more workers) runs none and says so.
+  void suiteSweepsSchedulesWhereTheStageCountAllows_data() {
+    QTest::addColumn<bool>("quick");
+    QTest::addColumn<std::vector<int>>("cuts");
+    QTest::addColumn<int>("interleavedRuns");  // per round
+    QTest::addColumn<QString>("adapted");
+    QTest::newRow("full, 4 stages") << false << std::vector<int>{2, 4, 6} << 2
+                                    << "interleaved (2 model chunks per worker) at 4 stages; "
+                                       "skipped at 2, 3 stages";
+    QTest::newRow("quick, 3 stages") << true << std::vector<int>{3, 6} << 0
+                                     << "interleaved (2 model chunks per worker) not measured; "
+                                        "skipped at 2, 3 stages";
+  }
+  void suiteSweepsSchedulesWhereTheStageCountAllows() {
+    QFETCH(bool, quick);
+    QFETCH(std::vector<int>, cuts);
+    QFETCH(int, interleavedRuns);
+    QFETCH(QString, adapted);
+    FakeRun base;
+    base.cuts = cuts;
+    study::ShapeCache shapes;
+    SuiteOptions options;
+    options.quick = quick;
+    const Suite suite = planSuite(report_fixture::specJsonOf(base), options, shapes);
+    const int stages = int(cuts.size()) + 1;
+    const auto jobs = planJobs(suite, {"cpu"}, shapes);
+    std::map<std::string, std::set<std::pair<int, int>>> bySchedule;  // (stages, M)
+    std::map<std::string, int> runs;
+    std::set<int> recomputeRounds;
+    for (const auto& j : jobs) {
+      if (j.spec.mode != engine::Mode::Pipeline) continue;
+      const int k = int(j.spec.partition.cuts.size()) + 1;
+      for (const auto& l : j.links)
+        if (suite.studies[l.study].finding == "throughput_vs_stages") {
+          bySchedule[j.spec.pipeline.schedule].insert({k, j.spec.pipeline.microBatches});
+          ++runs[j.spec.pipeline.schedule];
+          break;
+        }
+      if (j.spec.pipeline.recompute) recomputeRounds.insert(j.round);
+    }
+    std::set<std::pair<int, int>> others;
+    for (int k = 2; k <= stages; ++k)
+      for (int m : quick ? std::vector<int>{stages} : std::vector<int>{stages, 2 * stages})
+        others.insert({k, m});
+    QCOMPARE(bySchedule["1f1b"], others);
+    QCOMPARE(bySchedule["zb-h1"], others);
+    QCOMPARE(runs["interleaved"], interleavedRuns * suite.rounds);
+    QCOMPARE(recomputeRounds.size(), size_t(quick ? 1 : suite.rounds));
+    bool said = false;
+    for (const auto& a : suite.adaptations)
+      said = said || QString::fromStdString(a).startsWith(adapted);
+    QVERIFY(said);
+    std::set<std::string> parts;
+    for (const auto& st : suite.studies) parts.insert(st.part);
+    QCOMPARE(parts.count("interleaved"), size_t(interleavedRuns > 0));
   }
 
   void sessionReusesStoredRunsButMeasuresThroughputAnew() {
