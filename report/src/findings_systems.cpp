@@ -253,8 +253,7 @@ int fastestOf(const std::vector<RunData>& runs) {
 }  // namespace
 
 Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData>& pipeline,
-                    const std::vector<RunData>& backprop,
-                    const std::vector<RunData>& recompute) {
+                    const std::vector<RunData>& backprop, const std::vector<RunData>& recompute) {
   Finding f;
   f.id = "memory";
   f.paperFinding = 4;
@@ -374,9 +373,9 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
                        {"ratio_recompute", jsonNumber(lk / rk)}});
     recTable.rows.push_back({std::to_string(k), std::to_string(m), fmtBytes(lk), fmtBytes(pk),
                              fmtBytes(rk), fmt(lk / pk, 2), fmt(lk / rk, 2)});
-    recText += std::string(recText.empty() ? "" : ", ") + std::to_string(k) + " stages M = " +
-               std::to_string(m) + ": q = " + fmt(lk / rk, 2) + " (" + fmt(lk / pk, 2) +
-               " without)";
+    recText += std::string(recText.empty() ? "" : ", ") + std::to_string(k) +
+               " stages M = " + std::to_string(m) + ": q = " + fmt(lk / rk, 2) + " (" +
+               fmt(lk / pk, 2) + " without)";
   }
   ours["recompute"] = recRows;
   if (!recTable.rows.empty()) f.tables.push_back(recTable);
@@ -489,8 +488,8 @@ struct Setting {
 
 /// The order the report lists the methods in.
 int methodRank(const std::string& m) {
-  static const std::vector<std::string> order = {"local",       "backprop", "gpipe",
-                                                 "1f1b",        "interleaved", "zb-h1"};
+  static const std::vector<std::string> order = {"local", "backprop",    "gpipe",
+                                                 "1f1b",  "interleaved", "zb-h1"};
   const auto it = std::find(order.begin(), order.end(), m);
   return static_cast<int>(it - order.begin());
 }
@@ -649,21 +648,20 @@ Finding judgeThroughput(const std::vector<RunData>& runs, int cores) {
       const bool piped = isPipeline(*at);
       const bool best = piped && bestPipe && *bestPipe == *at;
       const double measured = finiteMedian(c.measured), planned = finiteMedian(c.planned);
-      ordered_json row = {{"stages", k},
-                          {"method", method},
-                          {"micro_batches", piped ? ordered_json(at->microBatches)
-                                                  : ordered_json(nullptr)}};
+      ordered_json row = {
+          {"stages", k},
+          {"method", method},
+          {"micro_batches", piped ? ordered_json(at->microBatches) : ordered_json(nullptr)}};
       row.update(cellJson(c));
       row["bubble_measured"] = jsonNumber(measured);
       row["bubble_planned"] = jsonNumber(planned);
       row["fastest_pipeline"] = best;
       bySchedule.push_back(row);
-      t.rows.push_back({std::to_string(k), method,
-                        piped ? std::to_string(at->microBatches) : std::string("-"),
-                        fmt(c.median(), 0),
-                        fmt(stats::minOf(c.speed), 0) + "-" + fmt(stats::maxOf(c.speed), 0),
-                        fmt(measured, 3), fmt(planned, 3), std::to_string(c.speed.size()),
-                        best ? "fastest pipeline" : ""});
+      t.rows.push_back(
+          {std::to_string(k), method, piped ? std::to_string(at->microBatches) : std::string("-"),
+           fmt(c.median(), 0), fmt(stats::minOf(c.speed), 0) + "-" + fmt(stats::maxOf(c.speed), 0),
+           fmt(measured, 3), fmt(planned, 3), std::to_string(c.speed.size()),
+           best ? "fastest pipeline" : ""});
     }
   }
   ours["by_schedule"] = bySchedule;
@@ -695,10 +693,9 @@ Finding judgeThroughput(const std::vector<RunData>& runs, int cores) {
   ours["pipeline_schedule"] =
       bestSchedule.empty() ? ordered_json(nullptr) : ordered_json(bestSchedule);
   ours["pipeline_micro_batches"] = bestM;
-  const std::string pipeWords =
-      bestSchedule.empty() ? std::string("pipelined backprop")
-                           : "pipelined backprop (" + bestSchedule + ", M = " +
-                                 std::to_string(bestM) + ")";
+  const std::string pipeWords = bestSchedule.empty() ? std::string("pipelined backprop")
+                                                     : "pipelined backprop (" + bestSchedule +
+                                                           ", M = " + std::to_string(bestM) + ")";
   f.settings = pipeWords + ", the fastest of " +
                (sweptWords.empty() ? std::string("none") : sweptWords) + " at " +
                std::to_string(kStar) + " stages";
@@ -710,9 +707,9 @@ Finding judgeThroughput(const std::vector<RunData>& runs, int cores) {
   f.oursJson = ours.dump();
   f.oursText = "s = " + fmt(s, 2) + " at " + std::to_string(kStar) + " stages (local " +
                fmt(local, 0) + ", pipeline with " +
-               (bestSchedule.empty() ? std::string("no schedule") : bestSchedule) + " at M = " +
-               std::to_string(bestM) + " " + fmt(pipe, 0) + ", backprop " + fmt(bp, 0) +
-               " samples/s)";
+               (bestSchedule.empty() ? std::string("no schedule") : bestSchedule) +
+               " at M = " + std::to_string(bestM) + " " + fmt(pipe, 0) + ", backprop " +
+               fmt(bp, 0) + " samples/s)";
   if (kStar < 2) {
     f.verdict = Verdict::Inconclusive;
     f.why = cores < 2 ? "1 core: no two stages can compute at once here"
@@ -731,8 +728,8 @@ Finding judgeThroughput(const std::vector<RunData>& runs, int cores) {
             " stages here (s = " + fmt(s, 2) + ")";
   } else {
     f.verdict = Verdict::Inconclusive;
-    f.why = "local mode was faster than " + pipeWords + " by less than the rule asks (s = " +
-            fmt(s, 2) + ") with " + std::to_string(cores) +
+    f.why = "local mode was faster than " + pipeWords +
+            " by less than the rule asks (s = " + fmt(s, 2) + ") with " + std::to_string(cores) +
             " cores: the high-compute regime with a processor per "
             "stage cannot be reached here";
   }

@@ -293,10 +293,11 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
            {"pipeline.micro_batches", ms},
            {"pipeline.recompute", {"false", "true"}}},
           options.quick ? 1 : suite.rounds, true, "recompute");
-      suite.adaptations.push_back("memory with activation recomputation: local against GPipe "
-                                  "with and without pipeline.recompute at " +
-                                  words(ks) + " stages and M = " + words(ms) +
-                                  (options.quick ? " (quick: one round)" : ""));
+      suite.adaptations.push_back(
+          "memory with activation recomputation: local against GPipe "
+          "with and without pipeline.recompute at " +
+          words(ks) + " stages and M = " + words(ms) +
+          (options.quick ? " (quick: one round)" : ""));
     } else {
       suite.adaptations.push_back(
           "memory with activation recomputation not measured: M = 4 and 8 do not fit batch " +

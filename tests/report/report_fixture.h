@@ -50,9 +50,9 @@ struct FakeRun {
   bool text = false;
   double testLoss = 2.0;
   // issue 37
-  std::string schedule = "gpipe";  // pipeline.schedule
-  int chunks = 1;                  // pipeline.chunks
-  bool recompute = false;          // pipeline.recompute
+  std::string schedule = "gpipe";                     // pipeline.schedule
+  int chunks = 1;                                     // pipeline.chunks
+  bool recompute = false;                             // pipeline.recompute
   std::vector<double> bubbleMeasured, bubblePlanned;  // per stage (empty: null)
 };
 

@@ -416,9 +416,9 @@ class TestReport : public QObject {
     QCOMPARE(ours["pipeline_micro_batches"].get<int>(), 2);
     QVERIFY(std::abs(ours["speedup_over_pipeline"].get<double>() - 1500.0 / 1400) < 1e-12);
     QVERIFY2(f.settings.find("zb-h1, M = 2") != std::string::npos, f.settings.c_str());
-    QVERIFY2(f.settings.find("gpipe at M = 1, 2; 1f1b at M = 2; zb-h1 at M = 2") !=
-                 std::string::npos,
-             f.settings.c_str());
+    QVERIFY2(
+        f.settings.find("gpipe at M = 1, 2; 1f1b at M = 2; zb-h1 at M = 2") != std::string::npos,
+        f.settings.c_str());
     QVERIFY2(f.why.find("zb-h1") != std::string::npos, f.why.c_str());
     // The plot's pipeline line is the fastest schedule at each stage count.
     const auto& pipeRows = ours["samples_per_sec"]["pipeline"];
@@ -1104,7 +1104,7 @@ class TestReport : public QObject {
     // local against GPipe with and without recomputation at 2 and 4 stages and M = 4 and 8, in
     // one round. In all the quick report measures 18 runs more than before (60 fresh runs).
     std::set<std::tuple<std::string, int, int, int>> schedules;  // schedule, chunks, stages, M
-    std::set<std::tuple<int, int, bool>> recomputed;               // stages, M, recompute
+    std::set<std::tuple<int, int, bool>> recomputed;             // stages, M, recompute
     std::set<int> recomputeLocal, recomputeRounds;
     std::set<std::string> parts;
     int freshJobs = 0;
@@ -1128,8 +1128,7 @@ class TestReport : public QObject {
           }
         }
       }
-      if (j.spec.mode == engine::Mode::Pipeline && pl.schedule == "gpipe")
-        QCOMPARE(pl.chunks, 1);
+      if (j.spec.mode == engine::Mode::Pipeline && pl.schedule == "gpipe") QCOMPARE(pl.chunks, 1);
     }
     QCOMPARE(parts, (std::set<std::string>{"", "schedules", "interleaved", "recompute"}));
     std::set<std::tuple<std::string, int, int, int>> expectedSchedules;
@@ -1153,8 +1152,9 @@ class TestReport : public QObject {
     QCOMPARE(freshJobs, 60);
     bool skipped = false;
     for (const auto& a : suite.adaptations)
-      skipped = skipped || a.find("interleaved (2 model chunks per worker) at 4 stages; skipped "
-                                  "at 2, 3 stages") != std::string::npos;
+      skipped = skipped || a.find(
+                               "interleaved (2 model chunks per worker) at 4 stages; skipped "
+                               "at 2, 3 stages") != std::string::npos;
     QVERIFY(skipped);
     QCOMPARE(pipelineMemory,
              (std::set<std::pair<int, int>>{{4, 1}, {4, 4}, {4, 8}, {8, 1}, {8, 4}, {8, 8}}));
