@@ -1279,6 +1279,93 @@ class TestReport : public QObject {
     for (size_t i = 0; i < kFindingIds.size(); ++i) QCOMPARE(doc.findings[i].id, kFindingIds[i]);
   }
 
+  // issue 37: the suite's throughput and memory runs judged from the store: the throughput
+  // against the fastest schedule of every study of the finding, memory's verdict at the base's
+  // stages (its recompute part's 2-stage runs are shown beside it, not compared), and the
+  // findings' studies in report.json are their own, not a part's.
+  void suiteJudgesSchedulesAndRecomputationFromTheStore() {
+    Store s;
+    const std::string base = report_fixture::specJsonOf(FakeRun{});
+    SuiteOptions options;
+    options.quick = true;
+    const Suite suite = planSuite(base, options, s.shapes);
+    const auto jobs = planJobs(suite, {"cpu"}, s.shapes);
+    ReportSession session(s.store, suite, jobs, "report test", true);
+    for (size_t i : session.begin()) {
+      const SuiteJob& j = session.jobs()[i];
+      if (!j.fresh) continue;
+      const auto& pl = j.spec.pipeline;
+      const bool piped = j.spec.mode == engine::Mode::Pipeline;
+      const int k =
+          j.spec.mode == engine::Mode::Backprop ? 1 : int(j.spec.partition.cuts.size()) + 1;
+      // zb-h1 the fastest pipeline; recomputation halves the pipeline's peak; local's peak is
+      // 0.8x GPipe's at 4 stages and 0.5x at 2.
+      const double speed = !piped                         ? 2000
+                           : pl.schedule == "zb-h1"       ? 1500
+                           : pl.schedule == "interleaved" ? 1400
+                                                          : 1000 + pl.microBatches;
+      const int64_t peak = !piped ? (k == 2 ? 500000 : 800000) : (pl.recompute ? 500000 : 1000000);
+      storage::NewRun run;
+      run.name = session.runName(i);
+      run.mode = engine::toString(j.spec.mode);
+      run.specJson = engine::specToJson(j.spec);
+      run.batchSize = j.spec.train.batchSize;
+      const int64_t id = s.store.writer().createRun(run);
+      nlohmann::json stages = nlohmann::json::array();
+      for (int st = 0; st < k; ++st)
+        stages.push_back({{"index", st},
+                          {"steps", 100},
+                          {"peak_memory_bytes", peak},
+                          {"bubble_measured", piped ? 0.3 : 0.1},
+                          {"bubble_planned", piped ? 0.2 : 0.05}});
+      storage::RunFinish f;
+      f.steps = 100;
+      f.samplesPerSec = speed;
+      f.summaryJson = nlohmann::json{{"stages", stages}}.dump();
+      s.store.writer().finishRun(id, f);
+      s.store.writer().flush();
+      session.linkRun(i, id);
+      session.runEnded(i, true);
+    }
+    session.finish(false);
+    const ReportDoc doc = session.build(describeMachine(2, "OpenBLAS", "1.13", {"cpu"}), 1.0);
+    const Finding* throughput = nullptr;
+    const Finding* memory = nullptr;
+    for (const auto& f : doc.findings) {
+      if (f.id == "throughput_vs_stages") throughput = &f;
+      if (f.id == "memory") memory = &f;
+    }
+    QVERIFY(throughput && memory);
+    const auto t = nlohmann::json::parse(throughput->oursJson);
+    QCOMPARE(t["pipeline_schedule"].get<std::string>(), std::string("zb-h1"));
+    QCOMPARE(t["k_star"].get<int>(), 2);
+    QCOMPARE(t["speedup_over_pipeline"].get<double>(), 2000.0 / 1500);
+    std::set<std::pair<int, std::string>> methods;
+    for (const auto& row : t["by_schedule"]) {
+      methods.insert({row["stages"].get<int>(), row["method"].get<std::string>()});
+      if (row["method"] != "local") QCOMPARE(row["bubble_measured"].get<double>(), 0.3);
+    }
+    QVERIFY(methods.count({4, "interleaved"}) && methods.count({3, "1f1b"}) &&
+            methods.count({2, "zb-h1"}) && methods.count({1, "gpipe"}));
+    QVERIFY(!methods.count({2, "interleaved"}));
+    const auto m = nlohmann::json::parse(memory->oursJson);
+    QCOMPARE(m["stages"].get<int>(), 4);
+    QCOMPARE(m["ratio_local_pipeline"].get<double>(), 0.8);
+    QCOMPARE(m["recompute"].size(), size_t{4});  // 2 and 4 stages, M = 4 and 8
+    for (const auto& row : m["recompute"]) {
+      const double local = row["stages"] == 2 ? 500000 : 800000;
+      QCOMPARE(row["ratio"].get<double>(), local / 1000000);
+      QCOMPARE(row["ratio_recompute"].get<double>(), local / 500000);
+    }
+    // report.json's study of a finding is its own study.
+    storage::RunReader reader(s.store);
+    for (const char* id : {"throughput_vs_stages", "memory"}) {
+      const auto study = reader.study(doc.studyIds.at(id));
+      QVERIFY(study);
+      QCOMPARE(study->name, std::string("report test: ") + id);
+    }
+  }
+
   // issue 32 §5: the search chooses each method's rate on validation alone (a scrambled test
   // accuracy and a pruned trial's better rung value change nothing), the tuned runs train at
   // those rates, the shared-lr runs at the base's, and the documents carry both.
