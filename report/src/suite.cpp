@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/partition.h"
@@ -177,9 +178,12 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   const std::vector<std::string> scheduleMicro =
       options.quick ? microList({stages}) : microList({stages, 2 * stages});
   suite.adaptations.push_back(
-      "pipelined backprop: gpipe at M = " + words(microBatches) +
-      " micro-batches per batch, 1f1b and zb-h1 at M = " + words(scheduleMicro) +
-      (options.quick ? " (quick: one micro-batch per stage only)" : "") +
+      "pipelined backprop: gpipe at M = " + words(microBatches) + " micro-batches per batch, " +
+      (scheduleMicro.empty()
+           ? std::string("no other schedule (M = K does not fit batch ") + std::to_string(batch) +
+                 ")"
+           : "1f1b and zb-h1 at M = " + words(scheduleMicro) +
+                 (options.quick ? " (quick: one micro-batch per stage only)" : "")) +
       "; throughput compares local with the fastest schedule and M at each stage count, memory "
       "with GPipe at its fastest M");
   if (base.model.kind == "cnn")
