@@ -43,12 +43,14 @@ const char* kReportUsage =
   findings it searches each method's learning rate on a validation split (the same trials for
   each), then judges them with each method at its own chosen rate, the base's shared rate
   beside. Stored runs of the same spec and seed are reused, so a second call is quick;
-  throughput and memory are measured anew each time, the pipeline at its fastest micro-batch
-  count. Writes DIR/report.html (self-contained) and DIR/report.json, and prints a table: each
-  finding, which of the paper's six findings it tests (or "extra"), its verdict (reproduced, not
-  reproduced, inconclusive, inconclusive: not converged, holds by construction), the verdict at
-  the shared rate and the numbers, then a summary that counts only the paper's findings and
-  never one that holds by construction.
+  throughput and memory are measured anew each time, the pipeline at its fastest schedule
+  (gpipe, 1f1b, interleaved, zb-h1) and micro-batch count, and memory with and without
+  activation recomputation. Writes DIR/report.html (self-contained) and DIR/report.json, and
+  prints a table: each finding, which of the paper's six findings it tests (or "extra"), its
+  verdict (reproduced, not reproduced, inconclusive, inconclusive: not converged, holds by
+  construction), the verdict at the shared rate and the numbers, then a summary that counts only the paper's findings and
+  never one that holds by construction, and the findings' tables in Markdown (each schedule's
+  samples/s and bubble, the peaks with and without recomputation).
   On text (a gpt base such as gpt-text-4stage) the learning findings read test bits per byte
   (lower is better) where they read test accuracy; no learning-rate search runs (text has no
   validation split) and random labels are not applicable (docs/replication.md).

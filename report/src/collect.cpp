@@ -77,6 +77,9 @@ RunData collectRun(storage::RunReader& reader, int64_t runId, study::ShapeCache&
     r.seed = static_cast<int64_t>(spec.train.seed);
     r.overlap = spec.local.overlap;
     r.microBatches = spec.pipeline.microBatches;
+    r.schedule = spec.pipeline.schedule;
+    r.chunks = spec.pipeline.chunks;
+    r.recompute = spec.pipeline.recompute;
     r.optimizerStates = spec.train.optimizer == "adam" ? 2 : spec.train.momentum > 0 ? 1 : 0;
     flopsFromSpec(spec, r, shapes);
   } catch (const engine::SpecError&) {
@@ -100,6 +103,8 @@ RunData collectRun(storage::RunReader& reader, int64_t runId, study::ShapeCache&
         stage.peakMemoryBytes = integer(s, "peak_memory_bytes", -1);
         stage.peakActivationBytes = integer(s, "peak_activation_bytes", 0);
         stage.finalAccuracy = number(s, "final_accuracy");
+        stage.bubbleMeasured = number(s, "bubble_measured");
+        stage.bubblePlanned = number(s, "bubble_planned");
         r.stageData.push_back(stage);
       }
   }
@@ -140,10 +145,12 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
   std::map<int64_t, RunData> cache;
   bool tunedPass = false;  // issue 32 §5: the learning findings' tuned studies, then shared lr
   // The completed runs of a finding's study, with the point's values (JSON texts) of each.
-  auto runsOf = [&](const std::string& finding) {
+  // `part` (issue 37): only the finding's study of that part ("" its own); null: every one.
+  auto runsOf = [&](const std::string& finding, const std::string* part = nullptr) {
     std::vector<std::pair<std::vector<std::string>, const RunData*>> out;
     for (size_t i = 0; i < suite.studies.size() && i < studyIds.size(); ++i) {
       if (suite.studies[i].finding != finding || suite.studies[i].tuned != tunedPass) continue;
+      if (part && suite.studies[i].part != *part) continue;
       std::map<int, bool> seen;
       for (const auto& link : reader.studyRuns(studyIds[i])) {
         if (link.replaced || link.runStatus != storage::RunStatus::Completed) continue;
@@ -162,10 +169,11 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
     return out;
   };
   // A finding's runs split by one key's value (the first key unless `key` says otherwise).
-  auto split = [&](const std::string& finding, size_t key, const std::string& value) {
+  auto split = [&](const std::string& finding, size_t key, const std::string& value,
+                   const std::string* part = nullptr) {
     std::vector<RunData> out;
     std::map<int64_t, bool> taken;
-    for (const auto& [values, run] : runsOf(finding))
+    for (const auto& [values, run] : runsOf(finding, part))
       if (key < values.size() && values[key] == value && !taken[run->id]) {
         taken[run->id] = true;
         out.push_back(*run);
@@ -184,8 +192,16 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
   findings.push_back(judgeGradientSimilarity(all("gradient_similarity")));
   findings.push_back(
       judgeCommunication(split("communication", 0, local), split("communication", 0, pipeline)));
-  findings.push_back(judgeMemory(split("memory", 0, local), split("memory", 0, pipeline),
-                                 split("memory", 0, backprop)));
+  // issue 37: memory's own study decides; its recompute part is shown beside.
+  const std::string own, recompute = "recompute";
+  std::vector<RunData> recomputeRuns;
+  for (const auto& [values, run] : runsOf("memory", &recompute))
+    if (std::none_of(recomputeRuns.begin(), recomputeRuns.end(),
+                     [&](const RunData& r) { return r.id == run->id; }))
+      recomputeRuns.push_back(*run);
+  findings.push_back(judgeMemory(split("memory", 0, local, &own),
+                                 split("memory", 0, pipeline, &own),
+                                 split("memory", 0, backprop, &own), recomputeRuns));
   findings.push_back(judgeThroughput(all("throughput_vs_stages"), cores));
   findings.push_back(judgeAccuracy(split("accuracy", 0, local), split("accuracy", 0, backprop)));
   findings.push_back(judgeOverlap(split("overlap", 0, "0"), split("overlap", 0, "1")));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "format.h"
@@ -252,7 +253,7 @@ int fastestOf(const std::vector<RunData>& runs) {
 }  // namespace
 
 Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData>& pipeline,
-                    const std::vector<RunData>& backprop) {
+                    const std::vector<RunData>& backprop, const std::vector<RunData>& recompute) {
   Finding f;
   f.id = "memory";
   f.paperFinding = 4;
@@ -270,8 +271,10 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
       fmt(rules::kMemoryLower, 2) + ", not reproduced when q >= " + fmt(rules::kMemoryHigher, 2) +
       ", inconclusive between or when memory was not counted. q at every other measured M and "
       "stage count is shown beside it, and the largest stages' peaks are taken apart "
-      "(activations, gradients and optimizer state, the rest) to say what made the difference.";
-  f.runs = stats::runIds({&local, &pipeline, &backprop});
+      "(activations, gradients and optimizer state, the rest) to say what made the difference. "
+      "Beside it, not changing it: local against GPipe with and without activation recomputation "
+      "(pipeline.recompute) at each measured stage count and M.";
+  f.runs = stats::runIds({&local, &pipeline, &backprop, &recompute});
   int baseK = 0;
   for (const auto* set : {&local, &pipeline})
     for (const auto& r : *set)
@@ -336,6 +339,48 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
                    " stages M = " + std::to_string(m) + ": q = " + fmt(lk / pk, 2);
   }
   ours["by_setting"] = scaling;
+  // issue 37: what recomputation buys the pipeline, against local at the same settings.
+  std::vector<RunData> recLocal, recOff, recOn;
+  for (const auto& r : recompute) {
+    if (r.mode == "local") recLocal.push_back(r);
+    if (r.mode == "pipeline") (r.recompute ? recOn : recOff).push_back(r);
+  }
+  std::set<std::pair<int, int>> recSettings;
+  for (const auto& r : recOn) recSettings.insert({r.stages, r.microBatches});
+  ordered_json recRows = ordered_json::array();
+  std::string recText;
+  Table recTable;
+  recTable.title =
+      "Peak memory with and without activation recomputation (GPipe; the largest stage's "
+      "allocator peak, medians over rounds)";
+  recTable.columns = {"stages",
+                      "M",
+                      "local",
+                      "pipeline",
+                      "pipeline, recompute",
+                      "q (local / pipeline)",
+                      "q (local / pipeline, recompute)"};
+  for (const auto& [k, m] : recSettings) {
+    const double lk = stats::maxOf(peaksPerStage(where(recLocal, k)));
+    const double pk = stats::maxOf(peaksPerStage(where(recOff, k, m)));
+    const double rk = stats::maxOf(peaksPerStage(where(recOn, k, m)));
+    recRows.push_back({{"stages", k},
+                       {"micro_batches", m},
+                       {"local_peak", jsonNumber(lk)},
+                       {"pipeline_peak", jsonNumber(pk)},
+                       {"pipeline_recompute_peak", jsonNumber(rk)},
+                       {"ratio", jsonNumber(lk / pk)},
+                       {"ratio_recompute", jsonNumber(lk / rk)}});
+    recTable.rows.push_back({std::to_string(k), std::to_string(m), fmtBytes(lk), fmtBytes(pk),
+                             fmtBytes(rk), fmt(lk / pk, 2), fmt(lk / rk, 2)});
+    recText += std::string(recText.empty() ? "" : ", ") + std::to_string(k) +
+               " stages M = " + std::to_string(m) + ": q = " + fmt(lk / rk, 2) + " (" +
+               fmt(lk / pk, 2) + " without)";
+  }
+  ours["recompute"] = recRows;
+  if (!recTable.rows.empty()) f.tables.push_back(recTable);
+  const std::string withRecompute =
+      recText.empty() ? "" : "; against the pipeline with recomputation, " + recText;
   f.oursJson = ours.dump();
   f.settings = "pipelined backprop (GPipe) at M = " + std::to_string(bestM) +
                " micro-batches per batch, its fastest measured at " + std::to_string(baseK) +
@@ -345,7 +390,7 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
     f.why = local.empty() || pipeline.empty()
                 ? "a local or a pipeline run is missing"
                 : "the allocator did not count memory (STAGEWISE_COUNT_MEMORY=0, or a CUDA stage)";
-    f.oursText = "not measured";
+    f.oursText = "not measured" + withRecompute;
     return f;
   }
   auto partWords = [](const std::string& name) {
@@ -372,7 +417,7 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
   const std::string scale = scaleText.empty() ? "" : "; elsewhere " + scaleText;
   f.oursText = "q = " + fmt(q, 3) + " (largest stage " + fmtBytes(ml) + " local, " + fmtBytes(mp) +
                " pipeline at M = " + std::to_string(bestM) + ", " + fmtBytes(mb) +
-               " backprop's one stage)" + scale;
+               " backprop's one stage)" + scale + withRecompute;
   if (q <= rules::kMemoryLower) {
     f.verdict = Verdict::Reproduced;
     f.why = "the largest local stage peaked at " + fmt(q, 2) + "x the largest pipeline stage" +
@@ -410,20 +455,71 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
 
 namespace {
 
-/// Samples/s of every round per (stages, M); M is 0 for the methods without micro-batches.
-using SpeedTable = std::map<int, std::map<int, std::vector<double>>>;
+/// The median of the finite values (NaN for none).
+double finiteMedian(const std::vector<double>& v) {
+  std::vector<double> finite;
+  for (double x : v)
+    if (std::isfinite(x)) finite.push_back(x);
+  return stats::median(finite);
+}
 
-/// The M with the highest median samples/s at `k` stages (0 when none was measured).
-int fastestM(const SpeedTable& t, int k) {
+/// A run's bubble: the mean over its stages of their idle share (NaN where none has one).
+double runBubble(const RunData& r, bool planned) {
+  std::vector<double> v;
+  for (const auto& s : r.stageData) {
+    const double b = planned ? s.bubblePlanned : s.bubbleMeasured;
+    if (std::isfinite(b)) v.push_back(b);
+  }
+  return stats::mean(v);
+}
+
+/// What the runs of one setting measured, one value per round.
+struct Cell {
+  std::vector<double> speed, measured, planned;
+  double median() const { return stats::median(speed); }
+};
+
+/// One way to run at a stage count: "local", "backprop", or a pipeline schedule with its M.
+struct Setting {
+  std::string method;  ///< local | backprop | gpipe | 1f1b | interleaved | zb-h1
+  int microBatches = 0;
+  auto operator<=>(const Setting&) const = default;
+};
+
+/// The order the report lists the methods in.
+int methodRank(const std::string& m) {
+  static const std::vector<std::string> order = {"local", "backprop",    "gpipe",
+                                                 "1f1b",  "interleaved", "zb-h1"};
+  const auto it = std::find(order.begin(), order.end(), m);
+  return static_cast<int>(it - order.begin());
+}
+
+/// The pipeline's schedule as the report names it (interleaved with one chunk runs 1f1b's order).
+std::string scheduleOf(const RunData& r) {
+  return r.schedule == "interleaved" && r.chunks <= 1 ? std::string("1f1b") : r.schedule;
+}
+
+/// Per stage count, every setting measured there.
+using SpeedTable = std::map<int, std::map<Setting, Cell>>;
+
+/// The setting with the highest median samples/s among those `keep` accepts at `k` stages;
+/// nullopt when none was measured.
+template <typename Keep>
+std::optional<Setting> fastest(const SpeedTable& t, int k, Keep keep) {
   auto it = t.find(k);
-  if (it == t.end()) return 0;
-  int best = 0;
+  if (it == t.end()) return std::nullopt;
+  std::optional<Setting> best;
   double top = kNaN;
-  for (const auto& [m, v] : it->second) {
-    const double med = stats::median(v);
-    if (std::isfinite(med) && !(top >= med)) top = med, best = m;
+  for (const auto& [setting, cell] : it->second) {
+    if (!keep(setting)) continue;
+    const double med = cell.median();
+    if (std::isfinite(med) && !(top >= med)) top = med, best = setting;
   }
   return best;
+}
+
+bool isPipeline(const Setting& s) {
+  return s.method != "local" && s.method != "backprop";
 }
 
 std::string listOf(const std::vector<int>& v) {
@@ -451,79 +547,157 @@ Finding judgeThroughput(const std::vector<RunData>& runs, int cores) {
   f.rule =
       "s = local samples/s over pipelined backprop's at K* = min(most stages, cores) "
       "stages, each method at its best settings (the pipeline at the fastest of its measured "
-      "micro-batch counts M at each stage count), medians over interleaved rounds measured "
-      "fresh in this report; reproduced when s >= " +
+      "schedules (gpipe, 1f1b, interleaved, zb-h1) and micro-batch counts M at each stage "
+      "count), medians over interleaved rounds measured fresh in this report; reproduced when "
+      "s >= " +
       fmt(rules::kSpeedReproduced, 2) + ", not reproduced when s < " + fmt(rules::kSpeedNot, 2) +
       ", inconclusive between or when K* < 2.";
   f.runs = stats::runIds({&runs});
-  std::map<std::string, SpeedTable> by;
-  for (const auto& r : runs)
-    if (std::isfinite(r.samplesPerSec) && r.samplesPerSec > 0)
-      by[r.mode][r.mode == "backprop" ? 1 : r.stages][r.mode == "pipeline" ? r.microBatches : 0]
-          .push_back(r.samplesPerSec);
+  SpeedTable table;
+  for (const auto& r : runs) {
+    if (!(std::isfinite(r.samplesPerSec) && r.samplesPerSec > 0)) continue;
+    const bool piped = r.mode == "pipeline";
+    const Setting setting{piped ? scheduleOf(r) : r.mode, piped ? r.microBatches : 0};
+    Cell& c = table[r.mode == "backprop" ? 1 : r.stages][setting];
+    c.speed.push_back(r.samplesPerSec);
+    c.measured.push_back(runBubble(r, false));
+    c.planned.push_back(runBubble(r, true));
+  }
   int most = 0;
-  for (const auto& [mode, m] : by)
-    for (const auto& [k, v] : m) most = std::max(most, k);
+  for (const auto& [k, settings] : table) most = std::max(most, k);
   const int kStar = std::min(most, std::max(1, cores));
   ordered_json ours;
   ours["cores"] = cores;
   ours["k_star"] = kStar;
-  ordered_json table = ordered_json::object();
   Plot plot;
   plot.title = "Samples/s over the number of stages (" + std::to_string(cores) +
-               " cores; the pipeline at its fastest M)";
+               " cores; the pipeline at its fastest schedule and M)";
   plot.xLabel = "stages";
   plot.yLabel = "samples/s";
-  for (const auto& [mode, m] : by) {
+  auto cellJson = [](const Cell& c) {
+    return ordered_json{{"median", jsonNumber(c.median())},
+                        {"min", jsonNumber(stats::minOf(c.speed))},
+                        {"max", jsonNumber(stats::maxOf(c.speed))},
+                        {"rounds", c.speed.size()}};
+  };
+  ordered_json speeds = ordered_json::object();
+  for (const std::string mode : {"local", "pipeline", "backprop"}) {
     ordered_json rows = ordered_json::array();
     PlotSeries s;
     s.label = mode == "pipeline" ? "pipelined backprop" : mode;
     s.style = mode == "backprop" ? PlotSeries::Style::Points : PlotSeries::Style::LinePoints;
     s.color = mode == "local" ? 0 : mode == "pipeline" ? 1 : 2;
-    for (const auto& [k, perM] : m) {
-      const int best = fastestM(m, k);
-      const auto& v = perM.at(best);
-      ordered_json row = {{"stages", k},
-                          {"median", jsonNumber(stats::median(v))},
-                          {"min", jsonNumber(stats::minOf(v))},
-                          {"max", jsonNumber(stats::maxOf(v))},
-                          {"rounds", v.size()}};
+    for (const auto& [k, settings] : table) {
+      const auto best = fastest(table, k, [&](const Setting& x) {
+        return mode == "pipeline" ? isPipeline(x) : x.method == mode;
+      });
+      if (!best) continue;
+      const Cell& c = settings.at(*best);
+      ordered_json row = {{"stages", k}};
+      row.update(cellJson(c));
       if (mode == "pipeline") {
-        row["micro_batches"] = best;
+        row["schedule"] = best->method;
+        row["micro_batches"] = best->microBatches;
         ordered_json sweep = ordered_json::array();
-        for (const auto& [mb, vm] : perM)
-          sweep.push_back({{"micro_batches", mb},
-                           {"median", jsonNumber(stats::median(vm))},
-                           {"rounds", vm.size()}});
+        for (const auto& [x, cx] : settings)
+          if (isPipeline(x))
+            sweep.push_back({{"schedule", x.method},
+                             {"micro_batches", x.microBatches},
+                             {"median", jsonNumber(cx.median())},
+                             {"rounds", cx.speed.size()}});
         row["sweep"] = sweep;
       }
       rows.push_back(row);
       s.x.push_back(k);
-      s.y.push_back(stats::median(v));
-      s.lo.push_back(stats::minOf(v));
-      s.hi.push_back(stats::maxOf(v));
+      s.y.push_back(c.median());
+      s.lo.push_back(stats::minOf(c.speed));
+      s.hi.push_back(stats::maxOf(c.speed));
     }
-    table[mode] = rows;
+    if (rows.empty()) continue;
+    speeds[mode] = rows;
     plot.series.push_back(s);
   }
-  ours["samples_per_sec"] = table;
+  ours["samples_per_sec"] = speeds;
   plot.markers = {static_cast<double>(cores)};
   plot.markerLabels = {std::to_string(cores) + " cores"};
   f.plots.push_back(plot);
+
+  // issue 37: every schedule (and local) at each stage count, each at its own fastest M, with
+  // its measured and planned bubble; the fastest pipeline setting of each stage count marked.
+  ordered_json bySchedule = ordered_json::array();
+  Table t;
+  t.title =
+      "Samples/s and bubble per schedule and stage count (each schedule at its fastest M; the "
+      "bubble: the idle share of a step, mean over stages, median over rounds)";
+  t.columns = {"stages",          "method",         "M",      "samples/s", "min-max",
+               "measured bubble", "planned bubble", "rounds", ""};
+  for (const auto& [k, settings] : table) {
+    const auto bestPipe = fastest(table, k, isPipeline);
+    std::vector<std::string> methods;
+    for (const auto& [x, c] : settings)
+      if (x.method != "backprop" &&
+          std::find(methods.begin(), methods.end(), x.method) == methods.end())
+        methods.push_back(x.method);
+    std::sort(methods.begin(), methods.end(), [](const std::string& a, const std::string& b) {
+      return methodRank(a) < methodRank(b);
+    });
+    for (const auto& method : methods) {
+      const auto at = fastest(table, k, [&](const Setting& x) { return x.method == method; });
+      if (!at) continue;
+      const Cell& c = settings.at(*at);
+      const bool piped = isPipeline(*at);
+      const bool best = piped && bestPipe && *bestPipe == *at;
+      const double measured = finiteMedian(c.measured), planned = finiteMedian(c.planned);
+      ordered_json row = {
+          {"stages", k},
+          {"method", method},
+          {"micro_batches", piped ? ordered_json(at->microBatches) : ordered_json(nullptr)}};
+      row.update(cellJson(c));
+      row["bubble_measured"] = jsonNumber(measured);
+      row["bubble_planned"] = jsonNumber(planned);
+      row["fastest_pipeline"] = best;
+      bySchedule.push_back(row);
+      t.rows.push_back(
+          {std::to_string(k), method, piped ? std::to_string(at->microBatches) : std::string("-"),
+           fmt(c.median(), 0), fmt(stats::minOf(c.speed), 0) + "-" + fmt(stats::maxOf(c.speed), 0),
+           fmt(measured, 3), fmt(planned, 3), std::to_string(c.speed.size()),
+           best ? "fastest pipeline" : ""});
+    }
+  }
+  ours["by_schedule"] = bySchedule;
+  if (!t.rows.empty()) f.tables.push_back(t);
+
   auto at = [&](const std::string& mode, int k) {
-    auto it = by.find(mode);
-    if (it == by.end()) return kNaN;
-    auto jt = it->second.find(k);
-    if (jt == it->second.end()) return kNaN;
-    return stats::median(jt->second.at(fastestM(it->second, k)));
+    const auto best = fastest(table, k, [&](const Setting& x) {
+      return mode == "pipeline" ? isPipeline(x) : x.method == mode;
+    });
+    return best ? table.at(k).at(*best).median() : kNaN;
   };
-  const int bestM = by.count("pipeline") ? fastestM(by["pipeline"], kStar) : 0;
-  std::vector<int> swept;
-  if (by.count("pipeline") && by["pipeline"].count(kStar))
-    for (const auto& [mb, v] : by["pipeline"][kStar]) swept.push_back(mb);
+  const auto bestPipe = fastest(table, kStar, isPipeline);
+  const std::string bestSchedule = bestPipe ? bestPipe->method : std::string();
+  const int bestM = bestPipe ? bestPipe->microBatches : 0;
+  std::vector<std::string> swept;
+  if (table.count(kStar)) {
+    std::map<std::string, std::vector<int>> ms;
+    for (const auto& [x, c] : table.at(kStar))
+      if (isPipeline(x)) ms[x.method].push_back(x.microBatches);
+    std::vector<std::string> order;
+    for (const auto& [m, v] : ms) order.push_back(m);
+    std::sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
+      return methodRank(a) < methodRank(b);
+    });
+    for (const auto& m : order) swept.push_back(m + " at M = " + listOf(ms[m]));
+  }
+  std::string sweptWords;
+  for (const auto& w : swept) sweptWords += (sweptWords.empty() ? "" : "; ") + w;
+  ours["pipeline_schedule"] =
+      bestSchedule.empty() ? ordered_json(nullptr) : ordered_json(bestSchedule);
   ours["pipeline_micro_batches"] = bestM;
-  f.settings = "pipelined backprop at M = " + std::to_string(bestM) +
-               " micro-batches per batch, the fastest of M = " + listOf(swept) + " at " +
+  const std::string pipeWords = bestSchedule.empty() ? std::string("pipelined backprop")
+                                                     : "pipelined backprop (" + bestSchedule +
+                                                           ", M = " + std::to_string(bestM) + ")";
+  f.settings = pipeWords + ", the fastest of " +
+               (sweptWords.empty() ? std::string("none") : sweptWords) + " at " +
                std::to_string(kStar) + " stages";
   const double local = at("local", kStar), pipe = at("pipeline", kStar), bp = at("backprop", 1);
   const double s = local / pipe;
@@ -532,8 +706,10 @@ Finding judgeThroughput(const std::vector<RunData>& runs, int cores) {
   ours["local_scaling"] = jsonNumber(local / at("local", 1));
   f.oursJson = ours.dump();
   f.oursText = "s = " + fmt(s, 2) + " at " + std::to_string(kStar) + " stages (local " +
-               fmt(local, 0) + ", pipeline at M = " + std::to_string(bestM) + " " + fmt(pipe, 0) +
-               ", backprop " + fmt(bp, 0) + " samples/s)";
+               fmt(local, 0) + ", pipeline with " +
+               (bestSchedule.empty() ? std::string("no schedule") : bestSchedule) +
+               " at M = " + std::to_string(bestM) + " " + fmt(pipe, 0) + ", backprop " +
+               fmt(bp, 0) + " samples/s)";
   if (kStar < 2) {
     f.verdict = Verdict::Inconclusive;
     f.why = cores < 2 ? "1 core: no two stages can compute at once here"
@@ -543,18 +719,17 @@ Finding judgeThroughput(const std::vector<RunData>& runs, int cores) {
     f.why = "a local or pipeline run at " + std::to_string(kStar) + " stages is missing";
   } else if (s >= rules::kSpeedReproduced) {
     f.verdict = Verdict::Reproduced;
-    f.why = "local mode trained " + fmt(s, 2) +
-            "x the samples/s of pipelined backprop at its fastest M = " + std::to_string(bestM) +
-            " at " + std::to_string(kStar) + " stages on " + std::to_string(cores) + " cores";
+    f.why = "local mode trained " + fmt(s, 2) + "x the samples/s of " + pipeWords +
+            ", the fastest schedule measured at " + std::to_string(kStar) + " stages on " +
+            std::to_string(cores) + " cores";
   } else if (s < rules::kSpeedNot) {
     f.verdict = Verdict::NotReproduced;
-    f.why = "pipelined backprop (M = " + std::to_string(bestM) +
-            ") was faster than local updates at " + std::to_string(kStar) +
+    f.why = pipeWords + " was faster than local updates at " + std::to_string(kStar) +
             " stages here (s = " + fmt(s, 2) + ")";
   } else {
     f.verdict = Verdict::Inconclusive;
-    f.why = "local mode was faster by less than the rule asks (s = " + fmt(s, 2) + ") with " +
-            std::to_string(cores) +
+    f.why = "local mode was faster than " + pipeWords +
+            " by less than the rule asks (s = " + fmt(s, 2) + ") with " + std::to_string(cores) +
             " cores: the high-compute regime with a processor per "
             "stage cannot be reached here";
   }

@@ -128,6 +128,11 @@ std::string reportJson(const ReportDoc& doc) {
     o["convergence"] = conv.is_discarded() ? ordered_json(nullptr) : conv;
     o["decide_steps"] = f.decideSteps > 0 ? ordered_json(f.decideSteps) : ordered_json(nullptr);
     o["runs"] = f.runs;
+    // issue 37: the finding's tables, cells as shown
+    ordered_json tables = ordered_json::array();
+    for (const auto& t : f.tables)
+      tables.push_back({{"title", t.title}, {"columns", t.columns}, {"rows", t.rows}});
+    o["tables"] = tables;
     auto it = doc.studyIds.find(f.id);
     o["study_id"] = it == doc.studyIds.end() ? ordered_json(nullptr) : ordered_json(it->second);
     // issue 32 §5
@@ -164,6 +169,35 @@ std::string reportJson(const ReportDoc& doc) {
   return j.dump(2);
 }
 
+std::string markdownTable(const Table& table) {
+  auto cell = [](std::string text) {
+    std::string out;
+    for (char c : text) {
+      if (c == '|') out += '\\';
+      out += c == '\n' ? ' ' : c;
+    }
+    return out;
+  };
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out = "|";
+    for (const auto& c : cells) {
+      out += ' ';
+      out += cell(c);
+      out += " |";
+    }
+    return out + "\n";
+  };
+  std::string out = "**";
+  out += cell(table.title);
+  out += "**\n\n";
+  out += line(table.columns);
+  out += '|';
+  for (size_t i = 0; i < table.columns.size(); ++i) out += " --- |";
+  out += "\n";
+  for (const auto& row : table.rows) out += line(row);
+  return out;
+}
+
 std::string verdictTable(const ReportDoc& doc) {
   std::ostringstream out;
   char line[512];
@@ -189,6 +223,9 @@ std::string verdictTable(const ReportDoc& doc) {
                     m.chosenTrial, m.trials.size());
       out << line;
     }
+  // issue 37: the findings' tables (the throughput's schedules, memory's recomputation)
+  for (const auto& f : doc.findings)
+    for (const auto& t : f.tables) out << "\n" << f.id << ": " << markdownTable(t);
   return out.str();
 }
 

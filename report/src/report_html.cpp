@@ -60,6 +60,8 @@ th { background: #f4f4f4; }
 .muted { color: #666; font-size: 0.92em; }
 pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
 figure { margin: 1em 0; }
+table.numbers td { font-variant-numeric: tabular-nums; }
+caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 )";
 
 std::string verdictBadge(const Finding& f) {
@@ -192,6 +194,18 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
         << ".</p>\n";
     for (size_t pi = 0; pi < f.plots.size(); ++pi)
       h << "<figure>" << drawPlot(fi, pi, f.plots[pi]) << "</figure>\n";
+    // issue 37: the throughput's schedules, memory's recomputation
+    for (const auto& t : f.tables) {
+      h << "<table class=\"numbers\">\n<caption>" << escapeHtml(t.title) << "</caption>\n<tr>";
+      for (const auto& c : t.columns) h << "<th>" << escapeHtml(c) << "</th>";
+      h << "</tr>\n";
+      for (const auto& row : t.rows) {
+        h << "<tr>";
+        for (const auto& c : row) h << "<td>" << escapeHtml(c) << "</td>";
+        h << "</tr>\n";
+      }
+      h << "</table>\n";
+    }
     const nlohmann::ordered_json ours =
         nlohmann::ordered_json::parse(f.oursJson.empty() ? "{}" : f.oursJson, nullptr, false);
     h << "<details><summary>Numbers (JSON)</summary><pre>"

@@ -81,7 +81,8 @@ std::vector<size_t> ReportSession::begin() {
                                : sharedLrStudy(m_suite, s) ? " (shared lr)"
                                                            : "";
     m_studyIds.push_back(m_store.createStudy(study::newStudyRecord(
-        m_name + ": " + s.finding + suffix, s.baseSpecJson, s.plan, std::nullopt, points)));
+        m_name + ": " + s.finding + (s.part.empty() ? "" : " (" + s.part + ")") + suffix,
+        s.baseSpecJson, s.plan, std::nullopt, points)));
     if (search && !m_searchStudy) {
       m_searchStudy = i;
       m_searchDriver =
@@ -241,7 +242,8 @@ ReportDoc ReportSession::build(const MachineInfo& machine, double seconds) {
   study::ShapeCache shapes;
   doc.findings = judgeSuite(reader, m_suite, m_studyIds, machine.cores, shapes);
   for (size_t i = 0; i < m_suite.studies.size() && i < m_studyIds.size(); ++i)
-    doc.studyIds.emplace(m_suite.studies[i].finding, m_studyIds[i]);
+    if (m_suite.studies[i].part.empty())  // issue 37: a finding's study is its own, not a part
+      doc.studyIds.emplace(m_suite.studies[i].finding, m_studyIds[i]);
   // issue 32 §5: the search, and each learning finding's rates (its tuned study is its study).
   if (m_searchStudy && *m_searchStudy < m_studyIds.size())
     doc.search = readSearch(reader, m_suite.studies[*m_searchStudy], m_studyIds[*m_searchStudy],

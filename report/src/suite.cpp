@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "stagewise/engine/dataset.h"
 #include "stagewise/engine/partition.h"
+#include "stagewise/engine/pipeline_schedule.h"
 #include "stagewise/study/results.h"
 #include "stagewise/study/search.h"
 
@@ -149,16 +151,41 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   // stage of the base and two per stage; the findings take the fastest. Communication reads the
   // runs at M = K (the bytes per sample do not depend on M).
   speed.push_back("pipeline.micro_batches=" + std::to_string(stages));
-  std::vector<std::string> microBatches;
-  for (int m : {1, stages, 2 * stages}) {
+  // issue 37: GPipe without recomputation unless a study says otherwise (the base's own schedule
+  // would leak into every pipeline run).
+  speed.push_back("pipeline.schedule=\"gpipe\"");
+  speed.push_back("pipeline.chunks=1");
+  speed.push_back("pipeline.recompute=false");
+  auto microOk = [&](int m) {
     const bool rowsOk = base.model.norm != "batchnorm" || batch >= 2 * m;
-    if (m <= batch && rowsOk) microBatches.push_back(std::to_string(m));
-  }
-  std::string swept;
-  for (const auto& m : microBatches) swept += (swept.empty() ? "" : ", ") + m;
-  suite.adaptations.push_back("pipelined backprop at M = " + swept +
-                              " micro-batches per batch; throughput and memory compare with the "
-                              "fastest");
+    return m <= batch && rowsOk;
+  };
+  auto microList = [&](std::initializer_list<int> ms) {
+    std::vector<std::string> out;
+    for (int m : ms)
+      if (microOk(m) && std::find(out.begin(), out.end(), std::to_string(m)) == out.end())
+        out.push_back(std::to_string(m));
+    return out;
+  };
+  auto words = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  const std::vector<std::string> microBatches = microList({1, stages, 2 * stages});
+  // issue 37: the newer schedules at the Ms where they differ from GPipe (at M = 1 there is one
+  // micro-batch to order: 1f1b runs GPipe's passes); quick mode at M = K alone.
+  const std::vector<std::string> scheduleMicro =
+      options.quick ? microList({stages}) : microList({stages, 2 * stages});
+  suite.adaptations.push_back(
+      "pipelined backprop: gpipe at M = " + words(microBatches) + " micro-batches per batch, " +
+      (scheduleMicro.empty()
+           ? std::string("no other schedule (M = K does not fit batch ") + std::to_string(batch) +
+                 ")"
+           : "1f1b and zb-h1 at M = " + words(scheduleMicro) +
+                 (options.quick ? " (quick: one micro-batch per stage only)" : "")) +
+      "; throughput compares local with the fastest schedule and M at each stage count, memory "
+      "with GPipe at its fastest M");
   if (base.model.kind == "cnn")
     suite.adaptations.push_back(
         "the CNN has batch norm: pipelined backprop normalises each "
@@ -166,13 +193,16 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
         "by design (docs/architecture.md)");
 
   auto add = [&](const std::string& finding, const std::vector<std::string>& sets,
-                 std::vector<study::VariedKey> keys, int seeds, bool fresh) {
+                 std::vector<study::VariedKey> keys, int seeds, bool fresh,
+                 const std::string& part = {}) {
     SuiteStudy s;
     s.finding = finding;
+    s.part = part;
+    const std::string name = part.empty() ? finding : finding + " (" + part + ")";
     try {
       s.baseSpecJson = setKey(baseSpecJson, sets);
     } catch (const engine::SpecError& e) {
-      throw study::StudyError(finding + ": " + e.what());
+      throw study::StudyError(name + ": " + e.what());
     }
     s.plan.keys = std::move(keys);
     s.plan.seeds = seeds;
@@ -180,16 +210,67 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
     suite.studies.push_back(std::move(s));
   };
   const std::string local = "\"local\"", backprop = "\"backprop\"", pipeline = "\"pipeline\"";
+  auto cutsAt = [&](int k) {
+    return cutsJson(k == stages ? baseCuts : engine::balanceCuts(costs, k));
+  };
 
   // Throughput over 1..K stages, and the runs at K that communication and memory read.
   std::vector<std::string> cutLists;
-  for (int k = 1; k <= stages; ++k)
-    cutLists.push_back(cutsJson(k == stages ? baseCuts : engine::balanceCuts(costs, k)));
+  for (int k = 1; k <= stages; ++k) cutLists.push_back(cutsAt(k));
   add("throughput_vs_stages", speed,
       {{"mode", {local, pipeline, backprop}},
        {"partition.cuts", cutLists},
        {"pipeline.micro_batches", microBatches}},
       suite.rounds, true);
+  // issue 37: the other schedules at 2..K stages (one stage has nothing to schedule), in the
+  // same rounds; interleaved (v = 2 chunks per worker) where the stage count splits into 2
+  // chunks on at least 2 workers (one worker would run the model alone) and each M into rounds.
+  if (!scheduleMicro.empty()) {
+    const std::vector<std::string> piped(cutLists.begin() + 1, cutLists.end());
+    add("throughput_vs_stages", speed,
+        {{"mode", {pipeline}},
+         {"partition.cuts", piped},
+         {"pipeline.schedule", {"\"1f1b\"", "\"zb-h1\""}},
+         {"pipeline.micro_batches", scheduleMicro}},
+        suite.rounds, true, "schedules");
+    constexpr int kChunks = 2;
+    std::vector<std::string> interleavedCuts;
+    std::vector<int> at, skipped;
+    for (int k = 2; k <= stages; ++k) {
+      bool ok = k % kChunks == 0 && k / kChunks >= 2;
+      for (const auto& m : scheduleMicro) {
+        if (!ok) break;
+        try {
+          engine::schedule::workerOrders("interleaved", k, std::stoi(m), kChunks);
+        } catch (const std::invalid_argument&) {
+          ok = false;
+        }
+      }
+      (ok ? at : skipped).push_back(k);
+      if (ok) interleavedCuts.push_back(cutsAt(k));
+    }
+    std::vector<std::string> atWords, skippedWords;
+    for (int k : at) atWords.push_back(std::to_string(k));
+    for (int k : skipped) skippedWords.push_back(std::to_string(k));
+    if (!interleavedCuts.empty()) {
+      std::vector<std::string> sets = speed;
+      sets.push_back("pipeline.schedule=\"interleaved\"");
+      sets.push_back("pipeline.chunks=" + std::to_string(kChunks));
+      add("throughput_vs_stages", sets,
+          {{"mode", {pipeline}},
+           {"partition.cuts", interleavedCuts},
+           {"pipeline.micro_batches", scheduleMicro}},
+          suite.rounds, true, "interleaved");
+    }
+    suite.adaptations.push_back(
+        "interleaved (2 model chunks per worker) " +
+        (at.empty() ? std::string("not measured") : "at " + words(atWords) + " stages") +
+        (skipped.empty()
+             ? std::string()
+             : "; skipped at " + words(skippedWords) +
+                   " stages (they do not split into 2 chunks on 2 or more workers, or M = " +
+                   words(scheduleMicro) + " not into its rounds)"));
+  }
   add("communication", speed, {{"mode", {local, pipeline}}}, suite.rounds, true);
   // Memory where the paper says the gap lies: many micro-batches (M > K) and more stages (twice
   // the base's, as far as the model has layers).
@@ -201,6 +282,32 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
        {"partition.cuts", memoryCuts},
        {"pipeline.micro_batches", microBatches}},
       suite.rounds, true);
+  // issue 37: activation recomputation, local against GPipe with and without it, at 2 and 4
+  // stages (as far as the model has layers) and M = 4 and 8. A peak varies little between
+  // rounds: quick mode measures one.
+  {
+    std::vector<std::string> cuts, ks;
+    for (int k : {2, 4})
+      if (k <= layers) cuts.push_back(cutsAt(k)), ks.push_back(std::to_string(k));
+    const std::vector<std::string> ms = microList({4, 8});
+    if (!cuts.empty() && !ms.empty()) {
+      add("memory", speed,
+          {{"mode", {local, pipeline}},
+           {"partition.cuts", cuts},
+           {"pipeline.micro_batches", ms},
+           {"pipeline.recompute", {"false", "true"}}},
+          options.quick ? 1 : suite.rounds, true, "recompute");
+      suite.adaptations.push_back(
+          "memory with activation recomputation: local against GPipe "
+          "with and without pipeline.recompute at " +
+          words(ks) + " stages and M = " + words(ms) +
+          (options.quick ? " (quick: one round)" : ""));
+    } else {
+      suite.adaptations.push_back(
+          "memory with activation recomputation not measured: M = 4 and 8 do not fit batch " +
+          std::to_string(batch));
+    }
+  }
 
   // Learning: local against backprop without probes (backprop has none, so both pay the same
   // for measuring and their wall times compare); the cosines of local runs, and overlap.
@@ -403,7 +510,8 @@ std::vector<SuiteJob> planJobs(const Suite& suite, const std::vector<std::string
         job.identity = identity;
         job.fresh = s.fresh;
         job.round = static_cast<int>(point.seed);
-        job.label = s.finding + ": " + study::describePoint(s.plan, point);
+        job.label = s.finding + (s.part.empty() ? "" : " (" + s.part + ")") + ": " +
+                    study::describePoint(s.plan, point);
         if (search) job.label += ", trial " + std::to_string(point.trial + 1);
         job.trial = search;
         it = at.emplace(identity, jobs.size()).first;

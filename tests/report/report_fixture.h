@@ -49,6 +49,11 @@ struct FakeRun {
   // (stored as the test_loss series), and testLoss the final one.
   bool text = false;
   double testLoss = 2.0;
+  // issue 37
+  std::string schedule = "gpipe";                     // pipeline.schedule
+  int chunks = 1;                                     // pipeline.chunks
+  bool recompute = false;                             // pipeline.recompute
+  std::vector<double> bubbleMeasured, bubblePlanned;  // per stage (empty: null)
 };
 
 inline std::string specJsonOf(const FakeRun& r) {
@@ -66,6 +71,9 @@ inline std::string specJsonOf(const FakeRun& r) {
   s.train.maxSteps = r.steps;
   s.local.overlap = r.overlap;
   s.pipeline.microBatches = r.microBatches;
+  s.pipeline.schedule = r.schedule;
+  s.pipeline.chunks = r.chunks;
+  s.pipeline.recompute = r.recompute;
   s.dataset.randomLabels = r.randomLabels;
   return stagewise::engine::specToJson(s);
 }
@@ -115,6 +123,8 @@ inline int64_t storeRun(stagewise::storage::RunStore& store, const FakeRun& r) {
                       {"peak_memory_bytes", at(r.peakMemory, int64_t{-1})},
                       {"peak_activation_bytes", at(r.peakActivation, int64_t{1000})},
                       {"final_accuracy", at(r.finalAccuracy, 0.5)}});
+    if (k < r.bubbleMeasured.size()) stages.back()["bubble_measured"] = r.bubbleMeasured[k];
+    if (k < r.bubblePlanned.size()) stages.back()["bubble_planned"] = r.bubblePlanned[k];
   }
   RunFinish f;
   f.status = RunStatus::Completed;

@@ -27,6 +27,7 @@ using report_fixture::FakeRun;
 using report_fixture::storeRun;
 
 Q_DECLARE_METATYPE(stagewise::report::Verdict)
+Q_DECLARE_METATYPE(std::vector<int>)
 
 namespace {
 
@@ -365,6 +366,166 @@ class TestReport : public QObject {
     QCOMPARE(ours["samples_per_sec"]["pipeline"][0]["sweep"].size(), size_t{2});
     QVERIFY2(f.settings.find("M = 1") != std::string::npos, f.settings.c_str());
     QCOMPARE(findingJson(f)["settings"].get<std::string>(), f.settings);
+  }
+
+  // issue 37: the pipeline at each stage count is its fastest (schedule, M); the verdict is made
+  // against it, and a table shows every schedule's samples/s and bubbles.
+  void throughputComparesWithTheFastestSchedule() {
+    Store s;
+    std::vector<FakeRun> runs;
+    for (int round = 1; round <= 2; ++round) {
+      FakeRun l;
+      l.cuts = {4};
+      l.seed = round;
+      l.samplesPerSec = 1500;
+      l.bubbleMeasured = {0.05, 0.05};
+      runs.push_back(l);
+      // 2 stages: GPipe's best is M = 2 (1100), zb-h1's 1400 is the fastest schedule.
+      const std::vector<std::tuple<std::string, int, double>> at2 = {
+          {"gpipe", 1, 1000}, {"gpipe", 2, 1100}, {"1f1b", 2, 1200}, {"zb-h1", 2, 1400}};
+      for (const auto& [schedule, m, speed] : at2) {
+        FakeRun p = l;
+        p.mode = "pipeline";
+        p.schedule = schedule;
+        p.microBatches = m;
+        p.samplesPerSec = speed;
+        p.bubbleMeasured = {0.1 * round, 0.1 * round + 0.2};  // run means 0.2 and 0.3
+        p.bubblePlanned = {0.1, 0.1};
+        runs.push_back(p);
+      }
+      // 4 stages: interleaved (2 chunks on 2 workers) beats GPipe there.
+      FakeRun l4 = l;
+      l4.cuts = {2, 4, 6};
+      l4.samplesPerSec = 1600;
+      runs.push_back(l4);
+      for (const std::string schedule : {"gpipe", "interleaved"}) {
+        FakeRun p = l4;
+        p.mode = "pipeline";
+        p.schedule = schedule;
+        p.chunks = schedule == "interleaved" ? 2 : 1;
+        p.microBatches = 4;
+        p.samplesPerSec = schedule == "interleaved" ? 1300 : 900;
+        runs.push_back(p);
+      }
+    }
+    const Finding f = judgeThroughput(s.read(runs), 2);
+    // 1500 / 1400 = 1.07: inconclusive; against GPipe's best alone (1100) it would be 1.36.
+    QVERIFY2(f.verdict == Verdict::Inconclusive, (f.oursText + " / " + f.why).c_str());
+    const auto ours = nlohmann::json::parse(f.oursJson);
+    QCOMPARE(ours["pipeline_schedule"].get<std::string>(), std::string("zb-h1"));
+    QCOMPARE(ours["pipeline_micro_batches"].get<int>(), 2);
+    QVERIFY(std::abs(ours["speedup_over_pipeline"].get<double>() - 1500.0 / 1400) < 1e-12);
+    QVERIFY2(f.settings.find("zb-h1, M = 2") != std::string::npos, f.settings.c_str());
+    QVERIFY2(
+        f.settings.find("gpipe at M = 1, 2; 1f1b at M = 2; zb-h1 at M = 2") != std::string::npos,
+        f.settings.c_str());
+    QVERIFY2(f.why.find("zb-h1") != std::string::npos, f.why.c_str());
+    // The plot's pipeline line is the fastest schedule at each stage count.
+    const auto& pipeRows = ours["samples_per_sec"]["pipeline"];
+    QCOMPARE(pipeRows.size(), size_t{2});
+    QCOMPARE(pipeRows[0]["schedule"].get<std::string>(), std::string("zb-h1"));
+    QCOMPARE(pipeRows[1]["schedule"].get<std::string>(), std::string("interleaved"));
+    QCOMPARE(pipeRows[0]["sweep"].size(), size_t{4});
+    // One row per method and stage count, each at its fastest M, with its bubbles.
+    std::map<std::pair<int, std::string>, nlohmann::json> rows;
+    for (const auto& row : ours["by_schedule"])
+      rows[{row["stages"].get<int>(), row["method"].get<std::string>()}] = row;
+    QCOMPARE(rows.size(), size_t{7});  // local, gpipe, 1f1b, zb-h1 at 2; local, gpipe, interleaved
+    QCOMPARE((rows[{2, "gpipe"}]["micro_batches"].get<int>()), 2);
+    QCOMPARE((rows[{2, "gpipe"}]["median"].get<double>()), 1100.0);
+    QVERIFY((rows[{2, "local"}]["micro_batches"].is_null()));
+    QVERIFY(std::abs(rows[{2, "zb-h1"}]["bubble_measured"].get<double>() - 0.25) < 1e-12);
+    QVERIFY(std::abs(rows[{2, "zb-h1"}]["bubble_planned"].get<double>() - 0.1) < 1e-12);
+    QVERIFY(std::abs(rows[{2, "local"}]["bubble_measured"].get<double>() - 0.05) < 1e-12);
+    QVERIFY((rows[{2, "local"}]["bubble_planned"].is_null()));
+    for (const auto& [key, row] : rows)
+      QCOMPARE(row["fastest_pipeline"].get<bool>(),
+               key == std::make_pair(2, std::string("zb-h1")) ||
+                   key == std::make_pair(4, std::string("interleaved")));
+    // The same as a table the documents show.
+    QCOMPARE(f.tables.size(), size_t{1});
+    const Table& t = f.tables[0];
+    QCOMPARE(t.rows.size(), size_t{7});
+    QCOMPARE(t.rows[0], (std::vector<std::string>{"2", "local", "-", "1500", "1500-1500", "0.050",
+                                                  "n/a", "2", ""}));
+    QCOMPARE(t.rows[3][1], std::string("zb-h1"));
+    QCOMPARE(t.rows[3][5], std::string("0.250"));
+    QCOMPARE(t.rows[3][8], std::string("fastest pipeline"));
+    QCOMPARE(findingJson(f)["tables"][0]["rows"].size(), size_t{7});
+  }
+
+  void memoryShowsRecomputationBesideTheVerdict() {
+    Store s;
+    FakeRun l, p;
+    l.peakMemory = {800000, 800000, 800000, 800000};
+    p.mode = "pipeline";
+    p.microBatches = 4;
+    p.peakMemory = {1000000, 900000, 900000, 900000};
+    // Local and GPipe with and without recomputation at 2 stages, M = 4 and 8.
+    std::vector<FakeRun> recompute;
+    FakeRun l2 = l;
+    l2.cuts = {4};
+    l2.peakMemory = {600000, 600000};
+    recompute.push_back(l2);
+    for (int m : {4, 8})
+      for (bool rc : {false, true}) {
+        FakeRun r = l2;
+        r.mode = "pipeline";
+        r.microBatches = m;
+        r.recompute = rc;
+        r.peakMemory = {rc ? 500000 : 400000 + 100000 * m, 400000};
+        recompute.push_back(r);
+      }
+    const Finding f = judgeMemory(s.read({l}), s.read({p}), {}, s.read(recompute));
+    // The verdict is the base's (4 stages, 0.8 / 1.0), not moved by the 2-stage runs.
+    QVERIFY(f.verdict == Verdict::Reproduced);
+    const auto ours = nlohmann::json::parse(f.oursJson);
+    QCOMPARE(ours["stages"].get<int>(), 4);
+    QVERIFY(std::abs(ours["ratio_local_pipeline"].get<double>() - 0.8) < 1e-12);
+    const auto& rows = ours["recompute"];
+    QCOMPARE(rows.size(), size_t{2});
+    QCOMPARE(rows[0]["stages"].get<int>(), 2);
+    QCOMPARE(rows[0]["micro_batches"].get<int>(), 4);
+    QCOMPARE(rows[0]["pipeline_peak"].get<double>(), 800000.0);
+    QCOMPARE(rows[0]["pipeline_recompute_peak"].get<double>(), 500000.0);
+    QCOMPARE(rows[0]["ratio"].get<double>(), 0.75);
+    QCOMPARE(rows[0]["ratio_recompute"].get<double>(), 1.2);
+    QCOMPARE(rows[1]["micro_batches"].get<int>(), 8);
+    QCOMPARE(rows[1]["ratio"].get<double>(), 0.5);
+    QVERIFY2(f.oursText.find("2 stages M = 8: q = 1.20 (0.50 without)") != std::string::npos,
+             f.oursText.c_str());
+    QCOMPARE(f.tables.size(), size_t{1});
+    QCOMPARE(f.tables[0].rows.size(), size_t{2});
+    QCOMPARE(f.tables[0].rows[1], (std::vector<std::string>{"2", "8", "600.0 kB", "1.2 MB",
+                                                            "500.0 kB", "0.50", "1.20"}));
+    QCOMPARE(f.runs.size(), size_t{7});
+  }
+
+  void findingTablesInEveryDocument() {
+    Finding f = judgeThroughput({}, 2);
+    f.tables = {{"a <table> | title", {"stages", "method"}, {{"2", "zb-h1 | x"}, {"4", "<b>"}}}};
+    ReportDoc doc;
+    doc.baseSpecJson = "{}";
+    doc.findings = {f};
+    const auto json = nlohmann::json::parse(reportJson(doc))["findings"][0]["tables"];
+    QCOMPARE(json.size(), size_t{1});
+    QCOMPARE(json[0]["title"].get<std::string>(), f.tables[0].title);
+    QCOMPARE(json[0]["columns"].get<std::vector<std::string>>(), f.tables[0].columns);
+    QCOMPARE(json[0]["rows"][1][1].get<std::string>(), std::string("<b>"));
+    const std::string md = verdictTable(doc);
+    QVERIFY2(md.find("**a <table> \\| title**\n\n| stages | method |\n| --- | --- |\n"
+                     "| 2 | zb-h1 \\| x |\n| 4 | <b> |\n") != std::string::npos,
+             md.c_str());
+    const QString html = QString::fromStdString(reportHtml(doc));
+    QXmlStreamReader xml(html);
+    int cells = 0;
+    while (!xml.atEnd())
+      if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QStringLiteral("td") &&
+          xml.readElementText(QXmlStreamReader::IncludeChildElements) == QStringLiteral("<b>"))
+        ++cells;
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QCOMPARE(cells, 1);
+    QVERIFY(html.contains("<caption>a &lt;table&gt; | title</caption>"));
   }
 
   void accuracy_data() {
@@ -938,6 +1099,63 @@ class TestReport : public QObject {
     for (int k : {1, 2, 3, 4})
       for (int m : {1, 4, 8}) QVERIFY(pipelineThroughput.count({k, m}));
     QCOMPARE(pipelineThroughput.size(), size_t{12});
+    // issue 37: the throughput rounds also measure 1f1b and zb-h1 at 2..4 stages and interleaved
+    // (2 chunks on 2 workers) at 4, quick mode at M = K alone; memory's recompute part measures
+    // local against GPipe with and without recomputation at 2 and 4 stages and M = 4 and 8, in
+    // one round. In all the quick report measures 18 runs more than before (60 fresh runs).
+    std::set<std::tuple<std::string, int, int, int>> schedules;  // schedule, chunks, stages, M
+    std::set<std::tuple<int, int, bool>> recomputed;             // stages, M, recompute
+    std::set<int> recomputeLocal, recomputeRounds;
+    std::set<std::string> parts;
+    int freshJobs = 0;
+    for (const auto& st : suite.studies) parts.insert(st.part);
+    for (const auto& j : jobs) {
+      freshJobs += j.fresh;
+      const int k = int(j.spec.partition.cuts.size()) + 1;
+      const auto& pl = j.spec.pipeline;
+      for (const auto& l : j.links) {
+        const SuiteStudy& st = suite.studies[l.study];
+        if (st.finding == "throughput_vs_stages" && j.spec.mode == engine::Mode::Pipeline)
+          schedules.insert({pl.schedule, pl.chunks, k, pl.microBatches});
+        if (st.part == "recompute") {
+          QVERIFY(st.finding == "memory" && st.fresh);
+          QCOMPARE(pl.schedule, std::string("gpipe"));
+          if (j.spec.mode == engine::Mode::Pipeline) {
+            recomputed.insert({k, pl.microBatches, pl.recompute});
+            recomputeRounds.insert(j.round);
+          } else {
+            recomputeLocal.insert(k);
+          }
+        }
+      }
+      if (j.spec.mode == engine::Mode::Pipeline && pl.schedule == "gpipe") QCOMPARE(pl.chunks, 1);
+    }
+    QCOMPARE(parts, (std::set<std::string>{"", "schedules", "interleaved", "recompute"}));
+    std::set<std::tuple<std::string, int, int, int>> expectedSchedules;
+    for (int k : {1, 2, 3, 4})
+      for (int m : {1, 4, 8}) expectedSchedules.insert({"gpipe", 1, k, m});
+    for (int k : {2, 3, 4})
+      for (const std::string schedule : {"1f1b", "zb-h1"})
+        expectedSchedules.insert({schedule, 1, k, 4});
+    expectedSchedules.insert({"interleaved", 2, 4, 4});
+    QCOMPARE(schedules, expectedSchedules);
+    QCOMPARE(recomputed, (std::set<std::tuple<int, int, bool>>{{2, 4, false},
+                                                               {2, 4, true},
+                                                               {2, 8, false},
+                                                               {2, 8, true},
+                                                               {4, 4, false},
+                                                               {4, 4, true},
+                                                               {4, 8, false},
+                                                               {4, 8, true}}));
+    QCOMPARE(recomputeLocal, (std::set<int>{2, 4}));
+    QCOMPARE(recomputeRounds, (std::set<int>{1}));
+    QCOMPARE(freshJobs, 60);
+    bool skipped = false;
+    for (const auto& a : suite.adaptations)
+      skipped = skipped || a.find(
+                               "interleaved (2 model chunks per worker) at 4 stages; skipped "
+                               "at 2, 3 stages") != std::string::npos;
+    QVERIFY(skipped);
     QCOMPARE(pipelineMemory,
              (std::set<std::pair<int, int>>{{4, 1}, {4, 4}, {4, 8}, {8, 1}, {8, 4}, {8, 8}}));
     QCOMPARE(localMemoryStages, (std::set<size_t>{4, 8}));
@@ -960,6 +1178,65 @@ class TestReport : public QObject {
             lengths.contains(QStringLiteral("batch ")) &&
             lengths.contains(QStringLiteral("from the base's")),
         qPrintable(lengths));
+  }
+
+  // issue 37: a full report sweeps the other schedules at M = K and 2K and measures
+  // recomputation in every round; a base whose stage counts do not allow interleaved (2 chunks
+  // on 2 or more workers) runs none and says so.
+  void suiteSweepsSchedulesWhereTheStageCountAllows_data() {
+    QTest::addColumn<bool>("quick");
+    QTest::addColumn<std::vector<int>>("cuts");
+    QTest::addColumn<int>("interleavedRuns");  // per round
+    QTest::addColumn<QString>("adapted");
+    QTest::newRow("full, 4 stages") << false << std::vector<int>{2, 4, 6} << 2
+                                    << "interleaved (2 model chunks per worker) at 4 stages; "
+                                       "skipped at 2, 3 stages";
+    QTest::newRow("quick, 3 stages") << true << std::vector<int>{3, 6} << 0
+                                     << "interleaved (2 model chunks per worker) not measured; "
+                                        "skipped at 2, 3 stages";
+  }
+  void suiteSweepsSchedulesWhereTheStageCountAllows() {
+    QFETCH(bool, quick);
+    QFETCH(std::vector<int>, cuts);
+    QFETCH(int, interleavedRuns);
+    QFETCH(QString, adapted);
+    FakeRun base;
+    base.cuts = cuts;
+    study::ShapeCache shapes;
+    SuiteOptions options;
+    options.quick = quick;
+    const Suite suite = planSuite(report_fixture::specJsonOf(base), options, shapes);
+    const int stages = int(cuts.size()) + 1;
+    const auto jobs = planJobs(suite, {"cpu"}, shapes);
+    std::map<std::string, std::set<std::pair<int, int>>> bySchedule;  // (stages, M)
+    std::map<std::string, int> runs;
+    std::set<int> recomputeRounds;
+    for (const auto& j : jobs) {
+      if (j.spec.mode != engine::Mode::Pipeline) continue;
+      const int k = int(j.spec.partition.cuts.size()) + 1;
+      for (const auto& l : j.links)
+        if (suite.studies[l.study].finding == "throughput_vs_stages") {
+          bySchedule[j.spec.pipeline.schedule].insert({k, j.spec.pipeline.microBatches});
+          ++runs[j.spec.pipeline.schedule];
+          break;
+        }
+      if (j.spec.pipeline.recompute) recomputeRounds.insert(j.round);
+    }
+    std::set<std::pair<int, int>> others;
+    for (int k = 2; k <= stages; ++k)
+      for (int m : quick ? std::vector<int>{stages} : std::vector<int>{stages, 2 * stages})
+        others.insert({k, m});
+    QCOMPARE(bySchedule["1f1b"], others);
+    QCOMPARE(bySchedule["zb-h1"], others);
+    QCOMPARE(runs["interleaved"], interleavedRuns * suite.rounds);
+    QCOMPARE(recomputeRounds.size(), size_t(quick ? 1 : suite.rounds));
+    bool said = false;
+    for (const auto& a : suite.adaptations)
+      said = said || QString::fromStdString(a).startsWith(adapted);
+    QVERIFY(said);
+    std::set<std::string> parts;
+    for (const auto& st : suite.studies) parts.insert(st.part);
+    QCOMPARE(parts.count("interleaved"), size_t(interleavedRuns > 0));
   }
 
   void sessionReusesStoredRunsButMeasuresThroughputAnew() {
@@ -1000,6 +1277,93 @@ class TestReport : public QObject {
     const ReportDoc doc = session.build(describeMachine(2, "OpenBLAS", "1.13", {"cpu"}), 1.0);
     QCOMPARE(doc.findings.size(), kFindingIds.size());
     for (size_t i = 0; i < kFindingIds.size(); ++i) QCOMPARE(doc.findings[i].id, kFindingIds[i]);
+  }
+
+  // issue 37: the suite's throughput and memory runs judged from the store: the throughput
+  // against the fastest schedule of every study of the finding, memory's verdict at the base's
+  // stages (its recompute part's 2-stage runs are shown beside it, not compared), and the
+  // findings' studies in report.json are their own, not a part's.
+  void suiteJudgesSchedulesAndRecomputationFromTheStore() {
+    Store s;
+    const std::string base = report_fixture::specJsonOf(FakeRun{});
+    SuiteOptions options;
+    options.quick = true;
+    const Suite suite = planSuite(base, options, s.shapes);
+    const auto jobs = planJobs(suite, {"cpu"}, s.shapes);
+    ReportSession session(s.store, suite, jobs, "report test", true);
+    for (size_t i : session.begin()) {
+      const SuiteJob& j = session.jobs()[i];
+      if (!j.fresh) continue;
+      const auto& pl = j.spec.pipeline;
+      const bool piped = j.spec.mode == engine::Mode::Pipeline;
+      const int k =
+          j.spec.mode == engine::Mode::Backprop ? 1 : int(j.spec.partition.cuts.size()) + 1;
+      // zb-h1 the fastest pipeline; recomputation halves the pipeline's peak; local's peak is
+      // 0.8x GPipe's at 4 stages and 0.5x at 2.
+      const double speed = !piped                         ? 2000
+                           : pl.schedule == "zb-h1"       ? 1500
+                           : pl.schedule == "interleaved" ? 1400
+                                                          : 1000 + pl.microBatches;
+      const int64_t peak = !piped ? (k == 2 ? 500000 : 800000) : (pl.recompute ? 500000 : 1000000);
+      storage::NewRun run;
+      run.name = session.runName(i);
+      run.mode = engine::toString(j.spec.mode);
+      run.specJson = engine::specToJson(j.spec);
+      run.batchSize = j.spec.train.batchSize;
+      const int64_t id = s.store.writer().createRun(run);
+      nlohmann::json stages = nlohmann::json::array();
+      for (int st = 0; st < k; ++st)
+        stages.push_back({{"index", st},
+                          {"steps", 100},
+                          {"peak_memory_bytes", peak},
+                          {"bubble_measured", piped ? 0.3 : 0.1},
+                          {"bubble_planned", piped ? 0.2 : 0.05}});
+      storage::RunFinish f;
+      f.steps = 100;
+      f.samplesPerSec = speed;
+      f.summaryJson = nlohmann::json{{"stages", stages}}.dump();
+      s.store.writer().finishRun(id, f);
+      s.store.writer().flush();
+      session.linkRun(i, id);
+      session.runEnded(i, true);
+    }
+    session.finish(false);
+    const ReportDoc doc = session.build(describeMachine(2, "OpenBLAS", "1.13", {"cpu"}), 1.0);
+    const Finding* throughput = nullptr;
+    const Finding* memory = nullptr;
+    for (const auto& f : doc.findings) {
+      if (f.id == "throughput_vs_stages") throughput = &f;
+      if (f.id == "memory") memory = &f;
+    }
+    QVERIFY(throughput && memory);
+    const auto t = nlohmann::json::parse(throughput->oursJson);
+    QCOMPARE(t["pipeline_schedule"].get<std::string>(), std::string("zb-h1"));
+    QCOMPARE(t["k_star"].get<int>(), 2);
+    QCOMPARE(t["speedup_over_pipeline"].get<double>(), 2000.0 / 1500);
+    std::set<std::pair<int, std::string>> methods;
+    for (const auto& row : t["by_schedule"]) {
+      methods.insert({row["stages"].get<int>(), row["method"].get<std::string>()});
+      if (row["method"] != "local") QCOMPARE(row["bubble_measured"].get<double>(), 0.3);
+    }
+    QVERIFY(methods.count({4, "interleaved"}) && methods.count({3, "1f1b"}) &&
+            methods.count({2, "zb-h1"}) && methods.count({1, "gpipe"}));
+    QVERIFY(!methods.count({2, "interleaved"}));
+    const auto m = nlohmann::json::parse(memory->oursJson);
+    QCOMPARE(m["stages"].get<int>(), 4);
+    QCOMPARE(m["ratio_local_pipeline"].get<double>(), 0.8);
+    QCOMPARE(m["recompute"].size(), size_t{4});  // 2 and 4 stages, M = 4 and 8
+    for (const auto& row : m["recompute"]) {
+      const double local = row["stages"] == 2 ? 500000 : 800000;
+      QCOMPARE(row["ratio"].get<double>(), local / 1000000);
+      QCOMPARE(row["ratio_recompute"].get<double>(), local / 500000);
+    }
+    // report.json's study of a finding is its own study.
+    storage::RunReader reader(s.store);
+    for (const char* id : {"throughput_vs_stages", "memory"}) {
+      const auto study = reader.study(doc.studyIds.at(id));
+      QVERIFY(study);
+      QCOMPARE(study->name, std::string("report test: ") + id);
+    }
   }
 
   // issue 32 §5: the search chooses each method's rate on validation alone (a scrambled test

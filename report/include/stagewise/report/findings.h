@@ -59,6 +59,10 @@ struct RunData {
     int64_t peakMemoryBytes = -1;  ///< the allocator; -1: not counted
     int64_t peakActivationBytes = 0;
     double finalAccuracy = kNaN;  ///< the stage head's training accuracy, last 50 steps
+    // issue 37: the stage's idle share, as measured and as its schedule plans it (the summary's
+    // bubble_measured, bubble_planned; NaN where the run has none, backprop's)
+    double bubbleMeasured = kNaN;
+    double bubblePlanned = kNaN;
   };
   std::vector<Stage> stageData;
   std::vector<study::EvalPoint> evals;  ///< test accuracy over training (text: bits per byte)
@@ -73,6 +77,18 @@ struct RunData {
   std::vector<int64_t> stageParams;  ///< per stage: parameters it trains (body + aux head)
   /// Validation accuracy over training (empty when dataset.validation is 0).
   std::vector<study::EvalPoint> valEvals;
+  // issue 37
+  std::string schedule = "gpipe";  ///< pipeline.schedule (gpipe | 1f1b | interleaved | zb-h1)
+  int chunks = 1;                  ///< pipeline.chunks (interleaved: model chunks per worker)
+  bool recompute = false;          ///< pipeline.recompute
+};
+
+/// A table a finding shows beside its plots (report.html, report.json's "tables", the CLI's
+/// Markdown): cells already formatted.
+struct Table {
+  std::string title;
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
 };
 
 /// One finding as the report states it.
@@ -89,6 +105,7 @@ struct Finding {
   std::string why;  ///< one sentence
   std::vector<int64_t> runs;
   std::vector<Plot> plots;
+  std::vector<Table> tables;  ///< issue 37: the throughput's schedules, memory's recomputation
   // issue 32 §5
   /// A learning finding judged at a set of learning rates, by the same rule.
   struct AtRates {
@@ -183,10 +200,16 @@ Finding judgeGradientSimilarity(const std::vector<RunData>& localRuns);
 /// 2. Bytes per sample across each boundary, local (activations + labels forward) against
 /// pipelined backprop (activations forward + gradients back), both measured.
 Finding judgeCommunication(const std::vector<RunData>& local, const std::vector<RunData>& pipeline);
-/// 3. The largest per-stage allocator peak of local, pipeline and backprop runs.
+/// 3. The largest per-stage allocator peak of local, pipeline and backprop runs. `recompute`
+/// (issue 37): local and GPipe runs with and without pipeline.recompute at a few stage counts
+/// and micro-batch counts, shown beside the verdict (local against the pipeline with and without
+/// recomputation per setting); they do not change it.
 Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData>& pipeline,
-                    const std::vector<RunData>& backprop);
-/// 4. Samples/s over 1..K stages per method (every round's run), with the machine's cores.
+                    const std::vector<RunData>& backprop,
+                    const std::vector<RunData>& recompute = {});
+/// 4. Samples/s over 1..K stages per method (every round's run), with the machine's cores. The
+/// pipeline at each stage count is its best (schedule, M) (issue 37); a table shows each
+/// schedule's samples/s and its measured and planned bubble per stage count.
 Finding judgeThroughput(const std::vector<RunData>& runs, int cores);
 /// 5. Local against backprop at equal epochs (final accuracy) and equal wall time.
 Finding judgeAccuracy(const std::vector<RunData>& local, const std::vector<RunData>& backprop);

@@ -103,7 +103,8 @@ std::string tallyText(const Tally& t);
 /// "adaptations", "paper_findings": [{"n", "claim", "tested_by"}], "summary": {Tally},
 /// "findings": [{"id", "title", "kind", "paper_finding", "claim", "paper_value", "paper_source",
 /// "ours", "ours_text", "settings", "rule", "verdict", "reason", "why", "carried_by",
-/// "convergence", "decide_steps", "runs", "study_id"}], "specs", "store", "failures"}.
+/// "convergence", "decide_steps", "runs", "tables": [{"title", "columns", "rows"}], "study_id"}],
+/// "specs", "store", "failures"}.
 /// A learning finding adds "tuned" and "shared_lr" ({"settings", "verdict", "ours", "ours_text",
 /// "why", "runs"}); the search adds "search": {"study_id", "key", "distribution", "trials",
 /// "sampler", "metric", "prune", "validation", "base_lr", "steps", "methods": [{"mode",
@@ -122,7 +123,10 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup = {});
 /// Text for HTML: & < > " ' escaped.
 std::string escapeHtml(const std::string& text);
 
-/// The verdicts as a text table (the CLI prints it).
+/// The verdicts as a text table (the CLI prints it), then each finding's tables in Markdown.
 std::string verdictTable(const ReportDoc& doc);
+
+/// A finding's table in Markdown (a bold title, then a pipe table; `|` in a cell escaped).
+std::string markdownTable(const Table& table);
 
 }  // namespace stagewise::report

@@ -31,6 +31,13 @@ struct SuiteStudy {
   /// planned by planTunedJobs once the search has ended. Its twin with `tuned` false trains at
   /// the base's rate (the shared lr).
   bool tuned = false;
+  // issue 37
+  /// A second study of the same finding, for settings its grid cannot hold (a Cartesian grid
+  /// cannot leave out a schedule where the stage count does not allow it): "schedules" (1f1b and
+  /// zb-h1), "interleaved" (2 chunks per worker) and "recompute" (memory with and without
+  /// pipeline.recompute). Empty: the finding's own study. The store names it
+  /// "FINDING (PART)".
+  std::string part;
 };
 
 /// The finding id of the suite's learning-rate search (a search study, before the learning
