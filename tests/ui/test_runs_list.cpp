@@ -119,11 +119,49 @@ class TestRunsList : public QObject {
             QString::number(ws.table()->horizontalHeader()->sectionSize(RunTableModel::kName))),
         5000);
     QCOMPARE(ws.table()->textElideMode(), Qt::ElideMiddle);
+    // It grows only into the room the list has: the spec-key columns stay in view.
+    const auto lastVisible = [&ws] {
+      int last = 0;
+      for (int c = 0; c < ws.model()->columnCount(); ++c)
+        if (!ws.table()->isColumnHidden(c)) last = c;
+      return last;
+    };
+    auto* header = ws.table()->horizontalHeader();
+    QVERIFY(header->sectionViewportPosition(lastVisible()) < ws.table()->viewport()->width());
     // A width the user chose is kept through the list's refreshes.
     ws.table()->horizontalHeader()->resizeSection(RunTableModel::kName, 120);
     model->refreshLoadedPages();
     QTRY_VERIFY_WITH_TIMEOUT(model->isSettled(), 5000);
     QCOMPARE(ws.table()->horizontalHeader()->sectionSize(RunTableModel::kName), 120);
+  }
+
+  void longNamesLeaveTheKeyColumnsInView() {
+    // The walkthrough's study at 1366 px: long names and differing keys. The Name column does
+    // not push the key columns (lr, seed) out of view; its names elide their middle.
+    test::TempStore t;
+    for (int i = 0; i < 4; ++i) {
+      auto spec = runSpec("walkgrid · train.lr=0.00" + std::to_string(i + 1) +
+                              ", partition.cuts=[2,4,6], train.batch_size=32, seed " +
+                              std::to_string(i % 2 + 1),
+                          {2});
+      spec.train.lr = 0.001 * (i + 1);
+      spec.train.seed = uint64_t(i % 2 + 1);
+      addRun(*t.store, spec, 0.5);
+    }
+    RunsWorkspace ws(t.store);
+    ws.resize(1340, 600);
+    ws.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&ws));
+    waitLoaded(ws, 4);
+    QTRY_COMPARE_WITH_TIMEOUT(int(ws.model()->keyColumns().size()), 2, 5000);
+    auto* header = ws.table()->horizontalHeader();
+    const int seed = RunTableModel::kColumnCount + 1;
+    QVERIFY(!ws.table()->isColumnHidden(seed));
+    QVERIFY2(header->sectionViewportPosition(seed) < ws.table()->viewport()->width(),
+             qPrintable(QStringLiteral("seed column at %1, list %2 wide, name %3")
+                            .arg(header->sectionViewportPosition(seed))
+                            .arg(ws.table()->viewport()->width())
+                            .arg(header->sectionSize(RunTableModel::kName))));
   }
 
   void theListHoldsStillUnderThePointer() {

@@ -904,6 +904,9 @@ bool RunsWorkspace::eventFilter(QObject* watched, QEvent* event) {
         m_pointerInList = false;
         updateOrderFreeze();
         break;
+      case QEvent::Resize:
+        fitNameColumn();  // the room it may grow into changed
+        break;
       case QEvent::MouseButtonPress:
       case QEvent::MouseButtonDblClick:
         m_pointerInList = true;
@@ -920,7 +923,8 @@ bool RunsWorkspace::eventFilter(QObject* watched, QEvent* event) {
 void RunsWorkspace::fitNameColumn() {
   // A study's names end with what tells its runs apart ("… lr=0.001, seed 2"): the column
   // grows to the longest loaded name, up to a bound (the middle elides past it), unless the
-  // user sized it.
+  // user sized it. It grows only into room the list has: the spec-key columns (lr, seed…)
+  // must not be pushed out of view at 1366 px.
   if (m_nameWidthByUser) return;
   const QFontMetrics metrics = m_table->fontMetrics();
   const int bound = metrics.horizontalAdvance(QLatin1Char('x')) * kNameColumnChars;
@@ -929,7 +933,15 @@ void RunsWorkspace::fitNameColumn() {
     if (const storage::RunRecord* r = m_model->record(row))
       widest = std::max(widest, metrics.horizontalAdvance(QString::fromStdString(r->name)) + 16);
   auto* header = m_table->horizontalHeader();
-  const int width = std::min(bound, widest);
+  int others = 0, last = -1;
+  for (int c = 0; c < m_model->columnCount(); ++c)
+    if (!m_table->isColumnHidden(c)) last = c;
+  for (int c = 0; c < last; ++c)
+    if (c != RunTableModel::kName && !m_table->isColumnHidden(c)) others += header->sectionSize(c);
+  // The last column stretches over what is left: it keeps room for a short value.
+  const int room = m_table->viewport()->width() - others -
+                   metrics.horizontalAdvance(QLatin1Char('x')) * 12;
+  const int width = std::min({bound, widest, room});
   if (width <= header->sectionSize(RunTableModel::kName)) return;
   m_fittingName = true;
   header->resizeSection(RunTableModel::kName, width);
