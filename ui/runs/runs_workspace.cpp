@@ -939,8 +939,8 @@ void RunsWorkspace::fitNameColumn() {
   for (int c = 0; c < last; ++c)
     if (c != RunTableModel::kName && !m_table->isColumnHidden(c)) others += header->sectionSize(c);
   // The last column stretches over what is left: it keeps room for a short value.
-  const int room = m_table->viewport()->width() - others -
-                   metrics.horizontalAdvance(QLatin1Char('x')) * 12;
+  const int room =
+      m_table->viewport()->width() - others - metrics.horizontalAdvance(QLatin1Char('x')) * 12;
   const int width = std::min({bound, widest, room});
   if (width <= header->sectionSize(RunTableModel::kName)) return;
   m_fittingName = true;
