@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QTemporaryDir>
 #include <QTextBrowser>
@@ -91,6 +92,7 @@ class TestReportGui : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!queue->isVisible(), 5000);
     QCOMPARE(train->steerPanel()->strip()->stageCount(), 0);
     QVERIFY(train->summaries().empty());
+    QCOMPARE(train->progressBar()->value(), train->progressBar()->minimum() - 1);  // blank
     QVERIFY(train->runButton()->isEnabled());
     QVERIFY2(train->eventLog()->messages().last().contains(QStringLiteral("report stopped")),
              qPrintable(train->eventLog()->messages().last()));

@@ -853,7 +853,7 @@ void TrainWorkspace::clearLiveView() {
   m_summaries.clear();
   m_recordedRuns.clear();
   m_dashboard->timelinePanel()->setTraceAvailable(false);
-  m_progress->setValue(0);
+  m_progress->reset();  // blank, as before any run (not "0%")
   m_eta->clear();
   m_dashboard->refreshAll();
   updateSteering();
