@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QTemporaryDir>
 #include <QTextBrowser>
@@ -22,6 +23,8 @@
 #include "common/fake_services.h"
 #include "designer/design_document.h"
 #include "live/event_log.h"
+#include "live/stage_strip.h"
+#include "live/steer_panel.h"
 #include "live/study_queue.h"
 #include "live/train_workspace.h"
 #include "main_window.h"
@@ -71,6 +74,35 @@ class TestReportGui : public QObject {
   // before it (session restore).
   void init() { AppSettings::setSession({}); }
 
+  void stoppedReportLeavesTrainAsBeforeIt() {
+    // Issue 36: a stopped report left its queue panel and its last run's partition strip
+    // (4 stages of a report run, where the design has 3) in Train.
+    test::TempStore t;
+    MainWindow window(recordingServices(t.store), t.store);
+    window.document()->load(baseSpec());
+    window.show();
+    TrainWorkspace* train = window.trainWorkspace();
+    StudyQueue* queue = train->studyQueue();
+    QVERIFY(window.startReport(true));
+    QVERIFY(queue->isVisible());
+    // A run of the report has shown its stages.
+    QTRY_VERIFY_WITH_TIMEOUT(train->steerPanel()->strip()->stageCount() > 0, 30000);
+    queue->stopStudy();
+    QTRY_VERIFY_WITH_TIMEOUT(!queue->isRunning(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(!queue->isVisible(), 5000);
+    QCOMPARE(train->steerPanel()->strip()->stageCount(), 0);
+    QVERIFY(train->summaries().empty());
+    QCOMPARE(train->progressBar()->value(), train->progressBar()->minimum() - 1);  // blank
+    QVERIFY(train->runButton()->isEnabled());
+    QVERIFY2(train->eventLog()->messages().last().contains(QStringLiteral("report stopped")),
+             qPrintable(train->eventLog()->messages().last()));
+    // A study started afterwards shows its queue again.
+    QVERIFY(window.startReport(true));
+    QVERIFY(queue->isVisible());
+    queue->stopStudy();
+    QTRY_VERIFY_WITH_TIMEOUT(!queue->isRunning(), 30000);
+  }
+
   void reportRunsInTheQueueOpensAndSaves() {
     test::TempStore t;
     MainWindow window(recordingServices(t.store), t.store);
@@ -111,6 +143,9 @@ class TestReportGui : public QObject {
     QVERIFY(window.reportAction()->isEnabled());
     QVERIFY2(train->eventLog()->messages().last().contains(QStringLiteral("findings are judged")),
              qPrintable(train->eventLog()->messages().last()));
+    // Issue 36: Train no longer shows the report's queue nor its last run's stages.
+    QVERIFY(!queue->isVisible());
+    QCOMPARE(train->steerPanel()->strip()->stageCount(), 0);
     // issue 32 §5: once the learning-rate search ended, the tuned runs joined the queue.
     const int all = queue->view()->topLevelItemCount();
     QVERIFY2(all > runs, qPrintable(QString::number(all)));

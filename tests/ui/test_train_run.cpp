@@ -19,6 +19,9 @@
 #include "live/event_log.h"
 #include "live/live_dashboard.h"
 #include "live/plot_panel.h"
+#include "live/stage_strip.h"
+#include "live/steer_panel.h"
+#include "live/study_queue.h"
 #include "live/timeline_panel.h"
 #include "live/train_workspace.h"
 #include "live/utilization_panel.h"
@@ -371,6 +374,44 @@ class TestTrainRun : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 5000);
     QVERIFY(ws.failureBanner()->text().contains(QStringLiteral("dataset unreadable")));
     QCOMPARE(controller.state(), State::Idle);
+  }
+
+  void refusedStartShowsNoStripOfTheRunBefore() {
+    // Issue 36: a run completed, then the engine refused the next start; Train still showed the
+    // completed run's stage chips beside the refusal.
+    Fixture f(60);
+    auto services = f.services;
+    auto refuse = std::make_shared<bool>(false);
+    services.createRun = [refuse, make = f.services.createRun](
+                             const engine::ExperimentSpec& spec,
+                             engine::RunObserver* observer) -> std::unique_ptr<engine::Run> {
+      if (*refuse) throw std::runtime_error("dataset unreadable");
+      return make(spec, observer);
+    };
+    EngineController controller(services);
+    TrainWorkspace ws(&controller, &f.doc);
+    ws.show();
+    QSignalSpy finished(&ws, &TrainWorkspace::runFinished);
+    QVERIFY(ws.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
+    QCOMPARE(ws.steerPanel()->strip()->stageCount(), 3);
+    *refuse = true;
+    QVERIFY(ws.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 5000);
+    QVERIFY(ws.failureBanner()->text().contains(QStringLiteral("dataset unreadable")));
+    QCOMPARE(ws.steerPanel()->strip()->stageCount(), 0);
+    QCOMPARE(ws.steerPanel()->stageCombo()->count(), 0);
+    // The next run that starts shows its own stages again.
+    *refuse = false;
+    QVERIFY(ws.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 3, 10000);
+    QCOMPARE(ws.steerPanel()->strip()->stageCount(), 3);
+  }
+
+  void studyQueueSettingsKeepTheirEnd() {
+    // A study's settings end with what tells its runs apart (lr, seed): the middle elides.
+    StudyQueue queue([](auto&&...) { return false; });
+    QCOMPARE(queue.view()->textElideMode(), Qt::ElideMiddle);
   }
 };
 

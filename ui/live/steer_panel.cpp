@@ -136,6 +136,16 @@ void SteerPanel::begin(const engine::RunInfo& info) {
   layoutChanged(layout);
 }
 
+void SteerPanel::clear() {
+  m_layers.clear();
+  m_settings.clear();
+  m_cutsFixed.clear();
+  m_strip->setHistory({});
+  m_strip->setUtilization({});
+  setNote({}, false);
+  layoutChanged({});
+}
+
 void SteerPanel::layoutChanged(const std::vector<std::pair<int, int>>& layout) {
   m_layout = layout;
   m_strip->setPartition(m_layers, layout);

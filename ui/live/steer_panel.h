@@ -29,6 +29,8 @@ class SteerPanel : public QWidget {
 
   /// A phase began: its layers, stages and their settings (from the run's spec).
   void begin(const engine::RunInfo& info);
+  /// No run shown: an empty strip, no stages to choose (a start that failed, a report's end).
+  void clear();
   /// Whether requests can be made now; `why` (when not) is shown as the strip's tooltip. The
   /// cuts can be dragged only in a run that can re-partition (local, no overlap; see begin()).
   void setLive(bool live, const QString& why = {});

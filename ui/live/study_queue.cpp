@@ -56,6 +56,8 @@ StudyQueue::StudyQueue(RunStarter starter, QWidget* parent)
   m_view = new QTreeWidget(this);
   m_view->setRootIsDecorated(false);
   m_view->setUniformRowHeights(true);
+  // A run's settings end with what tells it apart (lr, seed…): elide the middle (issue 36).
+  m_view->setTextElideMode(Qt::ElideMiddle);
   m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
   m_view->setHeaderLabels({tr("#"), tr("Settings"), tr("Status"), tr("Val acc."), tr("Test acc."),
                            tr("Time"), tr("Run")});

@@ -70,6 +70,8 @@ class StudyQueue : public QWidget {
   /// A run of the study is going on, or about to start.
   bool isRunning() const { return m_studyId != 0; }
   int64_t studyId() const { return m_lastStudyId; }
+  /// The queue holds a replication report's runs (running or ended), not a study's.
+  bool holdsReport() const { return m_reportEntries; }
 
   enum class EntryState { Waiting, Running, Completed, Stopped, Failed, Skipped, Shared, Pruned };
   struct Entry {

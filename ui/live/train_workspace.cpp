@@ -183,7 +183,15 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
     m_log->addNote(text);
     Q_EMIT message(text);
   });
-  connect(m_queue, &StudyQueue::studyFinished, this, &TrainWorkspace::updateControls);
+  connect(m_queue, &StudyQueue::studyFinished, this, [this] {
+    // issue 36: a report's queue and its last run's plots and strip stayed after it ended
+    // (or was stopped); its findings open in the report, its runs are in Runs.
+    if (m_queue->holdsReport()) {
+      m_queue->hide();
+      if (!m_controller->isBusy()) clearLiveView();
+    }
+    updateControls();
+  });
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   // The sample (text runs only) beside the log, not above it: Train must keep fitting a
   // 1366x768 screen (a column of both grew the window past it).
@@ -575,6 +583,9 @@ bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,
       // The engine reports the unreadable checkpoint; Train then shows what the run sends.
     }
   m_summaries.clear();
+  // The new run's partition arrives with its first batch; until then (or if the engine refuses
+  // to start it) no strip of the run before (issue 36).
+  m_steer->clear();
   m_banner->hide();
   m_progress->setValue(0);
   m_log->clear();
@@ -834,6 +845,18 @@ void TrainWorkspace::onProgress(const engine::Progress& p, int phase, int phases
   if (p.etaS >= 0) eta += tr(" · ETA %1").arg(formatDuration(p.etaS));
   if (phases > 1) eta = tr("%1 %2/%3 · ").arg(phaseName(phase)).arg(phase + 1).arg(phases) + eta;
   m_eta->setText(eta);
+}
+
+void TrainWorkspace::clearLiveView() {
+  m_data.clear();
+  m_steer->clear();
+  m_summaries.clear();
+  m_recordedRuns.clear();
+  m_dashboard->timelinePanel()->setTraceAvailable(false);
+  m_progress->reset();  // blank, as before any run (not "0%")
+  m_eta->clear();
+  m_dashboard->refreshAll();
+  updateSteering();
 }
 
 void TrainWorkspace::showFailure(const QString& text) {

@@ -125,6 +125,9 @@ class TrainWorkspace : public QWidget {
   void setLivePace(const engine::RunInfo* phase);
   void onProgress(const engine::Progress& progress, int phase, int phases);
   void showFailure(const QString& text);
+  /// Train as before any run: no plots, strip, progress or last status (a report ended: what
+  /// it ran is in its report and in Runs).
+  void clearLiveView();
   /// A steering event of the engine: the strip, the plots' event lines, the live partition.
   void onSteerEvent(int phase, const engine::RunEvent& event);
   void updateSteering();

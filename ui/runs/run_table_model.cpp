@@ -130,8 +130,11 @@ void RunTableModel::updateKeyColumns() {
       }
     if (count > 1) differing.emplace_back(count, key);
   }
-  std::stable_sort(differing.begin(), differing.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  // issue 36: the columns a researcher compares first (train.lr before eval.interval).
+  std::stable_sort(differing.begin(), differing.end(), [](const auto& a, const auto& b) {
+    const int ra = keyRank(a.second), rb = keyRank(b.second);
+    return ra != rb ? ra < rb : a.first > b.first;
+  });
   std::vector<std::string> keys;
   for (const auto& [count, key] : differing)
     if (keys.size() < size_t(kMaxKeyColumns)) keys.push_back(key);
@@ -142,6 +145,23 @@ void RunTableModel::updateKeyColumns() {
   if (m_count > 0)
     Q_EMIT dataChanged(index(0, kColumnCount),
                        index(m_count - 1, kColumnCount + kMaxKeyColumns - 1));
+}
+
+int RunTableModel::keyRank(const std::string& key) {
+  const auto starts = [&key](const char* prefix) { return key.rfind(prefix, 0) == 0; };
+  // Intervals and measurement bookkeeping say how a run was watched, not what it trained.
+  if (key.find("interval") != std::string::npos || starts("eval.") || starts("probe.") ||
+      starts("measure.") || starts("timeline.") || starts("checkpoint.") || key == "name")
+    return 9;
+  if (key == "mode") return 0;
+  if (key == "train.lr") return 1;
+  if (key == "train.seed") return 2;
+  if (starts("partition.")) return 3;
+  if (key == "train.batch_size") return 4;
+  if (starts("pipeline.")) return 5;
+  if (starts("local.")) return 6;
+  if (starts("model.")) return 7;
+  return 8;
 }
 
 void RunTableModel::setFilter(const storage::RunFilter& filter) {
@@ -172,6 +192,15 @@ void RunTableModel::refreshLoadedPages() {
   for (int page : pages) {
     m_requested[page] = false;
     requestPage(page);
+  }
+}
+
+void RunTableModel::setOrderFrozen(bool frozen) {
+  if (frozen == m_frozen) return;
+  m_frozen = frozen;
+  if (!frozen && m_orderStale) {
+    m_orderStale = false;
+    refreshLoadedPages();  // now the rows may take their sorted places
   }
 }
 
@@ -230,6 +259,22 @@ void RunTableModel::requestPage(int page) const {
         for (size_t i = 0; i < loaded.rows.size() && i < loaded.flat.size(); ++i)
           if (!loaded.flat[i].empty() || !self->m_flatSpecs.count(loaded.rows[i].id))
             self->m_flatSpecs[loaded.rows[i].id] = std::move(loaded.flat[i]);
+        if (self->m_frozen && self->m_pages.count(page)) {
+          // A re-read while the order is frozen: each run's new numbers where it is shown.
+          self->m_orderStale = true;
+          for (auto& fresh : loaded.rows)
+            for (auto& [shownPage, rows] : self->m_pages)
+              for (size_t i = 0; i < rows.size(); ++i)
+                if (rows[i].id == fresh.id) {
+                  rows[i] = std::move(fresh);
+                  const int row = shownPage * kPageSize + int(i);
+                  Q_EMIT self->dataChanged(self->index(row, 0), self->index(row, kColumnCount - 1));
+                }
+          self->updateKeyColumns();
+          Q_EMIT self->pageLoaded(page);
+          self->checkSettled();
+          return;
+        }
         self->m_pages[page] = std::move(loaded.rows);
         const int first = page * kPageSize;
         const int last = std::min(self->m_count, first + kPageSize) - 1;

@@ -57,6 +57,11 @@ class RunTableModel : public QAbstractTableModel {
   void reload();
   /// Re-reads the pages already loaded (runs still training change their numbers).
   void refreshLoadedPages();
+  /// While frozen, a re-read page updates the runs it holds where they are, without moving
+  /// rows (the pointer is over the list: a row must not slide away under it); unfreezing
+  /// re-reads the pages in the sort order if anything arrived meanwhile.
+  void setOrderFrozen(bool frozen);
+  bool isOrderFrozen() const { return m_frozen; }
   /// Sets the tags and notes of run `id` where its page is loaded, at once (read from the store
   /// by the caller): a run selected again before the page re-read arrives shows them, not the
   /// page's older copy.
@@ -70,8 +75,13 @@ class RunTableModel : public QAbstractTableModel {
   void loadAll(std::function<void()> ready);
   /// The spec keys shown after the fixed columns, in column order: those whose values differ
   /// among the loaded runs (a run without the key counts as a value), the name and checkpoint
-  /// keys aside; most distinct values first, then by key; at most kMaxKeyColumns.
+  /// keys aside; ranked by keyRank(), then most distinct values first, then by key; at most
+  /// kMaxKeyColumns.
   const std::vector<std::string>& keyColumns() const { return m_keyColumns; }
+  /// How soon a differing spec key gets a column (lower first): what a researcher compares
+  /// (mode, train.lr, train.seed, the partition, train.batch_size, pipeline.*, local.*,
+  /// model.*), then the rest, then intervals and measurement bookkeeping (eval.*, probe.*…).
+  static int keyRank(const std::string& key);
 
  Q_SIGNALS:
   void reloaded();
@@ -93,6 +103,8 @@ class RunTableModel : public QAbstractTableModel {
   int m_count = 0;
   quint64 m_generation = 0;
   bool m_countPending = false;
+  bool m_frozen = false;
+  bool m_orderStale = false;  ///< a page was re-read while frozen (its order not applied)
   mutable int m_pendingPages = 0;
   mutable std::map<int, std::vector<storage::RunRecord>> m_pages;
   mutable std::map<int, bool> m_requested;

@@ -112,6 +112,11 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
     m_table->horizontalHeader()->resizeSection(
         column, m_table->fontMetrics().horizontalAdvance(QString::fromLatin1(widest)) + 20);
   m_table->setWordWrap(false);
+  // issue 36: a live, sorted list moved rows under the mouse; it holds still while pointed at.
+  m_table->viewport()->installEventFilter(this);
+  m_clickHold.setSingleShot(true);
+  m_clickHold.setInterval(1000);
+  connect(&m_clickHold, &QTimer::timeout, this, &RunsWorkspace::updateOrderFreeze);
   // Studies put what tells their runs apart at the end of the name ("… lr=0.001 seed=3"):
   // elide the middle, not the end (issue 36 §3).
   m_table->setTextElideMode(Qt::ElideMiddle);
@@ -249,7 +254,12 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   connect(m_model, &RunTableModel::pageLoaded, this, [this] {
     if (!m_pendingSelection.empty()) selectRuns(std::exchange(m_pendingSelection, {}));
     restoreSelection();
+    fitNameColumn();
   });
+  connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this,
+          [this](int section, int, int) {
+            if (section == RunTableModel::kName && !m_fittingName) m_nameWidthByUser = true;
+          });
   connect(m_model, &RunTableModel::loadFailed, this,
           [this](const QString& m) { Q_EMIT message(tr("Run store: %1").arg(m)); });
   connect(m_table, &QTableView::doubleClicked, this, &RunsWorkspace::openSelectedInDesign);
@@ -271,6 +281,7 @@ RunsWorkspace::~RunsWorkspace() {
   m_poll.stop();
   // Children (the model, the compare panel) post to the executor: delete them while it lives.
   disconnect(m_table->selectionModel(), nullptr, this, nullptr);
+  m_table->viewport()->removeEventFilter(this);
   delete m_table;
   delete m_model;
   delete m_compare;
@@ -879,6 +890,70 @@ void RunsWorkspace::takeBaseline() {
       this, storeSignature, [this](std::tuple<int64_t, int64_t, int64_t> s) { m_signature = s; });
 }
 
+bool RunsWorkspace::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_table->viewport()) {
+    switch (event->type()) {
+      case QEvent::Enter:
+      case QEvent::HoverEnter:
+      case QEvent::MouseMove:
+        m_pointerInList = true;
+        updateOrderFreeze();
+        break;
+      case QEvent::Leave:
+      case QEvent::HoverLeave:
+        m_pointerInList = false;
+        updateOrderFreeze();
+        break;
+      case QEvent::Resize:
+        fitNameColumn();  // the room it may grow into changed
+        break;
+      case QEvent::MouseButtonPress:
+      case QEvent::MouseButtonDblClick:
+        m_pointerInList = true;
+        m_clickHold.start();
+        updateOrderFreeze();
+        break;
+      default:
+        break;
+    }
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+void RunsWorkspace::fitNameColumn() {
+  // A study's names end with what tells its runs apart ("… lr=0.001, seed 2"): the column
+  // grows to the longest loaded name, up to a bound (the middle elides past it), unless the
+  // user sized it. It grows only into room the list has: the spec-key columns (lr, seed…)
+  // must not be pushed out of view at 1366 px.
+  if (m_nameWidthByUser) return;
+  const QFontMetrics metrics = m_table->fontMetrics();
+  const int bound = metrics.horizontalAdvance(QLatin1Char('x')) * kNameColumnChars;
+  int widest = 0;
+  for (int row = 0; row < std::min(m_model->rowCount(), RunTableModel::kPageSize); ++row)
+    if (const storage::RunRecord* r = m_model->record(row))
+      widest = std::max(widest, metrics.horizontalAdvance(QString::fromStdString(r->name)) + 16);
+  auto* header = m_table->horizontalHeader();
+  int others = 0, last = -1;
+  for (int c = 0; c < m_model->columnCount(); ++c)
+    if (!m_table->isColumnHidden(c)) last = c;
+  for (int c = 0; c < last; ++c)
+    if (c != RunTableModel::kName && !m_table->isColumnHidden(c)) others += header->sectionSize(c);
+  // The last column stretches over what is left: it keeps room for a short value.
+  const int room =
+      m_table->viewport()->width() - others - metrics.horizontalAdvance(QLatin1Char('x')) * 12;
+  const int width = std::min({bound, widest, room});
+  if (width <= header->sectionSize(RunTableModel::kName)) return;
+  m_fittingName = true;
+  header->resizeSection(RunTableModel::kName, width);
+  m_fittingName = false;
+}
+
+void RunsWorkspace::updateOrderFreeze() {
+  const bool frozen = m_pointerInList || m_clickHold.isActive();
+  m_model->setOrderFrozen(frozen);
+  if (!frozen && std::exchange(m_reloadDeferred, false)) m_model->reload();
+}
+
 void RunsWorkspace::poll() {
   m_executor->post<std::tuple<int64_t, int64_t, int64_t>>(
       this, storeSignature, [this](std::tuple<int64_t, int64_t, int64_t> signature) {
@@ -886,7 +961,10 @@ void RunsWorkspace::poll() {
         m_signature = signature;
         if (std::get<0>(signature) != std::get<0>(before) ||
             std::get<1>(signature) != std::get<1>(before)) {
-          m_model->reload();
+          if (m_model->isOrderFrozen())
+            m_reloadDeferred = true;  // rows would come and go under the pointer: later
+          else
+            m_model->reload();
         } else if (std::get<2>(signature) > 0 || std::get<2>(before) > 0) {
           m_model->refreshLoadedPages();  // live runs' numbers and statuses move
         }

@@ -88,6 +88,9 @@ class RunsWorkspace : public QWidget {
   void setConflictChooser(ConflictChooser chooser) { m_chooseConflict = std::move(chooser); }
   /// How often the store is checked for runs written elsewhere (default 2 s).
   void setPollInterval(int ms) { m_poll.setInterval(ms); }
+  /// How long a click on the list keeps its order still (default 1 s), even once the pointer
+  /// has left it.
+  void setClickHold(int ms) { m_clickHold.setInterval(ms); }
 
  public Q_SLOTS:
   void openSelectedInDesign();
@@ -114,7 +117,16 @@ class RunsWorkspace : public QWidget {
   /// The Replication report… button: check the paper's findings on the designed experiment.
   void reportRequested();
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  /// The list's order stays still while the pointer is over it or just after a click (a live
+  /// run's numbers would move rows under the mouse); the store's changes wait, then apply.
+  void updateOrderFreeze();
+  /// Widens the Name column to the longest loaded name, up to kNameColumnChars.
+  void fitNameColumn();
+  static constexpr int kNameColumnChars = 48;
   void applyFilter();
   /// Drops the shown runs that `filter` hides (once the store has answered which pass it).
   void dropFilteredOut(const storage::RunFilter& filter);
@@ -171,6 +183,11 @@ class RunsWorkspace : public QWidget {
   quint64 m_resumeTicket = 0;
   QTimer m_poll;
   QTimer m_filterDelay;
+  QTimer m_clickHold;              ///< running: a click on the list holds its order
+  bool m_pointerInList = false;    ///< the pointer is over the list's rows
+  bool m_reloadDeferred = false;   ///< the store gained or lost runs while the order was held
+  bool m_nameWidthByUser = false;  ///< the user sized the Name column: it is not fitted
+  bool m_fittingName = false;
   std::vector<int64_t> m_shown;                 ///< what the panels show (sorted ids)
   std::map<int64_t, std::string> m_shownNames;  ///< their names, for messages
   bool m_restoring = false;                     ///< selection changes made by restoreSelection()
