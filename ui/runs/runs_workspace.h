@@ -23,6 +23,7 @@ class QPlainTextEdit;
 class QPushButton;
 class QScrollArea;
 class QTableView;
+class QSplitter;
 class QTabWidget;
 class QToolButton;
 
@@ -114,7 +115,13 @@ class RunsWorkspace : public QWidget {
   /// The Replication report… button: check the paper's findings on the designed experiment.
   void reportRequested();
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
+  /// With the Groups tab shown, gives the list pane room for 8 of its rows (the overlay below
+  /// keeps its least height); the user's larger split is kept.
+  void fitGroupsPane();
   void applyFilter();
   /// Drops the shown runs that `filter` hides (once the store has answered which pass it).
   void dropFilteredOut(const storage::RunFilter& filter);
@@ -148,6 +155,7 @@ class RunsWorkspace : public QWidget {
   ComparePanel* m_compare;
   StudyGroupTable* m_groups;
   QTabWidget* m_listTabs;
+  QSplitter* m_split;  ///< the list (runs or groups) above, compare and details below
   QLineEdit* m_search;
   QToolButton* m_saved;
   QComboBox* m_status;
