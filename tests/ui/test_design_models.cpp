@@ -8,6 +8,9 @@
 #include <QListWidget>
 #include <QLocale>
 #include <QPushButton>
+#include <QRegularExpression>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -363,6 +366,79 @@ class TestDesignModels : public QObject {
     doc.edit(spec, QStringLiteral("cut"));
     QVERIFY2(label->text().contains(QStringLiteral("interleaved (2 chunks): —")),
              qPrintable(label->text()));
+  }
+
+  void theRightColumnIsReadableAt1366x768() {
+    // Issue 36 walkthrough: at 1366 px the Design's right column was wider than its room, so
+    // the stage inspector's fields and the estimate's lines ("▸ gpipe: bubble 47%, activations
+    // 12…") were cut at the window's edge, with no scroll bar to reach them. Every label of the
+    // inspector and the estimate shows its whole text inside the column (wrapped, or elided
+    // with the whole in its tooltip), and every field ends inside the column.
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    ws.resize(1366, 680);
+    ws.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&ws));
+    for (const char* preset : {":/experiments/mlp-fmnist-4stage.json", ""}) {
+      engine::ExperimentSpec spec =
+          readSpecFile(QStringLiteral(":/experiments/mlp-fmnist-4stage.json"));
+      if (!*preset) {  // the walkthrough's nine stages, 256 wide
+        spec.model.hidden = {256, 256, 256, 256, 256, 256, 256, 256};
+        spec.partition.cuts = {1, 2, 3, 4, 5, 6, 7, 8};
+        spec.stages.clear();
+      }
+      doc.load(spec);
+      // Wrapped labels settle their heights over two layout passes.
+      for (int pass = 0; pass < 3; ++pass) QApplication::processEvents();
+      auto* inspector = ws.findChild<StageInspector*>();
+      QVERIFY(inspector);
+      QScrollArea* column = nullptr;
+      for (QWidget* w = inspector; w && !column; w = w->parentWidget())
+        column = qobject_cast<QScrollArea*>(w);
+      QVERIFY(column);
+      QWidget* viewport = column->viewport();
+      // At 1366 px the column's text wraps: no sideways scrolling to read it.
+      QVERIFY(!column->horizontalScrollBar()->isVisible());
+      for (QWidget* part :
+           {static_cast<QWidget*>(inspector), static_cast<QWidget*>(ws.estimatePanel())}) {
+        for (QWidget* w : part->findChildren<QWidget*>()) {
+          if (!w->isVisibleTo(&ws) || qobject_cast<QScrollBar*>(w)) continue;
+          if (w->parentWidget() && !w->parentWidget()->isVisibleTo(&ws)) continue;
+          const QRect at(w->mapTo(viewport, QPoint(0, 0)), w->size());
+          QVERIFY2(at.right() <= viewport->width(),
+                   qPrintable(
+                       QStringLiteral("%1 \"%2\" ends at %3 px of a %4 px column")
+                           .arg(QString::fromLatin1(w->metaObject()->className()), w->objectName())
+                           .arg(at.right())
+                           .arg(viewport->width())));
+          auto* label = qobject_cast<QLabel*>(w);
+          if (!label || label->text().isEmpty() || label->textFormat() == Qt::RichText) continue;
+          const int room = label->contentsRect().width();
+          if (label->wordWrap()) {
+            QVERIFY2(label->heightForWidth(label->width()) <= label->height() + 1,
+                     qPrintable(QStringLiteral("\"%1\" needs %2 px of height, has %3")
+                                    .arg(label->text())
+                                    .arg(label->heightForWidth(label->width()))
+                                    .arg(label->height())));
+            // A word longer than the line is cut mid-word by the wrap.
+            for (const QString& word :
+                 label->text().split(QRegularExpression(QStringLiteral("\\s+"))))
+              QVERIFY2(
+                  label->fontMetrics().horizontalAdvance(word) <= room,
+                  qPrintable(QStringLiteral("\"%1\" is wider than %2 px").arg(word).arg(room)));
+            continue;
+          }
+          for (const QString& line : label->text().split(QLatin1Char('\n'))) {
+            const bool fits = label->fontMetrics().horizontalAdvance(line) <= room;
+            QVERIFY2(fits || (line.contains(QChar(0x2026)) && !label->toolTip().isEmpty()),
+                     qPrintable(QStringLiteral("\"%1\" needs %2 px, its label is %3")
+                                    .arg(line)
+                                    .arg(label->fontMetrics().horizontalAdvance(line))
+                                    .arg(room)));
+          }
+        }
+      }
+    }
   }
 
   void thePresetBoxAndTheNameFollowTheDesign() {

@@ -410,6 +410,56 @@ class TestRunsStudies : public QObject {
     t.store->finishStudy(study, storage::StudyStatus::Completed);
   }
 
+  void groupsTableShowsEightRowsAt1366x768() {
+    // Issue 36 walkthrough: at 1366x768 the Groups tab of a 12-point grid showed 3 rows, the
+    // overlay and the bars below taking the rest. The table gets room for 8 rows or more.
+    test::TempStore t;
+    storage::NewStudy ns;
+    ns.name = "twelve points";
+    ns.baseSpecJson = "{}";
+    ns.keys = {{"train.lr", "[0.001,0.002,0.003,0.004,0.005,0.006]"},
+               {"train.batch_size", "[32,64]"}};
+    ns.seeds = 1;
+    ns.runsTotal = 12;
+    const int64_t study = t.store->createStudy(ns);
+    for (int i = 0; i < 12; ++i) {
+      const double lr = 0.001 * (i / 2 + 1);
+      const int64_t id = addRun(*t.store, spec("grid", lr, 1), 0.7 + 0.01 * i, 50);
+      storage::StudyRunRecord link;
+      link.point = i, link.runId = id, link.seed = 1;
+      link.valuesJson = QStringLiteral("[%1,%2]").arg(lr).arg(i % 2 ? 64 : 32).toStdString();
+      t.store->linkStudyRun(study, link);
+    }
+    t.store->finishStudy(study, storage::StudyStatus::Completed);
+    engine::FakeScript script;
+    AppSettings::setSession({});
+    MainWindow window(fakeEngineServices(script), t.store);
+    window.resize(1366, 768);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showWorkspace(MainWindow::kRuns);
+    RunsWorkspace* ws = window.runsWorkspace();
+    QTRY_COMPARE_WITH_TIMEOUT(ws->studyCombo()->count(), 2, 5000);
+    ws->studyCombo()->setCurrentIndex(1);
+    ws->listTabs()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(ws->groupTable()->isLoaded(), 5000);
+    QApplication::processEvents();
+    QTableWidget* table = ws->groupTable()->table();
+    QCOMPARE(table->rowCount(), 12);
+    int whole = 0;  // rows drawn whole in the table's viewport
+    for (int row = 0; row < table->rowCount(); ++row)
+      if (table->rowViewportPosition(row) >= 0 &&
+          table->rowViewportPosition(row) + table->rowHeight(row) <= table->viewport()->height())
+        ++whole;
+    QVERIFY2(whole >= 8, qPrintable(QStringLiteral("%1 rows of %2 px in a %3 px table")
+                                        .arg(whole)
+                                        .arg(table->rowHeight(0))
+                                        .arg(table->viewport()->height())));
+    // The overlay below keeps a readable plot.
+    QVERIFY2(ws->comparePanel()->overlayPlot()->height() >= 120,
+             qPrintable(QString::number(ws->comparePanel()->overlayPlot()->height())));
+  }
+
   void warnsWhenThroughputsOfDifferentLoadsAreCompared() {
     // Issue 36 §1.8: run #a ran on an idle 2-core machine, #b while it was busy (load 3.6).
     test::TempStore t;

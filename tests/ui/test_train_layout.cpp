@@ -4,7 +4,9 @@
 
 #include <qcustomplot.h>
 #include <QComboBox>
+#include <QHelpEvent>
 #include <QSignalSpy>
+#include <QToolTip>
 #include <QtTest>
 
 #include "bridge/engine_controller.h"
@@ -97,6 +99,34 @@ class TestTrainLayout : public QObject {
     return {};
   }
 
+  // The event lines' labels as drawn: each inside the plot (not cut off at its edge) and clear
+  // of every other label (issue 36: three changes on a nine-stage run in the queue panel).
+  static QString collidingMarkerLabels(const PlotPanel* panel) {
+    QCustomPlot* plot = panel->plot();
+    const QRect inside = plot->axisRect()->rect();
+    std::vector<std::pair<QRectF, QString>> drawn;
+    for (int i = 0; i < panel->markerCount(); ++i) {
+      const QCPItemText* text = panel->markerText(i);
+      if (!text->visible()) continue;
+      // The box QCPItemText draws the text in (from its font's metrics, with its padding).
+      const QRectF box =
+          QRectF(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition()).normalized();
+      if (box.left() < inside.left() - 0.5 || box.right() > inside.right() + 1.5)
+        return QStringLiteral("%1: \"%2\" runs over the plot's edge (%3..%4, plot %5..%6)")
+            .arg(panel->title(), text->text())
+            .arg(box.left())
+            .arg(box.right())
+            .arg(inside.left())
+            .arg(inside.right());
+      for (const auto& [other, name] : drawn)
+        if (box.intersects(other))
+          return QStringLiteral("%1: \"%2\" prints over \"%3\"")
+              .arg(panel->title(), text->text(), name);
+      drawn.emplace_back(box, text->text());
+    }
+    return {};
+  }
+
   // The x axis's tick labels, at their drawn widths, leave a gap between neighbours.
   static QString overprintedTicks(const PlotPanel* panel) {
     QCPAxis* x = panel->plot()->xAxis;
@@ -178,6 +208,14 @@ class TestTrainLayout : public QObject {
       const QString ticks = overprintedTicks(panel);
       QVERIFY2(ticks.isEmpty(), qPrintable(ticks));
     }
+    // The queue panel's 38 entries read whole in their short forms ("pS3 q"), none cut to
+    // "pS3 qu…" (issue 36: the walkthrough read the queue legend elided).
+    const QCPLegend* queueLegend = d->queuePanel()->plot()->legend;
+    for (int i = 0; i < queueLegend->itemCount(); ++i)
+      if (auto* item = qobject_cast<QCPPlottableLegendItem*>(queueLegend->item(i)))
+        QVERIFY2(!item->plottable()->name().contains(QChar(0x2026)),
+                 qPrintable(QStringLiteral("queue legend entry \"%1\" is elided")
+                                .arg(item->plottable()->name())));
 
     // The local phase's nine rows: each label drawn at least a text line from the next.
     d->phaseViewCombo()->setCurrentIndex(0);
@@ -198,6 +236,64 @@ class TestTrainLayout : public QObject {
                               .arg(it.value())
                               .arg(std::abs(pixel - last))));
       last = pixel;
+    }
+  }
+
+  void eventLabelsFitTheirPlotsAt1366x768() {
+    // The walkthrough's nine-stage run with three changes close together, as its Train showed
+    // them at 1366x768: two re-partitions and a stage's delay, close together.
+    engine::FakeScript script{60, 0.001};
+    EngineServices services = fakeEngineServices(script);
+    DesignDocument doc(services.engine);
+    EngineController controller(services);
+    TrainWorkspace workspace(&controller, &doc);
+    doc.load(nineStages(60));
+    workspace.resize(1366, 680);
+    workspace.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&workspace));
+    workspace.modeCombo()->setCurrentIndex(0);  // Local
+    QSignalSpy finished(&workspace, &TrainWorkspace::runFinished);
+    QVERIFY(workspace.startRun());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    LiveData* data = workspace.data();
+    const QStringList labels = {QStringLiteral("cuts [1,2,3,4,5,6,7,8] → [1,3,4,5,6,7,8]"),
+                                QStringLiteral("S1 delay_ms = 3"),
+                                QStringLiteral("cuts [1,3,4,5,6,7,8] → [1,3,4,5,7,8]")};
+    // Past the middle of the queue panel's 60 steps, near the end of the cosine panel's probes
+    // (every 20 steps): the walkthrough's lines stood there in each.
+    const int64_t steps[] = {31, 34, 38};
+    for (int i = 0; i < 3; ++i) data->addMarker({0, steps[i], 0.05 * double(steps[i]), labels[i]});
+    LiveDashboard* d = workspace.dashboard();
+    d->refreshAll(true);
+    QApplication::processEvents();
+    for (PlotPanel* panel : d->linePanels()) {
+      panel->plot()->replot();
+      QCOMPARE(panel->markerCount(), 3);
+      const QString collision = collidingMarkerLabels(panel);
+      QVERIFY2(collision.isEmpty(), qPrintable(collision));
+    }
+    // What a label cannot show whole, its tooltip does: over its line, every panel names the
+    // change in full.
+    for (PlotPanel* panel : {d->queuePanel(), d->cosinePanel()}) {
+      QCustomPlot* plot = panel->plot();
+      int lines = 0;
+      for (int i = 0; i < 3; ++i) {
+        if (!plot->xAxis->range().contains(panel->markerX(i))) continue;  // no line drawn
+        ++lines;
+        QToolTip::hideText();
+        QTRY_VERIFY(!QToolTip::isVisible());
+        const QPoint at(int(std::lround(plot->xAxis->coordToPixel(panel->markerX(i)))),
+                        plot->axisRect()->center().y());
+        QHelpEvent help(QEvent::ToolTip, plot->mapTo(panel, at), plot->mapToGlobal(at));
+        QApplication::sendEvent(panel, &help);
+        QVERIFY2(QToolTip::text().contains(labels[i]),
+                 qPrintable(QStringLiteral("%1: tooltip at %2 reads \"%3\"")
+                                .arg(panel->title(), labels[i], QToolTip::text())));
+      }
+      QVERIFY2(lines > 0, qPrintable(QStringLiteral("%1: no line in %2..%3")
+                                         .arg(panel->title())
+                                         .arg(plot->xAxis->range().lower)
+                                         .arg(plot->xAxis->range().upper)));
     }
   }
 };

@@ -114,7 +114,9 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   right->setWidget(rightPanel);
   right->setWidgetResizable(true);
   right->setFrameShape(QFrame::NoFrame);
-  right->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  // Its labels wrap to the column; a column dragged narrower than its fields scrolls to them
+  // instead of cutting them off at the window's edge (issue 36 walkthrough, 1366 px).
+  right->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   right->setMinimumWidth(320 + style()->pixelMetric(QStyle::PM_ScrollBarExtent));
   guardWheel(right, rightPanel);
 

@@ -75,7 +75,10 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(par
   m_balance = new QPushButton(tr("Auto-balance"), this);
   m_balance->setToolTip(tr("Choose cuts that minimise the most expensive stage."));
 
+  // The right column is ~360 px at 1366 px wide: the predictions and the schedules' lines
+  // wrap in it rather than widening it past the window's edge (issue 36 walkthrough).
   m_methods = new QLabel(this);
+  m_methods->setWordWrap(true);
   m_methods->setToolTip(
       tr("Samples/s predicted for each method with this cut on this machine: the engine times "
          "each stage's work (local step, pipeline micro-batches and update, the backprop step), "
@@ -85,11 +88,16 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(par
       tr("Time each method's work on this machine (a few seconds) and predict "
          "samples/s for local, pipelined backprop and backprop."));
   m_measure->setEnabled(false);
-  auto* methodsRow = new QHBoxLayout;
+  // A widget, not a bare layout, as the form's field: the form then gives the wrapped label
+  // the height its lines need at the width it gets.
+  auto* methodsField = new QWidget(this);
+  auto* methodsRow = new QHBoxLayout(methodsField);
+  methodsRow->setContentsMargins(0, 0, 0, 0);
   methodsRow->addWidget(m_methods, 1);
-  methodsRow->addWidget(m_measure);
+  methodsRow->addWidget(m_measure, 0, Qt::AlignTop);
 
   m_schedules = new QLabel(this);
+  m_schedules->setWordWrap(true);
   m_schedules->setToolTip(
       tr("Pipelined backprop per schedule with this cut: the step's planned idle share (the "
          "bubble) and the most activations a stage holds at once (the largest stage's; with "
@@ -99,7 +107,7 @@ EstimatePanel::EstimatePanel(DesignDocument* doc, QWidget* parent) : QWidget(par
 
   auto* summary = new QFormLayout;
   summary->addRow(tr("Speed-up vs backprop"), m_speedup);
-  summary->addRow(tr("Samples/s here"), methodsRow);
+  summary->addRow(tr("Samples/s here"), methodsField);
   summary->addRow(tr("Stage balance"), m_efficiency);
   summary->addRow(tr("Pipeline schedules"), m_schedules);
   summary->addRow(tr("Cores"), m_cores);

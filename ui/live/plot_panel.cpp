@@ -26,6 +26,14 @@ QString briefPart(const QString& part) {
   return p;
 }
 
+/// The part shorter still, for a legend of many entries that the short forms overflow: the
+/// queue panel's "queue" and "stale" of nine stages in three modes ("pS3 q", "pS3 st").
+QString tinyPart(const QString& brief) {
+  if (brief == QLatin1String("queue")) return PlotPanel::tr("q");
+  if (brief == QLatin1String("stale")) return PlotPanel::tr("st");
+  return brief;
+}
+
 }  // namespace
 
 PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data, QWidget* parent)
@@ -415,13 +423,23 @@ void PlotPanel::fitLegendWidth() {
   if (legend->minimumOuterSizeHint().width() <= room) return;
   // Too wide: the short forms ("pS1 ↑" for "pipe S1 grad back"), which keep every entry
   // distinct where cutting the whole texts off left nine "pipe S…" (issue 36).
-  const auto brief = [](const Bound& b) {
-    if (b.tag.isEmpty()) return b.what;
-    return b.what.isEmpty() ? b.tag : b.tag + QLatin1Char(' ') + b.what;
+  bool tiny = false;
+  const auto brief = [&tiny](const Bound& b) {
+    const QString what = tiny ? tinyPart(b.what) : b.what;
+    if (b.tag.isEmpty()) return what;
+    return what.isEmpty() ? b.tag : b.tag + QLatin1Char(' ') + what;
   };
   for (const auto& b : m_bound) b.graph->setName(brief(b));
   for (const auto& f : m_finals) f.graph->setName(f.brief);
   if (legend->minimumOuterSizeHint().width() <= room) return;
+  // Still too wide: the parts that have one in their tiniest form ("pS3 q" for "pipe S3
+  // queue"), whole, before anything is elided (the walkthrough read "pS3 qu…").
+  if (std::any_of(m_bound.begin(), m_bound.end(),
+                  [](const Bound& b) { return tinyPart(b.what) != b.what; })) {
+    tiny = true;
+    for (const auto& b : m_bound) b.graph->setName(brief(b));
+    if (legend->minimumOuterSizeHint().width() <= room) return;
+  }
   // Still too wide: every column gets the same share of the room; each text is cut to what its
   // share leaves beside the swatch, with an ellipsis, so none is cut off mid-letter by the
   // cell's edge. The tag stays whole and the part is cut, so stages never merge into one.
@@ -452,7 +470,7 @@ void PlotPanel::fitLegendWidth() {
   QSet<QString> names;
   bool distinct = true;
   for (const auto& b : m_bound) {
-    const QString name = cut(b.tag, b.what);
+    const QString name = cut(b.tag, tiny ? tinyPart(b.what) : b.what);
     distinct &= !names.contains(name);
     names.insert(name);
     b.graph->setName(name);
@@ -505,6 +523,7 @@ void PlotPanel::onCleared() {
   m_finals.clear();
   for (auto* item : m_markerItems) m_plot->removeItem(item);
   m_markerItems.clear();
+  m_markerLabels.clear();
   updateLegendVisibility();
   updateEmptyText();
   m_tickRoom = -1;
@@ -657,10 +676,15 @@ void PlotPanel::updateEmptyText() {
 }
 
 bool PlotPanel::event(QEvent* event) {
-  if (event->type() == QEvent::ToolTip && !toolTip().isEmpty()) {
+  if (event->type() == QEvent::ToolTip) {
     const auto* help = static_cast<QHelpEvent*>(event);
     const QPoint at = m_plot->mapFromGlobal(help->globalPos());
-    if (m_plot->rect().contains(at) && m_plot->axisRect()->rect().contains(at)) {
+    const bool overData = m_plot->rect().contains(at) && m_plot->axisRect()->rect().contains(at);
+    if (const QString tip = overData ? markerTip(at) : QString(); !tip.isEmpty()) {
+      QToolTip::showText(help->globalPos(), tip, this);
+      return true;
+    }
+    if (overData && !toolTip().isEmpty()) {
       QToolTip::hideText();
       event->ignore();
       return true;
@@ -674,11 +698,13 @@ void PlotPanel::syncMarkers() {
   if (m_markerAxis != m_axis) {
     for (auto* item : m_markerItems) m_plot->removeItem(item);
     m_markerItems.clear();
+    m_markerLabels.clear();
     m_markerAxis = m_axis;
   }
   if (markers.size() < m_markerItems.size() / 2) {
     for (auto* item : m_markerItems) m_plot->removeItem(item);
     m_markerItems.clear();
+    m_markerLabels.clear();
   }
   QColor color = palette().color(QPalette::Text);
   color.setAlpha(150);
@@ -701,6 +727,8 @@ void PlotPanel::syncMarkers() {
     text->position->setCoords(x, 0.02);  // its row: placeMarkerLabels()
     text->setText(m.label);
     text->setColor(color);
+    // Over a dense plot (nine stages' queues) the text needs a ground to be read on.
+    text->setBrush(labelGround());
     QFont font = m_plot->font();
     font.setPointSizeF(font.pointSizeF() * 0.85);
     text->setFont(font);
@@ -708,26 +736,29 @@ void PlotPanel::syncMarkers() {
     text->setClipToAxisRect(true);
     m_markerItems.push_back(line);
     m_markerItems.push_back(text);
+    m_markerLabels.push_back(m.label);
   }
   placeMarkerLabels();
 }
 
 void PlotPanel::placeMarkerLabels() {
-  // A label in the right half of the view reads leftwards from its line, so the plot's edge
-  // does not cut it off; a label whose line is off the view is hidden. Each label takes the
-  // highest row where it overlaps no label already placed (by its drawn width); with more
-  // changes close together than rows, the later labels are left out (their lines stay, and
-  // the event log lists them) instead of printing over each other (issue 36: 6+ changes).
+  // A label in the right half of the view reads leftwards from its line, in the left half
+  // rightwards, unless only the other side has room for it whole. One too wide for either side
+  // is elided in the middle to the wider side's room, so it ends at the plot's edge instead of
+  // being cut off mid-word there (issue 36: "ts [1,2,3…" in the queue panel at 1366 px); its
+  // line's tooltip gives it whole. Each label takes the highest row where it overlaps no label
+  // already placed (by its width as drawn); with more changes close together than rows, the
+  // later labels are left out (their lines and tooltips stay, and the event log lists them)
+  // instead of printing over each other. A label whose line is off the view is hidden.
   const QCPRange range = m_plot->xAxis->range();
   const QCPAxisRect* rect = m_plot->axisRect();
   const int height = std::max(1, rect->height());
+  const double left = rect->left(), right = rect->right();
   std::vector<std::vector<std::pair<double, double>>> rows;  // per row: the pixel spans taken
   for (size_t i = 1; i < m_markerItems.size(); i += 2) {
     auto* text = static_cast<QCPItemText*>(m_markerItems[i]);
+    const QString& full = m_markerLabels[qsizetype(i / 2)];
     const double x = text->position->coords().x();
-    const bool right = x > range.center();
-    text->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
-    text->setPadding(right ? QMargins(0, 0, 3, 0) : QMargins(3, 0, 0, 0));
     if (!range.contains(x)) {  // its line is off the view too
       text->setVisible(false);
       continue;
@@ -736,9 +767,26 @@ void PlotPanel::placeMarkerLabels() {
     const int line = fm.height() + 1;
     const int maxRows = std::max(1, int(0.6 * height) / line);
     const double px = m_plot->xAxis->coordToPixel(x);
-    const double w = fm.horizontalAdvance(text->text()) + 3;
+    constexpr int kPad = 3;  // between the line and the text
+    const double roomLeft = px - left - kPad - 1, roomRight = right - px - kPad - 1;
+    const int whole = fm.horizontalAdvance(full);
+    bool leftwards = x > range.center();
+    if (whole > (leftwards ? roomLeft : roomRight) && whole <= (leftwards ? roomRight : roomLeft))
+      leftwards = !leftwards;
+    if (whole > (leftwards ? roomLeft : roomRight)) leftwards = roomLeft > roomRight;
+    const int room = int(std::floor(leftwards ? roomLeft : roomRight));
+    const QString shown = whole <= room ? full : fm.elidedText(full, Qt::ElideMiddle, room);
+    // Less than a few letters and the ellipsis says nothing: the line and its tooltip do.
+    if (shown.size() < 4) {
+      text->setVisible(false);
+      continue;
+    }
+    text->setText(shown);
+    text->setPositionAlignment((leftwards ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+    text->setPadding(leftwards ? QMargins(0, 0, kPad, 0) : QMargins(kPad, 0, 0, 0));
+    const double w = fm.horizontalAdvance(shown) + kPad;
     const std::pair<double, double> span =
-        right ? std::make_pair(px - w - 2, px + 2) : std::make_pair(px - 2, px + w + 2);
+        leftwards ? std::make_pair(px - w - 2, px + 2) : std::make_pair(px - 2, px + w + 2);
     int row = 0;
     for (; row < maxRows; ++row) {
       if (size_t(row) >= rows.size()) rows.emplace_back();
@@ -754,9 +802,38 @@ void PlotPanel::placeMarkerLabels() {
   }
 }
 
+QBrush PlotPanel::labelGround() const {
+  QColor ground = palette().color(QPalette::Base);
+  ground.setAlpha(190);
+  return ground;
+}
+
+QString PlotPanel::markerTip(const QPoint& at) const {
+  // Over a label, or within a few pixels of its line: the changes there, whole.
+  QStringList tips;
+  const QCPRange range = m_plot->xAxis->range();
+  for (int i = 0; i < markerCount(); ++i) {
+    const auto* text = static_cast<const QCPItemText*>(m_markerItems[size_t(2 * i + 1)]);
+    const double x = markerX(i);
+    if (!range.contains(x)) continue;
+    const bool nearLine = std::abs(m_plot->xAxis->coordToPixel(x) - at.x()) <= 4;
+    const bool onLabel = text->visible() &&
+                         QRectF(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition())
+                             .normalized()
+                             .contains(at);
+    if (nearLine || onLabel) tips << m_markerLabels[i];
+  }
+  return tips.join(QLatin1Char('\n'));
+}
+
 QString PlotPanel::markerLabel(int index) const {
   if (index < 0 || index >= markerCount()) return {};
-  return static_cast<QCPItemText*>(m_markerItems[size_t(2 * index + 1)])->text();
+  return m_markerLabels[index];
+}
+
+QCPItemText* PlotPanel::markerText(int index) const {
+  if (index < 0 || index >= markerCount()) return nullptr;
+  return static_cast<QCPItemText*>(m_markerItems[size_t(2 * index + 1)]);
 }
 
 double PlotPanel::markerX(int index) const {
@@ -778,6 +855,14 @@ void PlotPanel::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
   if (event->type() == QEvent::PaletteChange || event->type() == QEvent::ApplicationPaletteChange) {
     recolorForeground();  // the frame restyles the axes, legend and read-out itself
+    QColor color = palette().color(QPalette::Text);
+    color.setAlpha(150);
+    for (size_t i = 0; i < m_markerItems.size(); i += 2) {
+      static_cast<QCPItemStraightLine*>(m_markerItems[i])->setPen(QPen(color, 1, Qt::DashLine));
+      auto* text = static_cast<QCPItemText*>(m_markerItems[i + 1]);
+      text->setColor(color);
+      text->setBrush(labelGround());
+    }
     m_plot->replot(QCustomPlot::rpQueuedReplot);
   }
 }

@@ -5,6 +5,7 @@
 // values out under the mouse, switches the log scale and exports to PNG, SVG, PDF or CSV.
 
 #include <QPen>
+#include <QStringList>
 #include <QWidget>
 #include <functional>
 
@@ -79,6 +80,8 @@ class PlotPanel : public QWidget {
   /// The event lines drawn (one per change applied to the run: LiveData::markers()).
   int markerCount() const { return int(m_markerItems.size() / 2); }
   QString markerLabel(int index) const;
+  /// The label of event line `index` as drawn (its text shortened to fit, or hidden; tests).
+  QCPItemText* markerText(int index) const;
   /// Where event line `index` stands on the x axis (a step, or seconds on the time axis).
   double markerX(int index) const;
   /// The last hover read-out (empty when the mouse is not over the plot).
@@ -135,8 +138,8 @@ class PlotPanel : public QWidget {
   void fitLegend();
   /// Shortens the legend's texts when its columns would squeeze the plot below kMinAxisWidth
   /// (QCustomPlot then shrinks every cell and cuts each text off at its edge): first the short
-  /// form (mode tag and stage, abbreviated part), then the part elided, the tag kept whole, so
-  /// that no two entries read the same.
+  /// form (mode tag and stage, abbreviated part), then the tiniest part ("pS3 q" in the queue
+  /// panel), then the part elided, the tag kept whole, so that no two entries read the same.
   void fitLegendWidth();
   /// The empty-panel line, shown while no graph has data.
   void updateEmptyText();
@@ -145,8 +148,13 @@ class PlotPanel : public QWidget {
   QColor ruleColor(const SeriesRule& rule, int stage) const;
   /// Puts an event line (and its label) at each of LiveData's markers.
   void syncMarkers();
-  /// Stacks the event lines' labels into rows so none prints over another.
+  /// Stacks the event lines' labels into rows so none prints over another, each shortened to
+  /// the room beside its line.
   void placeMarkerLabels();
+  /// The changes whose line or label is under `at` (the plot's pixels), whole; empty: none.
+  QString markerTip(const QPoint& at) const;
+  /// The translucent ground under an event label: the plot's background.
+  QBrush labelGround() const;
 
   LiveData* m_data;
   PlotFrame* m_frame;
@@ -156,6 +164,7 @@ class PlotPanel : public QWidget {
   std::vector<PlotPoint> m_scratch;
   std::vector<Final> m_finals;
   std::vector<QCPAbstractItem*> m_markerItems;  ///< per marker: its line, then its label
+  QStringList m_markerLabels;  ///< per marker: its label whole (the drawn one may be elided)
   QCPItemText* m_emptyText = nullptr;
   XAxisKind m_markerAxis = XAxisKind::Step;
   XAxisKind m_axis = XAxisKind::Step;

@@ -163,7 +163,8 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
         if (!std::isfinite(it->value)) return std::nullopt;
         return PlotFrame::HoverPoint{it->key, it->value};
       });
-  m_overlay->setMinimumHeight(220);
+  // Readable, and at 1366x768 it leaves the Groups table above 8 rows (issue 36).
+  m_overlay->setMinimumHeight(180);
   m_overlay->legend->setVisible(true);
   // The legend in its own column right of the axis rect, at its top: inset, it hid stored
   // points under its box (issue 36). The column is as narrow as its entries.
@@ -194,7 +195,7 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   m_summary = m_summaryFrame->plot();
   // No legend here (see drawFront): a legend item per bar made clearing 1,000 bars quadratic.
   m_summary->setAutoAddPlottableToLegend(false);
-  m_summary->setMinimumHeight(160);
+  m_summary->setMinimumHeight(140);
   m_diff = new QTableWidget(this);
   m_diff->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_diff->verticalHeader()->hide();

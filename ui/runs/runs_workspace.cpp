@@ -17,6 +17,7 @@
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
@@ -222,9 +223,11 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   bottom->addWidget(details);
   bottom->setStretchFactor(0, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
+  m_split = split;
   split->addWidget(m_listTabs);
   split->addWidget(bottom);
   split->setSizes({300, 520});
+  connect(m_listTabs, &QTabWidget::currentChanged, this, &RunsWorkspace::fitGroupsPane);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(filterBar);
   layout->addWidget(split, 1);
@@ -286,6 +289,24 @@ RunsWorkspace::~RunsWorkspace() {
   delete m_model;
   delete m_compare;
   delete m_groups;
+}
+
+void RunsWorkspace::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  fitGroupsPane();  // a session restored with the Groups tab current
+}
+
+void RunsWorkspace::fitGroupsPane() {
+  if (m_listTabs->currentWidget() != m_groups || !isVisible()) return;
+  QList<int> sizes = m_split->sizes();
+  if (sizes.size() != 2) return;
+  const int want = m_listTabs->tabBar()->sizeHint().height() + m_groups->heightForRows(8);
+  if (sizes[0] >= want) return;
+  const int total = sizes[0] + sizes[1];
+  const int bottomLeast = m_split->widget(1)->minimumSizeHint().height();
+  sizes[0] = std::max(sizes[0], std::min(want, total - bottomLeast));
+  sizes[1] = total - sizes[0];
+  m_split->setSizes(sizes);
 }
 
 void RunsWorkspace::applyFilter() {

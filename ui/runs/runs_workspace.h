@@ -23,6 +23,7 @@ class QPlainTextEdit;
 class QPushButton;
 class QScrollArea;
 class QTableView;
+class QSplitter;
 class QTabWidget;
 class QToolButton;
 
@@ -119,6 +120,7 @@ class RunsWorkspace : public QWidget {
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
   /// The list's order stays still while the pointer is over it or just after a click (a live
@@ -127,6 +129,9 @@ class RunsWorkspace : public QWidget {
   /// Widens the Name column to the longest loaded name, up to kNameColumnChars.
   void fitNameColumn();
   static constexpr int kNameColumnChars = 48;
+  /// With the Groups tab shown, gives the list pane room for 8 of its rows (the overlay below
+  /// keeps its least height); the user's larger split is kept.
+  void fitGroupsPane();
   void applyFilter();
   /// Drops the shown runs that `filter` hides (once the store has answered which pass it).
   void dropFilteredOut(const storage::RunFilter& filter);
@@ -160,6 +165,7 @@ class RunsWorkspace : public QWidget {
   ComparePanel* m_compare;
   StudyGroupTable* m_groups;
   QTabWidget* m_listTabs;
+  QSplitter* m_split;  ///< the list (runs or groups) above, compare and details below
   QLineEdit* m_search;
   QToolButton* m_saved;
   QComboBox* m_status;

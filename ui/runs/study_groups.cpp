@@ -9,9 +9,11 @@
 #include <QMenu>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStyle>
 #include <QTableWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "common/app_settings.h"
@@ -141,8 +143,15 @@ StudyGroupTable::StudyGroupTable(StoreExecutor* executor, QWidget* parent)
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
   m_table->horizontalHeader()->setStretchLastSection(true);
+  // Rows a text line high, not the style's 30 px: at 1366x768 those showed 3 of a grid's rows
+  // (issue 36 walkthrough).
+  for (QTableWidget* t : {m_table, m_tunedTable}) {
+    t->verticalHeader()->setMinimumSectionSize(rowHeight());
+    t->verticalHeader()->setDefaultSectionSize(rowHeight());
+  }
 
   auto* bar = new QHBoxLayout;
+  m_groupsBar = bar;
   bar->addWidget(new QLabel(tr("Group by"), this));
   bar->addWidget(m_groupBy);
   bar->addWidget(m_keys);
@@ -179,6 +188,20 @@ StudyGroupTable::StudyGroupTable(StoreExecutor* executor, QWidget* parent)
   connect(m_groupBy, &QComboBox::currentIndexChanged, this, &StudyGroupTable::fill);
   connect(m_target, &QDoubleSpinBox::valueChanged, this, &StudyGroupTable::reload);
   fill();
+}
+
+int StudyGroupTable::rowHeight() const {
+  return fontMetrics().height() + 6;
+}
+
+int StudyGroupTable::heightForRows(int rows) const {
+  // The tab as a grid study shows it: the bar, the table's header and `rows` rows, its frame
+  // and a horizontal scroll bar (many keys make the columns wider than the window).
+  const int bar = m_groupsBar->sizeHint().height();
+  const int header = m_table->horizontalHeader()->sizeHint().height();
+  const int scrollBar = style()->pixelMetric(QStyle::PM_ScrollBarExtent);
+  return bar + std::max(0, m_groupsBar->spacing()) + header + rows * rowHeight() +
+         2 * m_table->frameWidth() + scrollBar + 4;
 }
 
 void StudyGroupTable::setStudy(int64_t id) {

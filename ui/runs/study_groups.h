@@ -18,6 +18,7 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QHBoxLayout;
 class QLabel;
 class QTableWidget;
 class QToolButton;
@@ -57,6 +58,11 @@ class StudyGroupTable : public QWidget {
   /// The groups as shown (empty before the study has loaded, and when rows are runs).
   const std::vector<study::Group>& groups() const { return m_groups; }
   bool isLoaded() const { return m_loadedTicket == m_ticket; }
+  /// The height this tab needs to show `rows` rows of the groups table (a grid study's tab:
+  /// the bar, the header, the rows); the Runs workspace gives it at least 8 (issue 36).
+  int heightForRows(int rows) const;
+  /// A row of the tables: a text line and a little.
+  int rowHeight() const;
 
  public Q_SLOTS:
   void reload();
@@ -80,6 +86,7 @@ class StudyGroupTable : public QWidget {
   QDoubleSpinBox* m_target;
   QLabel* m_note;
   QTableWidget* m_table;
+  QHBoxLayout* m_groupsBar;  ///< Group by, Keys, target, spread and the note
   QComboBox* m_spread;
   QWidget* m_tunedBox;
   QLabel* m_tunedNote;
