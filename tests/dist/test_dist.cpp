@@ -16,11 +16,16 @@
 #include <QSet>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <utility>
 
 #include "proc_children.h"
 #include "script_models.h"
+#include "stagewise/engine/pipeline_plan.h"
+#include "stagewise/storage/run_reader.h"
+#include "stagewise/storage/run_store.h"
 
 #include <torch/torch.h>  // the backprop checkpoint's weights
 
@@ -81,6 +86,64 @@ QMap<QPair<int, qint64>, QString> lossSeries(const QString& db, int runId) {
     if (f.size() == 8 && f[2] == "loss") out[{f[3].toInt(), f[5].toLongLong()}] = f[7];
   }
   return out;
+}
+
+/// Empty when every stage's bubble_planned in a run's summary is finite, in [0, 1) and, to 1e-9,
+/// what the plan gives from the stages' pass times; else what differs. Pipeline: the pass times
+/// are the means of the run's stored spans per stage and kind (a short run: the store keeps them
+/// all), planned with `schedule` and the micro-batches of a step; local: 1 - the stage's
+/// mean_step_seconds / the slowest stage's.
+QString plannedBubbleMismatch(const QString& db, const QJsonObject& summary,
+                              const std::string& schedule, int chunks) {
+  namespace sched = stagewise::engine::schedule;
+  const QJsonArray stages = summary["stages"].toArray();
+  const int n = static_cast<int>(stages.size());
+  std::vector<double> expected(static_cast<size_t>(n), 0);
+  if (summary["mode"].toString() == QStringLiteral("local")) {
+    double slowest = 0;
+    for (const QJsonValue& st : stages)
+      slowest = std::max(slowest, st["mean_step_seconds"].toDouble());
+    for (int k = 0; k < n; ++k)
+      expected[static_cast<size_t>(k)] = 1 - stages[k]["mean_step_seconds"].toDouble() / slowest;
+  } else {
+    stagewise::storage::RunStore store(db.toStdString());
+    stagewise::storage::RunReader reader(store);
+    std::vector<std::array<double, 4>> sum(static_cast<size_t>(n), {0, 0, 0, 0});
+    std::vector<std::array<int64_t, 4>> count(static_cast<size_t>(n), {0, 0, 0, 0});
+    const std::vector<std::string> kinds{"forward", "backward", "weight", "recompute"};
+    int micro = 0;
+    for (const auto& sp : reader.spans(summary["run_id"].toInt())) {
+      const auto kind = std::find(kinds.begin(), kinds.end(), sp.kind) - kinds.begin();
+      if (sp.micro < 0 || sp.stage < 0 || sp.stage >= n || kind == std::ssize(kinds)) continue;
+      micro = std::max(micro, sp.micro + 1);
+      sum[static_cast<size_t>(sp.stage)][static_cast<size_t>(kind)] +=
+          std::max(0.0, sp.endS - sp.startS);
+      ++count[static_cast<size_t>(sp.stage)][static_cast<size_t>(kind)];
+    }
+    std::vector<sched::PassTimes> times;
+    for (int k = 0; k < n; ++k) {
+      auto mean = [&](int i) {
+        const int64_t c = count[static_cast<size_t>(k)][static_cast<size_t>(i)];
+        return c > 0 ? sum[static_cast<size_t>(k)][static_cast<size_t>(i)] / static_cast<double>(c)
+                     : 0.0;
+      };
+      times.push_back({mean(0), mean(1), mean(2), mean(3)});
+    }
+    const sched::Plan plan = sched::planStep(schedule, micro, chunks, times);
+    for (int k = 0; k < n; ++k)
+      expected[static_cast<size_t>(k)] =
+          plan.workerBubble[static_cast<size_t>(sched::workerOf(k, n, chunks))];
+  }
+  for (int k = 0; k < n; ++k) {
+    const QJsonValue got = stages[k]["bubble_planned"];
+    if (!got.isDouble() || got.toDouble() < 0 || got.toDouble() >= 1 ||
+        std::abs(got.toDouble() - expected[static_cast<size_t>(k)]) > 1e-9)
+      return QString("stage %1: bubble_planned %2, the plan gives %3")
+          .arg(k)
+          .arg(got.isDouble() ? QString::number(got.toDouble(), 'g', 17) : QString("null"))
+          .arg(expected[static_cast<size_t>(k)], 0, 'g', 17);
+  }
+  return {};
 }
 
 /// The ranks a launcher started: pid by RANK (from each child's environment).
@@ -211,6 +274,15 @@ class TestDist : public QObject {
     const auto la = lossSeries(db, a["run_id"].toInt()), lb = lossSeries(db, b["run_id"].toInt());
     QCOMPARE(la.size(), (pipeline ? 1 : 3) * 150);
     QCOMPARE(lb, la);
+    // Rank 0 plans every stage from the times the other ranks reported with their stages, as
+    // one process plans its own (and the one-process run's plan is what it was).
+    const std::string schedule = mode == "pipeline-1f1b"             ? "1f1b"
+                                 : mode.startsWith("pipeline-zb-h1") ? "zb-h1"
+                                                                     : "gpipe";
+    for (const QJsonObject& run : {a, b}) {
+      const QString mismatch = plannedBubbleMismatch(db, run, schedule, 1);
+      QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
     // The trace groups the stages by the rank that ran them (the default spread); the one
     // process run has them all in rank 0.
     for (const auto& [run, ranks] : {std::pair{a, 1}, std::pair{b, procs}}) {
@@ -339,6 +411,11 @@ class TestDist : public QObject {
     const auto la = lossSeries(db, a["run_id"].toInt()), lb = lossSeries(db, b["run_id"].toInt());
     QCOMPARE(la.size(), 60);
     QCOMPARE(lb, la);
+    // Rank 0 plans both workers' chunks, as the one process does.
+    for (const QJsonObject& run : {a, b}) {
+      const QString mismatch = plannedBubbleMismatch(db, run, "interleaved", 2);
+      QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
     const QString file = dir.filePath("trace.json");
     Result trace =
         runCli({"runs", "--db", db, "trace", QString::number(b["run_id"].toInt()), "--out", file});
@@ -351,6 +428,40 @@ class TestDist : public QObject {
         pidsOfStage[v["tid"].toInt()].insert(v["pid"].toInt());
     QCOMPARE(pidsOfStage.size(), 4);
     for (int k = 0; k < 4; ++k) QCOMPARE(pidsOfStage[k], QSet<int>{k % 2});
+  }
+
+  /// The live bubble_planned series of a run over 2 processes: rank 0 plans its own stage and
+  /// the other rank's two from the times that rank sends with its report batches, every 250 ms
+  /// per stage. A straggling last stage makes the run last about a second, so each stage
+  /// reports several times once every stage has posted its times.
+  void plannedBubbleIsLiveAcrossProcesses() {
+    QTemporaryDir dir;
+    const QString spec = writeSpec(dir, kSpec), db = dir.filePath("runs.db");
+    Result many = runCli({"launch", "--config",
+                          spec,     "--procs",
+                          "2",      "--db",
+                          db,       "--json",
+                          "--set",  "mode=pipeline",
+                          "--set",  "pipeline.schedule=1f1b",
+                          "--set",  "stages.2.delay_ms=5",
+                          "--set",  "train.max_steps=200",
+                          "--set",  "eval.interval=0",
+                          "--set",  "probe.interval=-1"});
+    QVERIFY2(many.code == 0, qPrintable(many.err + many.out));
+    const int run = lastJson(many.out)["run_id"].toInt();
+    Result csv = runCli({"runs", "--db", db, "export", QString::number(run), "--format", "csv"});
+    QMap<int, int> points;
+    for (const QString& line : csv.out.split('\n')) {
+      const QStringList f =
+          line.split(',');  // run_id,run_name,series,stage,layer,step,time_s,value
+      if (f.size() != 8 || f[2] != "bubble_planned") continue;
+      ++points[f[3].toInt()];
+      QVERIFY2(f[7].toDouble() >= 0 && f[7].toDouble() < 1, qPrintable(line));
+    }
+    for (int k = 0; k < 3; ++k)
+      QVERIFY2(
+          points.value(k) >= 2,
+          qPrintable(QString("stage %1: %2 points of bubble_planned").arg(k).arg(points.value(k))));
   }
 
   void textRanksGiveTheOneProcessRun_data() {

@@ -88,6 +88,35 @@ class TestBubbleMeter : public QObject {
     QCOMPARE(planned[0], 0.75);
     QCOMPARE(planned[1], 0.0);
   }
+
+  // Across processes each rank's board holds its own stages; rank 0 posts the others' entries
+  // into its own (dist/c10d_topology.cpp) and then plans as one board holding them all.
+  void anotherBoardsEntriesPlanAsItsOwn() {
+    BubbleBoard one("1f1b", 1, 3), rank0("1f1b", 1, 3), rank1("1f1b", 1, 3);
+    const schedule::PassTimes t0{1, 2, 0, 0.5}, t1{3, 1, 0, 0}, t2{2, 2, 0, 0};
+    one.post(0, t0, 4);
+    one.post(1, t1, 4);
+    one.post(2, t2, 4);
+    rank0.post(0, t0, 4);
+    rank1.post(1, t1, 4);
+    rank1.post(2, t2, 4);
+    QVERIFY(std::isnan(rank0.planned()[0]));
+    const auto entries = rank1.entries();
+    QCOMPARE(int(entries.size()), 2);
+    QCOMPARE(entries[0].stage, 1);
+    QCOMPARE(entries[1].times.f, 2.0);
+    QCOMPARE(entries[1].micro, 4);
+    for (const auto& e : entries) rank0.post(e);
+    const auto planned = rank0.planned();
+    QCOMPARE(planned, one.planned());
+    QVERIFY(planned[0] > 0 && planned[0] < 1);
+    // Local: the step seconds travel the same way.
+    BubbleBoard local0("", 1, 2), local1("", 1, 2);
+    local0.postStepSeconds(0, 1.0);
+    local1.postStepSeconds(1, 4.0);
+    for (const auto& e : local1.entries()) local0.post(e);
+    QCOMPARE(local0.planned()[0], 0.75);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestBubbleMeter)

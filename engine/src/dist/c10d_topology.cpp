@@ -1,5 +1,6 @@
 #include "dist/c10d_topology.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -45,13 +46,16 @@ class StoreSum final : public StepSum {
   std::atomic<bool> m_closed{false};
 };
 
-/// Ranks other than 0: every report batch goes to rank 0 through the rendezvous store.
+/// Ranks other than 0: every report batch goes to rank 0 through the rendezvous store; a batch
+/// of metric points takes the rank's bubble board along (its stages' pass times so far), so that
+/// rank 0 plans every stage live.
 class FeedForwarder final : public RunObserver {
  public:
-  explicit FeedForwarder(DistGroup& group) : m_group(group) {}
+  FeedForwarder(DistGroup& group, const BubbleBoard* board) : m_group(group), m_board(board) {}
   void onMetrics(const std::vector<MetricPoint>& points) override {
     FeedBatch b;
     b.points = points;
+    if (m_board) b.bubbleTimes = m_board->entries();
     publish(b);
   }
   void onSpans(const std::vector<StepSpan>& spans) override {
@@ -77,6 +81,7 @@ class FeedForwarder final : public RunObserver {
     }
   }
   DistGroup& m_group;
+  const BubbleBoard* m_board;  ///< the run's (m_ctx.bubbles: set before, kept for the run)
   std::atomic<int64_t> m_seq{0};
   bool m_lost = false;
 };
@@ -166,7 +171,7 @@ C10dTopology::C10dTopology(const RunOptions& options, const ModelPlan& plan, Run
     if (!m_peerFault.load()) publishAbort(*m_group, stage, message);
   };
   if (m_rank != 0) {
-    m_forwarder = std::make_unique<FeedForwarder>(*m_group);
+    m_forwarder = std::make_unique<FeedForwarder>(*m_group, m_ctx.bubbles.get());
     fanout.add(m_forwarder.get());
     if (m_ctx.snapshots)
       m_ctx.snapshots->setForward(
@@ -267,6 +272,10 @@ void C10dTopology::feedLoop() {
           }
           any = true;
           FeedBatch b = decodeFeed(*text);
+          if (m_ctx.bubbles) {
+            postRemote(*m_ctx.bubbles, b.bubbleTimes);
+            addRemotePlanned(b.points);
+          }
           for (const auto& p : b.points) {
             if (p.stage == last && p.name == series::kLoss) {
               int64_t cur = m_ctx.lastStageSteps.load();
@@ -299,6 +308,35 @@ void C10dTopology::feedLoop() {
     m_reporter.event({EventKind::Warning, m_ctx.now(), -1,
                       std::string("reports from other ranks stopped: ") + e.what()});
   }
+}
+
+void C10dTopology::postRemote(BubbleBoard& board,
+                              const std::vector<BubbleBoard::Entry>& entries) const {
+  for (const auto& e : entries)
+    if (e.stage >= 0 && static_cast<size_t>(e.stage) < m_stageRank.size() &&
+        rankOf(static_cast<size_t>(e.stage)) != m_rank)
+      board.post(e);
+}
+
+void C10dTopology::addRemotePlanned(std::vector<MetricPoint>& points) const {
+  std::vector<double> planned;  // planned once per batch, if it has a remote stage's bubble
+  const size_t n = points.size();
+  for (size_t i = 0; i < n; ++i) {
+    const MetricPoint p = points[i];  // a copy: the push below may move the vector
+    if (p.name != kBubbleMeasuredSeries || p.stage < 0 ||
+        static_cast<size_t>(p.stage) >= m_stageRank.size() || owns(static_cast<size_t>(p.stage)))
+      continue;
+    if (planned.empty()) planned = m_ctx.bubbles->planned();
+    if (static_cast<size_t>(p.stage) < planned.size() &&
+        !std::isnan(planned[static_cast<size_t>(p.stage)]))
+      points.push_back({kBubblePlannedSeries, p.stage, -1, p.step, p.timeS,
+                        planned[static_cast<size_t>(p.stage)]});
+  }
+}
+
+void C10dTopology::postRemoteTimes(BubbleBoard& board) const {
+  for (const auto& report : m_reports)
+    if (report) postRemote(board, report->bubbleTimes);
 }
 
 /// Rank 0, once its own stages are done: waits for every other rank's report (bounded), reads
@@ -391,6 +429,8 @@ void C10dTopology::handOver(const RunSummary& s) {
   report.failedStage = s.failedStage;
   report.feedCount = m_forwarder ? m_forwarder->count() : 0;
   report.stages = s.stages;
+  // The summary planned with the board (SummaryBuilder): it holds the stages' final times.
+  if (m_ctx.bubbles) report.bubbleTimes = m_ctx.bubbles->entries();
   report.ownsLast = ownsLast();
   report.lastStageSteps = m_ctx.lastStageSteps.load();
   report.samplesAfterWarmup = m_ctx.samplesAfterWarmup.load();

@@ -53,6 +53,7 @@ class C10dTopology final : public Topology {
   bool finalWeightsArrived(size_t stage) const override { return m_stateReceived.count(stage) > 0; }
   std::optional<LastStageCounters> remoteLastStage() const override;
   int64_t wireBytes(size_t channel, bool gradients) const override;
+  void postRemoteTimes(BubbleBoard& board) const override;
   void mergeOutcome(RunSummary& summary, std::atomic<bool>& userStop) const override;
   /// Other ranks: report to rank 0, send the final weights, wait until it has them. Rank 0: the
   /// whole run is in, every rank may go. Then shutdown().
@@ -68,6 +69,11 @@ class C10dTopology final : public Topology {
                     const std::vector<torch::Tensor>& aux);
   void receiveSnapshots(int stage);
   void feedLoop();
+  /// Rank 0: another rank's board entries into this run's board (its own stages only).
+  void postRemote(BubbleBoard& board, const std::vector<BubbleBoard::Entry>& entries) const;
+  /// Rank 0: the planned bubble of each remote stage whose measured bubble is in `points`, at
+  /// the same step and time, from the board as it now stands (live bubble_planned).
+  void addRemotePlanned(std::vector<MetricPoint>& points) const;
 
   RunContext& m_ctx;
   const ExperimentSpec& m_spec;  ///< m_ctx.spec

@@ -68,6 +68,29 @@ StageSummary stageFrom(const json& j) {
   }
   return s;
 }
+// [stage, f, b, w, recompute, step seconds, micro-batches]; absent from a build before it.
+json entriesJson(const std::vector<BubbleBoard::Entry>& entries) {
+  json out = json::array();
+  for (const auto& e : entries)
+    out.push_back({e.stage, num(e.times.f), num(e.times.b), num(e.times.w), num(e.times.recompute),
+                   num(e.stepSeconds), e.micro});
+  return out;
+}
+
+std::vector<BubbleBoard::Entry> entriesFrom(const json& j, const char* key) {
+  std::vector<BubbleBoard::Entry> out;
+  if (!j.contains(key)) return out;
+  auto seconds = [](const json& v) { return v.is_null() ? 0.0 : v.get<double>(); };
+  for (const auto& x : j.at(key)) {
+    BubbleBoard::Entry e;
+    e.stage = x.at(0).get<int>();
+    e.times = {seconds(x.at(1)), seconds(x.at(2)), seconds(x.at(3)), seconds(x.at(4))};
+    e.stepSeconds = seconds(x.at(5));
+    e.micro = x.at(6).get<int>();
+    out.push_back(e);
+  }
+  return out;
+}
 }  // namespace
 
 std::string encodeFeed(const FeedBatch& b) {
@@ -78,7 +101,9 @@ std::string encodeFeed(const FeedBatch& b) {
     s.push_back({x.stage, x.step, x.startS, x.endS, static_cast<int>(x.kind), x.micro});
   for (const auto& x : b.events)
     e.push_back({static_cast<int>(x.kind), x.timeS, x.stage, x.message});
-  return json{{"p", p}, {"s", s}, {"e", e}}.dump();
+  json j{{"p", p}, {"s", s}, {"e", e}};
+  if (!b.bubbleTimes.empty()) j["b"] = entriesJson(b.bubbleTimes);
+  return j.dump();
 }
 
 FeedBatch decodeFeed(const std::string& text) {
@@ -99,6 +124,7 @@ FeedBatch decodeFeed(const std::string& text) {
     for (const auto& x : j.at("e"))
       b.events.push_back({static_cast<EventKind>(x.at(0).get<int>()), x.at(1).get<double>(),
                           x.at(2).get<int>(), x.at(3).get<std::string>()});
+    b.bubbleTimes = entriesFrom(j, "b");
     return b;
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("malformed report batch from another rank: ") + e.what());
@@ -117,7 +143,8 @@ std::string encodeReport(const RankReport& r) {
               {"last_stage_steps", r.lastStageSteps},
               {"samples_after_warmup", r.samplesAfterWarmup},
               {"warmup_end_s", r.warmupEndS},
-              {"last_step_end_s", r.lastStepEndS}}
+              {"last_step_end_s", r.lastStepEndS},
+              {"bubble_times", entriesJson(r.bubbleTimes)}}
       .dump();
 }
 
@@ -135,6 +162,7 @@ RankReport decodeReport(const std::string& text) {
     r.samplesAfterWarmup = j.at("samples_after_warmup").get<int64_t>();
     r.warmupEndS = j.at("warmup_end_s").get<double>();
     r.lastStepEndS = j.at("last_step_end_s").get<double>();
+    r.bubbleTimes = entriesFrom(j, "bubble_times");
     return r;
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("malformed report from another rank: ") + e.what());

@@ -81,6 +81,23 @@ void BubbleBoard::postStepSeconds(int stage, double seconds) {
   m_posted[static_cast<size_t>(stage)] = true;
 }
 
+void BubbleBoard::post(const Entry& e) {
+  std::lock_guard lock(m_mutex);
+  if (e.stage < 0 || e.stage >= static_cast<int>(m_times.size())) return;
+  m_times[static_cast<size_t>(e.stage)] = e.times;
+  m_stepSeconds[static_cast<size_t>(e.stage)] = e.stepSeconds;
+  m_posted[static_cast<size_t>(e.stage)] = true;
+  m_micro = std::max(m_micro, e.micro);
+}
+
+std::vector<BubbleBoard::Entry> BubbleBoard::entries() const {
+  std::lock_guard lock(m_mutex);
+  std::vector<Entry> out;
+  for (size_t k = 0; k < m_posted.size(); ++k)
+    if (m_posted[k]) out.push_back({static_cast<int>(k), m_times[k], m_stepSeconds[k], m_micro});
+  return out;
+}
+
 std::vector<double> BubbleBoard::planned() const {
   std::vector<schedule::PassTimes> times;
   std::vector<double> stepSeconds;

@@ -51,9 +51,20 @@ class BubbleMeter {
 };
 
 /// Every stage's pass times in one process, posted by the stage threads, and the bubble the
-/// schedule plans from them. Thread-safe (a short lock).
+/// schedule plans from them. Across processes each rank's board holds its own stages; rank 0's
+/// also takes the other ranks' entries (live with their report batches, final with their
+/// reports), so it plans every stage. Thread-safe (a short lock).
 class BubbleBoard {
  public:
+  /// What one stage posted: its pass times (pipeline) or step seconds (local), and the board's
+  /// micro-batches per step when it did.
+  struct Entry {
+    int stage = 0;
+    schedule::PassTimes times;
+    double stepSeconds = 0;
+    int micro = 0;
+  };
+
   /// Pipeline mode: the schedule's name and chunks, as the spec has them. Local mode: an empty
   /// schedule; the plan is then the slowest stage's pace.
   BubbleBoard(std::string schedule, int chunks, int stages);
@@ -62,6 +73,10 @@ class BubbleBoard {
   void post(int stage, const schedule::PassTimes& times, int micro);
   /// Local: a stage's mean compute seconds per step.
   void postStepSeconds(int stage, double seconds);
+  /// Another board's entry (a stage another process ran), as that board had it.
+  void post(const Entry& entry);
+  /// The stages posted so far, in stage order.
+  std::vector<Entry> entries() const;
   /// Per stage: the planned bubble, NaN for every stage until each has posted (or where the
   /// schedule cannot be planned). Local: 1 - own step / slowest stage's step.
   std::vector<double> planned() const;

@@ -59,6 +59,8 @@ std::vector<double> SummaryBuilder::plannedBubbles() const {
     else
       m_ctx.bubbles->postStepSeconds(static_cast<int>(k), st.meter.meanComputeSeconds());
   }
+  // Across processes rank 0 plans every stage: the other ranks reported their stages' times.
+  if (m_topology.rank() == 0) m_topology.postRemoteTimes(*m_ctx.bubbles);
   return m_ctx.bubbles->planned();
 }
 
@@ -103,6 +105,8 @@ RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec,
         ss.firstLayer = st.plan.firstLayer, ss.lastLayer = st.plan.lastLayer;
       if (m_topology.finalWeightsArrived(k))
         ss.paramChecksum = checksum(st);  // of the weights that arrived
+      // That rank could not plan: it ran only its own stages.
+      if (k < planned.size()) ss.bubblePlanned = planned[k];
     }
     slowest = std::max(slowest, ss.meanStepSeconds);
     s.threads += ss.threads;

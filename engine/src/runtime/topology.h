@@ -14,6 +14,8 @@
 
 namespace stagewise::engine {
 
+class BubbleBoard;
+
 /// The last stage's throughput counters, as the process that ran it counted them.
 struct LastStageCounters {
   int64_t steps = 0;
@@ -49,6 +51,9 @@ class Topology {
   /// Bytes a boundary's transport put on the wire from this process (`gradients`: the backward
   /// direction), or -1 when it did not cross a process boundary here.
   virtual int64_t wireBytes(size_t channel, bool gradients) const = 0;
+  /// Rank 0, after collect(): posts the final pass times (pipeline) or step seconds (local) that
+  /// the other processes reported of their stages into `board`, so that it plans every stage.
+  virtual void postRemoteTimes(BubbleBoard& board) const = 0;
   /// Rank 0: a failure or stop another process saw goes into the run's summary.
   virtual void mergeOutcome(RunSummary& summary, std::atomic<bool>& userStop) const = 0;
   /// At the very end, once this process's summary is final.
@@ -72,6 +77,7 @@ class InProcessTopology final : public Topology {
   bool finalWeightsArrived(size_t) const override { return true; }
   std::optional<LastStageCounters> remoteLastStage() const override { return std::nullopt; }
   int64_t wireBytes(size_t, bool) const override { return -1; }
+  void postRemoteTimes(BubbleBoard&) const override {}
   void mergeOutcome(RunSummary&, std::atomic<bool>&) const override {}
   void conclude(const RunSummary&) override {}
   void shutdown() override {}
