@@ -145,12 +145,11 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
   std::map<int64_t, RunData> cache;
   bool tunedPass = false;  // issue 32 §5: the learning findings' tuned studies, then shared lr
   // The completed runs of a finding's study, with the point's values (JSON texts) of each.
-  // `part` (issue 37): only the finding's study of that part ("" its own); null: every one.
-  auto runsOf = [&](const std::string& finding, const std::string* part = nullptr) {
+  // Every study of the finding counts, its parts' too (issue 37).
+  auto runsOf = [&](const std::string& finding) {
     std::vector<std::pair<std::vector<std::string>, const RunData*>> out;
     for (size_t i = 0; i < suite.studies.size() && i < studyIds.size(); ++i) {
       if (suite.studies[i].finding != finding || suite.studies[i].tuned != tunedPass) continue;
-      if (part && suite.studies[i].part != *part) continue;
       std::map<int, bool> seen;
       for (const auto& link : reader.studyRuns(studyIds[i])) {
         if (link.replaced || link.runStatus != storage::RunStatus::Completed) continue;
@@ -169,11 +168,10 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
     return out;
   };
   // A finding's runs split by one key's value (the first key unless `key` says otherwise).
-  auto split = [&](const std::string& finding, size_t key, const std::string& value,
-                   const std::string* part = nullptr) {
+  auto split = [&](const std::string& finding, size_t key, const std::string& value) {
     std::vector<RunData> out;
     std::map<int64_t, bool> taken;
-    for (const auto& [values, run] : runsOf(finding, part))
+    for (const auto& [values, run] : runsOf(finding))
       if (key < values.size() && values[key] == value && !taken[run->id]) {
         taken[run->id] = true;
         out.push_back(*run);
@@ -192,16 +190,10 @@ std::vector<Finding> judgeSuite(storage::RunReader& reader, const Suite& suite,
   findings.push_back(judgeGradientSimilarity(all("gradient_similarity")));
   findings.push_back(
       judgeCommunication(split("communication", 0, local), split("communication", 0, pipeline)));
-  // issue 37: memory's own study decides; its recompute part is shown beside.
-  const std::string own, recompute = "recompute";
-  std::vector<RunData> recomputeRuns;
-  for (const auto& [values, run] : runsOf("memory", &recompute))
-    if (std::none_of(recomputeRuns.begin(), recomputeRuns.end(),
-                     [&](const RunData& r) { return r.id == run->id; }))
-      recomputeRuns.push_back(*run);
-  findings.push_back(judgeMemory(split("memory", 0, local, &own),
-                                 split("memory", 0, pipeline, &own),
-                                 split("memory", 0, backprop, &own), recomputeRuns));
+  findings.push_back(judgeMemory(split("memory", 0, local), split("memory", 0, pipeline),
+                                 split("memory", 0, backprop)));
+  // issue 37: recomputation, the paper's finding 6, from a study of its own.
+  findings.push_back(judgeMemoryRecompute(all("memory_recompute")));
   findings.push_back(judgeThroughput(all("throughput_vs_stages"), cores));
   findings.push_back(judgeAccuracy(split("accuracy", 0, local), split("accuracy", 0, backprop)));
   findings.push_back(judgeOverlap(split("overlap", 0, "0"), split("overlap", 0, "1")));

@@ -184,29 +184,7 @@ Finding judgeCommunication(const std::vector<RunData>& local,
 }
 
 namespace {
-/// The median over runs of each stage's allocator peak (NaN where not counted).
-std::vector<double> peaksPerStage(const std::vector<RunData>& runs) {
-  std::vector<std::vector<double>> per;
-  for (const auto& r : runs) {
-    if (per.empty()) per.resize(r.stageData.size());
-    if (r.stageData.size() != per.size()) continue;
-    for (size_t k = 0; k < per.size(); ++k)
-      per[k].push_back(r.stageData[k].peakMemoryBytes >= 0
-                           ? static_cast<double>(r.stageData[k].peakMemoryBytes)
-                           : kNaN);
-  }
-  std::vector<double> out;
-  for (const auto& v : per) out.push_back(stats::median(v));
-  return out;
-}
-
-std::vector<RunData> where(const std::vector<RunData>& runs, int stages, int microBatches = -1) {
-  std::vector<RunData> out;
-  for (const auto& r : runs)
-    if (r.stages == stages && (microBatches < 0 || r.microBatches == microBatches))
-      out.push_back(r);
-  return out;
-}
+using stats::peaksPerStage;
 
 /// What a stage's allocator peak is made of (medians over runs, at the stage of the largest
 /// median peak): the activations it keeps (tensor sizes), the parameter state the allocator
@@ -253,7 +231,7 @@ int fastestOf(const std::vector<RunData>& runs) {
 }  // namespace
 
 Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData>& pipeline,
-                    const std::vector<RunData>& backprop, const std::vector<RunData>& recompute) {
+                    const std::vector<RunData>& backprop) {
   Finding f;
   f.id = "memory";
   f.paperFinding = 4;
@@ -272,16 +250,15 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
       ", inconclusive between or when memory was not counted. q at every other measured M and "
       "stage count is shown beside it, and the largest stages' peaks are taken apart "
       "(activations, gradients and optimizer state, the rest) to say what made the difference. "
-      "Beside it, not changing it: local against GPipe with and without activation recomputation "
-      "(pipeline.recompute) at each measured stage count and M.";
-  f.runs = stats::runIds({&local, &pipeline, &backprop, &recompute});
+      "The pipeline with activation recomputation is judged apart (memory_recompute).";
+  f.runs = stats::runIds({&local, &pipeline, &backprop});
   int baseK = 0;
   for (const auto* set : {&local, &pipeline})
     for (const auto& r : *set)
       if (baseK == 0 || r.stages < baseK) baseK = r.stages;
-  const auto localK = where(local, baseK), pipeAtK = where(pipeline, baseK);
+  const auto localK = stats::atSetting(local, baseK), pipeAtK = stats::atSetting(pipeline, baseK);
   const int bestM = fastestOf(pipeAtK);
-  const auto pipeK = where(pipeAtK, baseK, bestM);
+  const auto pipeK = stats::atSetting(pipeAtK, baseK, bestM);
   const auto l = peaksPerStage(localK), p = peaksPerStage(pipeK), b = peaksPerStage(backprop);
   const double ml = stats::maxOf(l), mp = stats::maxOf(p), mb = stats::maxOf(b);
   ordered_json ours;
@@ -327,8 +304,8 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
   for (const auto& r : pipeline) settings.insert({r.stages, r.microBatches});
   std::string scaleText;
   for (const auto& [k, m] : settings) {
-    const double lk = stats::maxOf(peaksPerStage(where(local, k)));
-    const double pk = stats::maxOf(peaksPerStage(where(pipeline, k, m)));
+    const double lk = stats::maxOf(peaksPerStage(stats::atSetting(local, k)));
+    const double pk = stats::maxOf(peaksPerStage(stats::atSetting(pipeline, k, m)));
     scaling.push_back({{"stages", k},
                        {"micro_batches", m},
                        {"local_peak", jsonNumber(lk)},
@@ -339,48 +316,6 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
                    " stages M = " + std::to_string(m) + ": q = " + fmt(lk / pk, 2);
   }
   ours["by_setting"] = scaling;
-  // issue 37: what recomputation buys the pipeline, against local at the same settings.
-  std::vector<RunData> recLocal, recOff, recOn;
-  for (const auto& r : recompute) {
-    if (r.mode == "local") recLocal.push_back(r);
-    if (r.mode == "pipeline") (r.recompute ? recOn : recOff).push_back(r);
-  }
-  std::set<std::pair<int, int>> recSettings;
-  for (const auto& r : recOn) recSettings.insert({r.stages, r.microBatches});
-  ordered_json recRows = ordered_json::array();
-  std::string recText;
-  Table recTable;
-  recTable.title =
-      "Peak memory with and without activation recomputation (GPipe; the largest stage's "
-      "allocator peak, medians over rounds)";
-  recTable.columns = {"stages",
-                      "M",
-                      "local",
-                      "pipeline",
-                      "pipeline, recompute",
-                      "q (local / pipeline)",
-                      "q (local / pipeline, recompute)"};
-  for (const auto& [k, m] : recSettings) {
-    const double lk = stats::maxOf(peaksPerStage(where(recLocal, k)));
-    const double pk = stats::maxOf(peaksPerStage(where(recOff, k, m)));
-    const double rk = stats::maxOf(peaksPerStage(where(recOn, k, m)));
-    recRows.push_back({{"stages", k},
-                       {"micro_batches", m},
-                       {"local_peak", jsonNumber(lk)},
-                       {"pipeline_peak", jsonNumber(pk)},
-                       {"pipeline_recompute_peak", jsonNumber(rk)},
-                       {"ratio", jsonNumber(lk / pk)},
-                       {"ratio_recompute", jsonNumber(lk / rk)}});
-    recTable.rows.push_back({std::to_string(k), std::to_string(m), fmtBytes(lk), fmtBytes(pk),
-                             fmtBytes(rk), fmt(lk / pk, 2), fmt(lk / rk, 2)});
-    recText += std::string(recText.empty() ? "" : ", ") + std::to_string(k) +
-               " stages M = " + std::to_string(m) + ": q = " + fmt(lk / rk, 2) + " (" +
-               fmt(lk / pk, 2) + " without)";
-  }
-  ours["recompute"] = recRows;
-  if (!recTable.rows.empty()) f.tables.push_back(recTable);
-  const std::string withRecompute =
-      recText.empty() ? "" : "; against the pipeline with recomputation, " + recText;
   f.oursJson = ours.dump();
   f.settings = "pipelined backprop (GPipe) at M = " + std::to_string(bestM) +
                " micro-batches per batch, its fastest measured at " + std::to_string(baseK) +
@@ -390,7 +325,7 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
     f.why = local.empty() || pipeline.empty()
                 ? "a local or a pipeline run is missing"
                 : "the allocator did not count memory (STAGEWISE_COUNT_MEMORY=0, or a CUDA stage)";
-    f.oursText = "not measured" + withRecompute;
+    f.oursText = "not measured";
     return f;
   }
   auto partWords = [](const std::string& name) {
@@ -417,7 +352,7 @@ Finding judgeMemory(const std::vector<RunData>& local, const std::vector<RunData
   const std::string scale = scaleText.empty() ? "" : "; elsewhere " + scaleText;
   f.oursText = "q = " + fmt(q, 3) + " (largest stage " + fmtBytes(ml) + " local, " + fmtBytes(mp) +
                " pipeline at M = " + std::to_string(bestM) + ", " + fmtBytes(mb) +
-               " backprop's one stage)" + scale + withRecompute;
+               " backprop's one stage)" + scale;
   if (q <= rules::kMemoryLower) {
     f.verdict = Verdict::Reproduced;
     f.why = "the largest local stage peaked at " + fmt(q, 2) + "x the largest pipeline stage" +

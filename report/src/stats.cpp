@@ -22,6 +22,29 @@ std::vector<int64_t> runIds(std::initializer_list<const std::vector<RunData>*> s
   return ids;
 }
 
+std::vector<double> peaksPerStage(const std::vector<RunData>& runs) {
+  std::vector<std::vector<double>> per;
+  for (const auto& r : runs) {
+    if (per.empty()) per.resize(r.stageData.size());
+    if (r.stageData.size() != per.size()) continue;
+    for (size_t k = 0; k < per.size(); ++k)
+      per[k].push_back(r.stageData[k].peakMemoryBytes >= 0
+                           ? static_cast<double>(r.stageData[k].peakMemoryBytes)
+                           : kNaN);
+  }
+  std::vector<double> out;
+  for (const auto& v : per) out.push_back(median(v));
+  return out;
+}
+
+std::vector<RunData> atSetting(const std::vector<RunData>& runs, int stages, int microBatches) {
+  std::vector<RunData> out;
+  for (const auto& r : runs)
+    if (r.stages == stages && (microBatches < 0 || r.microBatches == microBatches))
+      out.push_back(r);
+  return out;
+}
+
 double sampleStd(const std::vector<double>& v) {
   if (v.size() < 2) return kNaN;
   const double m = mean(v);

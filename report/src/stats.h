@@ -35,6 +35,12 @@ Side against(double diff, double se, double threshold, double k);
 /// after it); NaN before the first.
 double accuracyAtTime(const std::vector<study::EvalPoint>& evals, double t);
 
+/// The median over runs of each stage's allocator peak (NaN where not counted; runs with another
+/// stage count than the first are left out).
+std::vector<double> peaksPerStage(const std::vector<RunData>& runs);
+/// The runs at `stages` stages (and, unless -1, `microBatches` micro-batches).
+std::vector<RunData> atSetting(const std::vector<RunData>& runs, int stages, int microBatches = -1);
+
 /// Several runs' curves (x, y) averaged on `bins` equal bins of x over [0, xMax]: the mean of the
 /// runs' bin means, and their min and max as the band. Bins no run reaches are left out.
 PlotSeries meanCurve(const std::vector<std::vector<std::pair<double, double>>>& runs, double xMax,

@@ -282,29 +282,29 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
        {"partition.cuts", memoryCuts},
        {"pipeline.micro_batches", microBatches}},
       suite.rounds, true);
-  // issue 37: activation recomputation, local against GPipe with and without it, at 2 and 4
-  // stages (as far as the model has layers) and M = 4 and 8. A peak varies little between
-  // rounds: quick mode measures one.
+  // issue 37: activation recomputation (the paper's finding 6, a study of its own), local against
+  // GPipe with and without it, at 2 and 4 stages (as far as the model has layers) and M = 4 and
+  // 8. A peak varies little between rounds: quick mode measures one.
   {
     std::vector<std::string> cuts, ks;
     for (int k : {2, 4})
       if (k <= layers) cuts.push_back(cutsAt(k)), ks.push_back(std::to_string(k));
     const std::vector<std::string> ms = microList({4, 8});
     if (!cuts.empty() && !ms.empty()) {
-      add("memory", speed,
+      add("memory_recompute", speed,
           {{"mode", {local, pipeline}},
            {"partition.cuts", cuts},
            {"pipeline.micro_batches", ms},
            {"pipeline.recompute", {"false", "true"}}},
-          options.quick ? 1 : suite.rounds, true, "recompute");
+          options.quick ? 1 : suite.rounds, true);
       suite.adaptations.push_back(
-          "memory with activation recomputation: local against GPipe "
+          "activation recomputation (memory_recompute): local against GPipe "
           "with and without pipeline.recompute at " +
           words(ks) + " stages and M = " + words(ms) +
           (options.quick ? " (quick: one round)" : ""));
     } else {
       suite.adaptations.push_back(
-          "memory with activation recomputation not measured: M = 4 and 8 do not fit batch " +
+          "activation recomputation (memory_recompute) not measured: M = 4 and 8 do not fit batch " +
           std::to_string(batch));
     }
   }

@@ -66,6 +66,39 @@ FakeRun cosineRun(const std::vector<double>& base, double jitter, int64_t seed) 
   return r;
 }
 
+// issue 37, the paper's finding 6: local against GPipe with and without recomputation, judged
+// at the largest setting (4 stages, M = 8), whatever the smaller ones say (at 2 stages local
+// holds 4x the recomputing pipeline).
+std::vector<FakeRun> recomputeRuns(qint64 localPeak, qint64 withPeak, qint64 withoutPeak,
+                                          bool dropRecomputed) {
+  std::vector<FakeRun> runs;
+  FakeRun l4;
+  l4.peakMemory = {localPeak, localPeak < 0 ? -1 : 100000, localPeak < 0 ? -1 : 100000,
+                   localPeak < 0 ? -1 : 100000};
+  FakeRun l2 = l4;
+  l2.cuts = {4};
+  l2.peakMemory = {2000000, 100000};
+  runs.push_back(l4);
+  runs.push_back(l2);
+  auto pipe = [&](const FakeRun& at, int m, bool rc, qint64 peak, double speed) {
+    FakeRun p = at;
+    p.mode = "pipeline";
+    p.microBatches = m;
+    p.recompute = rc;
+    p.samplesPerSec = speed;
+    p.peakMemory = std::vector<int64_t>(at.cuts.size() + 1, 50000);
+    p.peakMemory.back() = peak;  // the largest stage need not be the first
+    runs.push_back(p);
+  };
+  pipe(l2, 8, false, 3000000, 1000);
+  pipe(l2, 8, true, 500000, 700);
+  pipe(l4, 4, false, 1200000, 1100);
+  pipe(l4, 4, true, 1100000, 800);
+  pipe(l4, 8, false, withoutPeak, 1200);
+  if (!dropRecomputed) pipe(l4, 8, true, withPeak, 900);
+  return runs;
+}
+
 /// Evaluations at 10 points of a run of `wall` seconds rising to `final`.
 std::vector<FakeRun::Eval> rising(double final, double wall, int64_t steps = 300) {
   std::vector<FakeRun::Eval> e;
@@ -220,6 +253,7 @@ class TestReport : public QObject {
     QVERIFY2(f.verdict == verdict, (f.oursText + " / " + f.why).c_str());
     QCOMPARE(f.runs.size(), size_t{3});
     QCOMPARE(f.paperFinding, 4);
+    QVERIFY(f.tables.empty());  // recomputation is a finding of its own (memory_recompute)
   }
 
   void memorySaysWhatMadeTheDifference_data() {
@@ -454,51 +488,93 @@ class TestReport : public QObject {
     QCOMPARE(findingJson(f)["tables"][0]["rows"].size(), size_t{7});
   }
 
-  void memoryShowsRecomputationBesideTheVerdict() {
+  // issue 37, the paper's finding 6 (the runs: recomputeRuns).
+  void memoryRecompute_data() {
+    QTest::addColumn<qint64>("localPeak");    // local's largest stage at 4 stages
+    QTest::addColumn<qint64>("withPeak");     // the pipeline's with recomputation, 4 stages M = 8
+    QTest::addColumn<qint64>("withoutPeak");  // ... and without
+    QTest::addColumn<bool>("dropRecomputed");
+    QTest::addColumn<Verdict>("verdict");
+    QTest::newRow("lowered, local still lower")
+        << qint64(800000) << qint64(1000000) << qint64(1600000) << false << Verdict::Reproduced;
+    QTest::newRow("lowered below local") << qint64(1200000) << qint64(1000000) << qint64(1600000)
+                                         << false << Verdict::NotReproduced;
+    QTest::newRow("not lowered") << qint64(800000) << qint64(1600000) << qint64(1600000) << false
+                                 << Verdict::NotReproduced;
+    QTest::newRow("within 10 %") << qint64(1000000) << qint64(1000000) << qint64(1600000) << false
+                                 << Verdict::Inconclusive;
+    QTest::newRow("not counted") << qint64(-1) << qint64(1000000) << qint64(1600000) << false
+                                 << Verdict::Inconclusive;
+    QTest::newRow("recomputing run missing")
+        << qint64(800000) << qint64(1000000) << qint64(1600000) << true << Verdict::Inconclusive;
+  }
+  void memoryRecompute() {
+    QFETCH(qint64, localPeak);
+    QFETCH(qint64, withPeak);
+    QFETCH(qint64, withoutPeak);
+    QFETCH(bool, dropRecomputed);
+    QFETCH(Verdict, verdict);
     Store s;
-    FakeRun l, p;
-    l.peakMemory = {800000, 800000, 800000, 800000};
-    p.mode = "pipeline";
-    p.microBatches = 4;
-    p.peakMemory = {1000000, 900000, 900000, 900000};
-    // Local and GPipe with and without recomputation at 2 stages, M = 4 and 8.
-    std::vector<FakeRun> recompute;
-    FakeRun l2 = l;
-    l2.cuts = {4};
-    l2.peakMemory = {600000, 600000};
-    recompute.push_back(l2);
-    for (int m : {4, 8})
-      for (bool rc : {false, true}) {
-        FakeRun r = l2;
-        r.mode = "pipeline";
-        r.microBatches = m;
-        r.recompute = rc;
-        r.peakMemory = {rc ? 500000 : 400000 + 100000 * m, 400000};
-        recompute.push_back(r);
-      }
-    const Finding f = judgeMemory(s.read({l}), s.read({p}), {}, s.read(recompute));
-    // The verdict is the base's (4 stages, 0.8 / 1.0), not moved by the 2-stage runs.
-    QVERIFY(f.verdict == Verdict::Reproduced);
+    const auto runs = s.read(recomputeRuns(localPeak, withPeak, withoutPeak, dropRecomputed));
+    const Finding f = judgeMemoryRecompute(runs);
+    QVERIFY2(f.verdict == verdict, (f.oursText + " / " + f.why).c_str());
+    QCOMPARE(f.id, std::string("memory_recompute"));
+    QCOMPARE(f.paperFinding, 6);
+    QCOMPARE(f.runs.size(), runs.size());
     const auto ours = nlohmann::json::parse(f.oursJson);
     QCOMPARE(ours["stages"].get<int>(), 4);
-    QVERIFY(std::abs(ours["ratio_local_pipeline"].get<double>() - 0.8) < 1e-12);
-    const auto& rows = ours["recompute"];
-    QCOMPARE(rows.size(), size_t{2});
-    QCOMPARE(rows[0]["stages"].get<int>(), 2);
-    QCOMPARE(rows[0]["micro_batches"].get<int>(), 4);
-    QCOMPARE(rows[0]["pipeline_peak"].get<double>(), 800000.0);
-    QCOMPARE(rows[0]["pipeline_recompute_peak"].get<double>(), 500000.0);
-    QCOMPARE(rows[0]["ratio"].get<double>(), 0.75);
-    QCOMPARE(rows[0]["ratio_recompute"].get<double>(), 1.2);
-    QCOMPARE(rows[1]["micro_batches"].get<int>(), 8);
-    QCOMPARE(rows[1]["ratio"].get<double>(), 0.5);
-    QVERIFY2(f.oursText.find("2 stages M = 8: q = 1.20 (0.50 without)") != std::string::npos,
-             f.oursText.c_str());
+    QCOMPARE(ours["micro_batches"].get<int>(), 8);
+    QCOMPARE(ours["by_setting"].size(), size_t{3});
     QCOMPARE(f.tables.size(), size_t{1});
-    QCOMPARE(f.tables[0].rows.size(), size_t{2});
-    QCOMPARE(f.tables[0].rows[1], (std::vector<std::string>{"2", "8", "600.0 kB", "1.2 MB",
-                                                            "500.0 kB", "0.50", "1.20"}));
-    QCOMPARE(f.runs.size(), size_t{7});
+    QCOMPARE(f.tables[0].rows.size(), size_t{3});
+    QCOMPARE(f.tables[0].rows[2][9], std::string("the verdict's setting"));
+    QVERIFY2(f.settings.find("4 stages M = 8") != std::string::npos, f.settings.c_str());
+    if (localPeak > 0 && !dropRecomputed) {
+      QCOMPARE(ours["ratio_local_pipeline_recompute"].get<double>(),
+               double(localPeak) / double(withPeak));
+      QCOMPARE(ours["recompute_lowers"].get<bool>(), withPeak < withoutPeak);
+    } else {
+      QVERIFY(ours["recompute_lowers"].is_null());
+      QVERIFY2(f.why.find(dropRecomputed ? "missing at 4 stages M = 8" : "did not count") !=
+                   std::string::npos,
+               f.why.c_str());
+    }
+  }
+
+  void memoryRecomputeShowsEverySettingAndItsCost() {
+    Store s;
+    const Finding f =
+        judgeMemoryRecompute(s.read(recomputeRuns(800000, 1000000, 1600000, false)));
+    QVERIFY(f.verdict == Verdict::Reproduced);
+    const auto ours = nlohmann::json::parse(f.oursJson);
+    QCOMPARE(ours["recompute_saves"].get<double>(), 1 - 1000000.0 / 1600000);
+    QCOMPARE(ours["pipeline_samples_per_sec"].get<double>(), 1200.0);
+    QCOMPARE(ours["pipeline_recompute_samples_per_sec"].get<double>(), 900.0);
+    // Settings by stages, then M; each with its largest stage's peaks and both ratios.
+    const auto& rows = ours["by_setting"];
+    QCOMPARE(rows[0]["stages"].get<int>(), 2);
+    QCOMPARE(rows[0]["pipeline_peak"].get<double>(), 3000000.0);
+    QCOMPARE(rows[0]["pipeline_recompute_peak"].get<double>(), 500000.0);
+    QCOMPARE(rows[0]["ratio_recompute"].get<double>(), 4.0);
+    QCOMPARE(rows[1]["micro_batches"].get<int>(), 4);
+    QCOMPARE(rows[1]["judged"].get<bool>(), false);
+    QCOMPARE(rows[2]["judged"].get<bool>(), true);
+    QCOMPARE(f.tables[0].rows[0],
+             (std::vector<std::string>{"2", "8", "2.0 MB", "3.0 MB", "500.0 kB", "0.67", "4.00",
+                                       "1000", "700", ""}));
+    QVERIFY2(f.oursText.find("q_rec = 0.800 at 4 stages M = 8") == 0, f.oursText.c_str());
+    QVERIFY2(f.oursText.find("elsewhere 2 stages M = 8: q_rec = 4.00 (0.67 without)") !=
+                 std::string::npos,
+             f.oursText.c_str());
+    QVERIFY2(f.why.find("from 1.6 MB to 1.0 MB") != std::string::npos, f.why.c_str());
+    QCOMPARE(f.plots.size(), size_t{1});
+    QCOMPARE(f.plots[0].categories.size(), size_t{3});
+    QCOMPARE(f.plots[0].series[2].y[2], 1000000.0);
+    // Without runs: inconclusive, and nothing to show.
+    const Finding none = judgeMemoryRecompute({});
+    QVERIFY(none.verdict == Verdict::Inconclusive);
+    QVERIFY(none.tables.empty() && none.plots.empty());
+    QCOMPARE(none.oursText, std::string("not measured"));
   }
 
   void findingTablesInEveryDocument() {
@@ -1100,7 +1176,7 @@ class TestReport : public QObject {
       for (int m : {1, 4, 8}) QVERIFY(pipelineThroughput.count({k, m}));
     QCOMPARE(pipelineThroughput.size(), size_t{12});
     // issue 37: the throughput rounds also measure 1f1b and zb-h1 at 2..4 stages and interleaved
-    // (2 chunks on 2 workers) at 4, quick mode at M = K alone; memory's recompute part measures
+    // (2 chunks on 2 workers) at 4, quick mode at M = K alone; memory_recompute's study measures
     // local against GPipe with and without recomputation at 2 and 4 stages and M = 4 and 8, in
     // one round. In all the quick report measures 18 runs more than before (60 fresh runs).
     std::set<std::tuple<std::string, int, int, int>> schedules;  // schedule, chunks, stages, M
@@ -1117,8 +1193,8 @@ class TestReport : public QObject {
         const SuiteStudy& st = suite.studies[l.study];
         if (st.finding == "throughput_vs_stages" && j.spec.mode == engine::Mode::Pipeline)
           schedules.insert({pl.schedule, pl.chunks, k, pl.microBatches});
-        if (st.part == "recompute") {
-          QVERIFY(st.finding == "memory" && st.fresh);
+        if (st.finding == "memory_recompute") {
+          QVERIFY(st.part.empty() && st.fresh);
           QCOMPARE(pl.schedule, std::string("gpipe"));
           if (j.spec.mode == engine::Mode::Pipeline) {
             recomputed.insert({k, pl.microBatches, pl.recompute});
@@ -1130,7 +1206,7 @@ class TestReport : public QObject {
       }
       if (j.spec.mode == engine::Mode::Pipeline && pl.schedule == "gpipe") QCOMPARE(pl.chunks, 1);
     }
-    QCOMPARE(parts, (std::set<std::string>{"", "schedules", "interleaved", "recompute"}));
+    QCOMPARE(parts, (std::set<std::string>{"", "schedules", "interleaved"}));
     std::set<std::tuple<std::string, int, int, int>> expectedSchedules;
     for (int k : {1, 2, 3, 4})
       for (int m : {1, 4, 8}) expectedSchedules.insert({"gpipe", 1, k, m});
@@ -1281,8 +1357,9 @@ class TestReport : public QObject {
 
   // issue 37: the suite's throughput and memory runs judged from the store: the throughput
   // against the fastest schedule of every study of the finding, memory's verdict at the base's
-  // stages (its recompute part's 2-stage runs are shown beside it, not compared), and the
-  // findings' studies in report.json are their own, not a part's.
+  // stages (the recomputation runs' 2-stage ones do not move it), recomputation judged from its
+  // own study at 4 stages and M = 8, and the findings' studies in report.json are their own, not
+  // a part's.
   void suiteJudgesSchedulesAndRecomputationFromTheStore() {
     Store s;
     const std::string base = report_fixture::specJsonOf(FakeRun{});
@@ -1331,11 +1408,13 @@ class TestReport : public QObject {
     const ReportDoc doc = session.build(describeMachine(2, "OpenBLAS", "1.13", {"cpu"}), 1.0);
     const Finding* throughput = nullptr;
     const Finding* memory = nullptr;
+    const Finding* recompute = nullptr;
     for (const auto& f : doc.findings) {
       if (f.id == "throughput_vs_stages") throughput = &f;
       if (f.id == "memory") memory = &f;
+      if (f.id == "memory_recompute") recompute = &f;
     }
-    QVERIFY(throughput && memory);
+    QVERIFY(throughput && memory && recompute);
     const auto t = nlohmann::json::parse(throughput->oursJson);
     QCOMPARE(t["pipeline_schedule"].get<std::string>(), std::string("zb-h1"));
     QCOMPARE(t["k_star"].get<int>(), 2);
@@ -1351,15 +1430,22 @@ class TestReport : public QObject {
     const auto m = nlohmann::json::parse(memory->oursJson);
     QCOMPARE(m["stages"].get<int>(), 4);
     QCOMPARE(m["ratio_local_pipeline"].get<double>(), 0.8);
-    QCOMPARE(m["recompute"].size(), size_t{4});  // 2 and 4 stages, M = 4 and 8
-    for (const auto& row : m["recompute"]) {
+    QVERIFY(!m.contains("recompute") && memory->tables.empty());
+    // Recomputation halves the pipeline's peak; at 4 stages local holds 0.8 / 0.5 of it.
+    const auto r = nlohmann::json::parse(recompute->oursJson);
+    QCOMPARE(r["by_setting"].size(), size_t{4});  // 2 and 4 stages, M = 4 and 8
+    for (const auto& row : r["by_setting"]) {
       const double local = row["stages"] == 2 ? 500000 : 800000;
       QCOMPARE(row["ratio"].get<double>(), local / 1000000);
       QCOMPARE(row["ratio_recompute"].get<double>(), local / 500000);
     }
+    QCOMPARE(r["stages"].get<int>(), 4);
+    QCOMPARE(r["micro_batches"].get<int>(), 8);
+    QVERIFY(recompute->verdict == Verdict::NotReproduced);  // q_rec = 1.6
+    QCOMPARE(recompute->runs.size(), size_t{10});  // local at 2 and 4 stages, 8 pipeline runs
     // report.json's study of a finding is its own study.
     storage::RunReader reader(s.store);
-    for (const char* id : {"throughput_vs_stages", "memory"}) {
+    for (const char* id : {"throughput_vs_stages", "memory", "memory_recompute"}) {
       const auto study = reader.study(doc.studyIds.at(id));
       QVERIFY(study);
       QCOMPARE(study->name, std::string("report test: ") + id);
@@ -1576,7 +1662,7 @@ class TestReport : public QObject {
     QCOMPARE(sum["extra"].get<int>(), 1);
     QCOMPARE(json["paper_findings"].size(), size_t{6});
     QCOMPARE(json["paper_findings"][2]["tested_by"], nlohmann::json::array({"communication"}));
-    QVERIFY(json["paper_findings"][5]["tested_by"].empty());  // recomputation: not tested
+    QVERIFY(json["paper_findings"][5]["tested_by"].empty());  // no memory_recompute here
     // The CLI's table says the same.
     const std::string table = verdictTable(doc);
     QVERIFY2(table.find("holds by construction") != std::string::npos, table.c_str());
@@ -1619,6 +1705,32 @@ class TestReport : public QObject {
     QVERIFY(html.contains("Tests the paper's finding 3"));
     QVERIFY(html.contains("1 of 3 findings that test the paper reproduced"));
     QVERIFY(html.contains("OpenBLAS 0.3.21"));
+  }
+
+  // issue 37: the paper's finding 6 is tested, by memory_recompute, in every document.
+  void recomputationTestsThePapersSixthFinding() {
+    Store s;
+    ReportDoc doc;
+    doc.baseSpecJson = report_fixture::specJsonOf(FakeRun{});
+    doc.findings.push_back(
+        judgeMemoryRecompute(s.read(recomputeRuns(800000, 1000000, 1600000, false))));
+    QVERIFY(doc.findings[0].verdict == Verdict::Reproduced);
+    const auto json = nlohmann::json::parse(reportJson(doc));
+    QCOMPARE(json["paper_findings"][5]["n"].get<int>(), 6);
+    QCOMPARE(json["paper_findings"][5]["tested_by"], nlohmann::json::array({"memory_recompute"}));
+    for (size_t n = 0; n < 5; ++n) QVERIFY(json["paper_findings"][n]["tested_by"].empty());
+    const auto& f = json["findings"][0];
+    QCOMPARE(f["id"].get<std::string>(), std::string("memory_recompute"));
+    QCOMPARE(f["kind"].get<std::string>(), std::string("paper"));
+    QCOMPARE(f["paper_finding"].get<int>(), 6);
+    QCOMPARE(f["tables"][0]["rows"].size(), size_t{3});
+    QCOMPARE(json["summary"]["reproduced"].get<int>(), 1);
+    const std::string table = verdictTable(doc);
+    QVERIFY2(table.find("memory_recompute       paper 6  reproduced") != std::string::npos,
+             table.c_str());
+    const std::string html = reportHtml(doc);
+    QVERIFY2(html.find("tested by memory_recompute") != std::string::npos, html.c_str());
+    QVERIFY(html.find("not tested by this report") != std::string::npos);  // 1..5 here
   }
 };
 

@@ -34,9 +34,8 @@ struct SuiteStudy {
   // issue 37
   /// A second study of the same finding, for settings its grid cannot hold (a Cartesian grid
   /// cannot leave out a schedule where the stage count does not allow it): "schedules" (1f1b and
-  /// zb-h1), "interleaved" (2 chunks per worker) and "recompute" (memory with and without
-  /// pipeline.recompute). Empty: the finding's own study. The store names it
-  /// "FINDING (PART)".
+  /// zb-h1) and "interleaved" (2 chunks per worker). Empty: the finding's own study. The store
+  /// names it "FINDING (PART)".
   std::string part;
 };
 
