@@ -57,6 +57,34 @@ class TestBubbleMeter : public QObject {
     QVERIFY(m.measured() > 0);
   }
 
+  // interleaved: a worker's two chunks run on two threads taking turns. Chunk 0 computes
+  // [0,1] and [2,3], chunk 2 [1,2] and [3,4]: each alone idles half its window, the worker
+  // never. The chunks' meters read the worker's bubble; their pass times stay their own.
+  void aChunkReadsItsWorkersBubble() {
+    auto worker = std::make_shared<WorkerBubble>();
+    BubbleMeter chunk0, chunk2;
+    chunk0.measureAsWorker(worker);
+    chunk2.measureAsWorker(worker);
+    const std::vector<StepSpan> a = {pass(0, SpanKind::Forward, 0, 0, 1),
+                                     pass(0, SpanKind::Forward, 1, 2, 3)};
+    const std::vector<StepSpan> b = {pass(2, SpanKind::Forward, 0, 1, 2),
+                                     pass(2, SpanKind::Backward, 0, 3, 4)};
+    QVERIFY(near(schedule::measuredBubble(a), 1.0 / 3));  // what a chunk alone would read
+    chunk0.addStep(a);
+    chunk2.addStep(b);
+    QVERIFY(std::isnan(chunk0.measured()));  // nothing from the worker yet
+    std::vector<StepSpan> both = a;
+    both.insert(both.end(), b.begin(), b.end());
+    worker->add(schedule::measuredBubble(both));
+    QCOMPARE(chunk0.measured(), 0.0);
+    QCOMPARE(chunk2.measured(), 0.0);
+    QCOMPARE(chunk2.recentMeasured(), 0.0);
+    worker->add(0.5);
+    QVERIFY(near(chunk0.measured(), 0.25));
+    QCOMPARE(chunk0.passTimes().count(0), size_t(1));
+    QCOMPARE(chunk0.passTimes().count(2), size_t(0));
+  }
+
   // Two stages, GPipe, m = 2, stage 1 twice as slow (F 2, B 2): stage 0 idles 6 of its 10 s,
   // stage 1 never (test_pipeline_plan's lopsided pipeline). No plan until both have posted.
   void plansFromThePostedTimes() {

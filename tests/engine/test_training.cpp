@@ -123,6 +123,27 @@ class TestTraining : public QObject {
     QVERIFY(json.find("\"bubble_measured\":") != std::string::npos);
   }
 
+  void interleavedBubbleIsTheWorkers() {
+    // A worker runs its two chunks on two threads taking turns; it is idle only when neither
+    // computes. Measured per chunk, each chunk read about 0.5 (idle while its partner computed)
+    // against a plan of about 0.1 per worker (bench_schedules). The measured bubble is the
+    // worker's, the same for both its chunks (stages 0 and 2 are worker 0's, 1 and 3 worker 1's).
+    RecordingObserver obs;
+    const RunSummary p =
+        train(small("mode=pipeline pipeline.schedule=\"interleaved\" pipeline.chunks=2 "
+                    "pipeline.micro_batches=4 partition.cuts=[1,2,3] train.max_steps=60"),
+              obs);
+    QVERIFY2(p.status == RunStatus::Completed, p.error.c_str());
+    QCOMPARE(p.stages.size(), size_t(4));
+    for (const auto& st : p.stages) {
+      QVERIFY(st.bubbleMeasured >= 0 && st.bubbleMeasured < 1);
+      QVERIFY(st.bubblePlanned >= 0 && st.bubblePlanned < 1);
+    }
+    QCOMPARE(p.stages[0].bubbleMeasured, p.stages[2].bubbleMeasured);
+    QCOMPARE(p.stages[1].bubbleMeasured, p.stages[3].bubbleMeasured);
+    QVERIFY(p.stages[0].bubbleMeasured != p.stages[1].bubbleMeasured);
+  }
+
   void aRunWithinTheWarmUpHasNoThroughput() {
     // 15 steps end inside the 20-step warm-up: samples/s was not measured (NaN, null in the
     // JSON and the store), not 0 (a 0 read as the slowest run in every table and mean).

@@ -40,11 +40,35 @@ void BubbleMeter::addStep(const std::vector<StepSpan>& spans) {
   if (m_recent.size() > kRecent) m_recent.pop_front();
 }
 
+void WorkerBubble::add(double bubble) {
+  if (std::isnan(bubble)) return;
+  std::lock_guard lock(m_mutex);
+  m_sum += bubble;
+  ++m_steps;
+  m_recent.push_back(bubble);
+  if (m_recent.size() > BubbleMeter::kRecent) m_recent.pop_front();
+}
+
+double WorkerBubble::mean() const {
+  std::lock_guard lock(m_mutex);
+  return m_steps > 0 ? m_sum / static_cast<double>(m_steps) : kNoValue;
+}
+
+double WorkerBubble::recent() const {
+  std::lock_guard lock(m_mutex);
+  if (m_recent.empty()) return kNoValue;
+  double sum = 0;
+  for (double b : m_recent) sum += b;
+  return sum / static_cast<double>(m_recent.size());
+}
+
 double BubbleMeter::measured() const {
+  if (m_worker) return m_worker->mean();
   return m_steps > 0 ? m_bubbleSum / static_cast<double>(m_steps) : kNoValue;
 }
 
 double BubbleMeter::recentMeasured() const {
+  if (m_worker) return m_worker->recent();
   if (m_recent.empty()) return kNoValue;
   double sum = 0;
   for (double b : m_recent) sum += b;

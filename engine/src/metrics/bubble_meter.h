@@ -23,6 +23,25 @@ namespace stagewise::engine {
 inline constexpr const char* kBubbleMeasuredSeries = "bubble_measured";
 inline constexpr const char* kBubblePlannedSeries = "bubble_planned";
 
+/// interleaved: the measured bubble of one worker whose v chunks run on v threads taking turns.
+/// The worker is idle only when none of its chunks computes, so its bubble comes from the union
+/// of its chunks' spans of a step (a chunk alone is idle while its partner computes: measured
+/// per chunk, interleaved read ~0.5 against a plan of ~0.1, and the plan is per worker).
+/// Fed by the worker's turn at the end of each of its steps; read by its chunks' meters.
+/// Thread-safe (a short lock).
+class WorkerBubble {
+ public:
+  void add(double bubble);
+  double mean() const;    ///< over the steps so far; NaN before the first
+  double recent() const;  ///< over the last BubbleMeter::kRecent steps; NaN before the first
+
+ private:
+  mutable std::mutex m_mutex;
+  double m_sum = 0;
+  int64_t m_steps = 0;
+  std::deque<double> m_recent;
+};
+
 /// One worker's measured bubble and pass times (pipeline mode). Owned and written by the
 /// worker's thread; read by others only after it has joined (as StageMeter).
 class BubbleMeter {
@@ -35,6 +54,9 @@ class BubbleMeter {
   /// Mean seconds per micro-batch pass of each stage the worker ran, by stage.
   std::map<int, schedule::PassTimes> passTimes() const;
   int microBatches() const { return m_micro; }  ///< of the last step
+  /// interleaved: measured() and recentMeasured() read the worker's bubble (shared by its
+  /// chunks) instead of this chunk's own; the pass times stay this chunk's.
+  void measureAsWorker(std::shared_ptr<const WorkerBubble> worker) { m_worker = std::move(worker); }
 
   static constexpr size_t kRecent = 20;
 
@@ -48,6 +70,7 @@ class BubbleMeter {
   int64_t m_steps = 0;
   std::deque<double> m_recent;
   int m_micro = 0;
+  std::shared_ptr<const WorkerBubble> m_worker;
 };
 
 /// Every stage's pass times in one process, posted by the stage threads, and the bubble the

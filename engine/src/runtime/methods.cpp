@@ -310,24 +310,34 @@ class WorkerTurn {
     }
     return true;
   }
-  /// Pass `index` of the `total` passes of `step` is done: the next one's turn.
-  void done(int64_t step, size_t index, size_t total) {
+  /// Pass `index` of the `total` passes of `step` is done, with its `spans`: the next one's
+  /// turn. After the worker's last pass of the step, its measured bubble: the idle share of the
+  /// union of every chunk's passes (bubble()).
+  void done(int64_t step, size_t index, size_t total, const StepSpan* spans, size_t count) {
+    double bubble = std::numeric_limits<double>::quiet_NaN();
     {
       std::lock_guard lock(m_mutex);
+      m_stepSpans.insert(m_stepSpans.end(), spans, spans + count);
       m_next = index + 1;
       if (m_next >= total) {
         m_step = step + 1;
         m_next = 0;
+        bubble = schedule::measuredBubble(m_stepSpans);
+        m_stepSpans.clear();
       }
     }
     m_cv.notify_all();
+    if (!std::isnan(bubble)) m_bubble->add(bubble);
   }
+  std::shared_ptr<const WorkerBubble> bubble() const { return m_bubble; }
 
  private:
   std::mutex m_mutex;
   std::condition_variable m_cv;
   int64_t m_step = -1;
   size_t m_next = 0;
+  std::vector<StepSpan> m_stepSpans;  ///< the worker's passes of step m_step so far
+  const std::shared_ptr<WorkerBubble> m_bubble = std::make_shared<WorkerBubble>();
 };
 
 /// A pipelined-backprop step: the batch as M micro-batches through every stage, the model's loss
@@ -384,6 +394,7 @@ class PipelineStep final : public StepBase {
       const schedule::Action& a = actions[n];
       if (a.stage != m_k) continue;  // another chunk of our worker (interleaved)
       if (m_turn && !m_turn->await(c.step, n, m_ctx.control)) return std::nullopt;
+      const size_t spansBefore = r.spans.size();
       bool ok = true;
       switch (a.op) {
         case schedule::Op::F:
@@ -399,7 +410,9 @@ class PipelineStep final : public StepBase {
           weightGradient(a.micro, r);
           break;
       }
-      if (m_turn) m_turn->done(c.step, n, actions.size());
+      if (m_turn)
+        m_turn->done(c.step, n, actions.size(), r.spans.data() + spansBefore,
+                     r.spans.size() - spansBefore);
       if (!ok) return std::nullopt;
     }
 
@@ -797,6 +810,7 @@ class PipelineMethod final : public Method {
         m_turnSegment = ctx.segmentStart;
       }
       turn = m_turns[static_cast<size_t>(schedule::workerOf(stage.plan.index, k, pl.chunks))];
+      stage.bubble.measureAsWorker(turn->bubble());  // the worker's bubble, not the chunk's
     }
     return std::make_unique<PipelineStep>(ctx, stage, pl, k, std::move(turn));
   }
