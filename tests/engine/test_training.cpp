@@ -142,6 +142,14 @@ class TestTraining : public QObject {
     QCOMPARE(p.stages[0].bubbleMeasured, p.stages[2].bubbleMeasured);
     QCOMPARE(p.stages[1].bubbleMeasured, p.stages[3].bubbleMeasured);
     QVERIFY(p.stages[0].bubbleMeasured != p.stages[1].bubbleMeasured);
+    // A chunk waiting for its worker's turn is waiting, not computing: a worker's chunks
+    // together compute at most the whole time (they summed to 1.44 when the turn's wait counted
+    // as compute).
+    for (int w = 0; w < 2; ++w) {
+      const double compute =
+          p.stages[size_t(w)].computeFraction + p.stages[size_t(w + 2)].computeFraction;
+      QVERIFY2(compute <= 1.0 + 1e-9, std::to_string(compute).c_str());
+    }
   }
 
   void aRunWithinTheWarmUpHasNoThroughput() {

@@ -393,7 +393,17 @@ class PipelineStep final : public StepBase {
     for (size_t n = 0; n < actions.size(); ++n) {
       const schedule::Action& a = actions[n];
       if (a.stage != m_k) continue;  // another chunk of our worker (interleaved)
-      if (m_turn && !m_turn->await(c.step, n, m_ctx.control)) return std::nullopt;
+      if (m_turn) {
+        // Waiting for the worker's turn (its other chunk computes) is idle time of this chunk,
+        // not compute: it goes to the waits, as waiting for an input does (issue 37's
+        // walkthrough: two chunks of one worker summed to 144 % compute).
+        const double t0 = m_ctx.now();
+        if (!m_turn->await(c.step, n, m_ctx.control)) return std::nullopt;
+        const double t1 = m_ctx.now();
+        r.waitS += t1 - t0;
+        if (t1 - t0 > kMinWaitSpan)
+          r.waits.push_back({m_k, c.step, t0, t1, SpanKind::Wait, a.micro});
+      }
       const size_t spansBefore = r.spans.size();
       bool ok = true;
       switch (a.op) {
