@@ -251,6 +251,22 @@ class TestPipelineSchedule : public QObject {
     }
   }
 
+  void interleavedMicroBatchesAsDocumented() {
+    // docs/experiment-format.md: M splits into floor(M / workers) equal rounds of at least one
+    // per worker: any multiple of the workers, and any M below twice the workers (one round).
+    // Two workers (4 stages, v = 2): 2, 3, 4, 6, 8 run; 5, 7 and 9 are refused, by name.
+    for (int m : {2, 3, 4, 6, 8}) QCOMPARE(int(workerOrders("interleaved", 4, m, 2).size()), 2);
+    for (int m : {5, 7, 9}) {
+      try {
+        workerOrders("interleaved", 4, m, 2);
+        QFAIL(qPrintable(QStringLiteral("M = %1 accepted").arg(m)));
+      } catch (const std::invalid_argument& e) {
+        QVERIFY2(QString(e.what()).contains(QStringLiteral("use a multiple of 2 (or fewer than 4)")),
+                 e.what());
+      }
+    }
+  }
+
   void workerOfFollowsMegatron() {
     QCOMPARE(workerOf(0, 6, 2), 0);
     QCOMPARE(workerOf(3, 6, 2), 0);

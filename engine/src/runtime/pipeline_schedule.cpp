@@ -120,7 +120,8 @@ std::vector<std::vector<Action>> workerOrders(const std::string& schedule, int s
       throw std::invalid_argument(
           "pipeline.micro_batches: interleaved runs micro-batches in rounds of at least " +
           std::to_string(workers) + " (one per worker) and " + std::to_string(micro) +
-          " does not split into such rounds: use a multiple of " + std::to_string(workers));
+          " does not split into " + std::to_string(rounds) + " equal rounds: use a multiple of " +
+          std::to_string(workers) + " (or fewer than " + std::to_string(2 * workers) + ")");
     const int group = micro / rounds;
     for (int r = 0; r < workers; ++r) orders[r] = interleaved(r, workers, chunks, micro, group);
     return orders;
