@@ -1,7 +1,7 @@
 #pragma once
 // A timeline of each stage's compute spans: gaps are time a stage spent waiting or blocked, so
 // a straggler and the pipeline bubbles behind it show at a glance. It follows the newest spans
-// over a window the user zooms (wheel, +/-) from 0.1 s to 60 s or the whole run kept, scrolls
+// over a window the user zooms (wheel, +/-) from 2 ms to 60 s or the whole run kept, scrolls
 // back (drag, the scroll bar, arrow keys) or pauses; Follow returns to the live end. Paused,
 // it keeps its own copy of the spans (LiveData keeps only the last kMaxSpans of a stage), so the
 // window shown does not empty while a long run goes on.
@@ -67,7 +67,8 @@ class TimelinePanel : public QWidget {
   /// The stage rows labelled (every row, or every n-th when the rows are lower than a line).
   int labelStride() const { return m_stride; }
 
-  static constexpr double kMinWindow = 0.1;
+  /// 2 ms: one step's F, B and W passes of a small pipeline readable (issue 37's walkthrough).
+  static constexpr double kMinWindow = 0.002;
   static constexpr double kMaxWindow = 60.0;
 
   /// Which phase of a plan to show (-1, the default: the phase running or the last one).
