@@ -132,9 +132,10 @@ void printSchedules(const std::vector<sched::ScheduleEstimate>& schedules, const
   }
   for (const auto& e : schedules)
     if (e.exampleChunks)
-      std::printf("  (interleaved with pipeline.chunks = %d, as an example: set pipeline.chunks to "
-                  "plan yours)\n",
-                  e.chunks);
+      std::printf(
+          "  (interleaved with pipeline.chunks = %d, as an example: set pipeline.chunks to "
+          "plan yours)\n",
+          e.chunks);
 }
 
 /// Pass times from the stages' FLOPs: F in proportion, B = W = F (a matrix product's input and
@@ -236,11 +237,12 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
               methods.localSpeedup);
   // Not the planned bubble below: this idle share is the throughput model's, its stages' threads
   // sharing these cores, with the queues' cost; it runs 1f1b's order for 1f1b, gpipe's otherwise.
-  std::printf("  pipeline  %9.0f  (%.2fx backprop, M = %d, %s, simulated in %s order: idle %.0f%% "
-              "on %d cores)\n",
-              methods.pipelineSamplesPerSec, methods.pipelineSpeedup, methodProfile.microBatches,
-              spec.pipeline.schedule.c_str(), spec.pipeline.schedule == "1f1b" ? "1f1b" : "gpipe",
-              100 * methods.bubbleFraction, cores);
+  std::printf(
+      "  pipeline  %9.0f  (%.2fx backprop, M = %d, %s, simulated in %s order: idle %.0f%% "
+      "on %d cores)\n",
+      methods.pipelineSamplesPerSec, methods.pipelineSpeedup, methodProfile.microBatches,
+      spec.pipeline.schedule.c_str(), spec.pipeline.schedule == "1f1b" ? "1f1b" : "gpipe",
+      100 * methods.bubbleFraction, cores);
   std::printf("  backprop  %9.0f  (%d threads)\n", methods.backpropSamplesPerSec,
               methodProfile.backpropThreads);
   if (spec.mode == engine::Mode::Pipeline)

@@ -489,9 +489,10 @@ class TestCli : public QObject {
   // one worker), not always 2.
   void inspectPlansInterleavedWithTheSpecsChunks() {
     QTemporaryDir dir;
-    const QStringList sets = {"--set", "mode=pipeline", "--set", "partition.cuts=[1,2,3]",
-                              "--set", "pipeline.schedule=interleaved", "--set",
-                              "pipeline.chunks=4"};
+    const QStringList sets = {"--set", "mode=pipeline",
+                              "--set", "partition.cuts=[1,2,3]",
+                              "--set", "pipeline.schedule=interleaved",
+                              "--set", "pipeline.chunks=4"};
     Result r = runCli(QStringList{"inspect", "--config", writeSpec(dir, kSmall), "--json"} + sets);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const QJsonObject plan = QJsonDocument::fromJson(r.out.toUtf8())
@@ -522,10 +523,12 @@ class TestCli : public QObject {
     QFETCH(int, micro);
     QTemporaryDir dir;
     const QString spec = writeSpec(
-        dir, R"({"name":"peak","dataset":{"kind":"synthetic","synthetic_train":256,"synthetic_test":64},
+        dir,
+        R"({"name":"peak","dataset":{"kind":"synthetic","synthetic_train":256,"synthetic_test":64},
   "model":{"hidden":[128,128,128,128,128,128,128,128]},"partition":{"cuts":[2,4,6]},
   "train":{"batch_size":32,"max_steps":3},"eval":{"interval":0},"probe":{"interval":0}})");
-    const QStringList sets = {"--set", "mode=pipeline", "--set", "pipeline.schedule=" + schedule,
+    const QStringList sets = {"--set", "mode=pipeline",
+                              "--set", "pipeline.schedule=" + schedule,
                               "--set", "pipeline.micro_batches=" + QString::number(micro)};
     Result plan = runCli(QStringList{"inspect", "--config", spec, "--json"} + sets);
     QVERIFY2(plan.code == 0, qPrintable(plan.err));
@@ -539,17 +542,17 @@ class TestCli : public QObject {
         planned = e.toObject()["peak_activation_bytes"].toArray();
     Result run = runCli(QStringList{"train", "--config", spec, "--json", "--no-store"} + sets);
     QVERIFY2(run.code == 0, qPrintable(run.err));
-    const QJsonArray stages =
-        QJsonDocument::fromJson(run.out.trimmed().split('\n').last().toUtf8())
-            .object()["stages"]
-            .toArray();
+    const QJsonArray stages = QJsonDocument::fromJson(run.out.trimmed().split('\n').last().toUtf8())
+                                  .object()["stages"]
+                                  .toArray();
     QCOMPARE(planned.size(), 4);
     QCOMPARE(stages.size(), 4);
     for (int k = 0; k < 4; ++k) {
       const double want = stages[k].toObject()["peak_activation_bytes"].toDouble();
       const double got = planned[k].toDouble();
-      QVERIFY2(want > 0 && std::abs(got - want) <= 0.1 * want,
-               qPrintable(QString("stage %1: planned %2, the run held %3").arg(k).arg(got).arg(want)));
+      QVERIFY2(
+          want > 0 && std::abs(got - want) <= 0.1 * want,
+          qPrintable(QString("stage %1: planned %2, the run held %3").arg(k).arg(got).arg(want)));
     }
   }
 

@@ -152,8 +152,8 @@ class TestPipelinePlan : public QObject {
     // Recompute under zb-h1: the recomputed activations stay until W, with the gradients.
     QCOMPARE(peakHeldBytes(workerOrders("zb-h1", 2, 2), 2, act, in, grad, true)[1],
              int64_t{2 * 1 + 2 * (100 + 10)});
-    const auto e = compareSchedules(std::vector<PassTimes>(4, {1, 1, 1, 0}), 4, act, in, false,
-                                    grad);
+    const auto e =
+        compareSchedules(std::vector<PassTimes>(4, {1, 1, 1, 0}), 4, act, in, false, grad);
     QCOMPARE(e[3].peakActivationBytes, (std::vector<int64_t>{400, 420, 430, 440}));
   }
 

@@ -210,10 +210,10 @@ class TestRunsCommand : public QObject {
     w.flush();
     const Result r = run({"--db", db, "show", std::to_string(id)}, false);
     QCOMPARE(r.rc, 0);
-    QVERIFY2(r.out.find("schedule:") != std::string::npos &&
-                 r.out.find("interleaved, micro-batches 8, chunks 2, recompute on") !=
-                     std::string::npos,
-             r.out.c_str());
+    QVERIFY2(
+        r.out.find("schedule:") != std::string::npos &&
+            r.out.find("interleaved, micro-batches 8, chunks 2, recompute on") != std::string::npos,
+        r.out.c_str());
     QVERIFY2(r.out.find("BUBBLE MEASURED") != std::string::npos, r.out.c_str());
     const auto ls = lines(r.out);
     auto row = [&](const std::string& start) {

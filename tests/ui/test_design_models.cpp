@@ -538,8 +538,9 @@ class TestDesignModels : public QObject {
     QVERIFY2(text.contains(QLocale().toString(expected.backpropSamplesPerSec, 'f', 0)),
              qPrintable(text));
     // The throughput model's idle share, told apart from the schedules' planned bubble.
-    QVERIFY2(text.contains(QStringLiteral("bubble")) && text.contains(QStringLiteral("on these cores")),
-             qPrintable(text));
+    QVERIFY2(
+        text.contains(QStringLiteral("bubble")) && text.contains(QStringLiteral("on these cores")),
+        qPrintable(text));
     // A new cut: the measurement no longer fits.
     doc.edit(withCuts(doc.spec(), {1}), QStringLiteral("cut"));
     QVERIFY(!panel->methodEstimate());

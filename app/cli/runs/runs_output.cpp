@@ -81,8 +81,9 @@ std::string pipelineText(const nlohmann::json& spec) {
   text += ", micro-batches " +
           (micro.is_number_integer() && micro.get<int64_t>() <= 0 ? "one per stage" : micro.dump());
   text += ", chunks " + chunks.dump();
-  text += ", recompute " + (recompute.is_boolean() ? std::string(recompute.get<bool>() ? "on" : "off")
-                                                   : recompute.dump());
+  text +=
+      ", recompute " + (recompute.is_boolean() ? std::string(recompute.get<bool>() ? "on" : "off")
+                                               : recompute.dump());
   return text;
 }
 
