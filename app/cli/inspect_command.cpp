@@ -105,12 +105,12 @@ nlohmann::json schedulesJson(const std::vector<sched::ScheduleEstimate>& schedul
 
 void printSchedules(const std::vector<sched::ScheduleEstimate>& schedules, const char* timesFrom,
                     bool recompute) {
-  std::printf("\nschedules planned from %s%s\n", timesFrom,
+  std::printf("\nschedules planned from %s%s:\n", timesFrom,
               recompute ? ", recomputing activations" : "");
   std::printf(
-      "(planned bubble: the schedule alone, one core per worker, no transfers; peak: what a\n"
-      "stage holds at once, zb-h1's kept gradients included):\n");
-  std::printf("  %-36s %7s  %s\n", "schedule", "planned", "peak activations per stage");
+      "  (planned bubble: the schedule alone, one core per worker, no transfers; peak: what a\n"
+      "  stage holds at once, zb-h1's kept gradients included)\n");
+  std::printf("  %-42s %7s  %s\n", "schedule", "bubble", "peak activations per stage");
   for (const auto& e : schedules) {
     // Interleaved runs the stages as chunks: K stages on K / v workers, so say how many.
     const size_t stages = e.peakActivationBytes.size();
@@ -122,13 +122,13 @@ void printSchedules(const std::vector<sched::ScheduleEstimate>& schedules, const
     } else if (e.chunks > 1)
       name += " (chunks " + std::to_string(e.chunks) + ")";
     if (!e.refused.empty()) {
-      std::printf("  %-36s %7s  %s\n", name.c_str(), "-", e.refused.c_str());
+      std::printf("  %-42s %7s  %s\n", name.c_str(), "-", e.refused.c_str());
       continue;
     }
     std::string bytes;
     for (int64_t b : e.peakActivationBytes)
       bytes += (bytes.empty() ? "" : ", ") + engine::bytesText(static_cast<double>(b));
-    std::printf("  %-36s %6.1f%%  %s\n", name.c_str(), 100 * e.bubble, bytes.c_str());
+    std::printf("  %-42s %6.1f%%  %s\n", name.c_str(), 100 * e.bubble, bytes.c_str());
   }
   for (const auto& e : schedules)
     if (e.exampleChunks)
@@ -246,7 +246,7 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
   std::printf("  backprop  %9.0f  (%d threads)\n", methods.backpropSamplesPerSec,
               methodProfile.backpropThreads);
   if (spec.mode == engine::Mode::Pipeline)
-    printSchedules(schedules, "the measured F and backward (B = W = half);",
+    printSchedules(schedules, "the measured F and backward (B = W = half)",
                    spec.pipeline.recompute);
   return 0;
 }
@@ -383,7 +383,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
           k + 1, k + 2, engine::bytesText(static_cast<double>(est.boundaryBytes[k])).c_str(),
           engine::bytesText(static_cast<double>(backBytes[k])).c_str());
     printSchedules(planSchedules(spec, plan, partition, shape, flopTimes(partition), micro),
-                   "the stages' FLOPs (B = W = F; --profile measures them);",
+                   "the stages' FLOPs (B = W = F; --profile measures them)",
                    spec.pipeline.recompute);
   }
   for (const std::string& w : engine::partitionWarnings(partition))
