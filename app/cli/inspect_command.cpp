@@ -67,6 +67,7 @@ namespace sched = engine::schedule;
 /// the step's bubble and each stage's peak activations (docs/metrics.md, "Bubble: planned
 /// against measured").
 std::vector<sched::ScheduleEstimate> planSchedules(const engine::ExperimentSpec& spec,
+                                                   const engine::ModelPlan& plan,
                                                    const engine::PartitionPlan& partition,
                                                    const engine::InputShape& shape,
                                                    const std::vector<sched::PassTimes>& times,
@@ -74,12 +75,15 @@ std::vector<sched::ScheduleEstimate> planSchedules(const engine::ExperimentSpec&
   const int64_t rows = (spec.train.batchSize + micro - 1) / micro;
   int64_t inputBytes = 4;
   for (int64_t d : shape.dims) inputBytes *= d;
-  std::vector<int64_t> act, in;
+  std::vector<int64_t> act = sched::heldActivationBytes(partition, plan), in,
+                       grad = sched::heldGradientBytes(partition, plan);
   for (size_t k = 0; k < partition.stages.size(); ++k) {
-    act.push_back(partition.stages[k].activationBytes * rows);
+    act[k] *= rows;
+    grad[k] *= rows;
     in.push_back((k == 0 ? inputBytes : partition.stages[k - 1].outBytes) * rows);
   }
-  return sched::compareSchedules(times, micro, act, in, spec.pipeline.recompute);
+  return sched::compareSchedules(times, micro, act, in, spec.pipeline.recompute, grad,
+                                 spec.pipeline.chunks);
 }
 
 nlohmann::json schedulesJson(const std::vector<sched::ScheduleEstimate>& schedules,
@@ -87,6 +91,7 @@ nlohmann::json schedulesJson(const std::vector<sched::ScheduleEstimate>& schedul
   nlohmann::json list = nlohmann::json::array();
   for (const auto& e : schedules) {
     nlohmann::json one = {{"schedule", e.schedule}, {"chunks", e.chunks}};
+    if (e.exampleChunks) one["chunks_example"] = true;
     if (!e.refused.empty()) {
       one["refused"] = e.refused;
     } else {
@@ -102,7 +107,10 @@ void printSchedules(const std::vector<sched::ScheduleEstimate>& schedules, const
                     bool recompute) {
   std::printf("\nschedules planned from %s%s:\n", timesFrom,
               recompute ? ", recomputing activations" : "");
-  std::printf("  %-36s %7s  %s\n", "schedule", "bubble", "peak activations per stage");
+  std::printf(
+      "  (planned bubble: the schedule alone, one core per worker, no transfers; peak: what a\n"
+      "  stage holds at once, zb-h1's kept gradients included)\n");
+  std::printf("  %-42s %7s  %s\n", "schedule", "bubble", "peak activations per stage");
   for (const auto& e : schedules) {
     // Interleaved runs the stages as chunks: K stages on K / v workers, so say how many.
     const size_t stages = e.peakActivationBytes.size();
@@ -110,18 +118,24 @@ void printSchedules(const std::vector<sched::ScheduleEstimate>& schedules, const
     if (e.chunks > 1 && stages > 0) {
       const size_t workers = stages / size_t(e.chunks);
       name += " (" + std::to_string(workers) + (workers == 1 ? " worker x " : " workers x ") +
-              std::to_string(e.chunks) + " chunks)";
+              std::to_string(e.chunks) + " chunks" + (e.exampleChunks ? ", e.g.)" : ")");
     } else if (e.chunks > 1)
       name += " (chunks " + std::to_string(e.chunks) + ")";
     if (!e.refused.empty()) {
-      std::printf("  %-36s %7s  %s\n", name.c_str(), "-", e.refused.c_str());
+      std::printf("  %-42s %7s  %s\n", name.c_str(), "-", e.refused.c_str());
       continue;
     }
     std::string bytes;
     for (int64_t b : e.peakActivationBytes)
       bytes += (bytes.empty() ? "" : ", ") + engine::bytesText(static_cast<double>(b));
-    std::printf("  %-36s %6.1f%%  %s\n", name.c_str(), 100 * e.bubble, bytes.c_str());
+    std::printf("  %-42s %6.1f%%  %s\n", name.c_str(), 100 * e.bubble, bytes.c_str());
   }
+  for (const auto& e : schedules)
+    if (e.exampleChunks)
+      std::printf(
+          "  (interleaved with pipeline.chunks = %d, as an example: set pipeline.chunks to "
+          "plan yours)\n",
+          e.chunks);
 }
 
 /// Pass times from the stages' FLOPs: F in proportion, B = W = F (a matrix product's input and
@@ -166,7 +180,7 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
   const engine::PartitionPlan partition = engine::makePartition(spec, plan);
   const std::vector<sched::ScheduleEstimate> schedules =
       spec.mode == engine::Mode::Pipeline
-          ? planSchedules(spec, partition, engine::probeInputShape(spec.dataset),
+          ? planSchedules(spec, plan, partition, engine::probeInputShape(spec.dataset),
                           measuredTimes(methodProfile), methodProfile.microBatches)
           : std::vector<sched::ScheduleEstimate>{};
   const int stages = spec.stageCount();
@@ -221,9 +235,14 @@ int printProfile(const engine::ExperimentSpec& spec, const engine::ModelPlan& pl
       cores);
   std::printf("  local     %9.0f  (%.2fx backprop)\n", methods.localSamplesPerSec,
               methods.localSpeedup);
-  std::printf("  pipeline  %9.0f  (%.2fx backprop, M = %d, %s, bubble %.0f%%)\n",
-              methods.pipelineSamplesPerSec, methods.pipelineSpeedup, methodProfile.microBatches,
-              spec.pipeline.schedule.c_str(), 100 * methods.bubbleFraction);
+  // Not the planned bubble below: this idle share is the throughput model's, its stages' threads
+  // sharing these cores, with the queues' cost; it runs 1f1b's order for 1f1b, gpipe's otherwise.
+  std::printf(
+      "  pipeline  %9.0f  (%.2fx backprop, M = %d, %s, simulated in %s order: idle %.0f%% "
+      "on %d cores)\n",
+      methods.pipelineSamplesPerSec, methods.pipelineSpeedup, methodProfile.microBatches,
+      spec.pipeline.schedule.c_str(), spec.pipeline.schedule == "1f1b" ? "1f1b" : "gpipe",
+      100 * methods.bubbleFraction, cores);
   std::printf("  backprop  %9.0f  (%d threads)\n", methods.backpropSamplesPerSec,
               methodProfile.backpropThreads);
   if (spec.mode == engine::Mode::Pipeline)
@@ -314,7 +333,7 @@ int inspectCommand(const std::vector<std::string>& argv) {
                          {"bubble_fraction", bubble},
                          {"forward_bytes_per_batch", est.boundaryBytes},
                          {"backward_bytes_per_batch", backBytes},
-                         {"schedules", schedulesJson(planSchedules(spec, partition, shape,
+                         {"schedules", schedulesJson(planSchedules(spec, plan, partition, shape,
                                                                    flopTimes(partition), micro),
                                                      "flops")}};
     std::cout << out.dump(2) << "\n";
@@ -354,15 +373,16 @@ int inspectCommand(const std::vector<std::string>& argv) {
   std::printf("predicted pipeline efficiency: %.0f%%\n", 100 * est.pipelineEfficiency);
   if (spec.mode == engine::Mode::Pipeline) {
     std::printf(
-        "\npipelined backprop (%s, M = %d micro-batches): balanced stages idle %.0f%% of the time "
-        "(the bubble)\n",
-        spec.pipeline.schedule.c_str(), micro, 100 * bubble);
+        "\npipelined backprop (%s, M = %d micro-batches): fill-drain bubble %.0f%% if the %d "
+        "stages took equal time ((K - 1) / (M + K - 1));\nthe schedules below are planned with "
+        "these stages' own times\n",
+        spec.pipeline.schedule.c_str(), micro, 100 * bubble, stageCount);
     for (size_t k = 0; k < backBytes.size(); ++k)
       std::printf(
           "  S%zu -> S%zu: %s forward (activations and labels), %s back (gradients) per batch\n",
           k + 1, k + 2, engine::bytesText(static_cast<double>(est.boundaryBytes[k])).c_str(),
           engine::bytesText(static_cast<double>(backBytes[k])).c_str());
-    printSchedules(planSchedules(spec, partition, shape, flopTimes(partition), micro),
+    printSchedules(planSchedules(spec, plan, partition, shape, flopTimes(partition), micro),
                    "the stages' FLOPs (B = W = F; --profile measures them)",
                    spec.pipeline.recompute);
   }

@@ -23,7 +23,7 @@ nlohmann::json summaryJson(const engine::RunSummary& s, std::optional<int64_t> r
   return out;
 }
 
-std::string summaryTable(const engine::RunSummary& s) {
+std::string summaryTable(const engine::RunSummary& s, int rank) {
   std::string out;
   char line[256];
   char speed[64];
@@ -31,10 +31,24 @@ std::string summaryTable(const engine::RunSummary& s) {
     std::snprintf(speed, sizeof speed, "%.0f samples/s", s.samplesPerSec);
   else  // the run ended inside the 20-step warm-up
     std::snprintf(speed, sizeof speed, "samples/s not measured (under 20 steps)");
-  std::snprintf(line, sizeof line, "%s run %s: %lld steps in %.1f s, %s, test accuracy %.4f\n",
+  std::string accuracy;
+  if (std::isfinite(s.testAccuracy)) {
+    char a[64];
+    std::snprintf(a, sizeof a, "test accuracy %.4f", s.testAccuracy);
+    accuracy = a;
+  } else if (rank > 0) {  // it trained its stages; rank 0 gathers the weights and evaluates
+    accuracy = "no test accuracy here (rank " + std::to_string(rank) + " trained stage";
+    accuracy += s.stages.size() == 1 ? " " : "s ";
+    for (size_t i = 0; i < s.stages.size(); ++i)
+      accuracy += (i ? ", S" : "S") + std::to_string(s.stages[i].index + 1);
+    accuracy += "; rank 0 evaluates the whole model)";
+  } else {
+    accuracy = "not evaluated";
+  }
+  std::snprintf(line, sizeof line, "%s run %s: %lld steps in %.1f s, %s, ",
                 engine::toString(s.mode).c_str(), engine::toString(s.status).c_str(),
-                static_cast<long long>(s.steps), s.wallSeconds, speed, s.testAccuracy);
-  out += line;
+                static_cast<long long>(s.steps), s.wallSeconds, speed);
+  out += line + accuracy + "\n";
   if (std::isfinite(s.testBitsPerByte)) {  // a language model (docs/metrics.md)
     std::snprintf(line, sizeof line,
                   "test loss %.4f nats per byte: %.4f bits per byte, perplexity %.3f\n", s.testLoss,

@@ -12,6 +12,8 @@ nlohmann::json summaryJson(const engine::RunSummary& summary, std::optional<int6
                            const std::vector<engine::RunChange>* changes = nullptr);
 
 /// A human-readable table of the summary.
-std::string summaryTable(const engine::RunSummary& summary);
+/// `rank`: this process's rank in a distributed run (-1: one process); a rank other than 0 did
+/// not evaluate (rank 0 evaluates the whole model) and says what it trained instead.
+std::string summaryTable(const engine::RunSummary& summary, int rank = -1);
 
 }  // namespace stagewise::cli

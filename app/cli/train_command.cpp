@@ -360,7 +360,7 @@ int trainCommand(const std::vector<std::string>& argv) {
       out["sample"] = {{"text", sample->text}, {"temperature", hooks.sample->temperature}};
     std::cout << out.dump() << std::endl;
   } else {
-    std::cout << summaryTable(summary);
+    std::cout << summaryTable(summary, dist ? options.dist.rank : -1);
     if (runId) std::cout << "saved as run " << *runId << "\n";
     if (sampled) {
       const double t = hooks.sample->temperature;

@@ -97,7 +97,7 @@ int64_t writeTrace(RunReader& reader, int64_t runId, std::ostream& out) {
           {"dur", std::max(0.0, std::round((micros(s.endS) - micros(s.startS)) * 1e3) / 1e3)},
           {"pid", pid},
           {"tid", s.stage},
-          {"args", {{"stage", s.stage + 1}, {"step", s.step}, {"micro", s.micro}}}});
+          {"args", {{"stage", s.stage}, {"step", s.step}, {"micro", s.micro}}}});
   }
   for (int k : stages) {
     for (const char* name : kTraceCounterSeries) {

@@ -462,9 +462,15 @@ class TestCli : public QObject {
     QVERIFY(plans[3].toObject()["bubble"].toDouble() < plans[1].toObject()["bubble"].toDouble());
     Result pipeText = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--set",
                               "mode=pipeline", "--set", "pipeline.micro_batches=6"});
-    // Interleaved runs the 2 stages as chunks of 1 worker: the line says so.
+    // Interleaved runs the 2 stages as chunks of 1 worker: the line says so, and that the 2
+    // chunks are an example where the spec asks for none.
     QVERIFY2(pipeText.out.contains("zb-h1") &&
-                 pipeText.out.contains("interleaved (1 worker x 2 chunks)"),
+                 pipeText.out.contains("interleaved (1 worker x 2 chunks, e.g.)"),
+             qPrintable(pipeText.out));
+    QVERIFY(plans[2].toObject()["chunks_example"].toBool());
+    // The two bubbles are labelled apart: the balanced fill-drain figure and the plan's own.
+    QVERIFY2(pipeText.out.contains("fill-drain bubble 14% if the 2 stages took equal time") &&
+                 pipeText.out.contains("planned bubble: the schedule alone"),
              qPrintable(pipeText.out));
     QVERIFY(!o.contains("pipeline"));
     QCOMPARE(o["warnings"].toArray().size(), 0);
@@ -477,6 +483,77 @@ class TestCli : public QObject {
     QVERIFY(big.out.contains("over 4x the whole model's"));
     // Bytes in IEC units (one system everywhere).
     QVERIFY2(pipe.code == 0 && text.out.contains(QStringLiteral("KiB")), qPrintable(text.out));
+  }
+
+  // Issue 37: interleaved is planned with the spec's pipeline.chunks (4 stages as 4 chunks of
+  // one worker), not always 2.
+  void inspectPlansInterleavedWithTheSpecsChunks() {
+    QTemporaryDir dir;
+    const QStringList sets = {"--set", "mode=pipeline",
+                              "--set", "partition.cuts=[1,2,3]",
+                              "--set", "pipeline.schedule=interleaved",
+                              "--set", "pipeline.chunks=4"};
+    Result r = runCli(QStringList{"inspect", "--config", writeSpec(dir, kSmall), "--json"} + sets);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject plan = QJsonDocument::fromJson(r.out.toUtf8())
+                                 .object()["pipeline"]
+                                 .toObject()["schedules"]
+                                 .toObject()["plans"]
+                                 .toArray()[2]
+                                 .toObject();
+    QCOMPARE(plan["schedule"].toString(), QStringLiteral("interleaved"));
+    QCOMPARE(plan["chunks"].toInt(), 4);
+    QVERIFY(!plan.contains("chunks_example") && !plan.contains("refused"));
+    Result text = runCli(QStringList{"inspect", "--config", writeSpec(dir, kSmall)} + sets);
+    QVERIFY2(text.out.contains("interleaved (1 worker x 4 chunks)") && !text.out.contains("e.g."),
+             qPrintable(text.out));
+  }
+
+  // Issue 37: the plan counts what the engine holds (zb-h1's B keeps its layers' output
+  // gradients until W): each stage's planned peak is within 10 % of a real run's
+  // peak_activation_bytes, 4 stages of 2 layers as the default preset, M = 4 and 8.
+  void inspectPlansThePeakTheRunHolds_data() {
+    QTest::addColumn<QString>("schedule");
+    QTest::addColumn<int>("micro");
+    for (const char* s : {"zb-h1", "1f1b", "gpipe"})
+      for (int m : {4, 8}) QTest::newRow(qPrintable(QString("%1 M=%2").arg(s).arg(m))) << s << m;
+  }
+  void inspectPlansThePeakTheRunHolds() {
+    QFETCH(QString, schedule);
+    QFETCH(int, micro);
+    QTemporaryDir dir;
+    const QString spec = writeSpec(
+        dir,
+        R"({"name":"peak","dataset":{"kind":"synthetic","synthetic_train":256,"synthetic_test":64},
+  "model":{"hidden":[128,128,128,128,128,128,128,128]},"partition":{"cuts":[2,4,6]},
+  "train":{"batch_size":32,"max_steps":3},"eval":{"interval":0},"probe":{"interval":0}})");
+    const QStringList sets = {"--set", "mode=pipeline",
+                              "--set", "pipeline.schedule=" + schedule,
+                              "--set", "pipeline.micro_batches=" + QString::number(micro)};
+    Result plan = runCli(QStringList{"inspect", "--config", spec, "--json"} + sets);
+    QVERIFY2(plan.code == 0, qPrintable(plan.err));
+    QJsonArray planned;
+    for (const auto& e : QJsonDocument::fromJson(plan.out.toUtf8())
+                             .object()["pipeline"]
+                             .toObject()["schedules"]
+                             .toObject()["plans"]
+                             .toArray())
+      if (e.toObject()["schedule"].toString() == schedule)
+        planned = e.toObject()["peak_activation_bytes"].toArray();
+    Result run = runCli(QStringList{"train", "--config", spec, "--json", "--no-store"} + sets);
+    QVERIFY2(run.code == 0, qPrintable(run.err));
+    const QJsonArray stages = QJsonDocument::fromJson(run.out.trimmed().split('\n').last().toUtf8())
+                                  .object()["stages"]
+                                  .toArray();
+    QCOMPARE(planned.size(), 4);
+    QCOMPARE(stages.size(), 4);
+    for (int k = 0; k < 4; ++k) {
+      const double want = stages[k].toObject()["peak_activation_bytes"].toDouble();
+      const double got = planned[k].toDouble();
+      QVERIFY2(
+          want > 0 && std::abs(got - want) <= 0.1 * want,
+          qPrintable(QString("stage %1: planned %2, the run held %3").arg(k).arg(got).arg(want)));
+    }
   }
 
   /// inspect --profile times each method's work and predicts samples/s per method.

@@ -110,7 +110,7 @@ class TestTraceCli : public QObject {
         QCOMPARE(e["pid"].toInt(), 0);  // one process
         QVERIFY(std::abs(e["ts"].toDouble() - s.startS * 1e6) < 1e-2);
         QVERIFY(std::abs(e["dur"].toDouble() - (s.endS - s.startS) * 1e6) < 1e-2);
-        QCOMPARE(e["args"].toObject()["stage"].toInt(), s.stage + 1);
+        QCOMPARE(e["args"].toObject()["stage"].toInt(), s.stage);  // 0-based, as in "PP:0F0"
         QCOMPARE(e["args"].toObject()["step"].toInteger(), s.step);
         QCOMPARE(e["args"].toObject()["micro"].toInt(), s.micro);
       }

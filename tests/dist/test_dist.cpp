@@ -597,6 +597,12 @@ class TestDist : public QObject {
       const Result r = finish(p);
       QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
       QVERIFY2((r.out + r.err).contains("sha256"), qPrintable(r.err + r.out));
+      // Rank 1 did not evaluate (rank 0 evaluates the whole model): it says what it trained,
+      // not "test accuracy nan" (issue 37).
+      QVERIFY2(r.out.contains("[rank 1]") &&
+                   r.out.contains("no test accuracy here (rank 1 trained stage S2; rank 0") &&
+                   !r.out.contains("nan"),
+               qPrintable(r.out));
     }
     // Rank 1 in the other folder: every rank ends, naming the rank and the file.
     QProcess r0, r1;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "stagewise/engine/model_plan.h"
+#include "stagewise/engine/partition.h"
 #include "stagewise/engine/pipeline_plan.h"
 
 using namespace stagewise::engine;
@@ -130,6 +132,72 @@ class TestPipelinePlan : public QObject {
     // Three stages do not split into workers of 2 chunks.
     const auto odd = compareSchedules(std::vector<PassTimes>(3, {1, 1, 1, 0}), 4, act, in, false);
     QVERIFY(QString::fromStdString(odd[2].refused).startsWith("pipeline.chunks"));
+  }
+
+  // What the engine's pipeline step holds (its peak_activation_bytes; test_cli compares a real
+  // run): zb-h1's B keeps the layers' output gradients until its W, and stage k keeps up to k
+  // W's back, so at m = p = 4 stage k holds 4 micro-batches' activations and k + 1 micro-batches'
+  // gradients at its peak (stage 0 none: its W is the whole backward). Activations 100 bytes,
+  // gradients 10, inputs 1.
+  void peakHeldBytesCountsZeroBubbleGradients() {
+    const std::vector<int64_t> act(4, 100), in(4, 1), grad{0, 10, 10, 10};
+    QCOMPARE(peakHeldBytes(workerOrders("zb-h1", 4, 4), 4, act, in, grad, false),
+             (std::vector<int64_t>{400, 420, 430, 440}));
+    // Without kept gradients: held micro-batches x activations, as heldMicroBatches says.
+    QCOMPARE(peakHeldBytes(workerOrders("zb-h1", 4, 4), 4, act, in, {}, false),
+             (std::vector<int64_t>{400, 400, 400, 400}));
+    // BW keeps no gradients: 1f1b is unchanged by them.
+    QCOMPARE(peakHeldBytes(workerOrders("1f1b", 4, 4), 4, act, in, grad, false),
+             (std::vector<int64_t>{400, 300, 200, 100}));
+    // Recompute under zb-h1: the recomputed activations stay until W, with the gradients.
+    QCOMPARE(peakHeldBytes(workerOrders("zb-h1", 2, 2), 2, act, in, grad, true)[1],
+             int64_t{2 * 1 + 2 * (100 + 10)});
+    const auto e =
+        compareSchedules(std::vector<PassTimes>(4, {1, 1, 1, 0}), 4, act, in, false, grad);
+    QCOMPARE(e[3].peakActivationBytes, (std::vector<int64_t>{400, 420, 430, 440}));
+  }
+
+  // The bytes per sample the plan takes from the model: a stage's layers' activations (no aux
+  // head: pipelined backprop runs none), the last stage's logits once more; the gradients of its
+  // layers' outputs but the one sent downstream (stage 0: none).
+  void heldBytesFollowTheLayers() {
+    ModelPlan plan;
+    for (int i = 0; i < 4; ++i) {
+      LayerInfo l;
+      l.index = i;
+      l.outShape = {i == 3 ? 10 : 8 * (i + 1)};
+      l.activationBytes = 4 * l.outShape[0];
+      plan.layers.push_back(l);
+    }
+    PartitionPlan partition;
+    for (int k = 0; k < 3; ++k) {
+      StagePlan s;
+      s.index = k;
+      s.firstLayer = k == 0 ? 0 : k + 1;
+      s.lastLayer = k == 0 ? 1 : k + 1;
+      s.isLast = k == 2;
+      s.activationBytes = 999;  // the partition's figure, aux head included: not used
+      partition.stages.push_back(s);
+    }
+    // Stage 0: layers 0, 1 (8 and 16 floats); 1: layer 2 (24); 2: layer 3, the logits (10).
+    QCOMPARE(heldActivationBytes(partition, plan), (std::vector<int64_t>{96, 96, 80}));
+    QCOMPARE(heldGradientBytes(partition, plan), (std::vector<int64_t>{0, 0, 40}));
+  }
+
+  // Interleaved is planned with the spec's chunks; with none (1), 2 as an example, said so.
+  void compareSchedulesTakesTheChunks() {
+    const std::vector<PassTimes> t(4, {1, 1, 1, 0});
+    const std::vector<int64_t> act(4, 100), in(4, 10);
+    const auto four = compareSchedules(t, 4, act, in, false, {}, 4);
+    QCOMPARE(four[2].chunks, 4);
+    QVERIFY(!four[2].exampleChunks && four[2].refused.empty());
+    const auto none = compareSchedules(t, 4, act, in, false, {}, 1);
+    QCOMPARE(none[2].chunks, 2);
+    QVERIFY(none[2].exampleChunks);
+    const auto three = compareSchedules(t, 4, act, in, false, {}, 3);
+    QCOMPARE(three[2].chunks, 3);
+    QVERIFY2(QString::fromStdString(three[2].refused).startsWith("pipeline.chunks"),
+             three[2].refused.c_str());
   }
 
   void refusesWhatCannotRun() {

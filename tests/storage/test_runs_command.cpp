@@ -192,6 +192,46 @@ class TestRunsCommand : public QObject {
     QCOMPARE(j["stages"].size(), size_t(2));
   }
 
+  // A pipeline run's text says how it was scheduled and each stage's run-mean bubble, measured
+  // and planned (before, only --json had them).
+  void showNamesThePipelineScheduleAndBubbles() {
+    const std::string db = m_dir.filePath("pipe.db").toStdString();  // the other tests count runs
+    RunStore store(db);
+    RunWriter& w = store.writer();
+    NewRun n = sampleRun("pipe");
+    n.mode = "pipeline";
+    n.specJson = R"({"name":"pipe","pipeline":{"micro_batches":8,"schedule":"interleaved",)"
+                 R"("chunks":2,"recompute":true}})";
+    const int64_t id = w.createRun(n);
+    RunFinish f;
+    f.summaryJson = R"({"stages":[{"index":0,"bubble_measured":0.4321,"bubble_planned":0.1234},)"
+                    R"({"index":1,"bubble_measured":0.25,"bubble_planned":null}]})";
+    w.finishRun(id, f);
+    w.flush();
+    const Result r = run({"--db", db, "show", std::to_string(id)}, false);
+    QCOMPARE(r.rc, 0);
+    QVERIFY2(
+        r.out.find("schedule:") != std::string::npos &&
+            r.out.find("interleaved, micro-batches 8, chunks 2, recompute on") != std::string::npos,
+        r.out.c_str());
+    QVERIFY2(r.out.find("BUBBLE MEASURED") != std::string::npos, r.out.c_str());
+    const auto ls = lines(r.out);
+    auto row = [&](const std::string& start) {
+      for (const auto& l : ls)
+        if (l.rfind(start, 0) == 0) return l;
+      return std::string();
+    };
+    const std::string s0 = row("    0  0-3"), s1 = row("    1  4-8");
+    QVERIFY2(s0.size() > 0 && s0.find("0.432") != std::string::npos &&
+                 s0.find("0.123") != std::string::npos,
+             r.out.c_str());
+    QVERIFY2(s1.find("0.250") != std::string::npos && s1.substr(s1.size() - 1) == "-",
+             r.out.c_str());
+    // A local run has no schedule line.
+    const Result local = run({"show", std::to_string(m_ids[0])});
+    QVERIFY(local.out.find("schedule:") == std::string::npos);
+  }
+
   void exportCsvAndJson() {
     Result r = run({"export", std::to_string(m_ids[0]), std::to_string(m_ids[1])});
     QCOMPARE(r.rc, 0);

@@ -258,7 +258,7 @@ class TestSpans : public QObject {
       QCOMPARE(e["pid"].get<int>(), s.stage == 1 ? 1 : 0);
       QVERIFY(std::abs(e["ts"].get<double>() - s.startS * 1e6) < 1e-3);
       QVERIFY(std::abs(e["dur"].get<double>() - (s.endS - s.startS) * 1e6) < 2e-3);
-      QCOMPARE(e["args"]["stage"].get<int>(), s.stage + 1);
+      QCOMPARE(e["args"]["stage"].get<int>(), s.stage);  // 0-based, as in "PP:0F0"
       QCOMPARE(e["args"]["step"].get<int64_t>(), s.step);
       QCOMPARE(e["args"]["micro"].get<int>(), s.micro);
       QCOMPARE(e["cat"].get<std::string>(), s.kind);

@@ -312,7 +312,7 @@ void EstimatePanel::refreshMethods() {
   }
   const QLocale locale;
   auto rate = [&](double sps) { return locale.toString(sps, 'f', 0); };
-  m_methods->setText(tr("local %1\npipeline %2 (bubble %3%)\nbackprop %4")
+  m_methods->setText(tr("local %1\npipeline %2 (bubble %3% on these cores)\nbackprop %4")
                          .arg(rate(e->localSamplesPerSec), rate(e->pipelineSamplesPerSec))
                          .arg(e->bubbleFraction * 100, 0, 'f', 0)
                          .arg(rate(e->backpropSamplesPerSec)));

@@ -55,7 +55,8 @@ QString scheduleEstimateText(const engine::ExperimentSpec& spec, const engine::M
                  .arg(e.bubble * 100, 0, 'f', 0)
                  .arg(QString::fromStdString(engine::bytesText(double(peak))));
   }
-  lines << (timed ? tr("(from the measured passes)") : tr("(from FLOPs; Measure times them)"));
+  lines << (timed ? tr("(planned bubble: the schedule alone, from the measured passes)")
+                  : tr("(planned bubble: the schedule alone, from FLOPs; Measure times them)"));
   return lines.join(QLatin1Char('\n'));
 }
 

@@ -61,6 +61,42 @@ void printTable(const std::vector<std::vector<std::string>>& rows,
   }
 }
 
+// The spec's or summary's JSON, or null where it is missing or unreadable (an old run).
+nlohmann::json parsedOrNull(const std::string& text) {
+  if (text.empty()) return nullptr;
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+// A pipeline run's schedule as the spec ran it: "zb-h1, 4 micro-batches, chunks 1, recompute
+// off" (a value the spec left out is its default).
+std::string pipelineText(const nlohmann::json& spec) {
+  const nlohmann::json p =
+      spec.is_object() && spec.contains("pipeline") ? spec["pipeline"] : nlohmann::json::object();
+  auto value = [&](const char* key, const nlohmann::json& fallback) {
+    return p.is_object() && p.contains(key) ? p[key] : fallback;
+  };
+  const nlohmann::json micro = value("micro_batches", 0), chunks = value("chunks", 1),
+                       recompute = value("recompute", false), schedule = value("schedule", "gpipe");
+  std::string text = schedule.is_string() ? schedule.get<std::string>() : schedule.dump();
+  text += ", micro-batches " +
+          (micro.is_number_integer() && micro.get<int64_t>() <= 0 ? "one per stage" : micro.dump());
+  text += ", chunks " + chunks.dump();
+  text +=
+      ", recompute " + (recompute.is_boolean() ? std::string(recompute.get<bool>() ? "on" : "off")
+                                               : recompute.dump());
+  return text;
+}
+
+// The summary's per-stage figure `key` (a run mean), "-" where it has none.
+std::string stageFigure(const nlohmann::json& summary, int stage, const char* key) {
+  if (!summary.is_object() || !summary.contains("stages") || !summary["stages"].is_array())
+    return "-";
+  for (const auto& s : summary["stages"])
+    if (s.is_object() && s.value("index", -1) == stage && s.contains(key) && s[key].is_number())
+      return fixed(s[key].get<double>(), 3);
+  return "-";
+}
+
 }  // namespace
 
 void printRunTable(const std::vector<RunRecord>& runs, std::ostream& out,
@@ -132,6 +168,10 @@ void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostr
   std::vector<std::vector<std::string>> info = {
       {"status", toString(r.status) + (r.error.empty() ? "" : " (" + r.error + ")")},
       {"mode", r.mode},
+  };
+  const nlohmann::json summary = parsedOrNull(r.summaryJson);
+  if (r.mode == "pipeline") info.push_back({"schedule", pipelineText(parsedOrNull(r.specJson))});
+  const std::vector<std::vector<std::string>> rest = {
       {"model",
        r.modelKind + ", " + std::to_string(r.stageCount) + " stages on " + join(r.devices, ", ")},
       {"created", formatTime(r.createdAtMs)},
@@ -146,6 +186,7 @@ void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostr
       {"notes", r.notes.empty() ? "-" : r.notes},
       {"writer", "pid " + std::to_string(r.writer.pid) + " on " + r.writer.host},
   };
+  info.insert(info.end(), rest.begin(), rest.end());
   for (auto& row : info) row[0] += ":";
   printTable(info, {false, false}, out);
 
@@ -153,16 +194,20 @@ void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostr
   for (const auto& c : changes) moved = moved || c.key == "partition.cuts";
   out << (moved ? "\nStages (at the end; the run was re-partitioned, see Changes)\n"
                 : "\nStages\n");
+  // The bubble per stage, measured and planned (run means, docs/metrics.md), where the summary
+  // has it: local and pipeline runs.
   std::vector<std::vector<std::string>> rows = {{"STAGE", "LAYERS", "DEVICE", "AUX HEAD", "PARAMS",
-                                                 "AUX PARAMS", "STEPS", "FINAL LOSS", "FINAL ACC"}};
+                                                 "AUX PARAMS", "STEPS", "FINAL LOSS", "FINAL ACC",
+                                                 "BUBBLE MEASURED", "BUBBLE PLANNED"}};
   for (const StageRecord& s : stages) {
     rows.push_back({std::to_string(s.index),
                     std::to_string(s.firstLayer) + "-" + std::to_string(s.lastLayer), s.device,
                     s.auxHead, std::to_string(s.params), std::to_string(s.auxParams),
                     s.steps ? std::to_string(*s.steps) : "-", fixed(s.finalLoss, 4),
-                    fixed(s.finalAccuracy, 4)});
+                    fixed(s.finalAccuracy, 4), stageFigure(summary, s.index, "bubble_measured"),
+                    stageFigure(summary, s.index, "bubble_planned")});
   }
-  printTable(rows, {true, false, false, false, true, true, true, true, true}, out);
+  printTable(rows, {true, false, false, false, true, true, true, true, true, true, true}, out);
   if (!changes.empty()) {
     out << "\nChanges (" << changes.size() << ")\n";
     for (const auto& c : changes) {

@@ -8,6 +8,10 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
+
+#include "stagewise/engine/model_plan.h"
+#include "stagewise/engine/partition.h"
 
 namespace stagewise::engine::schedule {
 namespace {
@@ -110,16 +114,85 @@ std::vector<int> heldMicroBatches(const std::vector<std::vector<Action>>& orders
   return most;
 }
 
+std::vector<int64_t> peakHeldBytes(const std::vector<std::vector<Action>>& orders, int stages,
+                                   const std::vector<int64_t>& activationBytes,
+                                   const std::vector<int64_t>& inputBytes,
+                                   const std::vector<int64_t>& gradientBytes, bool recompute) {
+  const size_t n = static_cast<size_t>(std::max(0, stages));
+  std::vector<int64_t> cur(n, 0), peak(n, 0);
+  std::map<std::pair<int, int>, int64_t> of;  // (stage, micro) -> what it holds
+  auto at = [](const std::vector<int64_t>& v, size_t k) { return k < v.size() ? v[k] : 0; };
+  for (const auto& row : orders)
+    for (const auto& a : row) {
+      if (a.stage < 0 || a.stage >= stages) continue;
+      const size_t k = static_cast<size_t>(a.stage);
+      auto hold = [&](int64_t bytes) {
+        of[{a.stage, a.micro}] += bytes;
+        cur[k] += bytes;
+        peak[k] = std::max(peak[k], cur[k]);
+      };
+      if (a.op == Op::F) hold(recompute ? at(inputBytes, k) : at(activationBytes, k));
+      if ((a.op == Op::B || a.op == Op::BW) && recompute) hold(at(activationBytes, k));
+      if (a.op == Op::B) hold(at(gradientBytes, k));
+      if (a.op == Op::W || a.op == Op::BW) {
+        const auto it = of.find({a.stage, a.micro});
+        if (it != of.end()) {
+          cur[k] -= it->second;
+          of.erase(it);
+        }
+      }
+    }
+  return peak;
+}
+
+namespace {
+int64_t outputBytes(const ModelPlan& plan, int layer) {
+  if (layer < 0 || static_cast<size_t>(layer) >= plan.layers.size()) return 0;
+  int64_t bytes = 4;
+  for (int64_t d : plan.layers[static_cast<size_t>(layer)].outShape) bytes *= d;
+  return bytes;
+}
+}  // namespace
+
+std::vector<int64_t> heldActivationBytes(const PartitionPlan& partition, const ModelPlan& plan) {
+  std::vector<int64_t> out;
+  for (const StagePlan& s : partition.stages) {
+    int64_t bytes = s.isLast ? outputBytes(plan, s.lastLayer) : 0;
+    for (int i = s.firstLayer; i <= s.lastLayer; ++i)
+      if (i >= 0 && static_cast<size_t>(i) < plan.layers.size())
+        bytes += plan.layers[static_cast<size_t>(i)].activationBytes;
+    out.push_back(bytes);
+  }
+  return out;
+}
+
+std::vector<int64_t> heldGradientBytes(const PartitionPlan& partition, const ModelPlan& plan) {
+  std::vector<int64_t> out;
+  for (const StagePlan& s : partition.stages) {
+    int64_t bytes = 0;
+    if (s.index > 0)
+      for (int i = s.firstLayer; i <= s.lastLayer; ++i)
+        if (i != s.lastLayer || s.isLast) bytes += outputBytes(plan, i);  // else from downstream
+    out.push_back(bytes);
+  }
+  return out;
+}
+
 std::vector<ScheduleEstimate> compareSchedules(const std::vector<PassTimes>& times, int micro,
                                                const std::vector<int64_t>& activationBytes,
                                                const std::vector<int64_t>& inputBytes,
-                                               bool recompute) {
+                                               bool recompute,
+                                               const std::vector<int64_t>& gradientBytes,
+                                               int chunks) {
   const int stages = static_cast<int>(times.size());
   std::vector<ScheduleEstimate> out;
   for (const std::string& name : scheduleNames()) {
     ScheduleEstimate e;
     e.schedule = name;
-    e.chunks = name == "interleaved" ? 2 : 1;
+    if (name == "interleaved") {
+      e.exampleChunks = chunks <= 1;
+      e.chunks = chunks > 1 ? chunks : 2;
+    }
     std::vector<PassTimes> t = times;
     for (auto& p : t) {
       if (name != "zb-h1") {  // one backward pass: B and W together
@@ -133,14 +206,8 @@ std::vector<ScheduleEstimate> compareSchedules(const std::vector<PassTimes>& tim
       const Plan plan = simulate(orders, t);
       e.bubble = plan.stepBubble;
       e.stepSeconds = plan.stepSeconds;
-      const auto held = heldMicroBatches(orders, stages);
-      for (int k = 0; k < stages; ++k) {
-        auto at = [&](const std::vector<int64_t>& v) {
-          return static_cast<size_t>(k) < v.size() ? v[static_cast<size_t>(k)] : 0;
-        };
-        e.peakActivationBytes.push_back(recompute ? held[k] * at(inputBytes) + at(activationBytes)
-                                                  : held[k] * at(activationBytes));
-      }
+      e.peakActivationBytes =
+          peakHeldBytes(orders, stages, activationBytes, inputBytes, gradientBytes, recompute);
     } catch (const std::invalid_argument& err) {
       e.refused = err.what();
     }

@@ -10,6 +10,11 @@
 #include "stagewise/engine/metrics.h"
 #include "stagewise/engine/pipeline_schedule.h"
 
+namespace stagewise::engine {
+struct ModelPlan;
+struct PartitionPlan;
+}  // namespace stagewise::engine
+
 namespace stagewise::engine::schedule {
 
 /// One stage's pass times, in seconds. A BW pass takes b + w; with recompute, each backward (B
@@ -58,22 +63,47 @@ std::vector<int> heldMicroBatches(const std::vector<std::vector<Action>>& orders
 struct ScheduleEstimate {
   std::string schedule;
   int chunks = 1;
+  /// interleaved planned with 2 chunks as an example: the spec asks for no chunks (1)
+  bool exampleChunks = false;
   std::string refused;  ///< why the schedule cannot run this pipeline; empty: planned
   double bubble = 0;    ///< the step's idle share (Plan::stepBubble)
   double stepSeconds = 0;
-  /// Per stage, the activations held at the peak: held micro-batches x `activationBytes`, or
-  /// with recompute held x `inputBytes` + one micro-batch's activations (during its backward).
+  /// Per stage, the most bytes held at once, as the engine counts them (peakHeldBytes).
   std::vector<int64_t> peakActivationBytes;
 };
 
-/// gpipe, 1f1b, interleaved (2 chunks per worker: the stages are the chunks) and zb-h1 planned
-/// with `times` (one per stage; gpipe, 1f1b and interleaved run B and W as one pass) and `micro`
-/// micro-batches. `activationBytes`, `inputBytes`: per stage, one micro-batch's activations kept
-/// for the backward and its input.
+/// Per stage, the most bytes the orders hold at once, counted as the engine's pipeline step
+/// counts them (`peak_activation_bytes`): a stage's F holds one micro-batch's `activationBytes`
+/// (with recompute its `inputBytes`, the activations added when its backward recomputes them);
+/// zb-h1's B adds `gradientBytes` (the gradients of the layers' outputs its W starts from) until
+/// that W; W or BW releases the micro-batch. `gradientBytes` may be empty (none held).
+std::vector<int64_t> peakHeldBytes(const std::vector<std::vector<Action>>& orders, int stages,
+                                   const std::vector<int64_t>& activationBytes,
+                                   const std::vector<int64_t>& inputBytes,
+                                   const std::vector<int64_t>& gradientBytes, bool recompute);
+
+/// Per stage and sample, the activations a pipeline stage keeps for its backward: its layers'
+/// (the partition's figure counts the aux head's too, which pipelined backprop does not run),
+/// the last stage's logits once more for the loss, as the engine counts them.
+std::vector<int64_t> heldActivationBytes(const PartitionPlan& partition, const ModelPlan& plan);
+
+/// Per stage and sample, the gradients zb-h1's B keeps for its W: those of every layer's output
+/// (float32) but the stage's own output, whose gradient came from downstream; the last stage's
+/// of every layer's output; stage 0's none (its W runs the whole backward).
+std::vector<int64_t> heldGradientBytes(const PartitionPlan& partition, const ModelPlan& plan);
+
+/// gpipe, 1f1b, interleaved and zb-h1 planned with `times` (one per stage; gpipe, 1f1b and
+/// interleaved run B and W as one pass) and `micro` micro-batches. `activationBytes`,
+/// `inputBytes`, `gradientBytes`: per stage, one micro-batch's activations kept for the
+/// backward, its input and the gradients zb-h1's B keeps (see peakHeldBytes). Interleaved runs
+/// the stages as `chunks` chunks per worker where `chunks` > 1 (refused with the reason where
+/// the stages do not split so), else 2 as an example (`exampleChunks`).
 std::vector<ScheduleEstimate> compareSchedules(const std::vector<PassTimes>& times, int micro,
                                                const std::vector<int64_t>& activationBytes,
                                                const std::vector<int64_t>& inputBytes,
-                                               bool recompute);
+                                               bool recompute,
+                                               const std::vector<int64_t>& gradientBytes = {},
+                                               int chunks = 1);
 
 /// The measured bubble of one worker in one step: the idle share between the start of its first
 /// compute span (forward, backward, weight, recompute, step, aux) and the end of its last; time
