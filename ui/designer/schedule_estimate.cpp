@@ -19,8 +19,12 @@ QString scheduleEstimateText(const engine::ExperimentSpec& spec, const engine::M
   const int micro = spec.pipeline.microBatches > 0 ? spec.pipeline.microBatches : int(k);
   const bool timed = measured && measured->pipelineMicro.size() == k;
   std::vector<sched::PassTimes> times;
-  std::vector<int64_t> act, in;
+  std::vector<int64_t> act, in, grad;
   const int64_t rows = (std::max(1, spec.train.batchSize) + micro - 1) / micro;
+  // What the engine's pipeline step holds per micro-batch (no aux heads in pipeline mode; zb-h1
+  // keeps its layer outputs' gradients from B to W), as `inspect` plans it.
+  const std::vector<int64_t> held = sched::heldActivationBytes(partition, plan);
+  const std::vector<int64_t> heldGrad = sched::heldGradientBytes(partition, plan);
   for (size_t s = 0; s < k; ++s) {
     const auto& st = partition.stages[s];
     if (timed) {  // the backward not timed apart: B and W half each
@@ -31,18 +35,22 @@ QString scheduleEstimateText(const engine::ExperimentSpec& spec, const engine::M
       const double f = double(std::max<int64_t>(1, st.flops));
       times.push_back({f, f, f, 0});
     }
-    act.push_back(st.activationBytes * rows);
+    act.push_back((s < held.size() ? held[s] : st.activationBytes) * rows);
+    grad.push_back((s < heldGrad.size() ? heldGrad[s] : 0) * rows);
     in.push_back((s == 0 ? plan.inputBytes() : partition.stages[s - 1].outBytes) * rows);
   }
   QStringList lines;
-  for (const auto& e : sched::compareSchedules(times, micro, act, in, spec.pipeline.recompute)) {
+  for (const auto& e : sched::compareSchedules(times, micro, act, in, spec.pipeline.recompute, grad,
+                                               spec.pipeline.chunks)) {
     QString name = QString::fromStdString(e.schedule);
     // Interleaved runs the stages as chunks: K stages on K / v workers; say how many.
     const int stages = int(e.peakActivationBytes.size());
+    // An example where the design's own chunks (1) do not apply.
+    const QString eg = e.exampleChunks ? tr("e.g. ") : QString();
     if (e.chunks > 1 && stages > 0)
-      name += tr(" (%1 worker(s) x %2 chunks)").arg(stages / e.chunks).arg(e.chunks);
+      name += tr(" (%1%2 worker(s) x %3 chunks)").arg(eg).arg(stages / e.chunks).arg(e.chunks);
     else if (e.chunks > 1)
-      name += tr(" (%1 chunks)").arg(e.chunks);
+      name += tr(" (%1%2 chunks)").arg(eg).arg(e.chunks);
     if (e.schedule == spec.pipeline.schedule) name = QStringLiteral("▸ ") + name;
     if (!e.refused.empty()) {
       lines << tr("%1: —").arg(name);
@@ -57,6 +65,8 @@ QString scheduleEstimateText(const engine::ExperimentSpec& spec, const engine::M
   }
   lines << (timed ? tr("(planned bubble: the schedule alone, from the measured passes)")
                   : tr("(planned bubble: the schedule alone, from FLOPs; Measure times them)"));
+  if (spec.pipeline.recompute)
+    lines << tr("(activations with recomputation: each stage keeps only its inputs)");
   return lines.join(QLatin1Char('\n'));
 }
 
