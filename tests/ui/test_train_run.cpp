@@ -107,8 +107,7 @@ class TestTrainRun : public QObject {
       QCOMPARE(u->bubbleValue(0, k), stages[size_t(k)].bubblePlanned);
       QCOMPARE(u->bubbleValue(1, k), stages[size_t(k)].bubbleMeasured);
     }
-    QVERIFY2(u->bubbleLegend(1).contains(QStringLiteral("whole run")),
-             qPrintable(u->bubbleLegend(1)));
+    QVERIFY2(u->title().contains(QStringLiteral("whole run")), qPrintable(u->title()));
   }
 
   void cosinePerLayerOnDemand() {

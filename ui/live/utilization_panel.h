@@ -31,8 +31,8 @@ class UtilizationPanel : public QWidget {
   /// trains, the live series (a mean over the stage's last 20 steps); once its summary came,
   /// the summary's whole-run mean.
   double bubbleValue(int kind, int stage) const;
-  /// The legend of the bubble markers of `kind`: what they are a mean of.
-  QString bubbleLegend(int kind) const;
+  /// The panel's title, which says what the bubble markers are a mean of.
+  QString title() const;
   /// The run of `phase` ended: its markers show the summary's run-mean bubbles from now on.
   void setRunSummary(int phase, const engine::RunSummary& summary);
 
