@@ -325,6 +325,46 @@ class TestRunsTables : public QObject {
     QVERIFY(ws.table()->isColumnHidden(first + 1));
   }
 
+  // A key the run's mode does not read (a local run's pipeline.schedule) is no setting of that
+  // run: "—" in its cell, and no column only because such runs carry another value of it.
+  void keysAModeDoesNotReadAreBlankAndDoNotDiffer() {
+    const auto withMode = [](const char* name, engine::Mode mode, const char* schedule) {
+      auto spec = runSpec(name, {2});
+      spec.mode = mode;
+      spec.pipeline.schedule = schedule;
+      return spec;
+    };
+    {
+      test::TempStore t;
+      addRun(*t.store, withMode("local", engine::Mode::Local, "gpipe"), 0.8);
+      addRun(*t.store, withMode("pipe", engine::Mode::Pipeline, "1f1b"), 0.8);
+      RunsWorkspace ws(t.store);
+      ws.show();
+      waitLoaded(ws, 2);
+      QTRY_VERIFY_WITH_TIMEOUT(!ws.model()->keyColumns().empty(), 5000);
+      QCOMPARE(ws.model()->keyColumns(), (std::vector<std::string>{"mode"}));
+    }
+    test::TempStore t;
+    const int64_t local = addRun(*t.store, withMode("local", engine::Mode::Local, "gpipe"), 0.8);
+    addRun(*t.store, withMode("pipe-a", engine::Mode::Pipeline, "1f1b"), 0.8);
+    const int64_t gpipe =
+        addRun(*t.store, withMode("pipe-b", engine::Mode::Pipeline, "gpipe"), 0.8);
+    RunsWorkspace ws(t.store);
+    ws.show();
+    waitLoaded(ws, 3);
+    RunTableModel* model = ws.model();
+    QTRY_VERIFY_WITH_TIMEOUT(model->keyColumns().size() == 2, 5000);
+    const auto& keys = model->keyColumns();
+    const auto at = std::find(keys.begin(), keys.end(), "pipeline.schedule");
+    QVERIFY(at != keys.end());
+    const int column = RunTableModel::kColumnCount + int(at - keys.begin());
+    const auto cell = [&](int64_t id) {
+      return model->data(model->index(model->rowOf(id), column), Qt::DisplayRole).toString();
+    };
+    QCOMPARE(cell(local), QStringLiteral("—"));
+    QCOMPARE(cell(gpipe), QStringLiteral("gpipe"));
+  }
+
   void keyColumnsAreCappedComparedKeysFirst() {
     test::TempStore t;
     for (int i = 0; i < 4; ++i) {

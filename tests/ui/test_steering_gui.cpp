@@ -328,6 +328,22 @@ class TestSteeringGui : public QObject {
     QVERIFY(std::abs(panel.bubbleValue(1, 0) - 0.5) < 1e-6);
     QVERIFY(std::isnan(panel.bubbleValue(0, 1)));
     QVERIFY(std::abs(panel.bubbleValue(1, 1) - 0.1) < 1e-6);
+    QVERIFY(panel.title().contains(QStringLiteral("last 20 steps")));
+    // The run ended: the markers show the summary's whole-run means, not the last live values.
+    engine::RunSummary summary;
+    summary.stages.resize(2);
+    summary.stages[0].bubblePlanned = 0.25;
+    summary.stages[0].bubbleMeasured = 0.44;
+    summary.stages[1].bubbleMeasured = 0.12;
+    panel.setRunSummary(0, summary);
+    QCOMPARE(panel.bubbleValue(0, 0), 0.25);
+    QCOMPARE(panel.bubbleValue(1, 0), 0.44);
+    QVERIFY(std::isnan(panel.bubbleValue(0, 1)));
+    QCOMPARE(panel.bubbleValue(1, 1), 0.12);
+    QVERIFY(panel.title().contains(QStringLiteral("whole run")));
+    // A new run clears them.
+    data.clear();
+    QVERIFY(panel.title().contains(QStringLiteral("last 20 steps")));
   }
 
   void replayMakesTheSameChangesAtTheSameSteps() {

@@ -7,15 +7,18 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QScrollBar>
+#include <QSettings>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
 
+#include "common/app_settings.h"
 #include "live/live_data.h"
 #include "live/timeline_panel.h"
 #include "live/timeline_plan.h"
-#include "stagewise/engine/spec.h"
 #include "live/trace_export.h"
+#include "stagewise/engine/spec.h"
 #include "stagewise/storage/run_store.h"
 #include "stagewise/storage/run_writer.h"
 
@@ -197,6 +200,23 @@ class TestTimelinePanel : public QObject {
       complete += e.toObject()["ph"].toString() == QStringLiteral("X");
     QCOMPARE(complete, 1);
     QVERIFY(exportTrace(store, id + 1, path).contains(QStringLiteral("no run")));
+  }
+
+  // The export dialog proposes the last export folder, at first the documents folder (or
+  // home): never the working directory the app was started in.
+  void theTraceDialogProposesTheLastExportFolder() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().remove(QStringLiteral("files/exportDir"));
+    const QString first = QFileInfo(defaultTracePath(7)).absolutePath();
+    QCOMPARE(QFileInfo(defaultTracePath(7)).fileName(), QStringLiteral("run-7.trace.json"));
+    QVERIFY2(first != QDir::currentPath(), qPrintable(first));
+    QVERIFY(first == QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation) ||
+            first == QDir::homePath());
+    QTemporaryDir dir;
+    AppSettings::setLastExportDir(dir.path());
+    QCOMPARE(QFileInfo(defaultTracePath(7)).absolutePath(),
+             QFileInfo(dir.path()).absoluteFilePath());
+    QSettings().remove(QStringLiteral("files/exportDir"));
   }
 
   void draggingScrollsBack() {

@@ -122,7 +122,9 @@ class TestTrainProcesses : public QObject {
     PlotPanel* loss = f.workspace.dashboard()->lossPanel();
     QCOMPARE(loss->graphCount(), 4);  // a graph per stage and the test loss
     for (int g = 0; g < 3; ++g) QCOMPARE(loss->receivedPoints(g), 200);
-    QVERIFY(f.workspace.eventLog()->messages().first().contains(QStringLiteral("in 2 processes")));
+    QVERIFY(f.workspace.eventLog()->messages().first().contains(
+        QStringLiteral("the local run in 2 processes")));
+    QVERIFY(processes->toolTip().contains(QStringLiteral("the local run's stages")));
     QVERIFY(f.workspace.summaries().at(0).status == engine::RunStatus::Completed);
 
     // One process: the ordinary in-process run, the factory is not asked.
@@ -174,7 +176,14 @@ class TestTrainProcesses : public QObject {
     f.workspace.selectPlan({engine::Mode::Local, engine::Mode::Pipeline});
     QCOMPARE(f.workspace.modeCombo()->currentText(), QStringLiteral("Local, then pipeline"));
     QVERIFY(f.workspace.processesSpin()->isEnabled());
+    // The log and the tooltip name the run's modes, not "the local run" for a pipeline one.
+    QVERIFY2(f.workspace.processesSpin()->toolTip().contains(
+                 QStringLiteral("the local and pipeline run's stages")),
+             qPrintable(f.workspace.processesSpin()->toolTip()));
     QVERIFY(f.runToEnd());
+    QVERIFY2(f.workspace.eventLog()->messages().first().contains(
+                 QStringLiteral("the local and pipeline run in 3 processes")),
+             qPrintable(f.workspace.eventLog()->messages().first()));
     QCOMPARE(calls->counts(), (std::vector<int>{3, 3}));
     QCOMPARE(f.workspace.summaries().size(), size_t(2));
     QVERIFY(f.workspace.summaries()[1].mode == engine::Mode::Pipeline);
@@ -251,6 +260,11 @@ class TestTrainProcesses : public QObject {
         qPrintable(f.workspace.failureBanner()->text()));
     QVERIFY(calls->counts().empty());
     QCOMPARE(f.controller.state(), State::Idle);
+    // The refusal was for the spec as it was: fixing it takes the banner down.
+    auto fixed = f.doc.spec();
+    fixed.checkpoint.interval = 0;
+    f.doc.edit(fixed, QStringLiteral("checkpoint interval"));
+    QVERIFY(!f.workspace.failureBanner()->isVisible());
   }
 
   void stopWhileTheProcessesJoinIsNotAFailure() {

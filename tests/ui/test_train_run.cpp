@@ -98,6 +98,16 @@ class TestTrainRun : public QObject {
     QCOMPARE(f.workspace.summaries().size(), size_t(1));
     QVERIFY(f.workspace.summaries()[0].status == engine::RunStatus::Completed);
     QVERIFY(f.workspace.runButton()->isEnabled());
+    // Once the run ended, the bubble markers are the summary's whole-run means, and say so.
+    UtilizationPanel* u = d->utilizationPanel();
+    const auto& stages = f.workspace.summaries()[0].stages;
+    QCOMPARE(stages.size(), size_t(3));
+    for (int k = 0; k < 3; ++k) {
+      QVERIFY(std::isfinite(stages[size_t(k)].bubbleMeasured));
+      QCOMPARE(u->bubbleValue(0, k), stages[size_t(k)].bubblePlanned);
+      QCOMPARE(u->bubbleValue(1, k), stages[size_t(k)].bubbleMeasured);
+    }
+    QVERIFY2(u->title().contains(QStringLiteral("whole run")), qPrintable(u->title()));
   }
 
   void cosinePerLayerOnDemand() {

@@ -8,6 +8,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -309,6 +310,52 @@ class TestTrainingForm : public QObject {
     QCOMPARE(doc.spec().pipeline.chunks, 2);
     recompute->setChecked(true);
     QVERIFY(doc.spec().pipeline.recompute);
+    // Leaving interleaved sets chunks back to 1 in the same undoable edit, and disables them.
+    const int gpipe = schedule->findData(QStringLiteral("gpipe"));
+    schedule->setCurrentIndex(gpipe);
+    Q_EMIT schedule->activated(gpipe);
+    QCOMPARE(doc.spec().pipeline.schedule, std::string("gpipe"));
+    QCOMPARE(doc.spec().pipeline.chunks, 1);
+    QVERIFY(!chunks->isEnabled());
+    QVERIFY(doc.canRun());
+    doc.undoStack()->undo();
+    QCOMPARE(doc.spec().pipeline.schedule, std::string("interleaved"));
+    QCOMPARE(doc.spec().pipeline.chunks, 2);
+    QVERIFY(chunks->isEnabled());
+  }
+
+  // The spec's mode is local (Train picks the mode): what a pipeline run of it would refuse
+  // shows on the pipeline fields and in Design's list, which then does not say "Ready to run".
+  void pipelineRefusalsShowWhileTheModeIsLocal() {
+    DesignDocument doc{fakeEngineServices().engine};
+    DesignWorkspace ws(&doc);
+    auto spec = baseSpec();
+    spec.partition.cuts = {1, 2, 3};  // 4 stages
+    spec.pipeline.schedule = "interleaved";
+    spec.pipeline.chunks = 3;  // 4 stages do not split into workers of 3 chunks
+    QVERIFY(spec.mode == engine::Mode::Local);
+    doc.load(spec);
+    QVERIFY(doc.canRun());  // a local run does not read it
+    QCOMPARE(int(doc.pipelineWarnings().size()), 1);
+    QCOMPARE(doc.pipelineWarnings()[0].field, std::string("pipeline.chunks"));
+    QStringList items;
+    for (int i = 0; i < ws.problemList()->count(); ++i) items << ws.problemList()->item(i)->text();
+    QVERIFY2(!items.contains(QStringLiteral("✓ Ready to run")), qPrintable(items.join('\n')));
+    QVERIFY2(items.join('\n').contains(QStringLiteral("Pipelined backprop only: pipeline.chunks")),
+             qPrintable(items.join('\n')));
+    QWidget* chunks = ws.modelPanel()->trainingForm()->editorFor("pipeline.chunks");
+    QVERIFY(chunks->toolTip().contains(QStringLiteral("pipelined backprop only")));
+    // Fixed: ready again.
+    auto fixed = doc.spec();
+    fixed.pipeline.chunks = 2;
+    doc.edit(fixed, QStringLiteral("chunks"));
+    QVERIFY(doc.pipelineWarnings().empty());
+    QCOMPARE(ws.problemList()->item(0)->text(), QStringLiteral("✓ Ready to run"));
+    // In pipeline mode it is a problem that blocks the run, as before.
+    spec.mode = engine::Mode::Pipeline;
+    doc.load(spec);
+    QVERIFY(!doc.canRun());
+    QVERIFY(doc.pipelineWarnings().empty());
   }
 
   void invalidValuesAreShownWhereTheyAreEdited() {

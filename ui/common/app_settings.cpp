@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QSettings>
+#include <QStandardPaths>
 #include <algorithm>
 
 namespace stagewise::ui {
@@ -63,6 +64,16 @@ QString AppSettings::lastReportDir() {
 }
 void AppSettings::setLastReportDir(const QString& dir) {
   QSettings().setValue(QStringLiteral("files/reportDir"), dir);
+}
+QString AppSettings::lastExportDir() {
+  const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  const QString fallback =
+      documents.isEmpty() || !QFileInfo(documents).isDir() ? QDir::homePath() : documents;
+  const QString dir = QSettings().value(QStringLiteral("files/exportDir")).toString();
+  return !dir.isEmpty() && QFileInfo(dir).isDir() ? dir : fallback;
+}
+void AppSettings::setLastExportDir(const QString& dir) {
+  QSettings().setValue(QStringLiteral("files/exportDir"), dir);
 }
 double AppSettings::smoothing() {
   return QSettings().value(QStringLiteral("train/smoothing"), 0.6).toDouble();

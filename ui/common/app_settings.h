@@ -40,6 +40,10 @@ struct AppSettings {
   /// Where the last replication report was saved (default: the home folder).
   static QString lastReportDir();
   static void setLastReportDir(const QString& dir);
+  /// Where the last trace or plot was exported (default: the documents folder, else home):
+  /// never the working directory the app happened to start in.
+  static QString lastExportDir();
+  static void setLastExportDir(const QString& dir);
   static double smoothing();
   static void setSmoothing(double weight);
   /// Processes a local run is spread over (Train workspace); 1: stages as threads here.

@@ -251,6 +251,18 @@ void DesignDocument::recompute() {
     if (!seen) unique.push_back(p);
   }
   m_problems = std::move(unique);
+  m_pipelineWarnings.clear();
+  if (m_spec.mode != engine::Mode::Pipeline) {
+    engine::ExperimentSpec asPipeline = m_spec;
+    asPipeline.mode = engine::Mode::Pipeline;
+    for (const auto& p : engine::validateSpec(asPipeline, checkedLayers, m_engine.devices)) {
+      if (p.field.rfind("pipeline.", 0) != 0) continue;
+      DesignProblem w{p.field, p.message};
+      bool seen = false;
+      for (const auto& q : m_problems) seen |= q.field == w.field && q.message == w.message;
+      if (!seen) m_pipelineWarnings.push_back(w);
+    }
+  }
 }
 
 }  // namespace stagewise::ui

@@ -77,6 +77,10 @@ class DesignDocument : public QObject {
   /// Problems are listed for these; empty when none.
   std::vector<DesignProblem> problemsForStage(int stage) const;
   bool canRun() const { return m_problems.empty(); }
+  /// What a pipeline run of this spec would refuse (the engine's check of what the schedule
+  /// can order) while the spec's mode is another: Train picks the mode, so Design says it
+  /// before Run. Warnings, not problems: a local or backprop run does not read them.
+  const std::vector<DesignProblem>& pipelineWarnings() const { return m_pipelineWarnings; }
   /// Why Run is blocked (every problem on its own line), empty when it is not.
   QString blockReason() const;
   /// One problem as users read it (a cut problem without its 0-based JSON path).
@@ -115,6 +119,7 @@ class DesignDocument : public QObject {
   engine::PartitionPlan m_partition;
   std::optional<engine::SpeedEstimate> m_estimate;
   std::vector<DesignProblem> m_problems;
+  std::vector<DesignProblem> m_pipelineWarnings;
   int m_selectedStage = 0;
   int m_cores = 1;
   // The dataset probe reads file headers: cache it per dataset so edits stay instant.

@@ -175,8 +175,20 @@ void DesignWorkspace::refresh() {
     if (!p.field.empty()) item->setToolTip(tr("Spec key: %1").arg(QString::fromStdString(p.field)));
     item->setForeground(QColor(0xd0, 0x30, 0x30));
   }
+  // The spec's mode is not pipeline, but Train may run it so: what that run would refuse.
+  for (const auto& p : m_doc->pipelineWarnings()) {
+    auto* item = new QListWidgetItem(
+        tr("⚠ Pipelined backprop only: %1").arg(DesignDocument::problemText(p)), m_problems);
+    item->setToolTip(tr("Spec key: %1\nA pipelined backprop run of this spec is refused until "
+                        "this is fixed; local and backprop runs do not read it.")
+                         .arg(QString::fromStdString(p.field)));
+    item->setForeground(QColor(0xb0, 0x70, 0x00));
+  }
   if (m_doc->problems().empty())
-    (new QListWidgetItem(tr("✓ Ready to run"), m_problems))
+    (new QListWidgetItem(m_doc->pipelineWarnings().empty()
+                             ? tr("✓ Ready to run")
+                             : tr("✓ Ready to run in local and backprop mode"),
+                         m_problems))
         ->setForeground(QColor(0x2e, 0x8b, 0x3e));
   m_run->setEnabled(m_doc->canRun());
   m_run->setToolTip(m_doc->canRun() ? tr("Train this experiment (Ctrl+R)")

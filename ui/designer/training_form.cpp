@@ -158,7 +158,11 @@ TrainingForm::TrainingForm(DesignDocument* doc, QWidget* parent) : QWidget(paren
          "interleaved 1F1B gives each worker several non-adjacent stages (chunks), a smaller "
          "bubble; ZB-H1 splits each backward into the input's gradient, sent up at once, and "
          "the weights' gradient, run in idle time. The gradients are the same."),
-      tr("Pipeline schedule"), [](Spec& s, const std::string& v) { s.pipeline.schedule = v; });
+      tr("Pipeline schedule"), [](Spec& s, const std::string& v) {
+        s.pipeline.schedule = v;
+        // Chunks are interleaved's alone: leaving it sets them back in the same (undoable) edit.
+        if (v != "interleaved") s.pipeline.chunks = 1;
+      });
   m_chunks = intField("pipeline.chunks", 1, 16,
                       tr("Interleaved 1F1B: model chunks per worker. The stages are the chunks: "
                          "K stages run on K / chunks workers, stage k on worker k mod (K / "
@@ -440,6 +444,7 @@ void TrainingForm::refresh() {
   m_pipelineSchedule->setCurrentIndex(
       m_pipelineSchedule->findData(QString::fromStdString(s.pipeline.schedule)));
   m_chunks->setValue(s.pipeline.chunks);
+  // Interleaved's alone; a file's chunks under another schedule stay editable, to be fixed.
   m_chunks->setEnabled(s.pipeline.schedule == "interleaved" || s.pipeline.chunks != 1);
   m_recompute->setChecked(s.pipeline.recompute);
   m_evalInterval->setValue(shownInt(s.eval.interval, m_evalInterval));
@@ -461,6 +466,9 @@ void TrainingForm::showProblems() {
     QStringList messages;
     for (const auto& p : m_doc->problems())
       if (p.field == key) messages << QString::fromStdString(p.message);
+    for (const auto& p : m_doc->pipelineWarnings())
+      if (p.field == key)
+        messages << tr("pipelined backprop only: %1").arg(QString::fromStdString(p.message));
     setInvalidOutline(editor, !messages.isEmpty());
     if (messages.isEmpty()) {
       editor->setToolTip(m_tips[key]);

@@ -1,8 +1,10 @@
 #include "live/plot_export.h"
 
+#include "common/app_settings.h"
 #include "common/plot_frame.h"
 
 #include <qcustomplot.h>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
@@ -95,11 +97,13 @@ void exportPlotWithDialog(QCustomPlot* plot, const QString& title, QWidget* pare
   name.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
   while (name.endsWith(QLatin1Char('-'))) name.chop(1);
   const QString path = QFileDialog::getSaveFileName(
-      parent, QObject::tr("Export %1").arg(title), name,
+      parent, QObject::tr("Export %1").arg(title),
+      QDir(AppSettings::lastExportDir()).filePath(name),
       QObject::tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;"
                   "CSV data (*.csv)"),
       &selected);
   if (path.isEmpty()) return;
+  AppSettings::setLastExportDir(QFileInfo(path).absolutePath());
   QString file = path;
   if (QFileInfo(file).suffix().isEmpty())
     file += selected.contains(QLatin1String("svg"))   ? QStringLiteral(".svg")

@@ -17,8 +17,12 @@ namespace stagewise::ui {
 /// one line saying what went wrong (no such run, no spans stored, the file not writable).
 QString exportTrace(const storage::RunStore& store, int64_t runId, const QString& path);
 
-/// Asks for the file (a save dialog, "run-<id>.trace.json" proposed), writes it, and says so in
-/// a message box when it fails.
+/// The file the dialog proposes: "run-<id>.trace.json" in the last export folder (the
+/// documents folder at first).
+QString defaultTracePath(int64_t runId);
+
+/// Asks for the file (a save dialog, defaultTracePath proposed; its folder is remembered), writes
+/// it, and says so in a message box when it fails.
 void exportTraceWithDialog(QWidget* parent, const storage::RunStore& store, int64_t runId);
 
 }  // namespace stagewise::ui

@@ -33,6 +33,7 @@
 #include "live/study_queue.h"
 #include "live/timeline_panel.h"
 #include "live/trace_export.h"
+#include "live/utilization_panel.h"
 #include "stagewise/engine/checkpoint.h"
 #include "stagewise/report/session.h"
 #include "stagewise/report/suite.h"
@@ -246,6 +247,11 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
                             : std::optional<engine::RunSummary>(m_summaries.back()));
   });
   connect(doc, &DesignDocument::changed, this, &TrainWorkspace::updateControls);
+  // A refusal names the spec as it was: once it is edited (the value fixed, or not), the
+  // banner would describe a spec that is gone; Run says again what still blocks it.
+  connect(doc, &DesignDocument::changed, this, [this] {
+    if (m_bannerForSpec) m_banner->hide();
+  });
   connect(doc, &DesignDocument::loaded, this, [this] {
     if (!m_controller->isBusy()) selectPlan({m_doc->spec().mode});
   });
@@ -467,10 +473,20 @@ bool TrainWorkspace::startStudy() {
   return true;
 }
 
+// The modes of a plan whose stages a run spreads over processes (backprop runs in this one):
+// what the log and the Processes tooltip name ("local", "pipeline", "local and pipeline").
+static QString spreadModes(const RunPlan& plan) {
+  QStringList names;
+  for (const engine::Mode m : plan)
+    if (m != engine::Mode::Backprop) names << QString::fromStdString(engine::toString(m));
+  names.removeDuplicates();
+  return names.isEmpty() ? QObject::tr("local") : names.join(QObject::tr(" and "));
+}
+
 bool TrainWorkspace::startRun() {
   if (m_controller->isBusy() || m_queue->isRunning()) return false;
   if (!m_doc->canRun()) {
-    showFailure(tr("Cannot run: %1").arg(m_doc->blockReason()));
+    showFailure(tr("Cannot run: %1").arg(m_doc->blockReason()), true);
     return false;
   }
   const RunPlan plan = currentPlan();
@@ -480,10 +496,10 @@ bool TrainWorkspace::startRun() {
       tr("Starting %1 (%2)").arg(QString::fromStdString(spec.name), m_mode->currentText());
   if (processes > 1) {
     if (const QString problem = processesProblem(spec, plan, processes); !problem.isEmpty()) {
-      showFailure(tr("Cannot run in %1 processes: %2").arg(processes).arg(problem));
+      showFailure(tr("Cannot run in %1 processes: %2").arg(processes).arg(problem), true);
       return false;
     }
-    note += tr(", the local run in %1 processes").arg(processes);
+    note += tr(", the %1 run in %2 processes").arg(spreadModes(plan)).arg(processes);
   }
   return begin(spec, plan, {}, note, processes);
 }
@@ -514,8 +530,8 @@ void TrainWorkspace::updateProcesses() {
   m_processes->setEnabled(idle && reason.isEmpty());
   m_processesLabel->setEnabled(m_processes->isEnabled());
   QString tip =
-      tr("Processes the local run's stages are spread over.\n"
-         "1: every stage is a thread in this process.\n"
+      tr("Processes the %1 run's stages are spread over.\n").arg(spreadModes(currentPlan())) +
+      tr("1: every stage is a thread in this process.\n"
          "N: the stages are spread over N local processes (stagewise-cli ranks exchanging "
          "activations over c10d Gloo on loopback), with the same losses bit for bit. "
          "See docs/distributed.md.");
@@ -696,11 +712,12 @@ void TrainWorkspace::onBatch(const PhaseBatch& batch) {
     const QString text = tr("Could not start the %1 run: %2")
                              .arg(phaseName(batch.phase), QString::fromStdString(batch.startError));
     m_log->addNote(text, true);
-    showFailure(text);
+    showFailure(text, true);
   }
   if (batch.summary) {
     const auto& s = *batch.summary;
     m_summaries.push_back(s);
+    m_dashboard->utilizationPanel()->setRunSummary(batch.phase, s);
     // The summary's test numbers are the final evaluation on the whole test set, the test
     // series' last point: drawn apart from the periodic ones on eval.max_samples.
     m_dashboard->accuracyPanel()->markFinal(batch.phase, engine::series::kTestAccuracy,
@@ -859,7 +876,8 @@ void TrainWorkspace::clearLiveView() {
   updateSteering();
 }
 
-void TrainWorkspace::showFailure(const QString& text) {
+void TrainWorkspace::showFailure(const QString& text, bool forSpec) {
+  m_bannerForSpec = forSpec;
   m_banner->setText(QStringLiteral("⚠ ") + text);
   m_banner->show();
 }

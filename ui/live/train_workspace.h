@@ -124,7 +124,8 @@ class TrainWorkspace : public QWidget {
   void onBatch(const PhaseBatch& batch);
   void setLivePace(const engine::RunInfo* phase);
   void onProgress(const engine::Progress& progress, int phase, int phases);
-  void showFailure(const QString& text);
+  /// `forSpec`: the run was refused for the spec as it is; the banner goes with the next edit.
+  void showFailure(const QString& text, bool forSpec = false);
   /// Train as before any run: no plots, strip, progress or last status (a report ended: what
   /// it ran is in its report and in Runs).
   void clearLiveView();
@@ -160,6 +161,7 @@ class TrainWorkspace : public QWidget {
   QLabel* m_measure;  ///< the live measurement share
   QLabel* m_status;
   QLabel* m_banner;
+  bool m_bannerForSpec = false;
   StudyQueue* m_queue;
   std::shared_ptr<storage::RunStore> m_store;
   /// A resumed run's stored record and the checkpoint's step: its points before that step are

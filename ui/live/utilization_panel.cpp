@@ -17,7 +17,8 @@ const char* const kBubbleSeries[2] = {"bubble_planned", "bubble_measured"};
 
 UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
     : QWidget(parent), m_data(data) {
-  m_frame = new PlotFrame(tr("Utilization per stage"), PlotFrame::NoFeatures, this);
+  m_frame = new PlotFrame(tr("Utilization per stage · bubble: last 20 steps"),
+                          PlotFrame::NoFeatures, this);
   m_plot = m_frame->plot();
   m_plot->setMinimumSize(220, 150);
   m_plot->yAxis->setLabel(tr("share of last 1 s"));
@@ -40,7 +41,9 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
          "the run (paused, or held up by a paused stage), so its split is not measured. "
          "Bubble: the stage's idle share between its first and last pass of a step, as the "
          "schedule plans it from the measured pass times (dash) and as measured (circle); local "
-         "mode plans the slowest stage's pace. Right-click to export."));
+         "mode plans the slowest stage's pace; a mean over the stage's last 20 steps while the run "
+         "trains, over the whole run (the summary's figure) once it ended. Right-click to "
+         "export."));
   const QColor colors[4] = {QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
                             QColor(0xe1, 0x57, 0x59), QColor(0xb0, 0xb0, 0xb0)};
   const QString names[4] = {tr("compute"), tr("wait (input)"), tr("blocked (output)"),
@@ -57,7 +60,10 @@ UtilizationPanel::UtilizationPanel(LiveData* data, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_frame);
-  connect(m_data, &LiveData::cleared, this, [this] { refresh(true); });
+  connect(m_data, &LiveData::cleared, this, [this] {
+    m_runBubbles.clear();
+    refresh(true);
+  });
 }
 
 void UtilizationPanel::addBubbleMarkers() {
@@ -73,11 +79,33 @@ void UtilizationPanel::addBubbleMarkers() {
   }
 }
 
+void UtilizationPanel::setRunSummary(int phase, const engine::RunSummary& summary) {
+  auto& bubbles = m_runBubbles[phase];
+  bubbles.clear();
+  for (const auto& s : summary.stages) bubbles.push_back({s.bubblePlanned, s.bubbleMeasured});
+  refresh(true);
+}
+
+QString UtilizationPanel::title() const {
+  return m_frame->title();
+}
+
 void UtilizationPanel::setBubbleMarkers(int phase, int stages, std::vector<double>& seen) {
+  // The live series is a mean over each stage's last 20 steps; the summary's figure, once the
+  // run ended, is the mean over the whole run: the one the summary and the runs table show.
+  const auto ended = m_runBubbles.find(phase);
+  const bool wholeRun = ended != m_runBubbles.end();
+  seen.push_back(wholeRun ? 1 : 0);
+  // In the title: the legend's row has no width to spare at 1366 x 768 (test_train_layout).
+  m_frame->setTitle(wholeRun ? tr("Utilization per stage · bubble: whole run")
+                             : tr("Utilization per stage · bubble: last 20 steps"));
   for (int i = 0; i < 2; ++i) {
     QVector<double> keys, values;
     for (int k = 0; k < stages; ++k) {
-      const double v = m_data->latest({phase, kBubbleSeries[i], k, -1});
+      const double v = wholeRun
+                           ? (size_t(k) < ended->second.size() ? ended->second[size_t(k)][size_t(i)]
+                                                               : std::nan(""))
+                           : m_data->latest({phase, kBubbleSeries[i], k, -1});
       seen.push_back(std::isfinite(v) ? v : -1);
       if (!std::isfinite(v)) continue;
       // Side by side on the stage's bar: planned left, measured right.

@@ -4,6 +4,8 @@
 // each stage's bubble, planned and measured, as markers beside its bar (docs/metrics.md).
 
 #include <QWidget>
+#include <array>
+#include <map>
 #include <vector>
 
 #include "live/live_data.h"
@@ -25,8 +27,14 @@ class UtilizationPanel : public QWidget {
   /// Kind 0 compute, 1 wait, 2 blocked, 3 no step finished in the last kStaleS of the run.
   double barValue(int kind, int stage) const;
   static constexpr double kStaleS = 1.0;
-  /// The latest bubble marker of `stage`: kind 0 planned, 1 measured; NaN where none.
+  /// The bubble marker of `stage`: kind 0 planned, 1 measured; NaN where none. While the run
+  /// trains, the live series (a mean over the stage's last 20 steps); once its summary came,
+  /// the summary's whole-run mean.
   double bubbleValue(int kind, int stage) const;
+  /// The panel's title, which says what the bubble markers are a mean of.
+  QString title() const;
+  /// The run of `phase` ended: its markers show the summary's run-mean bubbles from now on.
+  void setRunSummary(int phase, const engine::RunSummary& summary);
 
   /// Which phase of a plan to show (-1, the default: the phase running or the last one).
   void setPhase(int phase) {
@@ -51,6 +59,8 @@ class UtilizationPanel : public QWidget {
   /// kStaleS before the run's clock (held, or blocked by one that is) has no measured split.
   QCPBars* m_bars[4];
   QCPGraph* m_bubble[2];  ///< bubble_planned, bubble_measured: markers per stage
+  /// Per phase whose run ended: each stage's whole-run bubble, planned and measured.
+  std::map<int, std::vector<std::array<double, 2>>> m_runBubbles;
   uint64_t m_seenRevision = ~uint64_t(0);
   std::vector<double> m_seenValues;  // phase, stages, then the bar heights last drawn
 };

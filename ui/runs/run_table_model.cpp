@@ -10,6 +10,7 @@
 
 #include "common/format.h"
 #include "stagewise/storage/spec_diff.h"
+#include "stagewise/study/results.h"
 
 namespace stagewise::ui {
 
@@ -109,6 +110,12 @@ std::set<int64_t> RunTableModel::flattenedIds() const {
   return ids;
 }
 
+// Whether the run of spec `flat` (flattened, mode "local" when absent) reads `key`.
+static bool readsKey(const std::map<std::string, std::string>& flat, const std::string& key) {
+  const auto mode = flat.find("mode");
+  return study::modeReadsKey(mode != flat.end() ? mode->second : std::string("local"), key);
+}
+
 void RunTableModel::updateKeyColumns() {
   std::set<int64_t> loaded;  // the runs of the loaded pages (their specs came with them)
   for (const auto& [page, rows] : m_pages)
@@ -123,8 +130,9 @@ void RunTableModel::updateKeyColumns() {
   for (auto& [key, set] : values) {
     if (key == "name" || key.rfind("checkpoint.", 0) == 0) continue;
     size_t count = set.size();
+    // A run lacking the key counts as one more value, unless its mode does not read the key.
     for (const auto& [id, flat] : m_flatSpecs)
-      if (!flat.count(key)) {
+      if (!flat.count(key) && readsKey(flat, key)) {
         ++count;
         break;
       }
@@ -248,6 +256,11 @@ void RunTableModel::requestPage(int page) const {
                 value = value.substr(1, value.size() - 2);
               flat.emplace(key, std::move(value));
             }
+            // A key the run's mode does not read (a local run's pipeline.schedule) is no
+            // setting of that run: its column shows "—" there, as for a key it lacks.
+            const auto mode = flat.find("mode");
+            const std::string m = mode != flat.end() ? mode->second : std::string("local");
+            std::erase_if(flat, [&m](const auto& kv) { return !study::modeReadsKey(m, kv.first); });
           } catch (const std::exception&) {  // a spec that is not JSON: no keys
           }
         }
