@@ -401,12 +401,17 @@ int studyList(const std::vector<std::string>& argv) {
   }
   const std::string db = storage::resolveDbPath(args.value("--db"));
   std::vector<storage::StudyRecord> studies;
+  // Runs, not grid points: points that differ only in a key their mode does not read share one
+  // run, counted once as `study show` counts them.
+  std::vector<study::RunCounts> counts;
   if (std::ifstream(db).good()) {
     storage::RunStore store(db);
-    studies = storage::RunReader(store).listStudies();
+    storage::RunReader reader(store);
+    studies = reader.listStudies();
+    for (const auto& s : studies) counts.push_back(study::distinctRunCounts(reader, s));
   }
   if (args.flag("--json")) {
-    std::cout << study::listJson(studies) << "\n";
+    std::cout << study::listJson(studies, counts) << "\n";
     return 0;
   }
   if (studies.empty()) {
@@ -414,11 +419,13 @@ int studyList(const std::vector<std::string>& argv) {
     return 0;
   }
   std::printf("%5s  %-28s  %-11s  %-9s  %s\n", "id", "name", "status", "completed", "keys");
-  for (const auto& s : studies) {
+  for (size_t i = 0; i < studies.size(); ++i) {
+    const storage::StudyRecord& s = studies[i];
     std::string keys;
     for (const auto& k : s.keys) keys += (keys.empty() ? "" : ", ") + k.key;
     if (s.seeds > 1) keys += (keys.empty() ? "" : ", ") + std::to_string(s.seeds) + " seeds";
-    const std::string done = std::to_string(s.runsCompleted) + "/" + std::to_string(s.runsTotal);
+    const std::string done =
+        std::to_string(counts[i].completed) + "/" + std::to_string(counts[i].total);
     std::printf("%5lld  %-28s  %-11s  %-9s  %s\n", static_cast<long long>(s.id),
                 s.name.substr(0, 28).c_str(), storage::toString(s.status).c_str(), done.c_str(),
                 keys.c_str());

@@ -321,6 +321,22 @@ int distinctRuns(const StudyPlan& plan, const std::string& baseSpecJson) {
   return static_cast<int>(runs.size());
 }
 
+RunCounts distinctRunCounts(storage::RunReader& reader, const storage::StudyRecord& study) {
+  RunCounts counts;
+  std::set<int64_t> completed;
+  for (const auto& link : reader.studyRuns(study.id))
+    if (!link.replaced && link.runStatus == RunStatus::Completed) completed.insert(link.runId);
+  counts.completed = static_cast<int>(completed.size());
+  counts.total = study.runsTotal;
+  // A list keeps going past a study whose stored keys do not parse: its stored total stands
+  // (`study show` names what is wrong with it).
+  if (study.searchJson.empty()) try {
+      counts.total = distinctRuns(planOf(study), study.baseSpecJson);
+    } catch (const StudyError&) {
+    }
+  return counts;
+}
+
 namespace {
 
 json num(double v) {
@@ -434,6 +450,8 @@ std::string showJson(const StudyResults& r) {
               {"keys", r.keys},
               {"runs_total", r.study.runsTotal},
               {"runs_completed", r.study.runsCompleted},
+              {"runs_distinct_total", r.runsTotal},
+              {"runs_distinct_completed", r.runsCompleted},
               {"groups", groups}};
   if (r.plan.isSearch()) {
     json search = json::parse(r.study.searchJson, nullptr, false);
@@ -444,9 +462,11 @@ std::string showJson(const StudyResults& r) {
   return out.dump();
 }
 
-std::string listJson(const std::vector<storage::StudyRecord>& studies) {
+std::string listJson(const std::vector<storage::StudyRecord>& studies,
+                     const std::vector<RunCounts>& counts) {
   json out = json::array();
-  for (const auto& s : studies) {
+  for (size_t i = 0; i < studies.size(); ++i) {
+    const storage::StudyRecord& s = studies[i];
     json keys = json::array();
     for (const auto& k : s.keys) keys.push_back(k.key);
     out.push_back({{"id", s.id},
@@ -457,6 +477,10 @@ std::string listJson(const std::vector<storage::StudyRecord>& studies) {
                    {"seeds", s.seeds},
                    {"runs_total", s.runsTotal},
                    {"runs_completed", s.runsCompleted}});
+    if (i < counts.size()) {
+      out.back()["runs_distinct_total"] = counts[i].total;
+      out.back()["runs_distinct_completed"] = counts[i].completed;
+    }
   }
   return out.dump();
 }

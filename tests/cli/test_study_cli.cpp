@@ -125,6 +125,8 @@ class TestStudyCli : public QObject {
       QVERIFY2(s.contains(k), k);
     QCOMPARE(s["runs_total"].toInt(), 4);
     QCOMPARE(s["runs_completed"].toInt(), 4);
+    QCOMPARE(s["runs_distinct_total"].toInt(), 4);
+    QCOMPARE(s["runs_distinct_completed"].toInt(), 4);
     QCOMPARE(s["keys"].toArray()[0].toString(), QString("train.lr"));
 
     Result csv = runCli({"study", "export", "1", "--db", db});

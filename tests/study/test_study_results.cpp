@@ -351,6 +351,12 @@ class TestStudyResults : public QObject {
     QCOMPARE(r.runsCompleted, 2);
     QCOMPARE(r.runsTotal, 3);  // local once, pipeline at M = 1 and 4
     QCOMPARE(r.study.runsTotal, 4);
+    // A list counts as `study show` does, from the links alone (the Runs study filter and
+    // `study list` said "2 of 4": grid points).
+    const RunCounts counts = distinctRunCounts(reader, *reader.study(id));
+    QCOMPARE(counts.completed, 2);
+    QCOMPARE(counts.total, 3);
+    QVERIFY(r.study.runsCompleted != counts.completed || r.study.runsTotal != counts.total);
     const std::string table = showTable(r);
     QVERIFY2(table.find("2 of 3 runs completed (4 grid points") != std::string::npos,
              table.c_str());

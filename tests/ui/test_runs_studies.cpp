@@ -15,6 +15,7 @@
 #include "common/app_settings.h"
 #include "common/fake_services.h"
 #include "common/format.h"
+#include "common/table_export.h"
 #include "main_window.h"
 #include "run_store_fixture.h"
 #include "runs/compare_panel.h"
@@ -104,6 +105,32 @@ class TestRunsStudies : public QObject {
     ws.studyCombo()->setCurrentIndex(0);
     QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 3, 5000);
     other.finishStudy(study, storage::StudyStatus::Completed);
+  }
+
+  void studyFilterCountsRunsNotGridPoints() {
+    // Issue 36's walkthrough: the filter said "12 of 72 runs" (grid points) where `study show`
+    // said "4 of 34 runs". Local mode does not read pipeline.micro_batches: its points at M = 1
+    // and 4 share one run, so the plan has 3 runs and 2 of them completed (3 points).
+    test::TempStore t;
+    const int64_t local = addRun(*t.store, runSpec("local", {2}), 0.7);
+    const int64_t pipeline = addRun(*t.store, runSpec("pipeline M=1", {2}), 0.8);
+    storage::NewStudy ns;
+    ns.name = "throughput";
+    ns.baseSpecJson = R"({"mode":"local"})";
+    ns.keys = {{"mode", R"(["local","pipeline"])"}, {"pipeline.micro_batches", "[1,4]"}};
+    ns.runsTotal = 4;
+    const int64_t study = t.store->createStudy(ns);
+    storage::StudyRunRecord link;
+    link.point = 0, link.runId = local, link.seed = 1, link.valuesJson = R"(["local",1])";
+    t.store->linkStudyRun(study, link);
+    link.point = 1, link.valuesJson = R"(["local",4])";
+    t.store->linkStudyRun(study, link);
+    link.point = 2, link.runId = pipeline, link.valuesJson = R"(["pipeline",1])";
+    t.store->linkStudyRun(study, link);
+    RunsWorkspace ws(t.store);
+    QTRY_COMPARE_WITH_TIMEOUT(ws.studyCombo()->count(), 2, 5000);
+    QVERIFY2(ws.studyCombo()->itemText(1).endsWith(QStringLiteral("2 of 3 runs")),
+             qPrintable(ws.studyCombo()->itemText(1)));
   }
 
   void aLongStudyNameDoesNotSqueezeTheQueryBox() {
@@ -285,6 +312,27 @@ class TestRunsStudies : public QObject {
       QCOMPARE(table->item(row, lr)->text(), QStringLiteral("0.00316"));
       // mean 1.8, sample std 0.0707: one significant digit of the std, the mean to its place
       QCOMPARE(table->item(row, wall)->text(), QStringLiteral("1.80 ± 0.07 s"));
+    }
+    // Export CSV: the stored numbers, mean and std in two columns, the unit in the header
+    // (issue 36's walkthrough: "0.718 ± 0.004" in one cell).
+    {
+      const QString csv = tableCsv(table->model());
+      const QStringList lines = csv.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+      QCOMPARE(lines.size(), 3);
+      const QStringList header = lines[0].split(QLatin1Char(','));
+      const int mean = int(header.indexOf(QStringLiteral("wall time mean (s)")));
+      const int sd = int(header.indexOf(QStringLiteral("wall time std (s)")));
+      QVERIFY2(mean >= 0 && sd == mean + 1, qPrintable(lines[0]));
+      QVERIFY2(header.contains(QStringLiteral("test accuracy mean")) &&
+                   header.contains(QStringLiteral("test accuracy std")),
+               qPrintable(lines[0]));
+      for (int row = 1; row <= 2; ++row) {
+        const QStringList fields = lines[row].split(QLatin1Char(','));
+        QCOMPARE(fields.size(), header.size());
+        QVERIFY2(std::abs(fields[mean].toDouble() - 1.8) < 1e-12, qPrintable(lines[row]));
+        QVERIFY2(std::abs(fields[sd].toDouble() - std::sqrt(0.005)) < 1e-12,
+                 qPrintable(lines[row]));
+      }
     }
     // Each run: its own seconds to 3 significant digits.
     groups->groupByCombo()->setCurrentIndex(1);

@@ -15,6 +15,7 @@
 #include <QTreeWidget>
 #include <QtTest>
 #include <cmath>
+#include <map>
 
 #include "common/command_palette.h"
 #include "common/plot_frame.h"
@@ -412,6 +413,56 @@ class TestRunsTables : public QObject {
     for (const auto& row : csv) QVERIFY(!row.contains(QStringLiteral("…")));
   }
 
+  void runListCsvCarriesStoredNumbers() {
+    // Issue 36's walkthrough: the run list's CSV said "14.5 k" for 14484.3 samples/s and
+    // "55.2 s"; it carries the stored numbers, units in the header. Ctrl+C keeps the text shown.
+    test::TempStore t;
+    storage::NewRun run;
+    run.name = "fast";
+    run.mode = "local";
+    run.specJson = engine::specToJson(runSpec("fast", {2}));
+    run.modelKind = "mlp";
+    run.totalSteps = 10;
+    run.batchSize = 32;
+    for (int k = 0; k < 2; ++k) {
+      storage::StageRecord stage;
+      stage.index = k;
+      run.stages.push_back(stage);
+    }
+    auto& writer = t.store->writer();
+    const int64_t id = writer.createRun(run);
+    storage::RunFinish finish;
+    finish.status = storage::RunStatus::Completed;
+    finish.steps = 10;
+    finish.testAccuracy = 0.718345;
+    finish.samplesPerSec = 14484.3;
+    finish.wallSeconds = 55.234;
+    writer.finishRun(id, finish);
+    writer.flush();
+    RunsWorkspace ws(t.store);
+    ws.show();
+    waitLoaded(ws, 1);
+    const auto csv = parseCsv(tableCsv(ws.model(), ws.table()));
+    QCOMPARE(int(csv.size()), 2);
+    const auto field = [&](const QString& header) {
+      const int c = int(csv.front().indexOf(header));
+      return c >= 0 ? csv[1][c] : QStringLiteral("(no column %1)").arg(header);
+    };
+    QCOMPARE(field(QStringLiteral("Samples/s")), QStringLiteral("14484.3"));
+    QCOMPARE(field(QStringLiteral("Duration (s)")), QStringLiteral("55.234"));
+    QCOMPARE(field(QStringLiteral("Test acc.")), QStringLiteral("0.718345"));
+    QCOMPARE(field(QStringLiteral("#")), QString::number(id));
+    const auto shown = [&](int column) {
+      return ws.model()->data(ws.model()->index(0, column), Qt::DisplayRole).toString();
+    };
+    QVERIFY2(shown(RunTableModel::kSamplesPerSec) != QStringLiteral("14484.3"),
+             qPrintable(shown(RunTableModel::kSamplesPerSec)));
+    ws.table()->selectRow(0);
+    QVERIFY(copyTableSelection(ws.table()));
+    QVERIFY2(QGuiApplication::clipboard()->text().contains(shown(RunTableModel::kDuration)),
+             qPrintable(QGuiApplication::clipboard()->text()));
+  }
+
   // A run as the walkthrough's #27 (issue 36): stopped at step 418 with a checkpoint (the stop
   // evaluates on the whole test set), resumed, periodic evaluations on eval.max_samples every
   // 500 steps, completed at 3000 with the final whole-set evaluation, the summary's value.
@@ -453,6 +504,76 @@ class TestRunsTables : public QObject {
     for (int g = 0; g < plot->graphCount(); ++g)
       if (plot->graph(g)->name().contains(part)) return plot->graph(g);
     return nullptr;
+  }
+
+  void overlayDrawsEveryStoredPointZoomedIn() {
+    // Issue 36's walkthrough: a run of 8,000 points zoomed to 240 steps drew every 8th point
+    // (corners at 3649, 3657, ...), the extremes between never drawn. Zoomed in, every stored
+    // point in view is drawn; over the whole run, each pixel column's extremes are.
+    test::TempStore t;
+    storage::NewRun run;
+    run.name = "long";
+    run.mode = "local";
+    run.specJson = engine::specToJson(runSpec("long", {2}));
+    run.modelKind = "mlp";
+    run.totalSteps = 8000;
+    run.batchSize = 32;
+    for (int k = 0; k < 2; ++k) {
+      storage::StageRecord stage;
+      stage.index = k;
+      run.stages.push_back(stage);
+    }
+    auto& writer = t.store->writer();
+    const int64_t id = writer.createRun(run);
+    std::map<int64_t, double> stored;
+    std::vector<storage::PointInput> points;
+    for (int64_t step = 0; step < 8000; ++step) {
+      const double v = step == 3653 ? 5000.0 : 1000.0 + double((step * 7919) % 97);
+      stored[step] = v;
+      points.push_back({"samples_per_sec", -1, -1, step, step * 0.01, v});
+    }
+    writer.appendPoints(id, std::move(points));
+    storage::RunFinish finish;
+    finish.status = storage::RunStatus::Completed;
+    finish.steps = 8000;
+    writer.finishRun(id, finish);
+    writer.flush();
+    StoreExecutor executor(t.store);
+    ComparePanel compare(&executor);
+    compare.resize(1000, 600);
+    compare.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&compare));
+    compare.alignCombo()->setCurrentIndex(ComparePanel::kXStep);
+    const auto keepNoAxis =
+        qScopeGuard([] { QSettings().remove(QStringLiteral("runs/overlay_x_axis")); });
+    QVERIFY(compare.selectMetric("samples_per_sec", -1));
+    compare.setRuns({id});
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCustomPlot* overlay = compare.overlayPlot();
+    QCPGraph* line = graphNamed(overlay, QStringLiteral("#%1 long").arg(id));
+    QVERIFY(line);
+    const auto drawn = [&] {
+      std::map<int64_t, double> out;
+      for (auto it = line->data()->constBegin(); it != line->data()->constEnd(); ++it)
+        if (std::isfinite(it->value)) out[int64_t(std::llround(it->key))] = it->value;
+      return out;
+    };
+    // The whole run: the spike is drawn, and so is each column's lowest point.
+    QVERIFY(drawn().count(3653) && drawn().at(3653) == 5000.0);
+    QVERIFY(drawn().size() < stored.size());  // decimated, not all 8,000
+    // Zoomed to 240 steps: each of them.
+    overlay->xAxis->setRange(3600, 3840);
+    overlay->replot();
+    const auto zoomed = drawn();
+    int missing = 0;
+    for (int64_t step = 3600; step <= 3840; ++step) {
+      const auto it = zoomed.find(step);
+      missing += it == zoomed.end() || it->second != stored[step];
+    }
+    QVERIFY2(missing == 0, qPrintable(QStringLiteral("%1 of 241 steps not drawn").arg(missing)));
+    // Panned on: the new range is drawn in full too.
+    overlay->xAxis->setRange(6000, 6240);
+    QVERIFY(drawn().count(6123) && drawn().at(6123) == stored[6123]);
   }
 
   void overlayDrawsWholeTestSetEvaluationsApart_data() {
@@ -598,8 +719,8 @@ class TestRunsTables : public QObject {
 
   void overlayHoverReadsAStoredPoint() {
     test::TempStore t;
-    // 900 points every 2 steps on a grid of ~1150 x values (more than half the points: held
-    // across the grid, not drawn as they are): grid points fall between stored steps.
+    // 900 points every 2 steps: the read-out names a stored step and its stored value wherever
+    // the mouse is between them.
     const int64_t id = addSteppedRun(*t.store, 1800, 2);
     StoreExecutor executor(t.store);
     ComparePanel compare(&executor);
@@ -611,7 +732,11 @@ class TestRunsTables : public QObject {
     QCustomPlot* overlay = compare.overlayPlot();
     overlay->replot();
     QCOMPARE(overlay->graphCount(), 1);
-    QVERIFY(overlay->graph(0)->data()->size() > 900);  // the grid, not the stored points
+    // The stored points themselves (they fit the plot's pixel columns), not a grid between.
+    QCOMPARE(overlay->graph(0)->data()->size(), 900);
+    for (auto it = overlay->graph(0)->data()->constBegin();
+         it != overlay->graph(0)->data()->constEnd(); ++it)
+      QVERIFY2(std::fmod(it->key, 2.0) == 0, qPrintable(QString::number(it->key)));
     int checked = 0;
     for (double at = 300.0; at < 330.0; at += 0.7) {
       const int px = int(overlay->xAxis->coordToPixel(at));

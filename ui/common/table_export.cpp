@@ -8,11 +8,14 @@
 #include <QFileDialog>
 #include <QGuiApplication>
 #include <QKeyEvent>
+#include <QLocale>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPointer>
 #include <QSaveFile>
 #include <QTableView>
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <vector>
@@ -60,6 +63,20 @@ QString csvField(const QString& text) {
   return QLatin1Char('"') + quoted + QLatin1Char('"');
 }
 
+QString exportFieldText(const QVariant& value) {
+  switch (value.typeId()) {
+    case QMetaType::Double:
+    case QMetaType::Float: {
+      const double v = value.toDouble();
+      if (std::isnan(v)) return QString();
+      if (std::isinf(v)) return QString::fromLatin1(v > 0 ? "inf" : "-inf");
+      return QString::number(v, 'g', QLocale::FloatingPointShortest);
+    }
+    default:
+      return value.toString();
+  }
+}
+
 QString tableCsv(const QAbstractItemModel* model, const QTableView* view) {
   QString out;
   if (!model) return out;
@@ -67,13 +84,35 @@ QString tableCsv(const QAbstractItemModel* model, const QTableView* view) {
   std::vector<int> columns;
   for (int c = 0; c < model->columnCount(); ++c)
     if (!view || !view->isColumnHidden(c)) columns.push_back(c);
+  // A column split into several fields (mean, std) has the same number of fields in every row.
+  std::vector<int> width;
   QStringList fields;
-  for (int c : columns)
-    fields << csvField(model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+  for (int c : columns) {
+    const QVariant names = model->headerData(c, Qt::Horizontal, kExportRole);
+    QStringList header;
+    if (names.typeId() == QMetaType::QStringList)
+      header = names.toStringList();
+    else if (names.isValid())
+      header << names.toString();
+    else
+      header << model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+    width.push_back(int(std::max<qsizetype>(1, header.size())));
+    for (const QString& name : header) fields << csvField(name);
+  }
   out += fields.join(QLatin1Char(',')) + QLatin1Char('\n');
   for (int r = 0; r < rows; ++r) {
     fields.clear();
-    for (int c : columns) fields << csvField(cellText(model, r, c));
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const QVariant value = model->data(model->index(r, columns[i]), kExportRole);
+      QStringList cell;
+      if (value.typeId() == QMetaType::QVariantList) {
+        for (const QVariant& v : value.toList()) cell << exportFieldText(v);
+      } else {
+        cell << (value.isValid() ? exportFieldText(value) : cellText(model, r, columns[i]));
+      }
+      while (cell.size() < width[i]) cell << QString();
+      for (int k = 0; k < width[i]; ++k) fields << csvField(cell[k]);
+    }
     out += fields.join(QLatin1Char(',')) + QLatin1Char('\n');
   }
   return out;

@@ -3,6 +3,7 @@
 // text (Ctrl+C), through one helper: attachTableExport() on the view.
 
 #include <QString>
+#include <QVariant>
 #include <functional>
 
 class QAbstractItemModel;
@@ -13,11 +14,22 @@ class QTableView;
 
 namespace stagewise::ui {
 
+/// The role a model answers for Export CSV with the stored value behind a cell's display text:
+/// a number (written to full precision: the shortest text that reads back as the same double),
+/// text, or a QVariantList of those for a cell that shows several values (mean ± std), written
+/// as that many fields. A header's kExportRole is its name with the unit ("wall time (s)"), or
+/// a QStringList naming each field of a split column. A cell without it exports its display
+/// text; a NaN or an empty QString exports an empty field. Copy (Ctrl+C) keeps display text.
+constexpr int kExportRole = Qt::UserRole + 0x4e0;
+
+/// A cell's export value as CSV field text (see kExportRole).
+QString exportFieldText(const QVariant& value);
+
 /// One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break, quotes
 /// doubled.
 QString csvField(const QString& text);
-/// The model's header row and every cell's display text as CSV, one line per row ("\n"); the
-/// columns `view` hides are left out.
+/// The model's header row and every cell's stored value (kExportRole, else its display text) as
+/// CSV, one line per row ("\n"); the columns `view` hides are left out.
 QString tableCsv(const QAbstractItemModel* model, const QTableView* view = nullptr);
 /// The selected cells as tab-separated text: rows in model order, the columns any selected cell
 /// of the selection spans, a cell not selected inside that rectangle empty. Tabs and line breaks

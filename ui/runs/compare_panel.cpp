@@ -24,6 +24,7 @@
 #include "common/plot_frame.h"
 #include "common/smoothing.h"
 #include "common/theme.h"
+#include "runs/draw_decimation.h"
 #include "runs/last_stage_series.h"
 #include "runs/run_history.h"
 #include "runs/whole_set_evals.h"
@@ -72,6 +73,25 @@ void setApart(const std::vector<ComparePanel::WholeSetPoint>& whole,
     for (size_t k = 0; k < grid.size() && k < values.size(); ++k)
       if (grid[k] >= w.x && grid[k] < w.next) values[k] = NAN;
   }
+}
+
+/// A run's points as graph data: x times its factor, a NaN where its line breaks (the last
+/// stage changed index in a re-partition: QCustomPlot breaks the line there).
+QVector<QCPGraphData> graphPoints(const std::vector<std::pair<double, double>>& drawn, double f,
+                                  const std::vector<double>& breaks) {
+  QVector<QCPGraphData> points;
+  size_t nextBreak = 0;
+  for (const auto& [x, y] : drawn) {
+    if (!std::isfinite(y)) continue;
+    bool broken = false;
+    while (nextBreak < breaks.size() && breaks[nextBreak] <= x) {
+      ++nextBreak;
+      broken = true;
+    }
+    if (broken && !points.isEmpty()) points << QCPGraphData(x * f, qQNaN());
+    points << QCPGraphData(x * f, y);
+  }
+  return points;
 }
 
 QString runLabel(const storage::RunRecord& r) {
@@ -243,6 +263,9 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   // redraws what is loaded.
   connect(m_overlayFrame, &PlotFrame::smoothingChanged, this, &ComparePanel::reload);
   connect(m_overlayFrame, &PlotFrame::logYChanged, this, &ComparePanel::drawOverlay);
+  // Zoom and pan: the runs drawn from their stored points are drawn again for the new range.
+  connect(m_overlay->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+          &ComparePanel::drawVisible);
 }
 
 void ComparePanel::setMetricList(const std::vector<Metric>& extra) {
@@ -350,6 +373,7 @@ void ComparePanel::reload() {
           data.runs.push_back(std::move(*run));
           data.breaks.emplace_back();
           data.whole.emplace_back();
+          data.storedAll.push_back(false);
           if (const auto p = pieced.find(data.runs.size() - 1); p != pieced.end()) {
             data.breaks.back() = p->second.breaks();
             data.stored.push_back(p->second.points);
@@ -360,6 +384,7 @@ void ComparePanel::reload() {
           std::vector<std::pair<double, double>> stored;
           if (const auto info = reader.findSeries(id, key); info && info->pointCount > 0) {
             if (info->pointCount <= 200000) {
+              data.storedAll.back() = true;
               const auto raw = reader.loadSeries(id, key, axis);
               std::vector<double> v;
               for (const auto& p : raw) v.push_back(p.value);
@@ -471,6 +496,7 @@ void ComparePanel::showLoaded(const Data& data) {
   regroup();
   m_aligned = data.aligned;
   m_stored = data.stored;
+  m_storedAll = data.storedAll;
   m_breaks = data.breaks;
   m_whole = data.whole;
   setMetricList(data.extra);
@@ -538,9 +564,23 @@ std::optional<std::pair<double, double>> ComparePanel::storedNear(const QCPGraph
   return std::make_pair(next->first * f, next->second);
 }
 
+void ComparePanel::drawVisible() {
+  const QCPRange range = m_overlay->xAxis->range();
+  const int columns = std::max(1, m_overlay->axisRect()->width());
+  const std::vector<double> none;
+  for (const auto& [graph, i] : m_storedGraphs) {
+    if (i >= m_stored.size() || i >= m_drawnFactor.size()) continue;
+    const double f = m_drawnFactor[i];
+    graph->data()->set(graphPoints(pointsToDraw(m_stored[i], f, range.lower, range.upper, columns),
+                                   f, i < m_breaks.size() ? m_breaks[i] : none),
+                       true);
+  }
+}
+
 void ComparePanel::drawOverlay() {
   m_overlay->clearGraphs();
   m_graphRun.clear();
+  m_storedGraphs.clear();
   m_overlayFrame->hideHover();
   // The x axis: samples and compute scale each run's steps by its own factor; a run without it
   // is left out and named.
@@ -579,29 +619,29 @@ void ComparePanel::drawOverlay() {
     g->setName(runLabel(m_runs[i]));
     g->setPen(QPen(stageColor(int(i)), 1.8));
     QVector<QCPGraphData> points;
-    // A NaN point before the first point of each new piece (the last stage changed index in a
-    // re-partition): QCustomPlot breaks the line there.
     const std::vector<double> none;
     const auto& breaks = i < m_breaks.size() ? m_breaks[i] : none;
-    size_t nextBreak = 0;
-    const auto add = [&](double x, double y) {
-      if (!std::isfinite(y)) return;
-      bool broken = false;
-      while (nextBreak < breaks.size() && breaks[nextBreak] <= x) {
-        ++nextBreak;
-        broken = true;
-      }
-      if (broken && !points.isEmpty()) points << QCPGraphData(x * f, qQNaN());
-      points << QCPGraphData(x * f, y);
-    };
     const bool sparse = i < a.points.size() && !a.points[i].empty();
     if (sparse) {
       // A few evaluations: the points themselves joined by lines, each marked, not a staircase
       // held across the grid.
-      for (const auto& [x, y] : a.points[i]) add(x, y);
+      points = graphPoints(a.points[i], f, breaks);
       g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
+    } else if (i < m_storedAll.size() && m_storedAll[i] && i < m_stored.size() &&
+               !m_stored[i].empty()) {
+      // Its stored points at the resolution of the visible range, redrawn on zoom and pan
+      // (drawVisible); here the whole run, for the axes' extent.
+      m_storedGraphs[g] = i;
+      const auto& stored = m_stored[i];
+      points =
+          graphPoints(pointsToDraw(stored, f, stored.front().first * f, stored.back().first * f,
+                                   std::max(1, m_overlay->axisRect()->width())),
+                      f, breaks);
     } else {
-      for (size_t k = 0; k < a.x.size() && k < a.values[i].size(); ++k) add(a.x[k], a.values[i][k]);
+      std::vector<std::pair<double, double>> grid;
+      for (size_t k = 0; k < a.x.size() && k < a.values[i].size(); ++k)
+        grid.emplace_back(a.x[k], a.values[i][k]);
+      points = graphPoints(grid, f, breaks);
     }
     for (const auto& p : points)
       if (std::isfinite(p.value)) extend(p.key, p.value);
@@ -651,6 +691,7 @@ void ComparePanel::drawOverlay() {
   } else {
     m_overlay->rescaleAxes();
   }
+  drawVisible();  // the range set above may equal the last one: no rangeChanged
   m_overlay->replot();
 }
 

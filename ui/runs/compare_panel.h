@@ -130,6 +130,9 @@ class ComparePanel : public QWidget {
     /// Per run: its stored points (x on the storage axis, value as drawn: smoothed when the
     /// overlay smooths), sorted by x, for the hover read-out.
     std::vector<std::vector<std::pair<double, double>>> stored;
+    /// Per run: whether `stored` holds every stored point (then the overlay draws from it, at
+    /// the visible range's resolution; else from the aligned grid).
+    std::vector<bool> storedAll;
     /// Per run: where its line breaks (x on the storage axis; see last_stage_series.h).
     std::vector<std::vector<double>> breaks;
     /// Per run: its whole-test-set evaluations of the metric (none unless a test series).
@@ -142,6 +145,9 @@ class ComparePanel : public QWidget {
   std::optional<std::pair<double, double>> storedNear(const QCPGraph* graph, double x) const;
   /// Draws the overlay from the data last loaded, with the frame's smoothing and scale.
   void drawOverlay();
+  /// Redraws the runs drawn from their stored points for the visible x range (zoom, pan): every
+  /// stored point in view, or each pixel column's first, min, max and last (pointsToDraw).
+  void drawVisible();
   void drawBands(const storage::AlignedSeries& aligned);
   void drawFront();
   /// A group's label: the values of the keys that tell the selected runs apart (seed aside).
@@ -174,6 +180,8 @@ class ComparePanel : public QWidget {
   std::vector<std::vector<double>> m_breaks;                     // Data::breaks
   std::vector<std::vector<WholeSetPoint>> m_whole;               // Data::whole
   std::map<const QCPGraph*, size_t> m_graphRun;  // each run's graph -> its index in m_runs
+  std::vector<bool> m_storedAll;                 // Data::storedAll
+  std::map<QCPGraph*, size_t> m_storedGraphs;    // graphs drawn from m_stored (drawVisible)
   std::vector<double> m_drawnFactor;             // per run, as drawn
   std::vector<storage::SpecDifference> m_diffs;
   QComboBox* m_summaryMetric;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common/format.h"
+#include "common/table_export.h"
 #include "stagewise/storage/spec_diff.h"
 #include "stagewise/study/results.h"
 
@@ -46,6 +47,8 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
                                        "Stages",    "Devices",   "Mode",     "Status",
                                        "Test acc.", "Samples/s", "Duration", "Tags"};
   if (role == Qt::DisplayRole && section >= 0 && section < kColumnCount) return tr(kNames[section]);
+  if (role == kExportRole && section == kSamplesPerSec) return tr("Samples/s");
+  if (role == kExportRole && section == kDuration) return tr("Duration (s)");
   if (role == Qt::ToolTipRole && (section == kDevices || section == kTags))
     return tr("Not sortable");
   if (role == Qt::ToolTipRole && section == kId)
@@ -340,7 +343,7 @@ QVariant RunTableModel::display(const RunRecord& r, int column) const {
     const auto value = flat->second.find(m_keyColumns[key]);
     if (value == flat->second.end()) return QStringLiteral("—");
     // A searched rate has 16 digits; 4 significant ones tell runs apart and fit the column (an
-    // elided middle would read as another number). Export CSV writes what is shown.
+    // elided middle would read as another number). Export CSV writes the stored text (exported).
     const QString text = QString::fromStdString(value->second);
     bool number = false;
     const double v = text.toDouble(&number);
@@ -385,6 +388,31 @@ QVariant RunTableModel::display(const RunRecord& r, int column) const {
   return {};
 }
 
+QVariant RunTableModel::exported(const RunRecord& r, int column) const {
+  // Stored numbers, not "14.5 k" or "55.2 s" (issue 36's walkthrough); a missing one is empty.
+  auto number = [](const std::optional<double>& v) {
+    return v ? QVariant(*v) : QVariant(QString());
+  };
+  if (column >= kColumnCount) {
+    const size_t key = size_t(column - kColumnCount);
+    if (key >= m_keyColumns.size()) return QString();
+    const auto flat = m_flatSpecs.find(r.id);
+    if (flat == m_flatSpecs.end()) return QString();
+    const auto value = flat->second.find(m_keyColumns[key]);
+    return value == flat->second.end() ? QString() : QString::fromStdString(value->second);
+  }
+  switch (column) {
+    case kAccuracy:
+      return number(r.testAccuracy);
+    case kSamplesPerSec:
+      return number(r.samplesPerSec);
+    case kDuration:
+      return number(r.wallSeconds);
+    default:
+      return display(r, column);
+  }
+}
+
 QVariant RunTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid()) return {};
   const RunRecord* r = record(index.row());
@@ -396,6 +424,8 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole:
       return display(*r, index.column());
+    case kExportRole:
+      return exported(*r, index.column());
     case kRunIdRole:
       return qint64(r->id);
     case Qt::TextAlignmentRole:

@@ -91,6 +91,8 @@ class RunTableModel : public QAbstractTableModel {
  private:
   void requestPage(int page) const;
   QVariant display(const storage::RunRecord& r, int column) const;
+  /// Export CSV's value (kExportRole): the stored number, full precision; else the display.
+  QVariant exported(const storage::RunRecord& r, int column) const;
   /// Recomputes keyColumns() from the loaded pages; announces a change of headers and cells.
   void updateKeyColumns();
   void checkSettled();

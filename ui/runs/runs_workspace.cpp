@@ -34,6 +34,7 @@
 #include "runs/run_table_model.h"
 #include "runs/study_groups.h"
 #include "stagewise/storage/export.h"
+#include "stagewise/study/results.h"
 
 namespace stagewise::ui {
 
@@ -359,18 +360,28 @@ void RunsWorkspace::dropFilteredOut(const storage::RunFilter& filter) {
 }
 
 void RunsWorkspace::loadStudies() {
-  using Studies = std::vector<storage::StudyRecord>;
+  // Runs, not grid points: points that differ only in a key their mode does not read share one
+  // run, counted once as `study show` counts them (issue 36: "12 of 72" beside its "4 of 34").
+  using Studies = std::vector<std::pair<storage::StudyRecord, study::RunCounts>>;
   m_executor->post<Studies>(
-      this, [](storage::RunReader& reader, storage::RunStore&) { return reader.listStudies(); },
+      this,
+      [](storage::RunReader& reader, storage::RunStore&) {
+        Studies out;
+        for (auto& s : reader.listStudies()) {
+          const study::RunCounts counts = study::distinctRunCounts(reader, s);
+          out.emplace_back(std::move(s), counts);
+        }
+        return out;
+      },
       [this](Studies studies) {
         std::map<int64_t, QString> labels;
-        for (const auto& s : studies)
+        for (const auto& [s, counts] : studies)
           labels[s.id] = tr("#%1 %2 — %3, %4 of %5 runs")
                              .arg(s.id)
                              .arg(QString::fromStdString(s.name))
                              .arg(QString::fromStdString(storage::toString(s.status)))
-                             .arg(s.runsCompleted)
-                             .arg(s.runsTotal);
+                             .arg(counts.completed)
+                             .arg(counts.total);
         if (labels == m_studyLabels) return;
         const qlonglong chosen = m_study->currentData().toLongLong();
         const bool chosenChanged =

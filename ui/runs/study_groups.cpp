@@ -18,6 +18,7 @@
 
 #include "common/app_settings.h"
 #include "common/format.h"
+#include "common/table_export.h"
 #include "runs/study_views.h"
 #include "stagewise/engine/number_text.h"
 #include "stagewise/study/search_views.h"
@@ -74,6 +75,36 @@ QTableWidgetItem* cell(const QString& text, double sort) {
   item->setFlags(item->flags() & ~Qt::ItemIsEditable);
   if (std::isfinite(sort)) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
   return item;
+}
+
+/// Export CSV's stored number(s) behind a cell's text (kExportRole): full precision, one value
+/// a field, where the text rounds, joins a mean and its spread, or adds a unit (issue 36's
+/// walkthrough: "0.718 ± 0.004" in one field).
+QTableWidgetItem* exporting(QTableWidgetItem* item, const QVariant& value) {
+  item->setData(kExportRole, value);
+  return item;
+}
+
+QVariant number(double v) {
+  return std::isfinite(v) ? QVariant(v) : QVariant(QString());
+}
+
+QVariant number(const std::optional<double>& v) {
+  return v ? number(*v) : QVariant(QString());
+}
+
+/// A mean and its sample std, two fields (empty: no runs; the std of one run).
+QVariantList meanStd(const study::Stat& s) {
+  return {s.n > 0 ? number(s.mean) : QVariant(QString()),
+          s.n > 1 ? number(s.std) : QVariant(QString())};
+}
+
+/// Names a column's exported fields (kExportRole of its header item).
+void exportHeader(QTableWidget* table, const QStringList& headers, const QString& shown,
+                  const QVariant& names) {
+  const int column = int(headers.indexOf(shown));
+  if (column >= 0 && table->horizontalHeaderItem(column))
+    table->horizontalHeaderItem(column)->setData(kExportRole, names);
 }
 
 }  // namespace
@@ -287,6 +318,9 @@ void StudyGroupTable::fillTuned() {
           << tr("test accuracy (mean ± 95 % CI)") << tr("n") << tr("trials");
   m_tunedTable->setColumnCount(int(headers.size()));
   m_tunedTable->setHorizontalHeaderLabels(headers);
+  exportHeader(m_tunedTable, headers, tr("test accuracy (mean ± 95 % CI)"),
+               QStringList{tr("test accuracy mean"), tr("test accuracy std"),
+                           tr("test accuracy 95 % CI low"), tr("test accuracy 95 % CI high")});
   m_tunedTable->setRowCount(int(r.tuned.size()));
   for (int row = 0; row < int(r.tuned.size()); ++row) {
     const study::TunedResult& t = r.tuned[size_t(row)];
@@ -300,8 +334,9 @@ void StudyGroupTable::fillTuned() {
         row, c++,
         cell(chosen.isEmpty() ? tr("not chosen yet") : chosen.join(QStringLiteral(", ")),
              std::nan("")));
-    auto* on = cell(t.bestValue ? locale.toString(*t.bestValue, 'f', 4) : QString(),
-                    t.bestValue.value_or(std::nan("")));
+    auto* on = exporting(cell(t.bestValue ? locale.toString(*t.bestValue, 'f', 4) : QString(),
+                              t.bestValue.value_or(std::nan(""))),
+                         number(t.bestValue));
     if (t.bestRunId) on->setToolTip(tr("the best trial: run #%1").arg(t.bestRunId));
     m_tunedTable->setItem(row, c++, on);
     QString test;
@@ -314,7 +349,11 @@ void StudyGroupTable::fillTuned() {
     } else {
       test = r.plan.search.tune ? tr("no tuned run yet") : tr("not tuned (no tune seeds)");
     }
-    m_tunedTable->setItem(row, c++, cell(test, t.test.n > 0 ? t.test.mean : std::nan("")));
+    QVariantList testFields = meanStd(t.test);
+    testFields << (t.ci95 ? number(t.ci95->first) : QVariant(QString()))
+               << (t.ci95 ? number(t.ci95->second) : QVariant(QString()));
+    m_tunedTable->setItem(
+        row, c++, exporting(cell(test, t.test.n > 0 ? t.test.mean : std::nan("")), testFields));
     m_tunedTable->setItem(row, c++, cell(QString::number(t.test.n), t.test.n));
     auto* trials = cell(tr("%1: %2 completed, %3 pruned, %4 failed")
                             .arg(t.trials)
@@ -374,6 +413,23 @@ void StudyGroupTable::fill() {
   if (!perRun) headers << tr("front");
   m_table->setColumnCount(int(headers.size()));
   m_table->setHorizontalHeaderLabels(headers);
+  // Export CSV: units in the header, a group's mean and std in two columns.
+  if (perRun) {
+    exportHeader(m_table, headers, tr("wall time"), tr("wall time (s)"));
+    exportHeader(m_table, headers, tr("time to target"), tr("time to target (s)"));
+  } else {
+    exportHeader(m_table, headers, tr("test accuracy"),
+                 QStringList{tr("test accuracy mean"), tr("test accuracy std")});
+    exportHeader(m_table, headers, tr("samples/s"),
+                 QStringList{tr("samples/s mean"), tr("samples/s std")});
+    exportHeader(m_table, headers, tr("wall time"),
+                 QStringList{tr("wall time mean (s)"), tr("wall time std (s)")});
+    exportHeader(m_table, headers, tr("training FLOPs"),
+                 QStringList{tr("training FLOPs mean"), tr("training FLOPs std")});
+    exportHeader(
+        m_table, headers, tr("time to target"),
+        QStringList{tr("time to target mean (s)"), tr("time to target std (s)"), tr("reached")});
+  }
 
   auto timeText = [](const std::optional<double>& t) {
     return t ? formatDuration(*t) : tr("not reached");
@@ -388,12 +444,22 @@ void StudyGroupTable::fill() {
       if (!modeShown)
         m_table->setItem(row, c++, cell(QString::fromStdString(o.mode), std::nan("")));
       const int64_t runId = r.rows[r.outcomeRows[size_t(row)]].run.id;
-      m_table->setItem(row, c++, cell(QStringLiteral("#%1").arg(runId), double(runId)));
-      m_table->setItem(row, c++, cell(locale.toString(o.testAccuracy, 'f', 4), o.testAccuracy));
-      m_table->setItem(row, c++, cell(locale.toString(o.samplesPerSec, 'f', 0), o.samplesPerSec));
-      m_table->setItem(row, c++, cell(formatDuration(o.wallS), o.wallS));
-      m_table->setItem(row, c++, cell(formatCount(o.trainFlops), o.trainFlops));
-      m_table->setItem(row, c++, cell(timeText(o.targetTimeS), o.targetTimeS.value_or(INFINITY)));
+      m_table->setItem(
+          row, c++,
+          exporting(cell(QStringLiteral("#%1").arg(runId), double(runId)), qint64(runId)));
+      m_table->setItem(row, c++,
+                       exporting(cell(locale.toString(o.testAccuracy, 'f', 4), o.testAccuracy),
+                                 number(o.testAccuracy)));
+      m_table->setItem(row, c++,
+                       exporting(cell(locale.toString(o.samplesPerSec, 'f', 0), o.samplesPerSec),
+                                 number(o.samplesPerSec)));
+      m_table->setItem(row, c++,
+                       exporting(cell(formatDuration(o.wallS), o.wallS), number(o.wallS)));
+      m_table->setItem(
+          row, c++, exporting(cell(formatCount(o.trainFlops), o.trainFlops), number(o.trainFlops)));
+      m_table->setItem(row, c++,
+                       exporting(cell(timeText(o.targetTimeS), o.targetTimeS.value_or(INFINITY)),
+                                 number(o.targetTimeS)));
     }
   } else {
     std::vector<study::RunOutcome> projected = r.outcomes;
@@ -411,16 +477,29 @@ void StudyGroupTable::fill() {
       if (!modeShown)
         m_table->setItem(row, c++, cell(QString::fromStdString(g.mode), std::nan("")));
       m_table->setItem(row, c++, cell(QString::number(g.accuracy.n), g.accuracy.n));
-      m_table->setItem(row, c++, cell(meanSpread(g.accuracy, spread), g.accuracy.mean));
-      m_table->setItem(row, c++, cell(meanSpread(g.samplesPerSec, spread), g.samplesPerSec.mean));
-      m_table->setItem(row, c++, cell(durationSpread(g.wallS, spread), g.wallS.mean));
-      m_table->setItem(row, c++, cell(formatCount(g.trainFlops.mean), g.trainFlops.mean));
+      m_table->setItem(
+          row, c++,
+          exporting(cell(meanSpread(g.accuracy, spread), g.accuracy.mean), meanStd(g.accuracy)));
+      m_table->setItem(row, c++,
+                       exporting(cell(meanSpread(g.samplesPerSec, spread), g.samplesPerSec.mean),
+                                 meanStd(g.samplesPerSec)));
+      m_table->setItem(
+          row, c++,
+          exporting(cell(durationSpread(g.wallS, spread), g.wallS.mean), meanStd(g.wallS)));
+      m_table->setItem(row, c++,
+                       exporting(cell(formatCount(g.trainFlops.mean), g.trainFlops.mean),
+                                 meanStd(g.trainFlops)));
       QString ttt = tr("not reached (0 of %1)").arg(g.accuracy.n);
       if (g.targetTimeS) {
         ttt = durationSpread(*g.targetTimeS, spread);
         ttt += tr(" (%1 of %2)").arg(g.reached).arg(g.accuracy.n);
       }
-      m_table->setItem(row, c++, cell(ttt, g.targetTimeS ? g.targetTimeS->mean : double(INFINITY)));
+      QVariantList tttFields =
+          g.targetTimeS ? meanStd(*g.targetTimeS) : QVariantList{QString(), QString()};
+      tttFields << g.reached;
+      m_table->setItem(
+          row, c++,
+          exporting(cell(ttt, g.targetTimeS ? g.targetTimeS->mean : double(INFINITY)), tttFields));
       auto* front = cell(g.onFront ? QStringLiteral("✓") : QString(), g.onFront ? 1 : 0);
       front->setToolTip(
           tr("On the front: no other group is faster (mean wall time) and at least "

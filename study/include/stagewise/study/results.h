@@ -135,6 +135,16 @@ bool modeReadsKey(const std::string& mode, const std::string& key);
 /// mode, else the base's) does not read counted once.
 int distinctRuns(const StudyPlan& plan, const std::string& baseSpecJson);
 
+/// A study's runs counted as `study show` counts them (StudyResults::runsCompleted / runsTotal):
+/// the distinct runs among its completed, not replaced links, and distinctRuns of a grid's plan
+/// (a search's stored total). One read of its links, no series: cheap enough for every study of
+/// a list (`study list`, the Runs study filter), where StudyRecord's counts are grid points.
+struct RunCounts {
+  int completed = 0;
+  int total = 0;
+};
+RunCounts distinctRunCounts(storage::RunReader& reader, const storage::StudyRecord& study);
+
 /// A search's result per vary point (loadStudyResults fills StudyResults::tuned with it).
 std::vector<TunedResult> tunedResults(storage::RunReader& reader, const StudyResults& results);
 
@@ -153,7 +163,10 @@ StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
 /// The `study show --json` object: study_id, name, status, target, groups[...].
 std::string showJson(const StudyResults& results);
 /// The `study list --json` array.
-std::string listJson(const std::vector<storage::StudyRecord>& studies);
+/// `counts[i]`: distinctRunCounts of studies[i], as runs_distinct_completed / runs_distinct_total
+/// beside the grid-point counts runs_completed / runs_total (missing: left out).
+std::string listJson(const std::vector<storage::StudyRecord>& studies,
+                     const std::vector<RunCounts>& counts = {});
 /// The `study show` table.
 std::string showTable(const StudyResults& results);
 /// `study export`: one row per run with the study's keys as columns (csv or json).
