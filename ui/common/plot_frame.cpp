@@ -102,13 +102,16 @@ PlotFrame::PlotFrame(const QString& title, Features features, QWidget* parent)
   if (m_features.testFlag(HoverReadout)) {
     m_hoverLine = new QCPItemStraightLine(m_plot);
     m_hoverLine->setVisible(false);
+    // Above the curves, the final diamonds and the event labels, not cut at the axis rect: with
+    // 27 series in a low plot only the first lines could be read (issue 36).
+    m_plot->addLayer(QStringLiteral("readout"), nullptr, QCustomPlot::limAbove);
     m_hoverText = new QCPItemText(m_plot);
+    m_hoverText->setLayer(QStringLiteral("readout"));
     m_hoverText->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
-    m_hoverText->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_hoverText->position->setCoords(0.01, 0.01);
+    m_hoverText->position->setType(QCPItemPosition::ptAbsolute);
     m_hoverText->setPadding(QMargins(4, 2, 4, 2));
     m_hoverText->setVisible(false);
-    m_hoverText->setClipToAxisRect(true);
+    m_hoverText->setClipToAxisRect(false);
     connect(m_plot, &QCustomPlot::mouseMove, this, &PlotFrame::updateHover);
   }
   buildControls();
@@ -296,12 +299,13 @@ QString PlotFrame::exportTo(const QString& path, int width, int height) {
 }
 
 QString PlotFrame::readout() const {
-  return m_hoverText && m_hoverText->visible() ? m_hoverText->text() : QString();
+  return m_hoverText && m_hoverText->visible() ? m_readout : QString();
 }
 
 void PlotFrame::hideHover() {
   if (!m_hoverText || !m_hoverText->visible()) return;
   m_hoverText->setVisible(false);
+  for (auto* column : m_hoverColumns) column->setVisible(false);
   m_hoverLine->setVisible(false);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -360,12 +364,56 @@ void PlotFrame::updateHover(QMouseEvent* event) {
   const QString where = !m_xName.isEmpty() ? QStringLiteral("%1 %2").arg(m_xName, quantity(snapped))
                         : m_timeAxis       ? tr("%1 s").arg(snapped, 0, 'f', 2)
                                            : tr("step %1").arg(qint64(std::llround(snapped)));
-  m_hoverText->setText(where + QLatin1Char('\n') + lines.join(QLatin1Char('\n')));
-  m_hoverText->setVisible(true);
+  lines.prepend(where);
+  placeReadout(lines);
   m_hoverLine->point1->setCoords(snapped, 0);
   m_hoverLine->point2->setCoords(snapped, 1);
   m_hoverLine->setVisible(true);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotFrame::placeReadout(const QStringList& lines) {
+  m_readout = lines.join(QLatin1Char('\n'));
+  const QFontMetrics metrics(m_hoverText->font());
+  const QRect rect = m_plot->axisRect()->rect();
+  const QMargins pad = m_hoverText->padding();
+  const int lineHeight = metrics.lineSpacing();
+  // In the axis rect's top-left corner while it fits there; taller, from the widget's top, and
+  // in columns of as many lines as the widget's height holds.
+  const int fitsInRect = (rect.height() - 4 - pad.top() - pad.bottom()) / lineHeight;
+  const bool inRect = int(lines.size()) <= fitsInRect;
+  const int top = inRect ? rect.top() + 2 : 1;
+  const int rows =
+      std::max(1, inRect ? fitsInRect
+                         : (m_plot->height() - top - 1 - pad.top() - pad.bottom()) / lineHeight);
+  const int columns = (int(lines.size()) + rows - 1) / rows;
+  while (int(m_hoverColumns.size()) < columns - 1) {
+    auto* column = new QCPItemText(m_plot);
+    column->setLayer(QStringLiteral("readout"));
+    column->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+    column->position->setType(QCPItemPosition::ptAbsolute);
+    column->setPadding(pad);
+    column->setClipToAxisRect(false);
+    column->setSelectable(false);
+    column->setFont(m_hoverText->font());
+    column->setBrush(m_hoverText->brush());
+    column->setColor(m_hoverText->color());
+    column->setPen(m_hoverText->pen());
+    m_hoverColumns.push_back(column);
+  }
+  int left = rect.left() + 4;
+  for (int c = 0; c < std::max(1, columns); ++c) {
+    QCPItemText* item = c == 0 ? m_hoverText : m_hoverColumns[size_t(c - 1)];
+    const QStringList part = lines.mid(c * rows, rows);
+    item->setText(part.join(QLatin1Char('\n')));
+    item->position->setCoords(left, top);
+    item->setVisible(true);
+    int width = 0;
+    for (const QString& line : part) width = std::max(width, metrics.horizontalAdvance(line));
+    left += width + pad.left() + pad.right() + 2;
+  }
+  for (size_t c = size_t(std::max(0, columns - 1)); c < m_hoverColumns.size(); ++c)
+    m_hoverColumns[c]->setVisible(false);
 }
 
 void PlotFrame::restyle() {
@@ -374,6 +422,11 @@ void PlotFrame::restyle() {
     const QPalette pal = palette();
     QColor bg = pal.color(QPalette::ToolTipBase);
     bg.setAlpha(220);
+    for (QCPItemText* item : m_hoverColumns) {
+      item->setBrush(bg);
+      item->setColor(pal.color(QPalette::ToolTipText));
+      item->setPen(QPen(pal.color(QPalette::Mid)));
+    }
     m_hoverText->setBrush(bg);
     m_hoverText->setColor(pal.color(QPalette::ToolTipText));
     m_hoverText->setPen(QPen(pal.color(QPalette::Mid)));
