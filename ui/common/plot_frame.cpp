@@ -108,6 +108,7 @@ PlotFrame::PlotFrame(const QString& title, Features features, QWidget* parent)
     m_hoverText = new QCPItemText(m_plot);
     m_hoverText->setLayer(QStringLiteral("readout"));
     m_hoverText->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+    m_hoverText->setTextAlignment(Qt::AlignLeft);
     m_hoverText->position->setType(QCPItemPosition::ptAbsolute);
     m_hoverText->setPadding(QMargins(4, 2, 4, 2));
     m_hoverText->setVisible(false);
@@ -391,6 +392,7 @@ void PlotFrame::placeReadout(const QStringList& lines) {
     auto* column = new QCPItemText(m_plot);
     column->setLayer(QStringLiteral("readout"));
     column->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+    column->setTextAlignment(Qt::AlignLeft);
     column->position->setType(QCPItemPosition::ptAbsolute);
     column->setPadding(pad);
     column->setClipToAxisRect(false);
