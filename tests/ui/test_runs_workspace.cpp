@@ -866,6 +866,7 @@ class TestRunsWorkspace : public QObject {
       for (auto it = diamonds->data()->constBegin(); it != diamonds->data()->constEnd(); ++it)
         stopDiamond |= it->key == 120.0 && float(it->value) == 0.8646f;
       QVERIFY2(stopDiamond, "no marker for the stop's whole-set evaluation at step 120");
+      QCOMPARE(diamonds->name(), QStringLiteral("whole test set"));
     }
 
     // Run → Resume from checkpoint… with the folder that holds step-80: its newest step, in

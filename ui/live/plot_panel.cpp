@@ -305,6 +305,15 @@ void PlotPanel::markWholeSet(int phase, const std::string& series, int64_t step,
                              double value) {
   if (!std::isfinite(value)) return;
   if (Final* f = finalOf(phase, series)) {
+    if (f->earlier.empty()) {
+      // Not only the final one: "whole test set" says what every diamond is.
+      f->name = f->name == tr("final, whole test set")
+                    ? tr("whole test set")
+                    : f->name.chopped(tr(" final").size()) + tr(" whole set");
+      f->brief = f->brief.chopped(tr(" final").size()) + tr(" whole");
+      f->graph->setName(f->name);
+      PlotFrame::setFullName(f->graph, f->name);
+    }
     f->earlier.push_back({step, timeS, value});
     refresh(true);
   }
