@@ -283,8 +283,14 @@ class TestPlotPanel : public QObject {
     // cut at the axis rect, so only S1-S3 of the first mode could be read.
     LiveData data;
     PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
-    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
-    panel.resize(700, 260);
+    // Long names, as the read-out gives them in full: its columns are wider than the plot.
+    panel.addRule({engine::series::kLoss,
+                   true,
+                   QStringLiteral(" loss of the local head"),
+                   Qt::SolidLine,
+                   1.5,
+                   {}});
+    panel.resize(560, 170);
     panel.show();
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
     const engine::Mode modes[] = {engine::Mode::Local, engine::Mode::Pipeline,
@@ -327,7 +333,11 @@ class TestPlotPanel : public QObject {
                               .arg(topLeft.y())
                               .arg(bottomRight.y())
                               .arg(plot->height())));
-      QVERIFY(bottomRight.x() <= plot->width());
+      QVERIFY2(topLeft.x() >= 0 && bottomRight.x() <= plot->width(),
+               qPrintable(QStringLiteral("%1..%2 of %3")
+                              .arg(topLeft.x())
+                              .arg(bottomRight.x())
+                              .arg(plot->width())));
     }
     QCOMPARE(drawn, 28);
   }

@@ -403,16 +403,39 @@ void PlotFrame::placeReadout(const QStringList& lines) {
     column->setPen(m_hoverText->pen());
     m_hoverColumns.push_back(column);
   }
-  int left = rect.left() + 4;
+  const int frame = pad.left() + pad.right() + 2;
+  const auto columnWidths = [&](const QStringList& shown) {
+    std::vector<int> widths;
+    for (int c = 0; c < std::max(1, columns); ++c) {
+      int width = 0;
+      for (const QString& line : shown.mid(c * rows, rows))
+        width = std::max(width, metrics.horizontalAdvance(line));
+      widths.push_back(width + frame);
+    }
+    return widths;
+  };
+  QStringList shown = lines;
+  std::vector<int> widths = columnWidths(shown);
+  int total = 0;
+  for (int w : widths) total += w;
+  if (total > m_plot->width() - 2) {
+    // Wider than the widget: each line shortened in its middle, its name's start and its value
+    // kept (readout() keeps them whole).
+    const int room = std::max(20, (m_plot->width() - 2) / std::max(1, columns) - frame);
+    for (QString& line : shown) line = metrics.elidedText(line, Qt::ElideMiddle, room);
+    widths = columnWidths(shown);
+    total = 0;
+    for (int w : widths) total += w;
+  }
+  // From the axis rect's left, or further left (over the y axis) when the columns would run
+  // past the widget's right edge.
+  int left = std::max(1, std::min(rect.left() + 4, m_plot->width() - total - 1));
   for (int c = 0; c < std::max(1, columns); ++c) {
     QCPItemText* item = c == 0 ? m_hoverText : m_hoverColumns[size_t(c - 1)];
-    const QStringList part = lines.mid(c * rows, rows);
-    item->setText(part.join(QLatin1Char('\n')));
+    item->setText(shown.mid(c * rows, rows).join(QLatin1Char('\n')));
     item->position->setCoords(left, top);
     item->setVisible(true);
-    int width = 0;
-    for (const QString& line : part) width = std::max(width, metrics.horizontalAdvance(line));
-    left += width + pad.left() + pad.right() + 2;
+    left += widths[size_t(c)];
   }
   for (size_t c = size_t(std::max(0, columns - 1)); c < m_hoverColumns.size(); ++c)
     m_hoverColumns[c]->setVisible(false);
