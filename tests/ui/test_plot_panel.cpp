@@ -324,7 +324,12 @@ class TestPlotPanel : public QObject {
       auto* text = qobject_cast<QCPItemText*>(child);
       if (!text || !text->visible()) continue;
       QVERIFY(!text->clipToAxisRect());
-      drawn += int(text->text().split(QLatin1Char('\n')).size());
+      for (const QString& line : text->text().split(QLatin1Char('\n'))) {
+        ++drawn;
+        // A name may be shortened to fit, never its value.
+        static const QRegularExpression value(QStringLiteral(": \\d+$|^step \\d+$"));
+        QVERIFY2(value.match(line).hasMatch(), qPrintable(line));
+      }
       // Wholly inside the widget, each line readable.
       const QPointF topLeft = text->topLeft->pixelPosition();
       const QPointF bottomRight = text->bottomRight->pixelPosition();

@@ -419,10 +419,18 @@ void PlotFrame::placeReadout(const QStringList& lines) {
   int total = 0;
   for (int w : widths) total += w;
   if (total > m_plot->width() - 2) {
-    // Wider than the widget: each line shortened in its middle, its name's start and its value
-    // kept (readout() keeps them whole).
+    // Wider than the widget: each series' name shortened to the room left beside its value
+    // (readout() keeps the lines whole).
     const int room = std::max(20, (m_plot->width() - 2) / std::max(1, columns) - frame);
-    for (QString& line : shown) line = metrics.elidedText(line, Qt::ElideMiddle, room);
+    for (QString& line : shown) {
+      // The name shortened, never the value and where it is ("S3 loss…: 0.8132 (step 120)").
+      const qsizetype colon = line.indexOf(QStringLiteral(": "));
+      if (colon <= 0 || metrics.horizontalAdvance(line) <= room) continue;
+      const QString value = line.mid(colon);
+      line = metrics.elidedText(line.left(colon), Qt::ElideRight,
+                                std::max(0, room - metrics.horizontalAdvance(value))) +
+             value;
+    }
     widths = columnWidths(shown);
     total = 0;
     for (int w : widths) total += w;
