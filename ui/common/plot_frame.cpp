@@ -421,7 +421,15 @@ void PlotFrame::placeReadout(const QStringList& lines) {
   if (total > m_plot->width() - 2) {
     // Wider than the widget: each series' name shortened to the room left beside its value
     // (readout() keeps the lines whole).
-    const int room = std::max(20, (m_plot->width() - 2) / std::max(1, columns) - frame);
+    // The widest columns give up room first: the least cap on a column's width that fits.
+    int cap = *std::max_element(widths.begin(), widths.end());
+    const auto capped = [&] {
+      int sum = 0;
+      for (int w : widths) sum += std::min(w, cap);
+      return sum;
+    };
+    while (cap > frame + 20 && capped() > m_plot->width() - 2) cap -= 2;
+    const int room = cap - frame;
     for (QString& line : shown) {
       // The name shortened, never the value and where it is ("S3 loss…: 0.8132 (step 120)").
       const qsizetype colon = line.indexOf(QStringLiteral(": "));
