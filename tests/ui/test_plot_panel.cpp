@@ -106,6 +106,15 @@ class TestPlotPanel : public QObject {
     QTest::mouseDClick(plot, Qt::LeftButton, {}, mid);
     QVERIFY(panel.isFollowing());
     QCOMPARE(plot->xAxis->range().upper, 5009.0);
+
+    // The wheel zooms x only, as Runs does (issue 36: zooming y too pushed the data out).
+    const QCPRange y = plot->yAxis->range();
+    const double width = plot->xAxis->range().size();
+    QWheelEvent wheel(QPointF(mid), plot->mapToGlobal(QPointF(mid)), QPoint(), QPoint(0, 120),
+                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(plot, &wheel);
+    QVERIFY(plot->xAxis->range().size() < width * 0.95);
+    QCOMPARE(plot->yAxis->range(), y);
   }
 
   void legendIsInStageOrder() {
@@ -201,6 +210,141 @@ class TestPlotPanel : public QObject {
     // No tooltip pops up over the data; the hint is in the status bar.
     QVERIFY(panel.plot()->toolTip().isEmpty());
     QVERIFY(!panel.plot()->statusTip().isEmpty());
+  }
+
+  void aDenseLineKeepsItsModesStyle() {
+    // Issue 36: a plan's pipeline lines turned solid once the plan ended (dense lines are drawn
+    // with a thin solid pen), reading as a local run's; a local run's dense line is solid.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Throughput"), QStringLiteral("samples/s"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    panel.resize(600, 400);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    engine::RunInfo local;
+    local.mode = engine::Mode::Local;
+    local.stages.resize(1);
+    engine::RunInfo pipeline = local;
+    pipeline.mode = engine::Mode::Pipeline;
+    engine::RunInfo backprop = local;
+    backprop.mode = engine::Mode::Backprop;
+    data.beginPhase(0, local);
+    data.beginPhase(1, pipeline);
+    data.beginPhase(2, backprop);
+    for (int phase = 0; phase < 3; ++phase) {
+      std::vector<engine::MetricPoint> points;
+      for (int step = 0; step < 5000; ++step)
+        points.push_back({engine::series::kLoss, 0, -1, step, step * 0.01, 1.0 + step % 7});
+      data.addPoints(phase, points);
+    }
+    panel.refresh(true);
+    QCOMPARE(panel.graphCount(), 3);
+    QMap<int, Qt::PenStyle> styles;
+    for (int i = 0; i < panel.plot()->graphCount(); ++i) {
+      QCPGraph* g = panel.plot()->graph(i);
+      QVERIFY(g->data()->size() > 300);  // dense
+      const QString name = g->name();
+      styles[name.startsWith(QStringLiteral("pipe"))       ? 1
+             : name.startsWith(QStringLiteral("backprop")) ? 2
+                                                           : 0] = g->pen().style();
+    }
+    QCOMPARE(styles.value(0), Qt::SolidLine);
+    QCOMPARE(styles.value(1), Qt::DashDotLine);
+    QCOMPARE(styles.value(2), Qt::DashLine);
+  }
+
+  void clearedPanelForgetsTheAxesOfTheRunBefore() {
+    // Issue 36: Train cleared after a stopped report kept the last run's axes (a bytes axis of
+    // -1e-9..1e-9, old throughput ranges) over the empty plots.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    panel.resize(600, 400);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    engine::RunInfo info;
+    info.stages.resize(1);
+    data.beginPhase(0, info);
+    std::vector<engine::MetricPoint> points;
+    for (int step = 0; step < 400; ++step)
+      points.push_back({engine::series::kLoss, 0, -1, step, step * 0.01, 5000.0 + step});
+    data.addPoints(0, points);
+    panel.refresh(true);
+    QVERIFY(panel.plot()->yAxis->range().lower > 1000);
+    QCOMPARE(panel.plot()->xAxis->range().upper, 399.0);
+    data.clear();
+    panel.refresh(true);
+    QCOMPARE(panel.plot()->yAxis->range(), QCPRange(0, 1));
+    QCOMPARE(panel.plot()->xAxis->range(), QCPRange(0, 1));
+  }
+
+  void everyReadoutLineIsDrawnAboveTheCurves() {
+    // Issue 36: 9 stages x 3 modes in a low panel; the read-out was drawn under the curves and
+    // cut at the axis rect, so only S1-S3 of the first mode could be read.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    // Long names, as the read-out gives them in full: its columns are wider than the plot.
+    panel.addRule({engine::series::kLoss,
+                   true,
+                   QStringLiteral(" loss of the local head"),
+                   Qt::SolidLine,
+                   1.5,
+                   {}});
+    panel.resize(560, 170);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const engine::Mode modes[] = {engine::Mode::Local, engine::Mode::Pipeline,
+                                  engine::Mode::Backprop};
+    for (int phase = 0; phase < 3; ++phase) {
+      engine::RunInfo info;
+      info.mode = modes[phase];
+      info.stages.resize(9);
+      data.beginPhase(phase, info);
+      std::vector<engine::MetricPoint> points;
+      for (int step = 0; step < 200; ++step)
+        for (int k = 0; k < 9; ++k)
+          points.push_back({engine::series::kLoss, k, -1, step, step * 0.01, 1.0 + k + phase});
+      data.addPoints(phase, points);
+    }
+    panel.refresh(true);
+    QCustomPlot* plot = panel.plot();
+    QCOMPARE(plot->graphCount(), 27);
+    plot->replot();
+    moveTo(plot, plot->axisRect()->center());
+    QTRY_VERIFY(!panel.readout().isEmpty());
+    const int lines = int(panel.readout().split(QLatin1Char('\n')).size());
+    QCOMPARE(lines, 28);
+    QCPLayer* layer = plot->layer(QStringLiteral("readout"));
+    QVERIFY(layer);
+    QVERIFY(layer->index() > plot->layer(QStringLiteral("main"))->index());
+    QVERIFY(layer->index() > plot->layer(QStringLiteral("finals"))->index());
+    plot->replot();
+    int drawn = 0;
+    for (QCPLayerable* child : layer->children()) {
+      auto* text = qobject_cast<QCPItemText*>(child);
+      if (!text || !text->visible()) continue;
+      QVERIFY(!text->clipToAxisRect());
+      for (const QString& line : text->text().split(QLatin1Char('\n'))) {
+        ++drawn;
+        // A name may be shortened to fit, never its value.
+        static const QRegularExpression value(QStringLiteral(": \\d+$|^step \\d+$"));
+        QVERIFY2(value.match(line).hasMatch(), qPrintable(line));
+      }
+      // Wholly inside the widget, each line readable.
+      const QPointF topLeft = text->topLeft->pixelPosition();
+      const QPointF bottomRight = text->bottomRight->pixelPosition();
+      QVERIFY2(topLeft.y() >= 0 && bottomRight.y() <= plot->height(),
+               qPrintable(QStringLiteral("%1..%2 of %3")
+                              .arg(topLeft.y())
+                              .arg(bottomRight.y())
+                              .arg(plot->height())));
+      QVERIFY2(topLeft.x() >= 0 && bottomRight.x() <= plot->width(),
+               qPrintable(QStringLiteral("%1..%2 of %3")
+                              .arg(topLeft.x())
+                              .arg(bottomRight.x())
+                              .arg(plot->width())));
+    }
+    QCOMPARE(drawn, 28);
   }
 
   void onePipelineStagesLossHasALegend() {

@@ -23,6 +23,8 @@
 #include "designer/design_document.h"
 #include "designer/estimate_panel.h"
 #include "live/event_log.h"
+#include "live/live_dashboard.h"
+#include "live/plot_panel.h"
 #include "live/train_workspace.h"
 #include "main_window.h"
 #include "run_store_fixture.h"
@@ -62,7 +64,9 @@ class TestRunsWorkspace : public QObject {
   // `finalProbe`: the stop's own probe at its step, as the engine measures it (issue 36).
   static int64_t addStoppedRun(storage::RunStore& store, const engine::ExperimentSpec& spec,
                                const std::string& checkpoint, int64_t steps,
-                               double finalProbe = std::nan("")) {
+                               double finalProbe = std::nan(""),
+                               std::vector<storage::PointInput> more = {},
+                               const std::vector<storage::EventInput>& events = {}) {
     storage::NewRun run;
     run.name = spec.name;
     run.mode = "local";
@@ -81,7 +85,9 @@ class TestRunsWorkspace : public QObject {
       points.push_back({"loss", spec.stageCount() - 1, -1, step, step * 0.01, 1.0});
     if (!std::isnan(finalProbe))
       points.push_back({"grad_cosine", 0, -1, steps, steps * 0.01, finalProbe});
+    points.insert(points.end(), more.begin(), more.end());
     writer.appendPoints(id, std::move(points));
+    for (const auto& e : events) writer.appendEvent(id, e);
     if (!checkpoint.empty()) writer.addCheckpoint(id, checkpoint, steps);
     storage::RunFinish finish;
     finish.status = storage::RunStatus::Stopped;
@@ -760,7 +766,15 @@ class TestRunsWorkspace : public QObject {
     const std::string folder =
         writeCheckpoint(checkpoints.filePath(QStringLiteral("a")), spec, 120);
     QVERIFY(!folder.empty());
-    const int64_t stopped = addStoppedRun(*t.store, spec, folder, 120, 0.4242);
+    // Before the stop: a change at step 60 and periodic test points; the stop's evaluation on
+    // the whole test set (0.8646) is the test series' last point, at the stop's step.
+    const int64_t stopped =
+        addStoppedRun(*t.store, spec, folder, 120, 0.4242,
+                      {{"test_accuracy", -1, -1, 40, 0.4, 0.5},
+                       {"test_accuracy", -1, -1, 80, 0.8, 0.6},
+                       {"test_accuracy", -1, -1, 120, 1.2, 0.8646}},
+                      {{"info", 0.6, 0, "change at step 60: stages.0.delay_ms=20"},
+                       {"stopped", 1.2, -1, "stopped after 120 steps"}});
     const int64_t completed = addRun(*t.store, runSpec("finished", {2}), 0.8);
     const int64_t bare = addStoppedRun(*t.store, runSpec("no-checkpoint", {2}), {}, 50);
     auto other = runSpec("other-resumable", {1, 3});
@@ -830,6 +844,29 @@ class TestRunsWorkspace : public QObject {
       for (size_t i = 0; i < cosine->size(); ++i)
         atStop |= cosine->x(i, XAxisKind::Step) == 120.0 && float(cosine->rawY(i)) == 0.4242f;
       QVERIFY2(atStop, "the probe at the stop's step 120 is missing after the resume");
+      // Issue 36: the change before the stop keeps its line after the resume, and the stop's
+      // whole-test-set evaluation is a marker of its own, not a point of the periodic line.
+      TrainWorkspace* train = window.trainWorkspace();
+      bool changeShown = false;
+      for (const LiveMarker& m : train->data()->markers())
+        changeShown |= m.step == 60 && m.label == QStringLiteral("S1 delay_ms = 20");
+      QVERIFY2(changeShown, "the change at step 60 is gone after the resume");
+      const SeriesBuffer* test = train->data()->series({0, engine::series::kTestAccuracy, -1, -1});
+      QVERIFY(test);
+      bool periodic = false;
+      for (size_t i = 0; i < test->size(); ++i) {
+        QVERIFY2(float(test->rawY(i)) != 0.8646f, "the stop's whole-set evaluation joins the line");
+        periodic |= test->x(i, XAxisKind::Step) == 80.0;
+      }
+      QVERIFY(periodic);
+      QCPGraph* diamonds =
+          train->dashboard()->accuracyPanel()->finalGraph(0, engine::series::kTestAccuracy);
+      QVERIFY(diamonds);
+      bool stopDiamond = false;
+      for (auto it = diamonds->data()->constBegin(); it != diamonds->data()->constEnd(); ++it)
+        stopDiamond |= it->key == 120.0 && float(it->value) == 0.8646f;
+      QVERIFY2(stopDiamond, "no marker for the stop's whole-set evaluation at step 120");
+      QCOMPARE(diamonds->name(), QStringLiteral("whole test set"));
     }
 
     // Run → Resume from checkpoint… with the folder that holds step-80: its newest step, in

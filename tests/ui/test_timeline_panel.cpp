@@ -110,6 +110,36 @@ class TestTimelinePanel : public QObject {
     QVERIFY(f.panel.viewEnd() <= 3.0 + 1e-6);
   }
 
+  void keepsTheRowOfAStageJoinedAway() {
+    // Issue 36: a run of 4 stages re-partitioned into 3; scrolled back to when it had 4, the
+    // rows were the current partition's S1-S3 and the spans of S4 were not drawn.
+    LiveData data;
+    TimelinePanel panel{&data};
+    engine::RunInfo info = threeStages();
+    info.stages.resize(4);
+    data.beginPhase(0, info);
+    panel.resize(600, 300);
+    panel.show();
+    std::vector<engine::StepSpan> spans;
+    for (int i = 0; i < 500; ++i)  // 0-5 s on 4 stages
+      for (int k = 0; k < 4; ++k) spans.push_back({k, i, i * 0.01, i * 0.01 + 0.008});
+    data.addSpans(0, spans);
+    info.stages.resize(3);
+    data.setStages(0, info.stages);
+    spans.clear();
+    for (int i = 500; i < 1000; ++i)  // 5-10 s on 3
+      for (int k = 0; k < 3; ++k) spans.push_back({k, i, i * 0.01, i * 0.01 + 0.008});
+    data.addSpans(0, spans);
+    panel.refresh(true);
+    QCOMPARE(panel.plot()->yAxis->range().upper, 3.6);  // following: the 3 stages now
+    QCOMPARE(panel.drawnSpans(3), 0);
+    for (int i = 0; i < 8; ++i) QTest::keyClick(&panel, Qt::Key_Left);  // back to 4-6 s or so
+    QVERIFY2(panel.viewBegin() < 5.0, qPrintable(QString::number(panel.viewBegin())));
+    QCOMPARE(panel.plot()->yAxis->range().upper, 4.6);
+    QVERIFY2(panel.drawnSpans(3) > 0, "the spans of S4 are not drawn");
+    QVERIFY(panel.drawnSpans(0) > panel.drawnSpans(3));
+  }
+
   void scrollsBackAndPausesWhileSpansArrive() {
     Fixture f;
     QSignalSpy following(&f.panel, &TimelinePanel::followingChanged);

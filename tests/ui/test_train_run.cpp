@@ -165,11 +165,18 @@ class TestTrainRun : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(f.workspace.dashboard()->lossPanel()->receivedPoints(0) > paused,
                              5000);
 
+    QTRY_VERIFY_WITH_TIMEOUT(f.workspace.progressText().contains(QStringLiteral("ETA")), 5000);
+
     QElapsedTimer timer;
     timer.start();
     QTest::mouseClick(f.workspace.stopButton(), Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 3000);
     QVERIFY(timer.elapsed() < 2000);
+    // Stopped: the steps done, no "ETA 0 s" (issue 36).
+    QTest::qWait(100);
+    QVERIFY2(f.workspace.progressText().contains(QStringLiteral(" steps")) &&
+                 !f.workspace.progressText().contains(QStringLiteral("ETA")),
+             qPrintable(f.workspace.progressText()));
     QCOMPARE(f.workspace.summaries().size(), size_t(1));
     QVERIFY(f.workspace.summaries()[0].status == engine::RunStatus::Stopped);
     QVERIFY(f.workspace.summaries()[0].steps < 100000);

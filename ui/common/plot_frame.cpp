@@ -102,13 +102,17 @@ PlotFrame::PlotFrame(const QString& title, Features features, QWidget* parent)
   if (m_features.testFlag(HoverReadout)) {
     m_hoverLine = new QCPItemStraightLine(m_plot);
     m_hoverLine->setVisible(false);
+    // Above the curves, the final diamonds and the event labels, not cut at the axis rect: with
+    // 27 series in a low plot only the first lines could be read (issue 36).
+    m_plot->addLayer(QStringLiteral("readout"), nullptr, QCustomPlot::limAbove);
     m_hoverText = new QCPItemText(m_plot);
+    m_hoverText->setLayer(QStringLiteral("readout"));
     m_hoverText->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
-    m_hoverText->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_hoverText->position->setCoords(0.01, 0.01);
+    m_hoverText->setTextAlignment(Qt::AlignLeft);
+    m_hoverText->position->setType(QCPItemPosition::ptAbsolute);
     m_hoverText->setPadding(QMargins(4, 2, 4, 2));
     m_hoverText->setVisible(false);
-    m_hoverText->setClipToAxisRect(true);
+    m_hoverText->setClipToAxisRect(false);
     connect(m_plot, &QCustomPlot::mouseMove, this, &PlotFrame::updateHover);
   }
   buildControls();
@@ -296,12 +300,13 @@ QString PlotFrame::exportTo(const QString& path, int width, int height) {
 }
 
 QString PlotFrame::readout() const {
-  return m_hoverText && m_hoverText->visible() ? m_hoverText->text() : QString();
+  return m_hoverText && m_hoverText->visible() ? m_readout : QString();
 }
 
 void PlotFrame::hideHover() {
   if (!m_hoverText || !m_hoverText->visible()) return;
   m_hoverText->setVisible(false);
+  for (auto* column : m_hoverColumns) column->setVisible(false);
   m_hoverLine->setVisible(false);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -360,12 +365,96 @@ void PlotFrame::updateHover(QMouseEvent* event) {
   const QString where = !m_xName.isEmpty() ? QStringLiteral("%1 %2").arg(m_xName, quantity(snapped))
                         : m_timeAxis       ? tr("%1 s").arg(snapped, 0, 'f', 2)
                                            : tr("step %1").arg(qint64(std::llround(snapped)));
-  m_hoverText->setText(where + QLatin1Char('\n') + lines.join(QLatin1Char('\n')));
-  m_hoverText->setVisible(true);
+  lines.prepend(where);
+  placeReadout(lines);
   m_hoverLine->point1->setCoords(snapped, 0);
   m_hoverLine->point2->setCoords(snapped, 1);
   m_hoverLine->setVisible(true);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PlotFrame::placeReadout(const QStringList& lines) {
+  m_readout = lines.join(QLatin1Char('\n'));
+  const QFontMetrics metrics(m_hoverText->font());
+  const QRect rect = m_plot->axisRect()->rect();
+  const QMargins pad = m_hoverText->padding();
+  const int lineHeight = metrics.lineSpacing();
+  // In the axis rect's top-left corner while it fits there; taller, from the widget's top, and
+  // in columns of as many lines as the widget's height holds.
+  const int fitsInRect = (rect.height() - 4 - pad.top() - pad.bottom()) / lineHeight;
+  const bool inRect = int(lines.size()) <= fitsInRect;
+  const int top = inRect ? rect.top() + 2 : 1;
+  const int rows =
+      std::max(1, inRect ? fitsInRect
+                         : (m_plot->height() - top - 1 - pad.top() - pad.bottom()) / lineHeight);
+  const int columns = (int(lines.size()) + rows - 1) / rows;
+  while (int(m_hoverColumns.size()) < columns - 1) {
+    auto* column = new QCPItemText(m_plot);
+    column->setLayer(QStringLiteral("readout"));
+    column->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
+    column->setTextAlignment(Qt::AlignLeft);
+    column->position->setType(QCPItemPosition::ptAbsolute);
+    column->setPadding(pad);
+    column->setClipToAxisRect(false);
+    column->setSelectable(false);
+    column->setFont(m_hoverText->font());
+    column->setBrush(m_hoverText->brush());
+    column->setColor(m_hoverText->color());
+    column->setPen(m_hoverText->pen());
+    m_hoverColumns.push_back(column);
+  }
+  const int frame = pad.left() + pad.right() + 2;
+  const auto columnWidths = [&](const QStringList& shown) {
+    std::vector<int> widths;
+    for (int c = 0; c < std::max(1, columns); ++c) {
+      int width = 0;
+      for (const QString& line : shown.mid(c * rows, rows))
+        width = std::max(width, metrics.horizontalAdvance(line));
+      widths.push_back(width + frame);
+    }
+    return widths;
+  };
+  QStringList shown = lines;
+  std::vector<int> widths = columnWidths(shown);
+  int total = 0;
+  for (int w : widths) total += w;
+  if (total > m_plot->width() - 2) {
+    // Wider than the widget: each series' name shortened to the room left beside its value
+    // (readout() keeps the lines whole).
+    // The widest columns give up room first: the least cap on a column's width that fits.
+    int cap = *std::max_element(widths.begin(), widths.end());
+    const auto capped = [&] {
+      int sum = 0;
+      for (int w : widths) sum += std::min(w, cap);
+      return sum;
+    };
+    while (cap > frame + 20 && capped() > m_plot->width() - 2) cap -= 2;
+    const int room = cap - frame;
+    for (QString& line : shown) {
+      // The name shortened, never the value and where it is ("S3 loss…: 0.8132 (step 120)").
+      const qsizetype colon = line.indexOf(QStringLiteral(": "));
+      if (colon <= 0 || metrics.horizontalAdvance(line) <= room) continue;
+      const QString value = line.mid(colon);
+      line = metrics.elidedText(line.left(colon), Qt::ElideRight,
+                                std::max(0, room - metrics.horizontalAdvance(value))) +
+             value;
+    }
+    widths = columnWidths(shown);
+    total = 0;
+    for (int w : widths) total += w;
+  }
+  // From the axis rect's left, or further left (over the y axis) when the columns would run
+  // past the widget's right edge.
+  int left = std::max(1, std::min(rect.left() + 4, m_plot->width() - total - 1));
+  for (int c = 0; c < std::max(1, columns); ++c) {
+    QCPItemText* item = c == 0 ? m_hoverText : m_hoverColumns[size_t(c - 1)];
+    item->setText(shown.mid(c * rows, rows).join(QLatin1Char('\n')));
+    item->position->setCoords(left, top);
+    item->setVisible(true);
+    left += widths[size_t(c)];
+  }
+  for (size_t c = size_t(std::max(0, columns - 1)); c < m_hoverColumns.size(); ++c)
+    m_hoverColumns[c]->setVisible(false);
 }
 
 void PlotFrame::restyle() {
@@ -374,6 +463,11 @@ void PlotFrame::restyle() {
     const QPalette pal = palette();
     QColor bg = pal.color(QPalette::ToolTipBase);
     bg.setAlpha(220);
+    for (QCPItemText* item : m_hoverColumns) {
+      item->setBrush(bg);
+      item->setColor(pal.color(QPalette::ToolTipText));
+      item->setPen(QPen(pal.color(QPalette::Mid)));
+    }
     m_hoverText->setBrush(bg);
     m_hoverText->setColor(pal.color(QPalette::ToolTipText));
     m_hoverText->setPen(QPen(pal.color(QPalette::Mid)));

@@ -129,7 +129,12 @@ class PlotFrame : public QWidget {
   QLabel* m_smoothingValue = nullptr;
   QToolButton* m_logButton = nullptr;
   QAction* m_logAction;
-  QCPItemText* m_hoverText = nullptr;
+  /// Sets the read-out's text on the top layer, unclipped; lines more than the plot's height
+  /// holds go on in further columns to the right, so every line stays readable.
+  void placeReadout(const QStringList& lines);
+  QCPItemText* m_hoverText = nullptr;        ///< the read-out's first column
+  std::vector<QCPItemText*> m_hoverColumns;  ///< its further columns (many series, low plot)
+  QString m_readout;                         ///< the whole read-out
   QCPItemStraightLine* m_hoverLine = nullptr;
   HoverLookup m_lookup;
   double m_smoothing = 0;

@@ -98,6 +98,14 @@ const std::deque<engine::StepSpan>& LiveData::spans(int phase, int stage) const 
   return it == m_spans.end() ? kNone : it->second;
 }
 
+int LiveData::spanStages(int phase) const {
+  int stages = 0;
+  for (auto it = m_spans.lower_bound({phase, 0}); it != m_spans.end() && it->first.first == phase;
+       ++it)
+    if (!it->second.empty()) stages = it->first.second + 1;
+  return stages;
+}
+
 double LiveData::droppedUntil(int phase) const {
   auto it = m_droppedUntil.find(phase);
   return it == m_droppedUntil.end() ? 0.0 : it->second;

@@ -59,6 +59,9 @@ class LiveData : public QObject {
   const std::vector<LiveMarker>& markers() const { return m_markers; }
   /// Spans of one stage of a phase, oldest first (at most kMaxSpans).
   const std::deque<engine::StepSpan>& spans(int phase, int stage) const;
+  /// One more than the highest stage of `phase` with spans kept (0: none): a stage joined away
+  /// by a re-partition keeps its spans.
+  int spanStages(int phase) const;
   /// The end of the newest span of `phase` dropped to keep kMaxSpans per stage (0: none
   /// dropped): a view that begins before it misses spans that were received.
   double droppedUntil(int phase) const;

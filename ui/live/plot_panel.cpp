@@ -8,6 +8,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/plot_frame.h"
 #include "common/theme.h"
@@ -61,10 +62,13 @@ PlotPanel::PlotPanel(const QString& title, const QString& yLabel, LiveData* data
   m_plot->addLayer(QStringLiteral("finals"), m_plot->layer(QStringLiteral("main")),
                    QCustomPlot::limAbove);
   m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);
+  // The wheel zooms the steps, not the values, as in Runs: zooming y too pushed the data out of
+  // the view (issue 36).
+  m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
   m_plot->setNoAntialiasingOnDrag(true);
   // A hint in the status bar, not a tooltip that pops up over the data on every hover.
   m_plot->setStatusTip(
-      tr("Drag to pan, wheel to zoom, double-click to follow the newest data "
+      tr("Drag to pan, wheel to zoom the x axis, double-click to follow the newest data "
          "again. Click a legend entry to hide its graph. Right-click to export."));
   auto* hint = new QAction(tr("Drag to pan · wheel to zoom · click a legend entry to hide"), this);
   hint->setEnabled(false);
@@ -245,7 +249,7 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
     graph->setName(legend);
     PlotFrame::setFullName(graph, legend);
     graph->setAdaptiveSampling(true);
-    m_bound.push_back({key, graph, pen, rule.markers, r, legend, tag, what});
+    m_bound.push_back({key, graph, pen, rule.markers, r, legend, tag, what, pipeline || backprop});
     sortLegend();
     m_seenRevision = ~uint64_t(0);
     return;
@@ -291,16 +295,37 @@ void PlotPanel::sortLegend() {
 
 void PlotPanel::markFinal(int phase, const std::string& series, double value) {
   if (!std::isfinite(value)) return;
-  for (auto& f : m_finals)
-    if (f.phase == phase && f.series == series) {
-      f.value = value;
-      refresh(true);
-      return;
+  if (Final* f = finalOf(phase, series)) {
+    f->value = value;
+    refresh(true);
+  }
+}
+
+void PlotPanel::markWholeSet(int phase, const std::string& series, int64_t step, double timeS,
+                             double value) {
+  if (!std::isfinite(value)) return;
+  if (Final* f = finalOf(phase, series)) {
+    if (f->earlier.empty()) {
+      // Not only the final one: "whole test set" says what every diamond is.
+      f->name = f->name == tr("final, whole test set")
+                    ? tr("whole test set")
+                    : f->name.chopped(tr(" final").size()) + tr(" whole set");
+      f->brief = f->brief.chopped(tr(" final").size()) + tr(" whole");
+      f->graph->setName(f->name);
+      PlotFrame::setFullName(f->graph, f->name);
     }
+    f->earlier.push_back({step, timeS, value});
+    refresh(true);
+  }
+}
+
+PlotPanel::Final* PlotPanel::finalOf(int phase, const std::string& series) {
+  for (auto& f : m_finals)
+    if (f.phase == phase && f.series == series) return &f;
   const Bound* line = nullptr;
   for (const auto& b : m_bound)
     if (b.key.phase == phase && b.key.name == series && b.key.stage < 0) line = &b;
-  if (!line) return;  // this panel does not draw the series
+  if (!line) return nullptr;  // this panel does not draw the series
   auto* graph = m_plot->addGraph();
   QColor color = line->pen.color();
   graph->setPen(QPen(color, 1.5));
@@ -319,9 +344,15 @@ void PlotPanel::markFinal(int phase, const std::string& series, double value) {
       line->tag.isEmpty()
           ? line->what
           : (line->what.isEmpty() ? line->tag : line->tag + QLatin1Char(' ') + line->what);
-  m_finals.push_back({phase, series, value, graph, name, lineBrief + tr(" final")});
+  m_finals.push_back({phase,
+                      series,
+                      std::numeric_limits<double>::quiet_NaN(),
+                      graph,
+                      name,
+                      lineBrief + tr(" final"),
+                      {}});
   sortLegend();
-  refresh(true);
+  return &m_finals.back();
 }
 
 QCPGraph* PlotPanel::finalGraph(int phase, const std::string& series) const {
@@ -335,6 +366,11 @@ void PlotPanel::drawFinals() {
   // the periodic ones on eval.max_samples: the line would join a different measurement.
   for (const auto& f : m_finals) {
     f.graph->data()->clear();
+    // A stop's whole-set evaluation before a resume: never on the line (showEarlierPart keeps it
+    // out of the series), a diamond like the final one (issue 36).
+    for (const auto& e : f.earlier)
+      f.graph->data()->add(
+          QCPGraphData(m_axis == XAxisKind::Step ? double(e.step) : e.timeS, e.value));
     for (const auto& b : m_bound) {
       if (b.key.phase != f.phase || b.key.name != f.series || b.key.stage >= 0) continue;
       const SeriesBuffer* s = m_data->series(b.key);
@@ -528,6 +564,11 @@ void PlotPanel::onCleared() {
   updateEmptyText();
   m_tickRoom = -1;
   m_follow = true;
+  // The axes as before any run: a cleared panel kept the last run's ranges (issue 36).
+  m_settingRange = true;
+  m_plot->xAxis->setRange(0, 1);
+  m_plot->yAxis->setRange(m_fixedY ? QCPRange(m_yLo, m_yHi) : QCPRange(0, 1));
+  m_settingRange = false;
   m_frame->hideHover();
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -618,16 +659,25 @@ void PlotPanel::refresh(bool force) {
     // cost time there (a wide pen makes the raster engine stroke every segment). Sparse
     // graphs (evaluations, probes) keep their style and get dots.
     const bool dense = data.size() > columns / 3;
+    // The dashes that name a pipeline or a baseline run stay on a dense graph too (issue 36:
+    // its lines turned solid, as a local run's, once a plan ended).
     QPen pen = b.pen;
     if (dense) {
       pen.setWidthF(1.0);
-      pen.setStyle(Qt::SolidLine);
+      if (!b.modeStyle) pen.setStyle(Qt::SolidLine);
     }
     b.graph->setPen(pen);
     b.graph->setAntialiased(!dense);
     b.graph->setScatterStyle(!dense && b.markers ? QCPScatterStyle(QCPScatterStyle::ssDisc, 6)
                                                  : QCPScatterStyle());
   }
+  // markWholeSet's points are in no series: the y range holds them too.
+  for (const auto& f : m_finals)
+    for (const auto& e : f.earlier)
+      if (f.graph->visible() && m_frame->onYAxis(e.value)) {
+        yLo = std::min(yLo, e.value);
+        yHi = std::max(yHi, e.value);
+      }
   drawFinals();
   if (m_follow) {
     m_settingRange = true;

@@ -57,6 +57,9 @@ class PlotPanel : public QWidget {
   /// of run-level series `series` in `phase`: it is drawn apart from the periodic points on
   /// eval.max_samples, as a marker of its own named "final, whole test set" (issue 36).
   void markFinal(int phase, const std::string& series, double value);
+  /// An earlier whole-test-set evaluation of run-level `series` in `phase` (a stop's, before
+  /// the run was resumed), kept out of the periodic line: drawn as a marker with the final one.
+  void markWholeSet(int phase, const std::string& series, int64_t step, double timeS, double value);
   /// The final point's graph of `series` in `phase`, or null (tests).
   QCPGraph* finalGraph(int phase, const std::string& series) const;
   /// Rows of the legend column (after the last layout): entries past it start a new column.
@@ -118,6 +121,7 @@ class PlotPanel : public QWidget {
     QString name;  ///< the legend's whole text (the graph's name may be shortened to fit)
     QString tag;   ///< short: the mode and stage ("S1", "pS1" pipeline, "bp" backprop)
     QString what;  ///< short: the rule's part ("fwd", "↑" for gradients back, "alloc")
+    bool modeStyle;  ///< the pen's style names the run's mode (pipeline, backprop): always kept
   };
   struct Final {
     int phase;
@@ -126,7 +130,15 @@ class PlotPanel : public QWidget {
     QCPGraph* graph;
     QString name;   ///< the whole legend text
     QString brief;  ///< the short one, when the legend is too narrow for the whole one
+    struct Earlier {
+      int64_t step;
+      double timeS;
+      double value;
+    };
+    std::vector<Earlier> earlier;  ///< markWholeSet's points
   };
+  /// The marker graph of `series` in `phase`, made on first use; null when no line draws it.
+  Final* finalOf(int phase, const std::string& series);
   /// Takes each final point off its periodic line and onto its own marker.
   void drawFinals();
   void onSeriesAdded(const LiveKey& key);

@@ -216,8 +216,7 @@ void TimelinePanel::syncFrozen(int phase) {
     m_frozen.clear();
     return;
   }
-  const engine::RunInfo* info = m_data->phaseInfo(phase);
-  const size_t stages = info ? info->stages.size() : 0;
+  const size_t stages = size_t(keptStages(phase));
   if (phase != m_frozenPhase || m_frozen.size() != stages) {
     m_frozenPhase = phase;
     m_frozen.assign(stages, {});
@@ -267,15 +266,19 @@ int TimelinePanel::shownPhase() const {
 std::pair<double, double> TimelinePanel::extent() const {
   const int phase =
       m_phase >= 0 && m_phase < m_data->phaseCount() ? m_phase : m_data->currentPhase();
-  const engine::RunInfo* info = m_data->phaseInfo(phase);
   double first = std::numeric_limits<double>::infinity(), last = 0;
-  for (int k = 0; info && k < int(info->stages.size()); ++k) {
+  for (int k = 0; k < keptStages(phase); ++k) {
     const auto& spans = spansOf(phase, k);
     if (spans.empty()) continue;
     first = std::min(first, spans.front().startS);
     last = std::max(last, spans.back().endS);
   }
   return {std::isfinite(first) ? first : 0.0, last};
+}
+
+int TimelinePanel::keptStages(int phase) const {
+  const engine::RunInfo* info = m_data->phaseInfo(phase);
+  return std::max(info ? int(info->stages.size()) : 0, m_data->spanStages(phase));
 }
 
 double TimelinePanel::maxWindow() const {
@@ -402,13 +405,10 @@ void TimelinePanel::refresh(bool force) {
   const int phase =
       m_phase >= 0 && m_phase < m_data->phaseCount() ? m_phase : m_data->currentPhase();
   const engine::RunInfo* info = m_data->phaseInfo(phase);
-  const int stages = info ? int(info->stages.size()) : 0;
+  const int kept = keptStages(phase);
   syncFrozen(phase);
-  // Graph k draws stage k's steps and forward passes, graph stages + k its backward passes.
-  while (m_plot->graphCount() < 2 * stages) m_plot->addGraph();
-  while (m_plot->graphCount() > 2 * stages) m_plot->removeGraph(m_plot->graphCount() - 1);
-  double ends = phase * 1e9 + stages * 1e7;
-  for (int k = 0; k < stages; ++k)
+  double ends = phase * 1e9 + kept * 1e7;
+  for (int k = 0; k < kept; ++k)
     if (!spansOf(phase, k).empty()) ends += spansOf(phase, k).back().endS;
   const auto [first, last] = extent();
   if (!force && ends == m_seenEnd) return;  // no new span
@@ -420,6 +420,20 @@ void TimelinePanel::refresh(bool force) {
   }
   const double end = m_follow ? last : m_viewEnd;
   const double begin = m_follow ? std::max(0.0, end - m_window) : end - m_window;
+  // A row per stage of the partition, and per stage with spans in the window: scrolled back to
+  // before a re-partition joined a stage away, its spans keep their row (issue 36).
+  int stages = info ? int(info->stages.size()) : 0;
+  for (int k = stages; k < kept; ++k)
+    for (const auto& s : spansOf(phase, k)) {
+      if (s.startS > end) break;
+      if (s.endS >= begin) {
+        stages = k + 1;
+        break;
+      }
+    }
+  // Graph k draws stage k's steps and forward passes, graph stages + k its backward passes.
+  while (m_plot->graphCount() < 2 * stages) m_plot->addGraph();
+  while (m_plot->graphCount() > 2 * stages) m_plot->removeGraph(m_plot->graphCount() - 1);
   m_layoutHeight = m_plot->axisRect()->height();
   const double rowHeight = m_layoutHeight / std::max(1.0, stages + 0.2);  // the y range's unit
   // Nine stages on a small screen: label every n-th row rather than print labels over each
@@ -454,8 +468,8 @@ void TimelinePanel::refresh(bool force) {
       graph->setAdaptiveSampling(false);
     }
     if (k % m_stride == 0)
-      ticker->addTick(row,
-                      info->mode == engine::Mode::Backprop ? tr("model") : tr("S%1").arg(k + 1));
+      ticker->addTick(
+          row, info && info->mode == engine::Mode::Backprop ? tr("model") : tr("S%1").arg(k + 1));
   }
   drawPlan(phase, stages, begin, end, rowHeight);
   const bool pipeline = info && info->mode == engine::Mode::Pipeline;

@@ -94,6 +94,8 @@ class TimelinePanel : public QWidget {
   /// Earliest and latest span time kept for the phase shown (0, 0 when none).
   std::pair<double, double> extent() const;
   double maxWindow() const;
+  /// Stages of `phase` with a row to draw: the partition's, and any joined away with spans kept.
+  int keptStages(int phase) const;
   /// The spans drawn for a stage: the live ones, or the copy kept while not following.
   const std::deque<engine::StepSpan>& spansOf(int phase, int stage) const;
   /// Brings the copy kept while not following up to date with the spans of `phase`.

@@ -34,6 +34,7 @@
 #include "live/timeline_panel.h"
 #include "live/trace_export.h"
 #include "live/utilization_panel.h"
+#include "runs/whole_set_evals.h"
 #include "stagewise/engine/checkpoint.h"
 #include "stagewise/report/session.h"
 #include "stagewise/report/suite.h"
@@ -237,6 +238,7 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   });
   connect(controller, &EngineController::planFinished, this, [this] {
     m_dashboard->setLive(false);
+    if (!m_eta->text().isEmpty()) m_eta->setText(m_steps);  // the steps done, no ETA
     setLivePace(nullptr);
     updateControls();
     Q_EMIT runFinished();
@@ -620,6 +622,14 @@ void TrainWorkspace::showEarlierPart(int phase) {
     storage::RunReader reader(*m_store);
     std::vector<engine::MetricPoint> points;
     namespace s = engine::series;
+    const std::vector<storage::EventRecord> events = reader.events(runId);
+    std::vector<int64_t> ends = endSteps(events);
+    std::erase_if(ends, [step](int64_t end) { return end > step; });
+    struct WholeSet {
+      std::string series;
+      storage::SeriesPoint point;
+    };
+    std::vector<WholeSet> wholeSet;
     for (const auto& info : reader.listSeries(runId)) {
       // The points before the checkpoint's step; the resumed run reports the rest again. A
       // stop measures (probe, evaluation) at the step it checkpoints, which the resumed run
@@ -630,11 +640,32 @@ void TrainWorkspace::showEarlierPart(int phase) {
                             name == s::kTestAccuracy || name == s::kValLoss ||
                             name == s::kValAccuracy;
       const double upTo = double(step) + (measured ? 0.5 : -0.5);
-      for (const auto& p :
-           reader.loadSeries(runId, info.key, storage::XAxis::Step, storage::XRange{-1e18, upTo}))
-        points.push_back({info.key.name, info.key.stage, info.key.layer, p.step, p.timeS, p.value});
+      const std::vector<storage::SeriesPoint> stored =
+          reader.loadSeries(runId, info.key, storage::XAxis::Step, storage::XRange{-1e18, upTo});
+      // A stop's whole-test-set evaluation is no periodic point: a marker of its own, as Runs
+      // draws it, not joined into the test line (issue 36).
+      std::vector<size_t> whole;
+      if (info.key.stage < 0 && info.key.layer < 0 && hasWholeSetEvaluations(name))
+        whole = wholeSetIndices(stored, ends, std::nullopt);
+      for (size_t k = 0; k < stored.size(); ++k) {
+        const auto& p = stored[k];
+        if (std::binary_search(whole.begin(), whole.end(), k))
+          wholeSet.push_back({name, p});
+        else
+          points.push_back(
+              {info.key.name, info.key.stage, info.key.layer, p.step, p.timeS, p.value});
+      }
     }
     m_data.addPoints(phase, points);
+    for (const auto& w : wholeSet)
+      for (PlotPanel* panel : {m_dashboard->accuracyPanel(), m_dashboard->lossPanel()})
+        panel->markWholeSet(phase, w.series, w.point.step, w.point.timeS, w.point.value);
+    // The changes made before the stop: the resumed run does not report them again.
+    for (const auto& e : events)
+      if (const auto steer = steerEventFrom({engine::EventKind::Info, e.timeS, e.stage, e.message});
+          steer && steer->kind != SteerEvent::Kind::Refused && steer->change.step >= 0 &&
+          steer->change.step <= step)
+        m_data.addMarker({phase, steer->change.step, e.timeS, steer->label()});
     m_log->addNote(tr("Showing the run's first %n step(s) from the store", nullptr, int(step)));
   } catch (const std::exception& e) {
     m_log->addNote(
@@ -858,10 +889,18 @@ void TrainWorkspace::onProgress(const engine::Progress& p, int phase, int phases
   m_queue->runProgress(p);
   const double within = p.totalSteps > 0 ? double(p.step) / double(p.totalSteps) : 0.0;
   m_progress->setValue(int(std::lround(1000.0 * (phase + within) / std::max(1, phases))));
-  QString eta = tr("%1 / %2 steps").arg(p.step).arg(p.totalSteps);
-  if (p.etaS >= 0) eta += tr(" · ETA %1").arg(formatDuration(p.etaS));
-  if (phases > 1) eta = tr("%1 %2/%3 · ").arg(phaseName(phase)).arg(phase + 1).arg(phases) + eta;
-  m_eta->setText(eta);
+  m_steps = tr("%1 / %2 steps").arg(p.step).arg(p.totalSteps);
+  if (phases > 1)
+    m_steps = tr("%1 %2/%3 · ").arg(phaseName(phase)).arg(phase + 1).arg(phases) + m_steps;
+  // Stopping or stopped, nothing is left to wait for (issue 36: "ETA 0 s" after a stop).
+  const State state = m_controller->state();
+  const bool ending = state == State::Stopping || state == State::Idle;
+  m_eta->setText(p.etaS >= 0 && !ending ? m_steps + tr(" · ETA %1").arg(formatDuration(p.etaS))
+                                        : m_steps);
+}
+
+QString TrainWorkspace::progressText() const {
+  return m_eta->text();
 }
 
 void TrainWorkspace::clearLiveView() {
@@ -872,6 +911,7 @@ void TrainWorkspace::clearLiveView() {
   m_dashboard->timelinePanel()->setTraceAvailable(false);
   m_progress->reset();  // blank, as before any run (not "0%")
   m_eta->clear();
+  m_steps.clear();
   m_dashboard->refreshAll();
   updateSteering();
 }

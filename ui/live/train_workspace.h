@@ -40,6 +40,8 @@ class TrainWorkspace : public QWidget {
 
   LiveData* data() { return &m_data; }
   LiveDashboard* dashboard() const { return m_dashboard; }
+  /// The header's progress: "120 / 300 steps · ETA 4 s" (no ETA once stopping or finished).
+  QString progressText() const;
   EventLog* eventLog() const { return m_log; }
   /// The stage strip and live stage settings (steering the running run).
   SteerPanel* steerPanel() const { return m_steer; }
@@ -158,6 +160,7 @@ class TrainWorkspace : public QWidget {
   int m_wantedProcesses = 1;  // what the user chose (saved); shown clamped to the stage count
   QProgressBar* m_progress;
   QLabel* m_eta;
+  QString m_steps;    ///< the header's steps done, without the ETA
   QLabel* m_measure;  ///< the live measurement share
   QLabel* m_status;
   QLabel* m_banner;
