@@ -54,8 +54,8 @@ Finding judgeMemoryRecompute(const std::vector<RunData>& runs) {
       "(pipeline.recompute): q_rec = the largest per-stage allocator peak of a local run over "
       "that of the pipeline with recomputation, medians over rounds. Reproduced when "
       "recomputation lowers the pipeline's largest peak (with < without) and q_rec <= " +
-      fmt(rules::kMemoryLower, 2) + "; not reproduced when q_rec >= " +
-      fmt(rules::kMemoryHigher, 2) +
+      fmt(rules::kMemoryLower, 2) +
+      "; not reproduced when q_rec >= " + fmt(rules::kMemoryHigher, 2) +
       " or recomputation does not lower the pipeline's peak; inconclusive between, or when "
       "memory was not counted or a run is missing at that setting. Every other measured setting "
       "is shown beside it, with the pipeline's samples/s (what recomputation costs).";
@@ -124,8 +124,8 @@ Finding judgeMemoryRecompute(const std::vector<RunData>& runs) {
                           fmt(s.pipelineSpeed, 0), fmt(s.recomputedSpeed, 0),
                           &s == judged ? "the verdict's setting" : ""});
     const double x = static_cast<double>(plot.categories.size());
-    plot.categories.push_back(std::to_string(s.stages) + " stages, M = " +
-                              std::to_string(s.microBatches));
+    plot.categories.push_back(std::to_string(s.stages) +
+                              " stages, M = " + std::to_string(s.microBatches));
     auto bar = [x](PlotSeries& series, double y) {
       series.x.push_back(x);
       series.y.push_back(y);
@@ -186,11 +186,11 @@ Finding judgeMemoryRecompute(const std::vector<RunData>& runs) {
   }
   f.oursText = "q_rec = " + fmt(qRec, 3) + " at " + settingWords(s) + " (largest stage " +
                fmtBytes(s.local) + " local, " + fmtBytes(s.recomputed) +
-               " pipeline with recomputation, " + fmtBytes(s.pipeline) + " without: q = " +
-               fmt(q, 2) + ")" + beside;
+               " pipeline with recomputation, " + fmtBytes(s.pipeline) +
+               " without: q = " + fmt(q, 2) + ")" + beside;
   const std::string saved =
-      lowers ? "recomputation lowered the pipeline's largest stage from " +
-                   fmtBytes(s.pipeline) + " to " + fmtBytes(s.recomputed) + " (" +
+      lowers ? "recomputation lowered the pipeline's largest stage from " + fmtBytes(s.pipeline) +
+                   " to " + fmtBytes(s.recomputed) + " (" +
                    fmt(100 * (1 - s.recomputed / s.pipeline), 0) + " % less)"
              : "recomputation did not lower the pipeline's largest stage (" +
                    fmtBytes(s.recomputed) + " with it, " + fmtBytes(s.pipeline) + " without)";
@@ -203,8 +203,8 @@ Finding judgeMemoryRecompute(const std::vector<RunData>& runs) {
             fmt(qRec, 2) + "x it";
   } else if (qRec >= rules::kMemoryHigher) {
     f.verdict = Verdict::NotReproduced;
-    f.why = saved + " at " + settingWords(s) + ", below local's: the largest local stage peaked at " +
-            fmt(qRec, 2) + "x it";
+    f.why = saved + " at " + settingWords(s) +
+            ", below local's: the largest local stage peaked at " + fmt(qRec, 2) + "x it";
   } else {
     f.verdict = Verdict::Inconclusive;
     f.why = saved + " at " + settingWords(s) +

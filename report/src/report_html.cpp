@@ -1,8 +1,8 @@
 // report.html: one page, well-formed (XHTML syntax, so an XML parser checks it), with every plot
 // inline and no reference outside itself: no scripts, fonts, style sheets or images to fetch.
 
-#include <nlohmann/json.hpp>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "format.h"
@@ -126,9 +126,8 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
     }
   };
   if (doc.search)
-    h << searchHtml(*doc.search, [&](size_t pi, const Plot& p) {
-      return drawPlot(doc.findings.size(), pi, p);
-    });
+    h << searchHtml(*doc.search,
+                    [&](size_t pi, const Plot& p) { return drawPlot(doc.findings.size(), pi, p); });
   h << "<h2>Findings</h2>\n<table>\n<tr><th>finding</th><th>tests</th><th>the paper</th>"
        "<th>ours</th><th>verdict</th><th>shared lr</th></tr>\n";
   for (const auto& f : doc.findings) {
@@ -188,10 +187,9 @@ std::string reportHtml(const ReportDoc& doc, const PlotMarkup& markup) {
     if (f.sharedLr)
       h << "<p class=\"shared\"><span class=\"sharedlr\">shared lr</span> At the base's rate for "
            "every method ("
-        << escapeHtml(ratesText(f.sharedLr->settingsJson)) << "): "
-        << verdictBadge(*f.sharedLr) << " " << escapeHtml(f.sharedLr->oursText) << " "
-        << escapeHtml(f.sharedLr->why) << ". Runs: " << escapeHtml(runList(f.sharedLr->runs))
-        << ".</p>\n";
+        << escapeHtml(ratesText(f.sharedLr->settingsJson)) << "): " << verdictBadge(*f.sharedLr)
+        << " " << escapeHtml(f.sharedLr->oursText) << " " << escapeHtml(f.sharedLr->why)
+        << ". Runs: " << escapeHtml(runList(f.sharedLr->runs)) << ".</p>\n";
     for (size_t pi = 0; pi < f.plots.size(); ++pi)
       h << "<figure>" << drawPlot(fi, pi, f.plots[pi]) << "</figure>\n";
     // issue 37: the throughput's schedules, memory's recomputation

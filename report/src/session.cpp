@@ -85,8 +85,8 @@ std::vector<size_t> ReportSession::begin() {
         s.baseSpecJson, s.plan, std::nullopt, points)));
     if (search && !m_searchStudy) {
       m_searchStudy = i;
-      m_searchDriver =
-          std::make_unique<study::StudyDriver>(m_store, m_studyIds.back(), std::vector<std::string>{});
+      m_searchDriver = std::make_unique<study::StudyDriver>(m_store, m_studyIds.back(),
+                                                            std::vector<std::string>{});
     }
   }
   const StoredRuns stored = storedRuns(m_store);
@@ -107,9 +107,9 @@ std::vector<size_t> ReportSession::begin() {
         for (int64_t r : dj->options.evalAtSteps)
           if (r <= steps) rung = r;
         linkRun(i, runId);
-        m_store.markRunPruned(m_studyIds[*m_searchStudy], runId, rung,
-                              "pruned at rung " + std::to_string(rung) +
-                                  " steps in an earlier report: reused");
+        m_store.markRunPruned(
+            m_studyIds[*m_searchStudy], runId, rung,
+            "pruned at rung " + std::to_string(rung) + " steps in an earlier report: reused");
         ++m_reused;
         continue;
       }
@@ -156,7 +156,7 @@ std::vector<size_t> ReportSession::planTuned(const std::vector<std::string>& dev
   if (m_searchStudy) {
     storage::RunReader reader(m_store);
     m_chosen = report::chosenRates(readSearch(reader, m_suite.studies[*m_searchStudy],
-                                      m_studyIds[*m_searchStudy], m_suite.baseLr));
+                                              m_studyIds[*m_searchStudy], m_suite.baseLr));
   }
   study::ShapeCache shapes;
   std::vector<SuiteJob> tuned = planTunedJobs(m_suite, m_chosen, devices, shapes);

@@ -31,7 +31,7 @@ struct RankReport {
   /// Their final pass times (pipeline) or step seconds (local), as the rank's board planned
   /// with them: StageSummary has no place for them, and rank 0 plans the whole pipeline.
   std::vector<BubbleBoard::Entry> bubbleTimes;
-  bool ownsLast = false;             ///< then the throughput below is the run's
+  bool ownsLast = false;  ///< then the throughput below is the run's
   int64_t lastStageSteps = 0;
   int64_t samplesAfterWarmup = 0;
   double warmupEndS = -1, lastStepEndS = -1;

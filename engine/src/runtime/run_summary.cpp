@@ -37,8 +37,8 @@ StageSummary SummaryBuilder::ownStage(size_t k) const {
     if (const int64_t wire = m_topology.wireBytes(k - 1, true); wire >= 0) ss.gradBytesSent = wire;
   ss.backpropBytes = st.backpropBytes;
   ss.peakActivationBytes = st.peakActivationBytes;
-  ss.peakMemoryBytes =
-      memory::runPeak(memory::stagePeak(st.memorySlot, st.plan.settings.device), st.peakMemoryFloor);
+  ss.peakMemoryBytes = memory::runPeak(memory::stagePeak(st.memorySlot, st.plan.settings.device),
+                                       st.peakMemoryFloor);
   ss.meanStepSeconds = st.meter.meanComputeSeconds();
   // Local stages idle waiting on their queues; pipeline stages between their passes.
   if (m_ctx.spec.mode == Mode::Local) ss.bubbleMeasured = f.wait + f.blocked;

@@ -234,9 +234,9 @@ void runStage(RunContext& ctx, StageRuntime& stage, const Method& method) {
               {series::kGradBytesSent, k, -1, s, t2, static_cast<double>(stage.gradBytesSent)});
         points.push_back({series::kActivationBytes, k, -1, s, t2,
                           static_cast<double>(stage.peakActivationBytes)});
-        if (const int64_t peak = memory::runPeak(
-                memory::stagePeak(stage.memorySlot, stage.plan.settings.device),
-                stage.peakMemoryFloor);
+        if (const int64_t peak =
+                memory::runPeak(memory::stagePeak(stage.memorySlot, stage.plan.settings.device),
+                                stage.peakMemoryFloor);
             peak >= 0)
           points.push_back({series::kMemoryBytes, k, -1, s, t2, static_cast<double>(peak)});
       }

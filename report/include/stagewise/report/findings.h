@@ -153,8 +153,9 @@ std::string verdictWords(const Finding::AtRates& a);
 
 /// The ids, in the report's order.
 inline const std::vector<std::string> kFindingIds = {
-    "gradient_similarity", "communication", "memory",        "memory_recompute", "throughput_vs_stages",
-    "accuracy",            "overlap",       "compute_time_front", "random_labels"};
+    "gradient_similarity",  "communication", "memory",  "memory_recompute",
+    "throughput_vs_stages", "accuracy",      "overlap", "compute_time_front",
+    "random_labels"};
 
 /// The thresholds of the verdict rules (docs/replication.md); fixed before any data was seen.
 namespace rules {

@@ -51,10 +51,10 @@ struct ReportDoc {
   struct SearchTrial {
     int trial = 0;  ///< 1-based, in the search's order
     double lr = 0;
-    double value = kNaN;      ///< the validation metric (a pruned trial's: at its rung)
-    std::string status;       ///< completed | pruned | failed | stopped | not run
-    int64_t steps = 0;        ///< steps it trained
-    int64_t prunedAt = 0;     ///< the rung that stopped it (0: none)
+    double value = kNaN;   ///< the validation metric (a pruned trial's: at its rung)
+    std::string status;    ///< completed | pruned | failed | stopped | not run
+    int64_t steps = 0;     ///< steps it trained
+    int64_t prunedAt = 0;  ///< the rung that stopped it (0: none)
     int64_t runId = 0;
   };
   struct SearchMethod {
