@@ -189,6 +189,17 @@ std::vector<TunedResult> tunedResults(storage::RunReader& reader, const StudyRes
   return out;
 }
 
+namespace {
+
+// How many runs a study plans, the one rule for `study show` and `study list`: a search's stored
+// trial count; a grid's distinct runs (points differing only in keys their mode does not read
+// share one run).
+int plannedRuns(const storage::StudyRecord& study, const StudyPlan& plan) {
+  return plan.isSearch() ? study.runsTotal : distinctRuns(plan, study.baseSpecJson);
+}
+
+}  // namespace
+
 StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
                               std::optional<double> target) {
   StudyResults res;
@@ -294,8 +305,7 @@ StudyResults loadStudyResults(storage::RunReader& reader, int64_t studyId,
   res.groups = groupRuns(res.outcomes);
   if (res.plan.isSearch()) res.tuned = tunedResults(reader, res);
   res.runsCompleted = static_cast<int>(seenRun.size());
-  res.runsTotal =
-      res.plan.isSearch() ? study->runsTotal : distinctRuns(res.plan, study->baseSpecJson);
+  res.runsTotal = plannedRuns(*study, res.plan);
   return res;
 }
 
@@ -327,13 +337,13 @@ RunCounts distinctRunCounts(storage::RunReader& reader, const storage::StudyReco
   for (const auto& link : reader.studyRuns(study.id))
     if (!link.replaced && link.runStatus == RunStatus::Completed) completed.insert(link.runId);
   counts.completed = static_cast<int>(completed.size());
-  counts.total = study.runsTotal;
   // A list keeps going past a study whose stored keys do not parse: its stored total stands
   // (`study show` names what is wrong with it).
-  if (study.searchJson.empty()) try {
-      counts.total = distinctRuns(planOf(study), study.baseSpecJson);
-    } catch (const StudyError&) {
-    }
+  try {
+    counts.total = plannedRuns(study, planOf(study));
+  } catch (const StudyError&) {
+    counts.total = study.runsTotal;
+  }
   return counts;
 }
 
