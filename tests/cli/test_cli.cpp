@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
@@ -92,6 +93,12 @@ class TestCli : public QObject {
     QVERIFY2(table.code == 0, qPrintable(table.err));
     QVERIFY2(table.out.contains(QStringLiteral("grad-cos")) &&
                  !table.out.contains(QStringLiteral("nan")),
+             qPrintable(table.out));
+    // issue 36: bytes in IEC units, stages and layers from 1 as in the workbench (S1, 1..N).
+    QVERIFY2(table.out.contains(QStringLiteral("sent(MiB)")) &&
+                 !table.out.contains(QStringLiteral("(MB)")),
+             qPrintable(table.out));
+    QVERIFY2(table.out.contains(QRegularExpression(QStringLiteral("\\n +S1 +1\\.\\.[0-9]"))),
              qPrintable(table.out));
     // 20 steps end with the warm-up: no throughput was measured, and the line says so.
     QVERIFY2(table.out.contains(QStringLiteral("samples/s not measured")), qPrintable(table.out));
