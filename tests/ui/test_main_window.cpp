@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -37,6 +38,8 @@
 #include "live/train_workspace.h"
 #include "main_window.h"
 #include "run_store_fixture.h"
+#include "runs/runs_workspace.h"
+#include "runs/study_groups.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 #ifdef STAGEWISE_HAVE_RECORDER
@@ -232,6 +235,55 @@ class TestMainWindow : public QObject {
     QTest::keyClick(palette->searchEdit(), Qt::Key_Escape);
   }
 #endif
+
+  void paletteExportsTheGroupsTable() {
+    // The Groups table's CSV is in File › Export too (greyed until a study's groups show).
+    test::TempStore t;
+    const int64_t a = test::addRun(*t.store, test::runSpec("lr 0.001", {2}), 0.7);
+    const int64_t b = test::addRun(*t.store, test::runSpec("lr 0.003", {2}), 0.8);
+    storage::NewStudy ns;
+    ns.name = "lr sweep";
+    ns.baseSpecJson = R"({"mode":"local"})";
+    ns.keys = {{"train.lr", "[0.001,0.003]"}};
+    ns.runsTotal = 2;
+    const int64_t study = t.store->createStudy(ns);
+    storage::StudyRunRecord link;
+    link.point = 0, link.runId = a, link.seed = 1, link.valuesJson = "[0.001]";
+    t.store->linkStudyRun(study, link);
+    link.point = 1, link.runId = b, link.valuesJson = "[0.003]";
+    t.store->linkStudyRun(study, link);
+    MainWindow window(services(), t.store);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showWorkspace(MainWindow::kRuns);
+    QAction* groups = nullptr;
+    for (QAction* action : window.exportMenu()->actions())
+      if (action->text().contains(QStringLiteral("Groups table"))) groups = action;
+    QVERIFY(groups);
+    window.showCommandPalette();
+    QVERIFY(!groups->isEnabled());  // no study chosen
+    window.findChild<CommandPalette*>()->hide();
+    RunsWorkspace* runs = window.runsWorkspace();
+    QTRY_COMPARE_WITH_TIMEOUT(runs->studyCombo()->count(), 2, 5000);
+    runs->studyCombo()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        runs->groupTable()->isLoaded() && runs->groupTable()->table()->rowCount() == 2, 5000);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("groups.csv"));
+    window.setExportAnswers({[&](const QString&, const QString&) { return path; }, {}});
+    window.showCommandPalette();
+    CommandPalette* palette = window.findChild<CommandPalette*>();
+    QTest::keyClicks(palette->searchEdit(), QStringLiteral("groups"));
+    QVERIFY(palette->list()->topLevelItemCount() > 0);
+    QCOMPARE(palette->list()->topLevelItem(0)->text(0),
+             QStringLiteral("Export the Groups table as CSV…"));
+    QTest::keyClick(palette->searchEdit(), Qt::Key_Return);
+    QFile csv(path);
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3);  // the header and the two groups
+    QVERIFY2(lines[0].contains(QStringLiteral("train.lr")), qPrintable(lines[0]));
+  }
 
   void shortcutsSwitchRunAndStop() {
     MainWindow window(services(), nullptr);
