@@ -443,6 +443,14 @@ class TestCli : public QObject {
     Result text = runCli({"inspect", "--config", writeSpec(dir, kSmall)});
     QVERIFY(text.out.contains("classifier"));
     QVERIFY(text.out.contains("predicted speed-up"));
+    // issue 36: layers and stages from 1 as in the workbench (S1, layers 1..N), bytes in IEC
+    // units (the activation column was a raw byte count).
+    QVERIFY2(text.out.contains(QRegularExpression(QStringLiteral("\\n +1  fc"))) &&
+                 text.out.contains(QRegularExpression(QStringLiteral("\\n +S1 +1\\.\\.[0-9]"))) &&
+                 !text.out.contains(QRegularExpression(QStringLiteral("\\n +0  "))),
+             qPrintable(text.out));
+    QVERIFY2(text.out.contains(QRegularExpression(QStringLiteral("[0-9] (B|KiB|MiB)\\n"))),
+             qPrintable(text.out));
     // inspect knows the mode: pipelined backprop's bytes both ways and its bubble
     Result pipe = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--json", "--set",
                           "mode=pipeline", "--set", "pipeline.micro_batches=6"});
