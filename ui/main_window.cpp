@@ -5,10 +5,12 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDesktopServices>
+#include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
@@ -19,6 +21,8 @@
 #include <QScreen>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTableView>
+#include <QTableWidget>
 #include <QTimer>
 #include <QUndoStack>
 #include <QUrl>
@@ -27,16 +31,22 @@
 #include "common/about_dialog.h"
 #include "common/app_settings.h"
 #include "common/command_palette.h"
+#include "common/plot_frame.h"
 #include "common/spec_io.h"
+#include "common/table_export.h"
 #include "common/theme.h"
 #include "designer/design_document.h"
 #include "designer/design_workspace.h"
 #include "designer/estimate_panel.h"
+#include "live/plot_export.h"
 #include "live/study_queue.h"
+#include "live/trace_export.h"
 #include "live/train_workspace.h"
+#include "runs/compare_panel.h"
 #include "runs/report_view.h"
 #include "runs/resume_target.h"
 #include "runs/runs_workspace.h"
+#include "runs/study_groups.h"
 #include "stagewise/engine/checkpoint.h"
 #include "stagewise/report/report.h"
 #include "stagewise/storage/run_store.h"
@@ -150,9 +160,7 @@ MainWindow::MainWindow(EngineServices services, std::shared_ptr<storage::RunStor
   connect(m_train->studyQueue(), &StudyQueue::studyFinished, this, &MainWindow::updateRunActions);
 
   resize(QSize(1440, 900).boundedTo(availableSize()));
-  if (restoreGeometry(AppSettings::windowGeometry()) && !isMaximized())
-    resize(windowSizeForScreen(size(), AppSettings::windowScreen(), availableSize()));
-  restoreState(AppSettings::windowState());
+  restoreWindow();
   fitToScreen();  // a size saved on a larger screen (or grown by an older version) is fitted
   restoreSession();
   updateTitle();
@@ -226,6 +234,28 @@ QSize MainWindow::availableSize() const {
   return size - QSize(16, 40);
 }
 
+void MainWindow::restoreWindow() {
+  // The client rectangle as it closed, placed with setGeometry(): exact, where restoreGeometry()
+  // checked the saved rectangle against a title bar it assumed (PM_TitleBarHeight) and moved a
+  // window at the top of the screen that much lower at each start (issue 36: ~20 px a reopen).
+  const QRect saved = AppSettings::windowRect();
+  if (saved.isValid()) {
+    const QScreen* where = screen() ? screen() : QGuiApplication::primaryScreen();
+    const QRect area = where ? where->availableGeometry() : QRect();
+    setGeometry(windowRectForScreen(saved, AppSettings::windowScreen(), availableSize(), area));
+    if (AppSettings::windowMaximized()) setWindowState(windowState() | Qt::WindowMaximized);
+  } else if (restoreGeometry(AppSettings::windowGeometry()) && !isMaximized()) {
+    // Settings of a version before the client rectangle was kept.
+    resize(windowSizeForScreen(size(), AppSettings::windowScreen(), availableSize()));
+  }
+  restoreState(AppSettings::windowState());
+}
+
+void MainWindow::saveWindow() {
+  AppSettings::setWindow(saveGeometry(), saveState(), availableSize());
+  AppSettings::setWindowRect(normalGeometry(), isMaximized());
+}
+
 void MainWindow::fitToScreen() {
   const QSize room = availableSize();
   if (width() > room.width() || height() > room.height()) resize(size().boundedTo(room));
@@ -253,6 +283,8 @@ void MainWindow::buildMenus() {
   // QKeySequence::SaveAs is empty on some platforms (X11 without a desktop): a fixed sequence.
   file->addAction(tr("Save &as…"), QKeySequence(tr("Ctrl+Shift+S")), m_design,
                   &DesignWorkspace::saveAs);
+  file->addSeparator();
+  buildExportMenu(file);
   file->addSeparator();
   file->addAction(tr("Choose run &store…"), this, &MainWindow::chooseStore);
   file->addSeparator();
@@ -321,6 +353,148 @@ void MainWindow::buildMenus() {
   help->addSeparator();
   help->addAction(tr("&About Stagewise"), this, &MainWindow::about);
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::buildExportMenu(QMenu* file) {
+  // Every export the workbench has, in one place, so the palette finds them all (issue 36:
+  // "export" found only the run list). The right-click menus keep theirs.
+  m_exportMenu = file->addMenu(tr("&Export"));
+  m_exportMenu->setObjectName(QStringLiteral("exportMenu"));
+  m_exportTrace = m_exportMenu->addAction(tr("Export the Timeline &trace (Perfetto JSON)…"), this,
+                                          &MainWindow::exportTimelineTrace);
+  m_exportTrace->setToolTip(
+      tr("The spans of the phase the Timeline shows, as a Chrome trace "
+         "for Perfetto or chrome://tracing"));
+  m_exportPlot = m_exportMenu->addAction(tr("Export a &plot (PNG, SVG, PDF or CSV)…"), this,
+                                         &MainWindow::exportPlotOfWorkspace);
+  m_exportPlot->setToolTip(tr("One of this workspace's plots, chosen by its title"));
+  if (m_runs) {
+    // The run list's export, which Runs gives the window: here, with the others.
+    for (QAction* a : actions())
+      if (a->parent() == m_runs && !a->menu()) {
+        removeAction(a);
+        m_exportMenu->addAction(a);
+      }
+    m_exportGroups = m_exportMenu->addAction(tr("Export the &Groups table as CSV…"), this, [this] {
+      exportTableCsv(m_runs->groupTable()->table(), QStringLiteral("groups"));
+    });
+    m_exportTuned = m_exportMenu->addAction(
+        tr("Export the t&uned comparison as CSV…"), this,
+        [this] { exportTableCsv(m_runs->groupTable()->tunedTable(), QStringLiteral("tuned")); });
+    m_exportDiff =
+        m_exportMenu->addAction(tr("Export the spec &differences as CSV…"), this, [this] {
+          exportTableCsv(m_runs->comparePanel()->diffTable(), QStringLiteral("spec-diff"));
+        });
+  }
+  connect(m_exportMenu, &QMenu::aboutToShow, this, &MainWindow::updateExportActions);
+  updateExportActions();
+}
+
+void MainWindow::updateExportActions() {
+  m_exportTrace->setEnabled(m_train->traceRunId() >= 0);
+  m_exportPlot->setEnabled(!exportablePlots().isEmpty());
+  // A table hidden itself (the tuned comparison of a grid study) has nothing to export.
+  const auto hasRows = [](const QTableView* table) {
+    return table && table->model() && table->model()->rowCount() > 0 && !table->isHidden();
+  };
+  if (m_runs) {
+    m_exportGroups->setEnabled(m_runs->groupTable()->study() > 0 &&
+                               hasRows(m_runs->groupTable()->table()));
+    m_exportTuned->setEnabled(m_runs->groupTable()->study() > 0 &&
+                              hasRows(m_runs->groupTable()->tunedTable()));
+    m_exportDiff->setEnabled(hasRows(m_runs->comparePanel()->diffTable()));
+  }
+}
+
+QStringList MainWindow::exportablePlots() const {
+  QStringList titles;
+  if (QWidget* shown = m_tabs->currentWidget())
+    for (PlotFrame* frame : shown->findChildren<PlotFrame*>())
+      if (frame->isVisibleTo(this) && frame->plot()) titles << frame->title();
+  return titles;
+}
+
+QString MainWindow::askExportPath(const QString& caption, const QString& proposed,
+                                  const QString& filter) {
+  const QString path = m_exportAnswers.savePath
+                           ? m_exportAnswers.savePath(caption, proposed)
+                           : QFileDialog::getSaveFileName(this, caption, proposed, filter);
+  if (!path.isEmpty()) AppSettings::setLastExportDir(QFileInfo(path).absolutePath());
+  return path;
+}
+
+void MainWindow::exportTimelineTrace() {
+  const int64_t run = m_train->traceRunId();
+  if (run < 0 || !m_store) {
+    statusBar()->showMessage(tr("The Timeline has no stored run to export: run one first"), 8000);
+    return;
+  }
+  const QString path =
+      askExportPath(tr("Export trace"), defaultTracePath(run), tr("Chrome trace (*.json)"));
+  if (path.isEmpty()) return;
+  const QString error = exportTrace(*m_store, run, path);
+  if (!error.isEmpty())
+    QMessageBox::warning(this, tr("Export trace failed"), error);
+  else
+    statusBar()->showMessage(tr("Wrote the trace of run %1 to %2").arg(run).arg(path), 8000);
+}
+
+void MainWindow::exportPlotOfWorkspace() {
+  std::vector<PlotFrame*> frames;
+  QStringList titles;
+  if (QWidget* shown = m_tabs->currentWidget())
+    for (PlotFrame* frame : shown->findChildren<PlotFrame*>())
+      if (frame->isVisibleTo(this) && frame->plot()) {
+        frames.push_back(frame);
+        titles << frame->title();
+      }
+  if (frames.empty()) {
+    statusBar()->showMessage(tr("This workspace shows no plot to export"), 8000);
+    return;
+  }
+  int chosen = 0;
+  if (frames.size() > 1) {
+    if (m_exportAnswers.plot) {
+      chosen = m_exportAnswers.plot(titles);
+    } else {
+      bool ok = false;
+      const QString title =
+          QInputDialog::getItem(this, tr("Export a plot"), tr("Plot:"), titles, 0, false, &ok);
+      chosen = ok ? int(titles.indexOf(title)) : -1;
+    }
+  }
+  if (chosen < 0 || chosen >= int(frames.size())) return;
+  PlotFrame* frame = frames[size_t(chosen)];
+  QString name = frame->title().toLower();
+  name.replace(QRegularExpression(QStringLiteral("[^a-z0-9]+")), QStringLiteral("-"));
+  while (name.endsWith(QLatin1Char('-'))) name.chop(1);
+  if (name.startsWith(QLatin1Char('-'))) name.remove(0, 1);
+  QString path = askExportPath(
+      tr("Export %1").arg(frame->title()),
+      QDir(AppSettings::lastExportDir())
+          .filePath((name.isEmpty() ? QStringLiteral("plot") : name) + QStringLiteral(".png")),
+      tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf);;CSV data (*.csv)"));
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".png");
+  const QString error = exportPlot(frame->plot(), path, 0, 0, frame->title());
+  if (!error.isEmpty())
+    QMessageBox::warning(this, tr("Export failed"), error);
+  else
+    statusBar()->showMessage(tr("Wrote %1 to %2").arg(frame->title(), path), 8000);
+}
+
+void MainWindow::exportTableCsv(const QTableView* table, const QString& baseName) {
+  if (!table || !table->model()) return;
+  const QString path =
+      askExportPath(tr("Export CSV"),
+                    QDir(AppSettings::lastExportDir()).filePath(baseName + QStringLiteral(".csv")),
+                    tr("CSV files (*.csv)"));
+  if (path.isEmpty()) return;
+  const QString error = writeTableCsv(table->model(), path, table);
+  if (!error.isEmpty())
+    QMessageBox::warning(this, tr("Export CSV"), error);
+  else
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 8000);
 }
 
 void MainWindow::showWorkspace(Workspace workspace) {
@@ -554,6 +728,7 @@ QString MainWindow::shortcutsText() const {
 }
 
 void MainWindow::showCommandPalette() {
+  updateExportActions();  // the palette lists what is enabled now
   if (!m_palette) m_palette = new CommandPalette(menuBar(), this);
   m_palette->popup();
 }
@@ -650,7 +825,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     }
     saveRunsMeta();
     saveSession();
-    AppSettings::setWindow(saveGeometry(), saveState(), availableSize());
+    saveWindow();
     event->accept();
     return;
   }
@@ -668,7 +843,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     }
     if (!m_controller->isBusy()) {  // it ended meanwhile (a failure): nothing to stop
       saveSession();
-      AppSettings::setWindow(saveGeometry(), saveState(), availableSize());
+      saveWindow();
       event->accept();
       return;
     }
@@ -692,7 +867,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   }
   saveRunsMeta();
   saveSession();
-  AppSettings::setWindow(saveGeometry(), saveState(), availableSize());
+  saveWindow();
   event->accept();
 }
 

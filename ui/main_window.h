@@ -4,6 +4,7 @@
 
 #include <QMainWindow>
 #include <QPointer>
+#include <functional>
 #include <memory>
 
 #include "common/services.h"
@@ -13,6 +14,7 @@ class QMenu;
 class QMimeData;
 class QLabel;
 class QTabWidget;
+class QTableView;
 
 namespace stagewise::storage {
 class RunStore;
@@ -52,6 +54,20 @@ class MainWindow : public QMainWindow {
   QAction* reportAction() const { return m_reportAction; }
   /// The last replication report shown (null before one, or once closed).
   ReportView* reportView() const;
+  /// File › Export: every export the workbench has (the Timeline's trace, a plot, the run list,
+  /// the Groups, tuned and spec-difference tables), so the menus and the palette list them.
+  QMenu* exportMenu() const { return m_exportMenu; }
+  QAction* exportTraceAction() const { return m_exportTrace; }
+  QAction* exportPlotAction() const { return m_exportPlot; }
+  /// What the export actions ask, answered in place of their dialogs (tests): the file to
+  /// write (empty: cancelled) and which of the listed plot titles (-1: cancelled).
+  struct ExportAnswers {
+    std::function<QString(const QString& caption, const QString& proposed)> savePath;
+    std::function<int(const QStringList& titles)> plot;
+  };
+  void setExportAnswers(ExportAnswers answers) { m_exportAnswers = std::move(answers); }
+  /// The plots of the workspace shown, by title, as "Export a plot…" lists them.
+  QStringList exportablePlots() const;
 
  public Q_SLOTS:
   void startRun();
@@ -93,9 +109,22 @@ class MainWindow : public QMainWindow {
 
  private:
   void buildMenus();
+  void buildExportMenu(QMenu* file);
+  /// Enables each export that has something to write now (before the menu or palette shows).
+  void updateExportActions();
+  void exportTimelineTrace();
+  void exportPlotOfWorkspace();
+  /// Writes `table` as CSV to a file asked for (proposing `baseName`.csv).
+  void exportTableCsv(const QTableView* table, const QString& baseName);
+  /// The file to export to: ExportAnswers::savePath, else a save dialog (its folder remembered).
+  QString askExportPath(const QString& caption, const QString& proposed, const QString& filter);
   void updateRecentMenu();
   /// The screen's available size less the window frame.
   QSize availableSize() const;
+  /// Reopens the window where and as large as it closed (grown on a clearly larger screen).
+  void restoreWindow();
+  /// Saves what restoreWindow() reads (the window is closing).
+  void saveWindow();
   /// Shrinks the window to the screen and brings it back onto it.
   void fitToScreen();
   /// Reopens the last session's experiment, workspace and selected runs (the default
@@ -132,6 +161,13 @@ class MainWindow : public QMainWindow {
   QAction* m_reportAction = nullptr;
   QPointer<ReportView> m_reportView;
   QMenu* m_recentMenu = nullptr;
+  QMenu* m_exportMenu = nullptr;
+  QAction* m_exportTrace = nullptr;
+  QAction* m_exportPlot = nullptr;
+  QAction* m_exportGroups = nullptr;
+  QAction* m_exportTuned = nullptr;
+  QAction* m_exportDiff = nullptr;
+  ExportAnswers m_exportAnswers;
   CommandPalette* m_palette = nullptr;
   QLabel* m_engineLabel;
   bool m_quitWhenStopped = false;  // closing waits for the run to stop and be saved

@@ -343,20 +343,23 @@ int inspectCommand(const std::vector<std::string>& argv) {
   std::printf("input %s, %d classes, %zu layers, %s parameters\n\n", shapeText(shape.dims).c_str(),
               shape.numClasses, plan.layers.size(),
               human(static_cast<double>(plan.totalParams())).c_str());
-  std::printf("%5s  %-11s %-28s %-10s %9s %9s %10s\n", "index", "name", "layer", "shape", "params",
+  // Layers and stages numbered from 1, as the workbench shows them (the JSON keeps the 0-based
+  // `index`); bytes in IEC units (issue 36: one unit system).
+  std::printf("%5s  %-11s %-28s %-10s %9s %9s %10s\n", "layer", "name", "kind", "shape", "params",
               "FLOPs", "act bytes");
   for (const auto& l : plan.layers)
-    std::printf("%5d  %-11s %s %-10s %9s %9s %10lld\n", l.index, l.name.c_str(),
+    std::printf("%5d  %-11s %s %-10s %9s %9s %10s\n", l.index + 1, l.name.c_str(),
                 pad(l.description, 28).c_str(), shapeText(l.outShape).c_str(),
                 human(static_cast<double>(l.params)).c_str(),
                 human(static_cast<double>(l.flops)).c_str(),
-                static_cast<long long>(l.activationBytes));
+                engine::bytesText(static_cast<double>(l.activationBytes)).c_str());
   std::printf("\n%5s  %-8s %-7s %3s  %-10s %9s %8s %14s %16s\n", "stage", "layers", "device", "thr",
               "aux head", "params", "share", "sent/batch", "bp would send");
   for (size_t k = 0; k < partition.stages.size(); ++k) {
     const auto& s = partition.stages[k];
-    std::printf("%5d  %2d..%-4d %-7s %3d  %-10s %9s %7.1f%% %14s %16s\n", s.index, s.firstLayer,
-                s.lastLayer, s.settings.device.c_str(), s.settings.threads,
+    std::printf("%5s  %2d..%-4d %-7s %3d  %-10s %9s %7.1f%% %14s %16s\n",
+                ("S" + std::to_string(s.index + 1)).c_str(), s.firstLayer + 1, s.lastLayer + 1,
+                s.settings.device.c_str(), s.settings.threads,
                 s.isLast ? "classifier" : s.settings.auxHead.c_str(),
                 human(static_cast<double>(s.params + s.auxParams)).c_str(), 100 * est.stageShare[k],
                 k < est.boundaryBytes.size()

@@ -418,7 +418,12 @@ int studyList(const std::vector<std::string>& argv) {
     std::cout << "No studies in " << db << "\n";
     return 0;
   }
-  std::printf("%5s  %-28s  %-11s  %-9s  %s\n", "id", "name", "status", "completed", "keys");
+  // Names are never cut (issue 36: two report studies read "report ...: ran" twice): the
+  // column is as wide as the longest.
+  int nameWidth = 4;
+  for (const auto& s : studies) nameWidth = std::max(nameWidth, int(s.name.size()));
+  std::printf("%5s  %-*s  %-11s  %-9s  %s\n", "id", nameWidth, "name", "status", "completed",
+              "keys");
   for (size_t i = 0; i < studies.size(); ++i) {
     const storage::StudyRecord& s = studies[i];
     std::string keys;
@@ -426,9 +431,8 @@ int studyList(const std::vector<std::string>& argv) {
     if (s.seeds > 1) keys += (keys.empty() ? "" : ", ") + std::to_string(s.seeds) + " seeds";
     const std::string done =
         std::to_string(counts[i].completed) + "/" + std::to_string(counts[i].total);
-    std::printf("%5lld  %-28s  %-11s  %-9s  %s\n", static_cast<long long>(s.id),
-                s.name.substr(0, 28).c_str(), storage::toString(s.status).c_str(), done.c_str(),
-                keys.c_str());
+    std::printf("%5lld  %-*s  %-11s  %-9s  %s\n", static_cast<long long>(s.id), nameWidth,
+                s.name.c_str(), storage::toString(s.status).c_str(), done.c_str(), keys.c_str());
   }
   std::fflush(stdout);
   return 0;

@@ -60,7 +60,7 @@ std::string summaryTable(const engine::RunSummary& s, int rank) {
   // mem-peak: the most the allocator held for the stage at once (its thread's allocations).
   out +=
       "stage  layers   device  thr  steps   loss    acc     compute wait   blocked  grad-cos  "
-      "sent(MB)  back(MB)  act-peak(MB)  mem-peak(MB)\n";
+      "sent(MiB) back(MiB) act-peak(MiB) mem-peak(MiB)\n";
   // A value not measured (backprop has no gradient cosine, a CPU-less memory peak) is "-", not
   // "nan" (issue 36 §2.5).
   const auto cell = [](double v, const char* format, int width) {
@@ -71,17 +71,21 @@ std::string summaryTable(const engine::RunSummary& s, int rank) {
       std::snprintf(buf, sizeof buf, "%*s", width, "-");
     return std::string(buf);
   };
+  // Stages and layers numbered from 1 as in the workbench (S1, layers 1..3; the JSON keeps the
+  // 0-based `index`), bytes in IEC units (issue 36 §3: one unit system).
+  constexpr double kMiB = 1024.0 * 1024.0;
   for (const auto& st : s.stages) {
     std::snprintf(
         line, sizeof line,
-        "%5d  %2d..%-3d  %-6s  %3d  %6lld  %s  %s  %6.1f%% %5.1f%% %6.1f%%  %s  "
-        "%8.1f  %8.1f  %12.3f  %s\n",
-        st.index, st.firstLayer, st.lastLayer, st.device.c_str(), st.threads,
-        static_cast<long long>(st.steps), cell(st.finalLoss, "%.4f", 6).c_str(),
-        cell(st.finalAccuracy, "%.4f", 6).c_str(), 100 * st.computeFraction, 100 * st.waitFraction,
-        100 * st.blockedFraction, cell(st.gradCosine, "%8.4f", 8).c_str(), st.bytesSent / 1e6,
-        st.gradBytesSent / 1e6, st.peakActivationBytes / 1e6,
-        cell(st.peakMemoryBytes >= 0 ? st.peakMemoryBytes / 1e6 : std::nan(""), "%12.3f", 12)
+        "%5s  %2d..%-3d  %-6s  %3d  %6lld  %s  %s  %6.1f%% %5.1f%% %6.1f%%  %s  "
+        "%9.1f %9.1f %13.3f %s\n",
+        ("S" + std::to_string(st.index + 1)).c_str(), st.firstLayer + 1, st.lastLayer + 1,
+        st.device.c_str(), st.threads, static_cast<long long>(st.steps),
+        cell(st.finalLoss, "%.4f", 6).c_str(), cell(st.finalAccuracy, "%.4f", 6).c_str(),
+        100 * st.computeFraction, 100 * st.waitFraction, 100 * st.blockedFraction,
+        cell(st.gradCosine, "%8.4f", 8).c_str(), st.bytesSent / kMiB, st.gradBytesSent / kMiB,
+        st.peakActivationBytes / kMiB,
+        cell(st.peakMemoryBytes >= 0 ? st.peakMemoryBytes / kMiB : std::nan(""), "%13.3f", 13)
             .c_str());
     out += line;
   }

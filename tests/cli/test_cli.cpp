@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
@@ -92,6 +93,12 @@ class TestCli : public QObject {
     QVERIFY2(table.code == 0, qPrintable(table.err));
     QVERIFY2(table.out.contains(QStringLiteral("grad-cos")) &&
                  !table.out.contains(QStringLiteral("nan")),
+             qPrintable(table.out));
+    // issue 36: bytes in IEC units, stages and layers from 1 as in the workbench (S1, 1..N).
+    QVERIFY2(table.out.contains(QStringLiteral("sent(MiB)")) &&
+                 !table.out.contains(QStringLiteral("(MB)")),
+             qPrintable(table.out));
+    QVERIFY2(table.out.contains(QRegularExpression(QStringLiteral("\\n +S1 +1\\.\\.[0-9]"))),
              qPrintable(table.out));
     // 20 steps end with the warm-up: no throughput was measured, and the line says so.
     QVERIFY2(table.out.contains(QStringLiteral("samples/s not measured")), qPrintable(table.out));
@@ -436,6 +443,14 @@ class TestCli : public QObject {
     Result text = runCli({"inspect", "--config", writeSpec(dir, kSmall)});
     QVERIFY(text.out.contains("classifier"));
     QVERIFY(text.out.contains("predicted speed-up"));
+    // issue 36: layers and stages from 1 as in the workbench (S1, layers 1..N), bytes in IEC
+    // units (the activation column was a raw byte count).
+    QVERIFY2(text.out.contains(QRegularExpression(QStringLiteral("\\n +1  fc"))) &&
+                 text.out.contains(QRegularExpression(QStringLiteral("\\n +S1 +1\\.\\.[0-9]"))) &&
+                 !text.out.contains(QRegularExpression(QStringLiteral("\\n +0  "))),
+             qPrintable(text.out));
+    QVERIFY2(text.out.contains(QRegularExpression(QStringLiteral("[0-9] (B|KiB|MiB)\\n"))),
+             qPrintable(text.out));
     // inspect knows the mode: pipelined backprop's bytes both ways and its bubble
     Result pipe = runCli({"inspect", "--config", writeSpec(dir, kSmall), "--json", "--set",
                           "mode=pipeline", "--set", "pipeline.micro_batches=6"});

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "../storage/store_test_util.h"
+#include "stagewise/storage/run_store.h"
 
 using stagewise::storage::testing::rawInt;
 using stagewise::storage::testing::rawQuery;
@@ -192,6 +193,37 @@ class TestStudyCli : public QObject {
     // train reads the same file and ignores the study
     Result t = runCli({"train", "--config", path, "--no-store", "--quiet", "--json"});
     QVERIFY2(t.code == 0, qPrintable(t.err));
+  }
+
+  void listNeverCutsNamesToLookAlike() {
+    // issue 36: names were cut at 28 characters, so two report studies both read
+    // "report mlp-fmnist-4stage 20...". Every name is listed whole.
+    QTemporaryDir dir;
+    const QString db = dir.filePath("names.db");
+    const std::string stem = "report mlp-fmnist-4stage 2026-12-06 15:04";
+    {
+      stagewise::storage::RunStore store(db.toStdString());
+      for (const char* finding : {": gradient similarity", ": communication"}) {
+        stagewise::storage::NewStudy study;
+        study.name = stem + finding;
+        study.baseSpecJson = kSmall.toStdString();
+        study.runsTotal = 1;
+        store.createStudy(study);
+      }
+    }
+    const Result r = runCli({"study", "list", "--db", db});
+    QCOMPARE(r.code, 0);
+    for (const char* finding : {": gradient similarity", ": communication"})
+      QVERIFY2(r.out.contains(QString::fromStdString(stem + finding)), qPrintable(r.out));
+    // The columns after the name still line up.
+    const QStringList rows = r.out.split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(rows.size(), 3);
+    const int status = rows[0].indexOf(QStringLiteral("status"));
+    QCOMPARE(status, 5 + 2 + int(stem.size() + std::string(": gradient similarity").size()) + 2);
+    for (int i : {1, 2}) {
+      QCOMPARE(rows[i].mid(status - 2, 2), QStringLiteral("  "));
+      QVERIFY2(rows[i].at(status) != QLatin1Char(' '), qPrintable(r.out));
+    }
   }
 
   void badInputIsOneLineAndStoresNothing() {

@@ -190,6 +190,10 @@ class TestRunsCommand : public QObject {
     QCOMPARE(j["series"][0]["points"].get<int>(), 2);
     QCOMPARE(j["checkpoints"][0]["path"].get<std::string>(), std::string("/ckpt/a.pt"));
     QCOMPARE(j["stages"].size(), size_t(2));
+    // --json keeps the store's 0-based fields that scripts read (docs/stagewise-cli.1).
+    QCOMPARE(j["stages"][0]["index"].get<int>(), 0);
+    QCOMPARE(j["stages"][0]["first_layer"].get<int>(), 0);
+    QCOMPARE(j["stages"][1]["first_layer"].get<int>(), 4);
   }
 
   // A pipeline run's text says how it was scheduled and each stage's run-mean bubble, measured
@@ -221,7 +225,9 @@ class TestRunsCommand : public QObject {
         if (l.rfind(start, 0) == 0) return l;
       return std::string();
     };
-    const std::string s0 = row("    0  0-3"), s1 = row("    1  4-8");
+    // Stages and layers numbered from 1, as the workbench shows them (issue 36 §4: STAGE 0,
+    // LAYERS 0-3 where Train says S1).
+    const std::string s0 = row("   S1  1-4"), s1 = row("   S2  5-9");
     QVERIFY2(s0.size() > 0 && s0.find("0.432") != std::string::npos &&
                  s0.find("0.123") != std::string::npos,
              r.out.c_str());

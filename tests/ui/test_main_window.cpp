@@ -3,19 +3,28 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProcess>
 #include <QPushButton>
+#include <QScreen>
 #include <QSignalSpy>
 #include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTreeWidget>
 #include <QUrl>
 #include <QtTest>
 
 #include "bridge/engine_controller.h"
 #include "common/about_dialog.h"
 #include "common/app_settings.h"
+#include "common/command_palette.h"
 #include "common/fake_services.h"
 #include "common/spec_io.h"
 #include "designer/design_document.h"
@@ -25,9 +34,12 @@
 #include "designer/network_view.h"
 #include "live/live_dashboard.h"
 #include "live/plot_panel.h"
+#include "live/timeline_panel.h"
 #include "live/train_workspace.h"
 #include "main_window.h"
 #include "run_store_fixture.h"
+#include "runs/runs_workspace.h"
+#include "runs/study_groups.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 #ifdef STAGEWISE_HAVE_RECORDER
@@ -77,6 +89,200 @@ class TestMainWindow : public QObject {
     // Saved on a larger screen: fitted to this one; no saved screen (older settings): fitted.
     QCOMPARE(windowSizeForScreen(QSize(2400, 1300), monitor, laptop), laptop);
     QCOMPARE(windowSizeForScreen(QSize(1000, 600), QSize(), monitor), QSize(1000, 600));
+  }
+
+  void reopensExactlyWhereItClosed() {
+    // issue 36 §3: the window reopened ~20 px lower each time (restoreGeometry() moved a window
+    // at the top of the screen below a title bar it assumed). Two reopens: the same rectangle.
+    const QRect area = QGuiApplication::primaryScreen()->availableGeometry();
+    QRect closed;
+    {
+      MainWindow window(services(), nullptr);
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      // The frame at the very top of the screen, where restoreGeometry() moved it down.
+      window.move(area.topLeft());
+      QTRY_COMPARE(window.frameGeometry().topLeft(), area.topLeft());
+      closed = window.geometry();  // the client area, inside the frame
+      QVERIFY(closed.top() > area.top());
+      QVERIFY(window.close());
+    }
+    for (int reopen = 1; reopen <= 2; ++reopen) {
+      MainWindow window(services(), nullptr);
+      QCOMPARE(window.geometry(), closed);
+      window.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&window));
+      QCOMPARE(window.geometry(), closed);
+      QVERIFY(window.close());
+    }
+    QCOMPARE(AppSettings::windowRect(), closed);
+    AppSettings::setWindowRect({}, false);  // the next tests start as before
+  }
+
+  void aTinySavedWindowGrowsOnThisScreen() {
+    // A size saved on a screen far smaller than this one reopens grown, and on the screen.
+    const QRect area(0, 0, 2560, 1400);
+    const QRect grown = windowRectForScreen(QRect(30, 40, 600, 380), QSize(700, 450),
+                                            area.size() - QSize(16, 40), area);
+    QVERIFY2(grown.width() > 1800 && grown.height() > 1000,
+             qPrintable(QStringLiteral("%1x%2").arg(grown.width()).arg(grown.height())));
+    QVERIFY(area.contains(grown));
+    QCOMPARE(grown.topLeft(), QPoint(30, 40));  // it fits where it was: not moved
+    // The same screen: exactly as saved; off the screen's edge: moved the least onto it.
+    QCOMPARE(windowRectForScreen(QRect(30, 40, 600, 380), area.size() - QSize(16, 40),
+                                 area.size() - QSize(16, 40), area),
+             QRect(30, 40, 600, 380));
+    QCOMPARE(windowRectForScreen(QRect(2400, -50, 600, 380), area.size() - QSize(16, 40),
+                                 area.size() - QSize(16, 40), area),
+             QRect(2560 - 600, 0, 600, 380));
+    // The window itself: saved from a screen far smaller than this one, it opens larger.
+    const QRect here = QGuiApplication::primaryScreen()->availableGeometry();
+    const QSize smallScreen = here.size() / 3;
+    AppSettings::setWindow({}, {}, smallScreen);
+    const QRect saved(here.topLeft() + QPoint(40, 30), smallScreen - QSize(20, 20));
+    AppSettings::setWindowRect(saved, false);
+    MainWindow window(services(), nullptr);
+    QVERIFY2(window.width() > 2 * saved.width() && window.height() > 2 * saved.height(),
+             qPrintable(QStringLiteral("%1x%2").arg(window.width()).arg(window.height())));
+    QCOMPARE(window.geometry().topLeft(), saved.topLeft());
+    QVERIFY(here.contains(window.geometry()));
+    AppSettings::setWindowRect({}, false);
+  }
+
+#ifdef STAGEWISE_HAVE_RECORDER
+  void paletteFindsAndRunsEveryExport() {
+    // issue 36: "export" in the palette found only the run list. File › Export holds every
+    // export (the Timeline's trace, a plot, the tables), and the palette finds and runs them.
+    test::TempStore t;
+    EngineServices s = services();
+    auto store = t.store;
+    s.createRecorder = [store](RecordRequest request) -> std::unique_ptr<engine::RunObserver> {
+      recorder::RecorderOptions options;
+      options.onRecordCreated = request.onRecorded;  // as the workbench's services do
+      return std::make_unique<recorder::Recorder>(*store, options);
+    };
+    MainWindow window(s, t.store);
+    auto spec = quickSpec();
+    spec.train.maxSteps = 200;
+    window.document()->load(spec);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QStringList menu;
+    for (QAction* a : window.exportMenu()->actions()) menu << a->text().remove(QLatin1Char('&'));
+    QVERIFY2(menu.filter(QStringLiteral("trace")).size() == 1 &&
+                 menu.filter(QStringLiteral("plot")).size() == 1 &&
+                 menu.filter(QStringLiteral("run list")).size() == 1 &&
+                 menu.filter(QStringLiteral("Groups table")).size() == 1,
+             qPrintable(menu.join(QStringLiteral(" | "))));
+    QVERIFY(!window.exportTraceAction()->isEnabled() || window.trainWorkspace()->traceRunId() >= 0);
+    QSignalSpy finished(window.trainWorkspace(), &TrainWorkspace::runFinished);
+    window.startRun();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(window.trainWorkspace()->traceRunId() > 0, 5000);
+
+    QTemporaryDir dir;
+    QStringList asked;
+    int plotChoices = 0;
+    QString chosenTitle;
+    window.setExportAnswers(
+        {[&](const QString& caption, const QString& proposed) {
+           asked << caption;
+           const bool trace = caption.contains(QStringLiteral("trace"));
+           return dir.filePath(trace ? QFileInfo(proposed).fileName() : QStringLiteral("plot.csv"));
+         },
+         [&](const QStringList& titles) {
+           plotChoices = int(titles.size());
+           const int i = int(titles.indexOf(QRegularExpression(QStringLiteral("^Loss"))));
+           chosenTitle = titles.value(std::max(i, 0));
+           return std::max(i, 0);
+         }});
+    const auto runFromPalette = [&](const QString& typed, const QString& expected) {
+      window.showCommandPalette();
+      CommandPalette* palette = window.findChild<CommandPalette*>();
+      QVERIFY(palette && palette->isVisible());
+      QTest::keyClicks(palette->searchEdit(), typed);
+      QVERIFY(palette->list()->topLevelItemCount() > 0);
+      QCOMPARE(palette->list()->topLevelItem(0)->text(0), expected);
+      QCOMPARE(palette->list()->topLevelItem(0)->text(1), QStringLiteral("File › Export"));
+      QTest::keyClick(palette->searchEdit(), Qt::Key_Return);
+    };
+    window.showWorkspace(MainWindow::kTrain);
+    runFromPalette(QStringLiteral("export trace"),
+                   QStringLiteral("Export the Timeline trace (Perfetto JSON)…"));
+    const int64_t run = window.trainWorkspace()->traceRunId();
+    QFile trace(dir.filePath(QStringLiteral("run-%1.trace.json").arg(run)));
+    QVERIFY2(trace.open(QIODevice::ReadOnly), qPrintable(asked.join(QLatin1Char(','))));
+    const QJsonDocument doc = QJsonDocument::fromJson(trace.readAll());
+    QVERIFY(doc.object()[QStringLiteral("traceEvents")].toArray().size() > 10);
+
+    runFromPalette(QStringLiteral("export plot"),
+                   QStringLiteral("Export a plot (PNG, SVG, PDF or CSV)…"));
+    QVERIFY2(plotChoices >= 3, qPrintable(window.exportablePlots().join(QLatin1Char(','))));
+    QFile plot(dir.filePath(QStringLiteral("plot.csv")));
+    QVERIFY(plot.open(QIODevice::ReadOnly));
+    QVERIFY2(plot.readAll().count('\n') > 10, qPrintable(chosenTitle));
+    QCOMPARE(asked.size(), 2);
+    QVERIFY(asked[1].contains(chosenTitle));
+
+    // The run list's export is listed once (in File › Export, no longer beside it).
+    window.showCommandPalette();
+    CommandPalette* palette = window.findChild<CommandPalette*>();
+    QTest::keyClicks(palette->searchEdit(), QStringLiteral("run list"));
+    int runList = 0;
+    for (int i = 0; i < palette->list()->topLevelItemCount(); ++i)
+      runList += palette->list()->topLevelItem(i)->text(0).contains(QStringLiteral("run list"));
+    QCOMPARE(runList, 1);
+    QTest::keyClick(palette->searchEdit(), Qt::Key_Escape);
+  }
+#endif
+
+  void paletteExportsTheGroupsTable() {
+    // The Groups table's CSV is in File › Export too (greyed until a study's groups show).
+    test::TempStore t;
+    const int64_t a = test::addRun(*t.store, test::runSpec("lr 0.001", {2}), 0.7);
+    const int64_t b = test::addRun(*t.store, test::runSpec("lr 0.003", {2}), 0.8);
+    storage::NewStudy ns;
+    ns.name = "lr sweep";
+    ns.baseSpecJson = R"({"mode":"local"})";
+    ns.keys = {{"train.lr", "[0.001,0.003]"}};
+    ns.runsTotal = 2;
+    const int64_t study = t.store->createStudy(ns);
+    storage::StudyRunRecord link;
+    link.point = 0, link.runId = a, link.seed = 1, link.valuesJson = "[0.001]";
+    t.store->linkStudyRun(study, link);
+    link.point = 1, link.runId = b, link.valuesJson = "[0.003]";
+    t.store->linkStudyRun(study, link);
+    MainWindow window(services(), t.store);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showWorkspace(MainWindow::kRuns);
+    QAction* groups = nullptr;
+    for (QAction* action : window.exportMenu()->actions())
+      if (action->text().contains(QStringLiteral("Groups table"))) groups = action;
+    QVERIFY(groups);
+    window.showCommandPalette();
+    QVERIFY(!groups->isEnabled());  // no study chosen
+    window.findChild<CommandPalette*>()->hide();
+    RunsWorkspace* runs = window.runsWorkspace();
+    QTRY_COMPARE_WITH_TIMEOUT(runs->studyCombo()->count(), 2, 5000);
+    runs->studyCombo()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        runs->groupTable()->isLoaded() && runs->groupTable()->table()->rowCount() == 2, 5000);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("groups.csv"));
+    window.setExportAnswers({[&](const QString&, const QString&) { return path; }, {}});
+    window.showCommandPalette();
+    CommandPalette* palette = window.findChild<CommandPalette*>();
+    QTest::keyClicks(palette->searchEdit(), QStringLiteral("groups"));
+    QVERIFY(palette->list()->topLevelItemCount() > 0);
+    QCOMPARE(palette->list()->topLevelItem(0)->text(0),
+             QStringLiteral("Export the Groups table as CSV…"));
+    QTest::keyClick(palette->searchEdit(), Qt::Key_Return);
+    QFile csv(path);
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3);  // the header and the two groups
+    QVERIFY2(lines[0].contains(QStringLiteral("train.lr")), qPrintable(lines[0]));
   }
 
   void shortcutsSwitchRunAndStop() {
@@ -463,5 +669,25 @@ class TestMainWindow : public QObject {
   }
 };
 
-QTEST_MAIN(TestMainWindow)
+// A 1920x1080 offscreen screen (the platform's default is 800x600, smaller than the window's
+// minimum), with the platform's window frame: restoring the window is checked on a screen it
+// fits, client area against frame.
+int main(int argc, char** argv) {
+  QTemporaryDir config;
+  if (qgetenv("QT_QPA_PLATFORM") == "offscreen" && config.isValid()) {
+    QFile json(config.filePath(QStringLiteral("screens.json")));
+    if (json.open(QIODevice::WriteOnly)) {
+      json.write(R"({"windowFrameMargins": true, "screens": [{"name": "OffscreenScreen",
+        "x": 0, "y": 0, "width": 1920, "height": 1080, "logicalDpi": 96, "logicalBaseDpi": 96,
+        "dpr": 1}]})");
+      json.close();
+      qputenv("QT_QPA_PLATFORM", "offscreen:configfile=" + json.fileName().toLocal8Bit());
+    }
+  }
+  QApplication app(argc, argv);
+  app.setAttribute(Qt::AA_Use96Dpi, true);
+  TestMainWindow test;
+  QTEST_SET_MAIN_SOURCE_PATH
+  return QTest::qExec(&test, argc, argv);
+}
 #include "test_main_window.moc"

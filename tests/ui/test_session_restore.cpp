@@ -15,6 +15,7 @@
 #include "common/fake_services.h"
 #include "common/spec_io.h"
 #include "designer/design_document.h"
+#include "designer/design_workspace.h"
 #include "live/live_dashboard.h"
 #include "live/plot_panel.h"
 #include "live/train_workspace.h"
@@ -169,6 +170,45 @@ class TestSessionRestore : public QObject {
     state.storePath = dir.filePath("kept.db");
     AppSettings::setSession(state);
     QCOMPARE(AppSettings::storePath(), dir.filePath("kept.db"));
+  }
+  void openingAFileKeepsTheRestoredModeComparison() {
+    // issue 36: the session restored "Local, pipeline, backprop", and File › Open reset it to
+    // the file's single mode. A comparison that includes the file's mode is kept; a single
+    // mode (or a comparison without the file's mode) follows the file.
+    QTemporaryDir dir;
+    const auto fileWith = [&](const char* name, engine::Mode mode) {
+      auto spec = runSpec(name, {1, 2});
+      spec.mode = mode;
+      const QString file = dir.filePath(QString::fromLatin1(name) + QStringLiteral(".json"));
+      if (!writeSpecFile(file, spec, {}).isEmpty()) return QString();
+      return file;
+    };
+    const QString pipeline = fileWith("pipeline-file", engine::Mode::Pipeline);
+    const QString backprop = fileWith("backprop-file", engine::Mode::Backprop);
+    QVERIFY(!pipeline.isEmpty() && !backprop.isEmpty());
+    {
+      MainWindow window(services(), nullptr);
+      window.trainWorkspace()->modeCombo()->setCurrentIndex(6);  // Local, pipeline, backprop
+      QVERIFY(window.close());
+    }
+    MainWindow window(services(), nullptr);
+    QComboBox* modes = window.trainWorkspace()->modeCombo();
+    QCOMPARE(modes->currentIndex(), 6);
+    QVERIFY(window.designWorkspace()->openFile(pipeline));
+    QCOMPARE(modes->currentIndex(), 6);  // kept: it includes pipeline
+    QVERIFY(window.designWorkspace()->openFile(backprop));
+    QCOMPARE(modes->currentIndex(), 6);
+    // A single mode follows the file's.
+    modes->setCurrentIndex(0);  // Local
+    QVERIFY(window.designWorkspace()->openFile(pipeline));
+    QCOMPARE(TrainWorkspace::planAfterOpening(window.trainWorkspace()->currentPlan(),
+                                              engine::Mode::Pipeline),
+             (RunPlan{engine::Mode::Pipeline}));
+    QCOMPARE(window.trainWorkspace()->currentPlan(), (RunPlan{engine::Mode::Pipeline}));
+    // A comparison without the file's mode (local, then backprop; a pipeline file) follows it.
+    modes->setCurrentIndex(2);
+    QVERIFY(window.designWorkspace()->openFile(pipeline));
+    QCOMPARE(window.trainWorkspace()->currentPlan(), (RunPlan{engine::Mode::Pipeline}));
   }
 };
 

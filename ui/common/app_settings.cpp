@@ -42,6 +42,31 @@ QSize AppSettings::windowScreen() {
   return QSettings().value(QStringLiteral("window/screen")).toSize();
 }
 
+QRect AppSettings::windowRect() {
+  return QSettings().value(QStringLiteral("window/clientRect")).toRect();
+}
+bool AppSettings::windowMaximized() {
+  return QSettings().value(QStringLiteral("window/maximized"), false).toBool();
+}
+void AppSettings::setWindowRect(const QRect& clientRect, bool maximized) {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/clientRect"), clientRect);
+  settings.setValue(QStringLiteral("window/maximized"), maximized);
+}
+
+QRect windowRectForScreen(QRect saved, QSize savedScreen, QSize room, QRect area) {
+  if (!saved.isValid()) return saved;
+  const QSize size = windowSizeForScreen(saved.size(), savedScreen, room);
+  QRect out(saved.topLeft(), size);
+  if (!area.isValid()) return out;
+  // Moved only as far as it takes to bring it inside the area (the left and top edges win).
+  if (out.right() > area.right()) out.moveRight(area.right());
+  if (out.bottom() > area.bottom()) out.moveBottom(area.bottom());
+  if (out.left() < area.left()) out.moveLeft(area.left());
+  if (out.top() < area.top()) out.moveTop(area.top());
+  return out;
+}
+
 QSize windowSizeForScreen(QSize saved, QSize savedScreen, QSize screen) {
   if (!saved.isValid() || !savedScreen.isValid() || !screen.isValid() ||
       savedScreen.width() <= 0 || savedScreen.height() <= 0)

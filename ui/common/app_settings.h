@@ -3,6 +3,7 @@
 
 #include <QByteArray>
 #include <QList>
+#include <QRect>
 #include <QSize>
 #include <QString>
 #include <QStringList>
@@ -35,6 +36,13 @@ struct AppSettings {
   /// `screen`: the screen's available size the geometry was saved on (windowSizeForScreen).
   static void setWindow(const QByteArray& geometry, const QByteArray& state, QSize screen);
   static QSize windowScreen();  ///< invalid when not saved (an older version's settings)
+  /// The window's client rectangle (QWidget::normalGeometry(), without the frame) and whether it
+  /// was maximized, as it closed: restored with setGeometry(), which places the client area
+  /// exactly (restoreGeometry() moved a window at the screen's top one title bar lower each
+  /// start, issue 36). Invalid when not saved.
+  static QRect windowRect();
+  static bool windowMaximized();
+  static void setWindowRect(const QRect& clientRect, bool maximized);
   static QString lastSpecDir();
   static void setLastSpecDir(const QString& dir);
   /// Where the last replication report was saved (default: the home folder).
@@ -77,6 +85,12 @@ struct AppSettings {
 /// (20 % or more in a dimension) grows in proportion (issue 36 §3: a window remembered from a
 /// laptop stayed small on a large monitor); otherwise the saved size. Never beyond `screen`.
 QSize windowSizeForScreen(QSize saved, QSize savedScreen, QSize screen);
+
+/// Where to reopen a window saved at client rectangle `saved` on a screen whose available size
+/// (less the frame) was `savedScreen`, now that it is `room` with `area` the screen's available
+/// geometry: the size from windowSizeForScreen(), the saved position kept while the window
+/// fits the area there, else moved the least to fit it.
+QRect windowRectForScreen(QRect saved, QSize savedScreen, QSize room, QRect area);
 
 }  // namespace stagewise::ui
 

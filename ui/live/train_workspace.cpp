@@ -93,6 +93,12 @@ RunPlan TrainWorkspace::currentPlan() const {
   return maskToModes(m_mode->currentData().toInt());
 }
 
+RunPlan TrainWorkspace::planAfterOpening(const RunPlan& current, engine::Mode fileMode) {
+  const bool comparison = current.size() > 1;
+  const bool includes = std::find(current.begin(), current.end(), fileMode) != current.end();
+  return comparison && includes ? current : RunPlan{fileMode};
+}
+
 void TrainWorkspace::selectPlan(const RunPlan& plan) {
   const int i = m_mode->findData(modesToMask(plan));
   if (i >= 0) m_mode->setCurrentIndex(i);
@@ -254,8 +260,12 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   connect(doc, &DesignDocument::changed, this, [this] {
     if (m_bannerForSpec) m_banner->hide();
   });
+  // An experiment opened (File › Open, Open Recent, a drop, Runs' "open spec"): a single-mode
+  // choice follows the file's `mode`; a comparison of several modes the user chose (or the
+  // session restored) is kept while it includes the file's mode (issue 36: File › Open reset
+  // "Local, pipeline, backprop" to the file's one mode).
   connect(doc, &DesignDocument::loaded, this, [this] {
-    if (!m_controller->isBusy()) selectPlan({m_doc->spec().mode});
+    if (!m_controller->isBusy()) selectPlan(planAfterOpening(currentPlan(), m_doc->spec().mode));
   });
   selectPlan({doc->spec().mode});
   updateControls();
@@ -271,6 +281,12 @@ void TrainWorkspace::noteRecorded(QPointer<TrainWorkspace> self, int64_t runId) 
         self->m_dashboard->timelinePanel()->setTraceAvailable(self->m_store != nullptr);
       },
       Qt::QueuedConnection);
+}
+
+int64_t TrainWorkspace::traceRunId() const {
+  const int phase = m_dashboard->timelinePanel()->shownPhase();
+  if (!m_store || phase < 0 || size_t(phase) >= m_recordedRuns.size()) return -1;
+  return m_recordedRuns[size_t(phase)];
 }
 
 void TrainWorkspace::exportTrace(int phase) {

@@ -52,6 +52,9 @@ class TrainWorkspace : public QWidget {
   /// The modes the Run button runs, one after the other.
   RunPlan currentPlan() const;
   void selectPlan(const RunPlan& plan);
+  /// The plan to show once an experiment whose `mode` is `fileMode` is opened: `current` when it
+  /// compares several modes, the file's among them; else the file's mode alone.
+  static RunPlan planAfterOpening(const RunPlan& current, engine::Mode fileMode);
   /// Every plan the mode box offers, with its label.
   static std::vector<std::pair<QString, RunPlan>> planChoices();
   /// How many local processes a local run's stages are spread over (1: threads in this one).
@@ -93,6 +96,9 @@ class TrainWorkspace : public QWidget {
   /// model and data as the design trains.
   void setDesignSteers(bool on);
   bool designSteers() const { return m_designSteers; }
+  /// The stored record of the phase the Timeline shows (what its "Export trace (Perfetto)…"
+  /// writes), or -1 when it has none (no store, nothing run yet). File › Export reads it.
+  int64_t traceRunId() const;
   /// Summaries of the phases of the last plan, in order.
   const std::vector<engine::RunSummary>& summaries() const { return m_summaries; }
 

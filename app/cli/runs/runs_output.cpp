@@ -199,10 +199,12 @@ void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostr
   std::vector<std::vector<std::string>> rows = {{"STAGE", "LAYERS", "DEVICE", "AUX HEAD", "PARAMS",
                                                  "AUX PARAMS", "STEPS", "FINAL LOSS", "FINAL ACC",
                                                  "BUBBLE MEASURED", "BUBBLE PLANNED"}};
+  // Numbered from 1, as the workbench shows them (S1, layers 1-3); --json keeps the store's
+  // 0-based `index`, `first_layer` and `last_layer` (docs/stagewise-cli.1).
   for (const StageRecord& s : stages) {
-    rows.push_back({std::to_string(s.index),
-                    std::to_string(s.firstLayer) + "-" + std::to_string(s.lastLayer), s.device,
-                    s.auxHead, std::to_string(s.params), std::to_string(s.auxParams),
+    rows.push_back({"S" + std::to_string(s.index + 1),
+                    std::to_string(s.firstLayer + 1) + "-" + std::to_string(s.lastLayer + 1),
+                    s.device, s.auxHead, std::to_string(s.params), std::to_string(s.auxParams),
                     s.steps ? std::to_string(*s.steps) : "-", fixed(s.finalLoss, 4),
                     fixed(s.finalAccuracy, 4), stageFigure(summary, s.index, "bubble_measured"),
                     stageFigure(summary, s.index, "bubble_planned")});
@@ -220,7 +222,9 @@ void printRunDetails(RunReader& reader, const RunRecord& r, bool json, std::ostr
   out << "\nSeries (" << series.size() << ")\n";
   rows = {{"NAME", "STAGE", "LAYER", "POINTS", "STEPS"}};
   for (const SeriesInfo& s : series) {
-    rows.push_back({s.key.name, std::to_string(s.key.stage), std::to_string(s.key.layer),
+    // 1-based like the stages above; "-" for a run-wide series (stage or layer -1).
+    const auto fromOne = [](int i) { return i >= 0 ? std::to_string(i + 1) : std::string("-"); };
+    rows.push_back({s.key.name, fromOne(s.key.stage), fromOne(s.key.layer),
                     std::to_string(s.pointCount),
                     std::to_string(s.firstStep) + "-" + std::to_string(s.lastStep)});
   }
