@@ -123,6 +123,11 @@ QString PlotPanel::title() const {
   return m_frame->title();
 }
 
+void PlotPanel::setYBytes(bool on) {
+  m_frame->setYBytes(on);
+  refresh(true);
+}
+
 bool PlotPanel::logY() const {
   return m_frame->logY();
 }
@@ -798,16 +803,18 @@ void PlotPanel::placeMarkerLabels() {
   // being cut off mid-word there (issue 36: "ts [1,2,3…" in the queue panel at 1366 px); its
   // line's tooltip gives it whole. Each label takes the highest row where it overlaps no label
   // already placed (by its width as drawn); with more changes close together than rows, the
-  // later labels are left out (their lines and tooltips stay, and the event log lists them)
-  // instead of printing over each other. A label whose line is off the view is hidden.
+  // older labels are left out (their lines and tooltips stay, and the event log lists them)
+  // instead of printing over each other: the newest are placed first, so the change just made
+  // is the one that reads (issue 36). A label whose line is off the view is hidden.
   const QCPRange range = m_plot->xAxis->range();
   const QCPAxisRect* rect = m_plot->axisRect();
   const int height = std::max(1, rect->height());
   const double left = rect->left(), right = rect->right();
   std::vector<std::vector<std::pair<double, double>>> rows;  // per row: the pixel spans taken
-  for (size_t i = 1; i < m_markerItems.size(); i += 2) {
+  for (size_t k = m_markerItems.size() / 2; k-- > 0;) {
+    const size_t i = 2 * k + 1;
     auto* text = static_cast<QCPItemText*>(m_markerItems[i]);
-    const QString& full = m_markerLabels[qsizetype(i / 2)];
+    const QString& full = m_markerLabels[qsizetype(k)];
     const double x = text->position->coords().x();
     if (!range.contains(x)) {  // its line is off the view too
       text->setVisible(false);

@@ -47,6 +47,8 @@ class PlotPanel : public QWidget {
   XAxisKind xAxisKind() const { return m_axis; }
   void setLogY(bool on);
   bool logY() const;
+  /// The y axis counts bytes: ticks and read-out in IEC units (KiB, MiB, GiB; issue 36 §3).
+  void setYBytes(bool on);
   /// Keeps the y axis at [lo, hi] (accuracy, cosine) instead of fitting the data.
   void setFixedYRange(double lo, double hi);
   /// Puts the legend under the plot with this many entries per row (many series: a wide legend
