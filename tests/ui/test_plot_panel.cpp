@@ -407,6 +407,61 @@ class TestPlotPanel : public QObject {
     QVERIFY2(boxes.size() >= 6, qPrintable(QString::number(boxes.size())));
   }
 
+  void fullLegendFoldsIntoMoreAndKeepsThePlotsWidth() {
+    // Issue 36: two 9-stage runs in three modes at 1366x768 grew Train's Local loss legend
+    // past its panel and squeezed the plot. The plot keeps 60 % of the width or 200 px; what
+    // the legend cannot hold is folded into "+N more", still read out.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Local loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    panel.resize(330, 200);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const engine::Mode modes[] = {engine::Mode::Local, engine::Mode::Pipeline,
+                                  engine::Mode::Backprop};
+    for (int phase = 0; phase < 6; ++phase) {
+      engine::RunInfo info;
+      info.mode = modes[phase % 3];
+      info.stages.resize(9);
+      data.beginPhase(phase, info);
+      std::vector<engine::MetricPoint> points;
+      for (int step = 0; step < 50; ++step)
+        for (int k = 0; k < 9; ++k)
+          points.push_back({engine::series::kLoss, k, -1, step, step * 0.01,
+                            (k + 1 + phase) * std::exp(-step / 30.0)});
+      data.addPoints(phase, points);
+    }
+    panel.refresh(true);
+    QCustomPlot* plot = panel.plot();
+    plot->replot();
+    plot->replot();
+    const int width = plot->width();
+    QVERIFY2(plot->axisRect()->width() >= std::min(200, width * 3 / 5) - 2,
+             qPrintable(QStringLiteral("%1 of %2 px").arg(plot->axisRect()->width()).arg(width)));
+    const QRect legend = plot->legend->outerRect();
+    QVERIFY2(legend.right() <= width && legend.bottom() <= plot->height(),
+             qPrintable(QStringLiteral("legend to %1, %2 in %3x%4")
+                            .arg(legend.right())
+                            .arg(legend.bottom())
+                            .arg(width)
+                            .arg(plot->height())));
+    const QStringList folded = panel.foldedLegendEntries();
+    QVERIFY(!folded.isEmpty());
+    int listed = 0;
+    bool more = false;
+    for (int i = 0; i < plot->legend->itemCount(); ++i) {
+      QCPAbstractLegendItem* item = plot->legend->item(i);
+      listed += qobject_cast<QCPPlottableLegendItem*>(item) != nullptr;
+      more |= item && foldedLegendText(item).startsWith(QStringLiteral("+%1").arg(folded.size()));
+    }
+    QVERIFY(more);
+    QCOMPARE(listed + int(folded.size()), panel.graphCount());
+    // The folded are still read out.
+    moveTo(plot, plot->axisRect()->rect().center());
+    QTRY_VERIFY(!panel.readout().isEmpty());
+    QCOMPARE(int(panel.readout().count(QLatin1Char('\n'))), panel.graphCount());
+  }
+
   void crowdedEventLabelsKeepTheNewest() {
     // Issue 36: with more changes close together than label rows, the newest change's label
     // was the one left out. Older ones give way; the newest always reads.

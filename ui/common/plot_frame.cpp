@@ -123,7 +123,53 @@ class LogTicker : public QCPAxisTicker {
   bool m_bytes;
 };
 
+/// "+N more": the entries a legend has no room for.
+class MoreLegendItem : public QCPAbstractLegendItem {
+ public:
+  MoreLegendItem(QCPLegend* legend, QString text)
+      : QCPAbstractLegendItem(legend), m_text(std::move(text)) {}
+  QString text() const { return m_text; }
+
+  QSize minimumOuterSizeHint() const override {
+    const QFontMetrics fm(mFont);
+    return QSize(fm.horizontalAdvance(m_text) + 2 + mMargins.left() + mMargins.right(),
+                 fm.height() + 2 + mMargins.top() + mMargins.bottom());
+  }
+
+ protected:
+  void draw(QCPPainter* painter) override {
+    QFont font = mFont;
+    font.setItalic(true);
+    painter->setFont(font);
+    painter->setPen(QPen(mTextColor));
+    painter->drawText(mRect, Qt::AlignLeft | Qt::AlignTop, m_text);
+  }
+
+ private:
+  QString m_text;
+};
+
 }  // namespace
+
+QCPAbstractLegendItem* addFoldedLegendItem(QCPLegend* legend, int count, int maxWidth) {
+  QString text = PlotFrame::tr("+%1 more").arg(count);
+  QFont font = legend->font();
+  font.setItalic(true);
+  if (maxWidth > 0 && QFontMetrics(font).horizontalAdvance(text) + 2 > maxWidth)
+    text = QStringLiteral("+%1").arg(count);
+  auto* item = new MoreLegendItem(legend, text);
+  legend->addItem(item);
+  return item;
+}
+
+bool isFoldedLegendItem(const QCPAbstractLegendItem* item) {
+  return dynamic_cast<const MoreLegendItem*>(item) != nullptr;
+}
+
+QString foldedLegendText(const QCPAbstractLegendItem* item) {
+  const auto* more = dynamic_cast<const MoreLegendItem*>(item);
+  return more ? more->text() : QString();
+}
 
 double iecUnit(double bytes) {
   double unit = 1;

@@ -10,6 +10,8 @@
 #include <vector>
 
 class QAction;
+class QCPAbstractLegendItem;
+class QCPLegend;
 class QCPGraph;
 class QCPItemStraightLine;
 class QCPItemText;
@@ -28,6 +30,12 @@ double iecUnit(double bytes);
 QString iecUnitName(double unit);
 /// A tick's label in `unit`: (3 MiB, 1024²) -> "3 MiB", (1.5 MiB, 1024²) -> "1.5 MiB".
 QString iecTickLabel(double bytes, double unit);
+
+/// Adds "+N more" to `legend`: the entries it has no room for (issue 36: a legend never grows
+/// past its panel); "+N" alone where "+N more" is wider than `maxWidth` (> 0). Returns it.
+QCPAbstractLegendItem* addFoldedLegendItem(QCPLegend* legend, int count, int maxWidth = 0);
+bool isFoldedLegendItem(const QCPAbstractLegendItem* item);
+QString foldedLegendText(const QCPAbstractLegendItem* item);
 
 /// A QCustomPlot in a titled frame with export, theme styling and optional shared controls.
 /// Owners draw into plot(); what the controls mean for their data (smoothing, the y range on a

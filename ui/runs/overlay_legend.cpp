@@ -44,32 +44,6 @@ class TextLegendItem : public QCPPlottableLegendItem {
   QString m_text;
 };
 
-/// "+N more": the entries the legend has no room for (their names in the overlay's tooltip).
-class MoreLegendItem : public QCPAbstractLegendItem {
- public:
-  MoreLegendItem(QCPLegend* legend, QString text)
-      : QCPAbstractLegendItem(legend), m_text(std::move(text)) {}
-  QString text() const { return m_text; }
-
-  QSize minimumOuterSizeHint() const override {
-    const QFontMetrics fm(mFont);
-    return QSize(fm.horizontalAdvance(m_text) + 2 + mMargins.left() + mMargins.right(),
-                 fm.height() + 2 + mMargins.top() + mMargins.bottom());
-  }
-
- protected:
-  void draw(QCPPainter* painter) override {
-    QFont font = mFont;
-    font.setItalic(true);
-    painter->setFont(font);
-    painter->setPen(QPen(mTextColor));
-    painter->drawText(mRect, Qt::AlignLeft | Qt::AlignTop, m_text);
-  }
-
- private:
-  QString m_text;
-};
-
 }  // namespace
 
 QString shortSpecKey(const std::string& key) {
@@ -151,9 +125,7 @@ OverlayLegendFit fitOverlayLegend(QCustomPlot* plot,
   }
   for (int i = 0; i < n; ++i) PlotFrame::setReadOutUnlisted(entries[size_t(i)].graph, i >= shown);
   for (int i = shown; i < n; ++i) fit.folded << entries[size_t(i)].full;
-  if (!fit.folded.isEmpty())
-    legend->addItem(new MoreLegendItem(
-        legend, QCoreApplication::translate("OverlayLegend", "+%1 more").arg(fit.folded.size())));
+  if (!fit.folded.isEmpty()) addFoldedLegendItem(legend, int(fit.folded.size()));
   fit.columns = columns;
   fit.rows = rows;
   fit.shown = shown;
@@ -163,7 +135,7 @@ OverlayLegendFit fitOverlayLegend(QCustomPlot* plot,
 QString overlayLegendText(QCustomPlot* plot, int index) {
   QCPAbstractLegendItem* item = plot->legend->item(index);
   if (auto* text = dynamic_cast<TextLegendItem*>(item)) return text->text();
-  if (auto* more = dynamic_cast<MoreLegendItem*>(item)) return more->text();
+  if (item && isFoldedLegendItem(item)) return foldedLegendText(item);
   return {};
 }
 
