@@ -631,6 +631,9 @@ bool ComparePanel::eventFilter(QObject* watched, QEvent* event) {
 }
 
 void ComparePanel::fitLegend() {
+  // Only the graphs still drawn (a resize may come between clearing and drawing again).
+  std::erase_if(m_legendEntries,
+                [this](const OverlayLegendEntry& e) { return !m_overlay->hasPlottable(e.graph); });
   const OverlayLegendFit fit = fitOverlayLegend(m_overlay, m_legendEntries);
   m_legendFolded = fit.folded;
 }
@@ -701,6 +704,7 @@ void ComparePanel::drawVisible() {
 }
 
 void ComparePanel::drawOverlay() {
+  m_legendEntries.clear();
   m_overlay->clearGraphs();
   m_graphRun.clear();
   m_marksRun.clear();
