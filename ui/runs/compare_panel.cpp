@@ -302,6 +302,7 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
     drawOverlay();
   });
   connect(m_overlay, &QCustomPlot::afterLayout, this, &ComparePanel::fitXTicks);
+  drawOverlay();  // empty: the chosen x axis's label and plain axes, not QCustomPlot's 0 to 5
   // Zoom and pan: the runs drawn from their stored points are drawn again for the new range.
   connect(m_overlay->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
           &ComparePanel::drawVisible);
