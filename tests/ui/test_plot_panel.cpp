@@ -20,6 +20,7 @@
 #include "live/utilization_panel.h"
 #include "run_store_fixture.h"
 #include "runs/compare_panel.h"
+#include "runs/overlay_legend.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -59,6 +60,7 @@ class TestPlotPanel : public QObject {
 
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void init() { ComparePanel::forgetOverlaySettings(); }  // the overlay's kept choices
 
   void hoverLegendZoomAndFollow() {
     LiveData data;
@@ -403,6 +405,133 @@ class TestPlotPanel : public QObject {
       boxes.push_back(box);
     }
     QVERIFY2(boxes.size() >= 6, qPrintable(QString::number(boxes.size())));
+  }
+
+  void fullLegendFoldsIntoMoreAndKeepsThePlotsWidth() {
+    // Issue 36: two 9-stage runs in three modes at 1366x768 grew Train's Local loss legend
+    // past its panel and squeezed the plot. The plot keeps 60 % of the width or 200 px; what
+    // the legend cannot hold is folded into "+N more", still read out.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Local loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    panel.resize(330, 200);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const engine::Mode modes[] = {engine::Mode::Local, engine::Mode::Pipeline,
+                                  engine::Mode::Backprop};
+    for (int phase = 0; phase < 6; ++phase) {
+      engine::RunInfo info;
+      info.mode = modes[phase % 3];
+      info.stages.resize(9);
+      data.beginPhase(phase, info);
+      std::vector<engine::MetricPoint> points;
+      for (int step = 0; step < 50; ++step)
+        for (int k = 0; k < 9; ++k)
+          points.push_back({engine::series::kLoss, k, -1, step, step * 0.01,
+                            (k + 1 + phase) * std::exp(-step / 30.0)});
+      data.addPoints(phase, points);
+    }
+    panel.refresh(true);
+    QCustomPlot* plot = panel.plot();
+    plot->replot();
+    plot->replot();
+    const int width = plot->width();
+    QVERIFY2(plot->axisRect()->width() >= std::min(200, width * 3 / 5) - 2,
+             qPrintable(QStringLiteral("%1 of %2 px").arg(plot->axisRect()->width()).arg(width)));
+    const QRect legend = plot->legend->outerRect();
+    QVERIFY2(legend.right() <= width && legend.bottom() <= plot->height(),
+             qPrintable(QStringLiteral("legend to %1, %2 in %3x%4")
+                            .arg(legend.right())
+                            .arg(legend.bottom())
+                            .arg(width)
+                            .arg(plot->height())));
+    const QStringList folded = panel.foldedLegendEntries();
+    QVERIFY(!folded.isEmpty());
+    int listed = 0;
+    bool more = false;
+    for (int i = 0; i < plot->legend->itemCount(); ++i) {
+      QCPAbstractLegendItem* item = plot->legend->item(i);
+      listed += qobject_cast<QCPPlottableLegendItem*>(item) != nullptr;
+      more |= item && foldedLegendText(item).startsWith(QStringLiteral("+%1").arg(folded.size()));
+    }
+    QVERIFY(more);
+    QCOMPARE(listed + int(folded.size()), panel.graphCount());
+    // The folded are still read out.
+    moveTo(plot, plot->axisRect()->rect().center());
+    QTRY_VERIFY(!panel.readout().isEmpty());
+    QCOMPARE(int(panel.readout().count(QLatin1Char('\n'))), panel.graphCount());
+  }
+
+  void crowdedEventLabelsKeepTheNewest() {
+    // Issue 36: with more changes close together than label rows, the newest change's label
+    // was the one left out. Older ones give way; the newest always reads.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    panel.resize(600, 200);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    fill(data, 1000);
+    for (int i = 0; i < 8; ++i)
+      data.addMarker(
+          {0, 500 + 5 * i, 5.0 + 0.05 * i,
+           QStringLiteral("train.lr %1 → %2").arg(0.001 * (i + 1)).arg(0.001 * (i + 2))});
+    panel.refresh(true);
+    panel.plot()->replot();
+    QCOMPARE(panel.markerCount(), 8);
+    int hidden = 0;
+    for (int i = 0; i < 8; ++i) hidden += !panel.markerText(i)->visible();
+    QVERIFY2(hidden > 0, "the test needs more labels than rows");
+    QVERIFY(panel.markerText(7)->visible());
+    QVERIFY(!panel.markerText(0)->visible());
+  }
+
+  void bytesAxesTickInIecUnits() {
+    // Issue 36 §3: Train's bytes panels ticked "1·10⁷" under "bytes"; one unit system (IEC)
+    // on the axis and in the read-out, linear and logarithmic.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Memory"), QStringLiteral("bytes"), &data);
+    panel.setYBytes(true);
+    panel.addRule({engine::series::kMemoryBytes, true, {}, Qt::SolidLine, 1.3, {}});
+    panel.resize(500, 300);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    engine::RunInfo info;
+    info.stages.resize(1);
+    data.beginPhase(0, info);
+    std::vector<engine::MetricPoint> points;
+    for (int step = 0; step < 100; ++step)
+      points.push_back({engine::series::kMemoryBytes, 0, -1, step, step * 0.01,
+                        1.5e6 + step * 2.5e5});  // 1.4 MiB to 25 MiB
+    data.addPoints(0, points);
+    panel.refresh(true);
+    QCustomPlot* plot = panel.plot();
+    plot->replot();
+    const auto check = [&](const QString& unit) {
+      const QStringList labels = plot->yAxis->tickVectorLabels();
+      QVERIFY2(labels.size() >= 3, qPrintable(labels.join(QStringLiteral(" | "))));
+      for (const QString& label : labels)
+        QVERIFY2(label.endsWith(unit) && !label.contains(QChar(0xB7)), qPrintable(label));
+    };
+    check(QStringLiteral(" MiB"));
+    // Whole MiB steps: the ticks are multiples of 1024², not of 10⁶.
+    for (double t : plot->yAxis->tickVector())
+      QVERIFY2(std::fmod(t, 1024.0 * 1024.0) == 0, qPrintable(QString::number(t)));
+    const QRect r = plot->axisRect()->rect();
+    moveTo(plot, r.center());
+    QVERIFY2(panel.readout().contains(QStringLiteral("MiB")), qPrintable(panel.readout()));
+    panel.setLogY(true);
+    plot->replot();
+    plot->replot();
+    const QStringList logLabels = plot->yAxis->tickVectorLabels();
+    QVERIFY2(logLabels.size() >= 2, qPrintable(logLabels.join(QStringLiteral(" | "))));
+    for (const QString& label : logLabels)
+      QVERIFY2(label.endsWith(QStringLiteral("iB")) || label.endsWith(QStringLiteral(" B")),
+               qPrintable(label));
+    // Small values read in KiB, and a unit name per scale.
+    QCOMPARE(iecTickLabel(1536, iecUnit(1536)), QStringLiteral("1.5 KiB"));
+    QCOMPARE(iecTickLabel(3.0 * (1 << 30), iecUnit(3.0 * (1 << 30))), QStringLiteral("3 GiB"));
+    QCOMPARE(iecTickLabel(0, 1024.0 * 1024), QStringLiteral("0 MiB"));
   }
 
   void finalWholeTestSetEvaluationIsDrawnApart() {
@@ -883,6 +1012,187 @@ class TestPlotPanel : public QObject {
     // The overlay has the live panels' controls, the summary bars do not.
     QVERIFY(compare.overlayFrame()->smoothingSlider() && compare.overlayFrame()->logYButton());
     QVERIFY(!compare.summaryFrame()->smoothingSlider() && !compare.summaryFrame()->logYButton());
+  }
+
+  void compareOverlayKeepsItsSettingsAndEmptiesCleanly() {
+    // Issue 36 §4: the overlay's smoothing 0.10 came back as 0.00 after a restart; its log
+    // scale, grouping and metric are kept with it. An emptied overlay kept the last runs' axes
+    // and a "step" label under "x: wall time".
+    test::TempStore t;
+    const int64_t a = test::addRun(*t.store, test::runSpec("two-stage", {2}), 0.80);
+    const int64_t b = test::addRun(*t.store, test::runSpec("three-stage", {1, 3}), 0.90);
+    StoreExecutor executor(t.store);
+    const auto guard = qScopeGuard([] {
+      ComparePanel::forgetOverlaySettings();
+      QSettings().remove(QStringLiteral("runs/overlay_x_axis"));
+    });
+    {
+      ComparePanel compare(&executor);
+      compare.resize(900, 600);
+      compare.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&compare));
+      compare.setRuns({a, b});
+      QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+      QCOMPARE(compare.overlayPlot()->yAxis->label(), QStringLiteral("Loss · last stage (nats)"));
+      compare.overlayFrame()->smoothingSlider()->setValue(10);
+      QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+      QTest::mouseClick(compare.overlayFrame()->logYButton(), Qt::LeftButton);
+      QVERIFY(compare.selectMetric(engine::series::kTestAccuracy, -1));
+      QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+      compare.groupCombo()->setCurrentIndex(2);
+      QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+      compare.alignCombo()->setCurrentIndex(ComparePanel::kXTime);
+      QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    }
+    ComparePanel again(&executor);
+    again.resize(900, 600);
+    again.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&again));
+    QCOMPARE(again.overlayFrame()->smoothing(), 0.10);
+    QCOMPARE(again.overlayFrame()->smoothingSlider()->value(), 10);
+    QVERIFY(again.overlayFrame()->logY());
+    QCOMPARE(again.groupCombo()->currentIndex(), 2);
+    QCOMPARE(again.metricCombo()->currentText(), QStringLiteral("Test accuracy"));
+    QCOMPARE(again.alignCombo()->currentIndex(), int(ComparePanel::kXTime));
+    again.groupCombo()->setCurrentIndex(0);
+    again.overlayFrame()->setLogY(false);
+    again.setRuns({a, b});
+    QTRY_VERIFY_WITH_TIMEOUT(again.isLoaded(), 5000);
+    QCustomPlot* overlay = again.overlayPlot();
+    QVERIFY(overlay->graphCount() > 0);
+    QVERIFY(overlay->xAxis->range().upper > 1.5);
+    QCOMPARE(overlay->xAxis->label(), QStringLiteral("time (s)"));
+    // Emptied: no graph, the axes reset, the label still the chosen x axis's.
+    again.setRuns({});
+    QTRY_VERIFY_WITH_TIMEOUT(again.isLoaded(), 5000);
+    QCOMPARE(overlay->graphCount(), 0);
+    QCOMPARE(overlay->xAxis->range().lower, 0.0);
+    QCOMPARE(overlay->xAxis->range().upper, 1.0);
+    QCOMPARE(overlay->yAxis->range().upper, 1.0);
+    QCOMPARE(overlay->xAxis->label(), QStringLiteral("time (s)"));
+  }
+
+  void compareReadoutNamesTheStepOnSamplesAxis() {
+    // Issue 36: on samples or FLOPs the read-out's header said only the cursor's x; it names
+    // the runs' step there too.
+    test::TempStore t;
+    const int64_t a = test::addRun(*t.store, test::runSpec("two-stage", {2}), 0.80);
+    const int64_t b = test::addRun(*t.store, test::runSpec("three-stage", {1, 3}), 0.90);
+    StoreExecutor executor(t.store);
+    const auto guard =
+        qScopeGuard([] { QSettings().remove(QStringLiteral("runs/overlay_x_axis")); });
+    ComparePanel compare(&executor);
+    compare.resize(1000, 700);
+    compare.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&compare));
+    compare.alignCombo()->setCurrentIndex(ComparePanel::kXSamples);
+    compare.setRuns({a, b});
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCustomPlot* overlay = compare.overlayPlot();
+    overlay->replot();
+    const QPoint at(int(overlay->xAxis->coordToPixel(60 * 32)),
+                    int(overlay->yAxis->coordToPixel(1)));
+    moveTo(overlay, at);
+    QTRY_VERIFY(!compare.overlayFrame()->readout().isEmpty());
+    const QString header = compare.overlayFrame()->readout().section(QLatin1Char('\n'), 0, 0);
+    QVERIFY2(header.startsWith(QStringLiteral("samples ")), qPrintable(header));
+    const qsizetype stepAt = header.indexOf(QStringLiteral(" · step "));
+    QVERIFY2(stepAt > 0, qPrintable(header));
+    const int step = header.mid(stepAt + 8).remove(QLatin1Char(',')).toInt();
+    QVERIFY2(std::abs(step - 60) <= 2, qPrintable(header));
+    const qint64 samples = header.section(QLatin1Char(' '), 1, 1).toLongLong();
+    QCOMPARE(samples, qint64(step) * 32);
+  }
+
+  void compareLegendOfManyRunsLeavesThePlotItsRoom() {
+    // Issue 36 §2.3: 16 runs of a study's grid got a 2-column legend of full run names that
+    // squeezed the plot to ~40 px, its x ticks printed over each other, and the "_" of
+    // "train.batch_size" was cut off. The plot keeps 60 % of the width (200 px at least); the
+    // legend says "#id" and the keys that differ, in the room left, folding the rest.
+    test::TempStore t;
+    std::vector<int64_t> ids;
+    for (int i = 0; i < 16; ++i) {
+      auto spec = test::runSpec("grid-fmnist-mlp-each-run-long-name-" + std::to_string(i),
+                                i % 2 ? std::vector<int>{2, 4} : std::vector<int>{1, 3});
+      spec.train.lr = i % 4 < 2 ? 0.001 : 0.01;
+      spec.train.batchSize = i % 8 < 4 ? 32 : 64;
+      spec.train.seed = uint64_t(1 + i / 8);
+      ids.push_back(test::addRun(*t.store, spec, 0.5 + 0.02 * i));
+    }
+    StoreExecutor executor(t.store);
+    const auto guard =
+        qScopeGuard([] { QSettings().remove(QStringLiteral("runs/overlay_x_axis")); });
+    ComparePanel compare(&executor);
+    compare.resize(760, 520);
+    compare.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&compare));
+    compare.alignCombo()->setCurrentIndex(ComparePanel::kXFlops);
+    compare.alignCombo()->setCurrentIndex(ComparePanel::kXStep);
+    compare.setRuns(ids);
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCustomPlot* overlay = compare.overlayPlot();
+    overlay->replot();
+    overlay->replot();
+    const int width = overlay->width();
+    QVERIFY2(overlay->axisRect()->width() >= std::min(width * 3 / 5, 200) - 2,
+             qPrintable(
+                 QStringLiteral("plot %1 of %2 px").arg(overlay->axisRect()->width()).arg(width)));
+    const QRect legend = overlay->legend->outerRect();
+    QVERIFY2(legend.right() <= width && legend.bottom() <= overlay->height() &&
+                 legend.left() >= overlay->axisRect()->right(),
+             qPrintable(QStringLiteral("legend %1,%2 %3x%4 in %5x%6")
+                            .arg(legend.x())
+                            .arg(legend.y())
+                            .arg(legend.width())
+                            .arg(legend.height())
+                            .arg(width)
+                            .arg(overlay->height())));
+    // Short entries: the id and the differing keys, never the run's name.
+    const int items = overlay->legend->itemCount();
+    QVERIFY(items >= 4);
+    const QString first = overlayLegendText(overlay, 0);
+    QVERIFY2(first.startsWith(QStringLiteral("#%1 ").arg(ids[0])), qPrintable(first));
+    QVERIFY2(!first.contains(QStringLiteral("grid-fmnist")), qPrintable(first));
+    QVERIFY2(first.contains(QStringLiteral("lr=")) || first.endsWith(QChar(0x2026)),
+             qPrintable(first));
+    // Every run is in the legend or in "+N more".
+    const QStringList folded = compare.foldedLegendEntries();
+    int entries = 0;
+    for (int i = 0; i < items; ++i)
+      entries += overlayLegendText(overlay, i).startsWith(QLatin1Char('#'));
+    QCOMPARE(entries + int(folded.size()), 16);
+    if (!folded.isEmpty()) {
+      int last = items - 1;  // the grid's last cells may be empty
+      while (last > 0 && !overlay->legend->item(last)) --last;
+      QCOMPARE(overlayLegendText(overlay, last), QStringLiteral("+%1 more").arg(folded.size()));
+    }
+    // Each row holds its descenders: a row is at least the font's height.
+    const int fontHeight = QFontMetrics(overlay->legend->font()).height();
+    for (int i = 0; i < items; ++i)
+      if (QCPAbstractLegendItem* item = overlay->legend->item(i))
+        QVERIFY(item->outerRect().height() >= fontHeight);
+    QCOMPARE(shortRunLabel(7, QStringLiteral("x"),
+                           {{"train.lr", "0.001"},
+                            {"partition.cuts", "[2, 4, 6]"},
+                            {"train.batch_size", "32"},
+                            {"train.seed", "1"}}),
+             QStringLiteral("#7 lr=0.001 cuts=[2,4,6] bs=32 s1"));
+    // The x ticks on the compute axis do not print over each other.
+    compare.alignCombo()->setCurrentIndex(ComparePanel::kXSamples);
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    overlay->replot();
+    overlay->replot();
+    QCPAxis* x = overlay->xAxis;
+    const QFontMetrics fm(x->tickLabelFont());
+    const QVector<double> ticks = x->tickVector();
+    const QStringList labels = x->tickVectorLabels();
+    for (int i = 1; i < ticks.size(); ++i) {
+      if (!x->range().contains(ticks[i]) || !x->range().contains(ticks[i - 1])) continue;
+      const double gap = x->coordToPixel(ticks[i]) - x->coordToPixel(ticks[i - 1]);
+      const double need =
+          (fm.horizontalAdvance(labels[i]) + fm.horizontalAdvance(labels[i - 1])) / 2.0;
+      QVERIFY2(gap > need, qPrintable(labels.join(QStringLiteral(" | "))));
+    }
   }
 
   void compareOverlaySmoothsLogsAndReadsOut() {

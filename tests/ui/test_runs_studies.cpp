@@ -64,6 +64,7 @@ class TestRunsStudies : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void init() { ComparePanel::forgetOverlaySettings(); }  // the overlay's kept choices
 
   void studyFilterShowsAStudysRunsAsTheyCome() {
     test::TempStore t;

@@ -176,6 +176,7 @@ class TestRunsTables : public QObject {
 
  private Q_SLOTS:
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void init() { ComparePanel::forgetOverlaySettings(); }  // the overlay's kept choices
 
   void csvOfAModelEqualsItsCells() {
     QStandardItemModel model(3, 3);

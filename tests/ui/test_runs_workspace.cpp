@@ -121,7 +121,10 @@ class TestRunsWorkspace : public QObject {
   }
   // Each window starts as a first start: no experiment, workspace or runs kept from a test
   // before it (session restore).
-  void init() { AppSettings::setSession({}); }
+  void init() {
+    AppSettings::setSession({});
+    ComparePanel::forgetOverlaySettings();  // the overlay's kept choices: the defaults
+  }
 
   void listsFiltersAndSorts() {
     test::TempStore t;

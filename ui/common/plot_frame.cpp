@@ -9,7 +9,9 @@
 #include <QVBoxLayout>
 #include <cmath>
 #include <limits>
+#include <set>
 
+#include "common/format.h"
 #include "common/theme.h"
 #include "live/plot_export.h"
 
@@ -18,16 +20,45 @@ namespace stagewise::ui {
 namespace {
 
 const char* const kFullNameProperty = "stagewiseFullName";
+const char* const kUnlistedProperty = "stagewiseReadOutUnlisted";
+
+/// Linear ticks for bytes (issue 36 §3: one unit system, IEC): the unit chosen from the
+/// visible range, steps of 1, 2, 2.5 or 5 ×10ⁿ of it (1024 B is 1 KiB, not 1000 B), each
+/// label with its unit ("0 MiB", "2 MiB", "4 MiB"), never "1·10⁷".
+class BytesTicker : public QCPAxisTicker {
+ public:
+  BytesTicker() { setTickCount(5); }
+  QVector<double> ticksFor(const QCPRange& range) {
+    return createTickVector(getTickStep(range), range);
+  }
+
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    m_unit = iecUnit(std::max(std::abs(range.lower), std::abs(range.upper)));
+    return cleanMantissa(range.size() / m_unit / (tickCount() + 1e-10)) * m_unit;
+  }
+  QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+    return iecTickLabel(std::abs(tick) < m_unit * 1e-9 ? 0 : tick, m_unit);
+  }
+
+ private:
+  double m_unit = 1;
+};
 
 /// Log-axis ticks at 1, 2, 5 (or 1..9, or 1 and 3, or decades only) of each decade: the densest
 /// set whose closest two labels are still a line and a third apart at the axis's height. With
 /// fewer than two such ticks in the range (within one decade) it falls back to linear steps.
 class LogTicker : public QCPAxisTicker {
  public:
-  explicit LogTicker(QCPAxis* axis) : m_axis(axis) { setTickCount(5); }
+  LogTicker(QCPAxis* axis, bool bytes) : m_axis(axis), m_bytes(bytes) { setTickCount(5); }
 
  protected:
   int getSubTickCount(double) override { return 0; }
+  QString getTickLabel(double tick, const QLocale& locale, QChar formatChar,
+                       int precision) override {
+    return m_bytes ? iecTickLabel(tick, iecUnit(tick))
+                   : QCPAxisTicker::getTickLabel(tick, locale, formatChar, precision);
+  }
   QVector<double> createTickVector(double tickStep, const QCPRange& range) override {
     if (range.lower <= 0 || range.upper <= range.lower)
       return QCPAxisTicker::createTickVector(tickStep, range);
@@ -41,6 +72,26 @@ class LogTicker : public QCPAxisTicker {
       if (m_axis->orientation() == Qt::Horizontal) line *= 3;  // labels side by side
     }
     const double minGap = decades * (line * 4 / 3.0) / pixels;  // in decades
+    if (m_bytes) {
+      // Bytes: powers of two, every 1st, 2nd, 5th or 10th (1 KiB, 1 MiB ...) as room allows,
+      // so each label is a whole number of its IEC unit.
+      QVector<double> ticks;
+      for (int every : {1, 2, 5, 10}) {
+        if (every * std::log10(2.0) < minGap && every < 10) continue;
+        ticks.clear();
+        for (int e = int(std::floor(std::log2(range.lower))) - every;
+             e <= int(std::ceil(std::log2(range.upper))); ++e) {
+          if (e % every != 0) continue;
+          const double v = std::ldexp(1.0, e);
+          if (v >= range.lower * (1 - 1e-9) && v <= range.upper * (1 + 1e-9)) ticks << v;
+        }
+        if (ticks.size() >= 2 || every == 10) break;
+      }
+      if (ticks.size() >= 2) return ticks;
+      BytesTicker linear;
+      linear.setTickCount(std::clamp(int(pixels / (line * 4 / 3.0)), 2, 6));
+      return linear.ticksFor(range);
+    }
     // Each set with the least gap (in decades) between neighbouring ticks, densest first.
     static const std::vector<std::pair<std::vector<double>, double>> kSets = {
         {{1, 2, 3, 4, 5, 6, 7, 8, 9}, std::log10(10.0 / 9)},
@@ -69,12 +120,82 @@ class LogTicker : public QCPAxisTicker {
 
  private:
   QCPAxis* m_axis;
+  bool m_bytes;
+};
+
+/// "+N more": the entries a legend has no room for.
+class MoreLegendItem : public QCPAbstractLegendItem {
+ public:
+  MoreLegendItem(QCPLegend* legend, QString text)
+      : QCPAbstractLegendItem(legend), m_text(std::move(text)) {}
+  QString text() const { return m_text; }
+
+  QSize minimumOuterSizeHint() const override {
+    const QFontMetrics fm(mFont);
+    return QSize(fm.horizontalAdvance(m_text) + 2 + mMargins.left() + mMargins.right(),
+                 fm.height() + 2 + mMargins.top() + mMargins.bottom());
+  }
+
+ protected:
+  void draw(QCPPainter* painter) override {
+    QFont font = mFont;
+    font.setItalic(true);
+    painter->setFont(font);
+    painter->setPen(QPen(mTextColor));
+    painter->drawText(mRect, Qt::AlignLeft | Qt::AlignTop, m_text);
+  }
+
+ private:
+  QString m_text;
 };
 
 }  // namespace
 
+QCPAbstractLegendItem* addFoldedLegendItem(QCPLegend* legend, int count, int maxWidth) {
+  QString text = PlotFrame::tr("+%1 more").arg(count);
+  QFont font = legend->font();
+  font.setItalic(true);
+  if (maxWidth > 0 && QFontMetrics(font).horizontalAdvance(text) + 2 > maxWidth)
+    text = QStringLiteral("+%1").arg(count);
+  auto* item = new MoreLegendItem(legend, text);
+  legend->addItem(item);
+  return item;
+}
+
+bool isFoldedLegendItem(const QCPAbstractLegendItem* item) {
+  return dynamic_cast<const MoreLegendItem*>(item) != nullptr;
+}
+
+QString foldedLegendText(const QCPAbstractLegendItem* item) {
+  const auto* more = dynamic_cast<const MoreLegendItem*>(item);
+  return more ? more->text() : QString();
+}
+
+double iecUnit(double bytes) {
+  double unit = 1;
+  const double a = std::abs(bytes);
+  for (int k = 0; k < 5 && a >= unit * 1024; ++k) unit *= 1024;
+  return unit;
+}
+
+QString iecUnitName(double unit) {
+  static const char* const kNames[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  const int k = std::clamp(int(std::lround(std::log2(unit) / 10)), 0, 5);
+  return QString::fromLatin1(kNames[k]);
+}
+
+QString iecTickLabel(double bytes, double unit) {
+  // Up to three decimals, none trailing: 1.5 MiB, 2 MiB, 0.25 KiB.
+  const double v = std::round(bytes / unit * 1000) / 1000;
+  return QStringLiteral("%1 %2").arg(QString::number(v, 'g', 7), iecUnitName(unit));
+}
+
 void PlotFrame::setFullName(QCPGraph* graph, const QString& name) {
   graph->setProperty(kFullNameProperty, name);
+}
+
+void PlotFrame::setReadOutUnlisted(QCPGraph* graph, bool on) {
+  graph->setProperty(kUnlistedProperty, on);
 }
 
 QString PlotFrame::fullName(const QCPGraph* graph) {
@@ -254,9 +375,28 @@ void PlotFrame::setLogY(bool on) {
     m_logAction->setChecked(on);
   }
   m_plot->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-  m_plot->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new LogTicker(m_plot->yAxis))
-                              : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  applyYTicker();
   Q_EMIT logYChanged(on);
+}
+
+void PlotFrame::setYBytes(bool on) {
+  m_yBytes = on;
+  applyYTicker();
+}
+
+void PlotFrame::applyYTicker() {
+  QSharedPointer<QCPAxisTicker> ticker;
+  if (m_logY)
+    ticker.reset(new LogTicker(m_plot->yAxis, m_yBytes));
+  else if (m_yBytes)
+    ticker.reset(new BytesTicker);
+  else
+    ticker.reset(new QCPAxisTicker);
+  m_plot->yAxis->setTicker(ticker);
+}
+
+QString PlotFrame::valueText(double y) const {
+  return m_yBytes ? formatBytes(y) : QString::number(y, 'g', 4);
 }
 
 bool PlotFrame::onYAxis(double y) const {
@@ -318,6 +458,12 @@ void PlotFrame::updateHover(QMouseEvent* event) {
     if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_plot->legend->item(i)))
       if (auto* graph = qobject_cast<QCPGraph*>(item->plottable()); graph && graph->visible())
         graphs.push_back(graph);
+  for (int i = 0; i < m_plot->graphCount(); ++i) {  // folded out of a full legend
+    const QCPGraph* graph = m_plot->graph(i);
+    if (graph->visible() && graph->property(kUnlistedProperty).toBool() &&
+        std::find(graphs.begin(), graphs.end(), graph) == graphs.end())
+      graphs.push_back(graph);
+  }
   const QPointF pos = event->position();
   if (!m_plot->axisRect()->rect().contains(pos.toPoint()) || graphs.empty()) {
     hideHover();
@@ -353,19 +499,33 @@ void PlotFrame::updateHover(QMouseEvent* event) {
     return std::abs(v) < 1e9 && v == std::floor(v) ? QString::number(qint64(v))
                                                    : QString::number(v, 'g', 4);
   };
+  // Off the step axis: the step of each graph's point, when the owner knows it.
+  std::vector<std::optional<qint64>> steps;
+  std::set<qint64> distinct;
+  if (m_stepOf && (m_timeAxis || !m_xName.isEmpty()))
+    for (const auto& [graph, hit] : hits) {
+      steps.push_back(m_stepOf(graph, hit.x));
+      if (steps.back()) distinct.insert(*steps.back());
+    }
+  const QLocale english(QLocale::English);
   QStringList lines;
-  for (const auto& [graph, hit] : hits) {
-    QString line = QStringLiteral("%1: %2").arg(fullName(graph)).arg(hit.y, 0, 'g', 4);
+  for (size_t k = 0; k < hits.size(); ++k) {
+    const auto& [graph, hit] = hits[k];
+    QString line = QStringLiteral("%1: %2").arg(fullName(graph), valueText(hit.y));
     if (std::abs(hit.x - snapped) > 2 * pixel)
       line += !m_xName.isEmpty() ? QStringLiteral(" (%1 %2)").arg(m_xName, quantity(hit.x))
               : m_timeAxis       ? tr(" (at %1 s)").arg(hit.x, 0, 'f', 2)
                                  : tr(" (step %1)").arg(qint64(std::llround(hit.x)));
+    if (distinct.size() > 1 && k < steps.size() && steps[k])
+      line += tr(" · step %1").arg(english.toString(*steps[k]));
     lines << line;
   }
   const QString where = !m_xName.isEmpty() ? QStringLiteral("%1 %2").arg(m_xName, quantity(snapped))
                         : m_timeAxis       ? tr("%1 s").arg(snapped, 0, 'f', 2)
                                            : tr("step %1").arg(qint64(std::llround(snapped)));
-  lines.prepend(where);
+  lines.prepend(distinct.size() == 1
+                    ? tr("%1 · step %2").arg(where, english.toString(*distinct.begin()))
+                    : where);
   placeReadout(lines);
   m_hoverLine->point1->setCoords(snapped, 0);
   m_hoverLine->point2->setCoords(snapped, 1);

@@ -10,6 +10,8 @@
 #include <vector>
 
 class QAction;
+class QCPAbstractLegendItem;
+class QCPLegend;
 class QCPGraph;
 class QCPItemStraightLine;
 class QCPItemText;
@@ -21,6 +23,19 @@ class QSlider;
 class QToolButton;
 
 namespace stagewise::ui {
+
+/// The IEC unit (1, 1024, 1024², ...) bytes of this size read in: 3·10⁶ -> 1024² (MiB).
+double iecUnit(double bytes);
+/// "B", "KiB", "MiB", "GiB", "TiB", "PiB" for iecUnit()'s values.
+QString iecUnitName(double unit);
+/// A tick's label in `unit`: (3 MiB, 1024²) -> "3 MiB", (1.5 MiB, 1024²) -> "1.5 MiB".
+QString iecTickLabel(double bytes, double unit);
+
+/// Adds "+N more" to `legend`: the entries it has no room for (issue 36: a legend never grows
+/// past its panel); "+N" alone where "+N more" is wider than `maxWidth` (> 0). Returns it.
+QCPAbstractLegendItem* addFoldedLegendItem(QCPLegend* legend, int count, int maxWidth = 0);
+bool isFoldedLegendItem(const QCPAbstractLegendItem* item);
+QString foldedLegendText(const QCPAbstractLegendItem* item);
 
 /// A QCustomPlot in a titled frame with export, theme styling and optional shared controls.
 /// Owners draw into plot(); what the controls mean for their data (smoothing, the y range on a
@@ -70,6 +85,13 @@ class PlotFrame : public QWidget {
   /// fixed range such as an accuracy).
   QAction* logYAction() const { return m_logAction; }
   QToolButton* logYButton() const { return m_logButton; }
+  /// The y axis counts bytes: IEC ticks (the unit from the visible range, steps of 1, 2, 2.5
+  /// or 5 ×10ⁿ of it, each label with its unit: "0 MiB", "2 MiB"; on a log axis powers of two) and
+  /// the read-out's values in KiB, MiB, GiB (issue 36 §3).
+  void setYBytes(bool on);
+  bool yBytes() const { return m_yBytes; }
+  /// A y value as the read-out writes it ("12.0 MiB" on a bytes axis, else 4 digits).
+  QString valueText(double y) const;
   /// Whether `y` can be placed on the y axis as it is now (finite; positive on a log axis).
   bool onYAxis(double y) const;
   /// Sets the y range around the data's [lo, hi]: `pad` either side on a linear axis, a factor
@@ -85,6 +107,11 @@ class PlotFrame : public QWidget {
   /// Replaces the default lookup (the nearest point of the graph's drawn data): a panel that
   /// draws decimated data reads the value at the step from its own series.
   void setHoverLookup(HoverLookup lookup) { m_lookup = std::move(lookup); }
+  /// The step of a graph's point at `x` on an x axis other than the step (samples, FLOPs);
+  /// std::nullopt: not known. With it the read-out's header names the step beside the x
+  /// ("FLOPs 3.1e+11 · step 1,240"), or each line its own where the graphs' steps differ.
+  using StepLookup = std::function<std::optional<qint64>(const QCPGraph*, double x)>;
+  void setStepLookup(StepLookup lookup) { m_stepOf = std::move(lookup); }
   /// The last hover read-out (empty when the mouse is not over the plot).
   QString readout() const;
   void hideHover();
@@ -92,6 +119,9 @@ class PlotFrame : public QWidget {
   /// the read-out said "pipe S1 grad …"). Without one it reads the graph's name.
   static void setFullName(QCPGraph* graph, const QString& name);
   static QString fullName(const QCPGraph* graph);
+  /// Reads `graph` out even while it has no legend entry (one a full legend folds into
+  /// "+N more"); by default the read-out lists the legend's graphs only.
+  static void setReadOutUnlisted(QCPGraph* graph, bool on);
 
   /// Writes the plot as .png, .svg, .pdf or .csv by the file's suffix. Empty string on success.
   QString exportTo(const QString& path, int width = 0, int height = 0);
@@ -115,6 +145,7 @@ class PlotFrame : public QWidget {
 
  private:
   void buildControls();
+  void applyYTicker();
   void placeTitleRow();
   void showMenu(const QPoint& pos);
   void updateHover(QMouseEvent* event);
@@ -137,8 +168,10 @@ class PlotFrame : public QWidget {
   QString m_readout;                         ///< the whole read-out
   QCPItemStraightLine* m_hoverLine = nullptr;
   HoverLookup m_lookup;
+  StepLookup m_stepOf;
   double m_smoothing = 0;
   bool m_logY = false;
+  bool m_yBytes = false;
   bool m_timeAxis = false;
   QString m_xName;  // non-empty: setXQuantity's read-out name
 };

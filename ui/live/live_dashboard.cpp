@@ -52,12 +52,14 @@ LiveDashboard::LiveDashboard(LiveData* data, QWidget* parent) : QWidget(parent),
   // What the methods measure and the paper compares: bytes across each boundary (forward;
   // gradients back in pipeline mode and with overlap) and each stage's memory.
   m_bytes = new PlotPanel(tr("Bytes sent (measured, cumulative)"), tr("bytes"), data, this);
+  m_bytes->setYBytes(true);
   m_bytes->addRule({s::kBytesSent, true, tr(" fwd"), Qt::SolidLine, 1.3, {}});
   m_bytes->addRule({s::kGradBytesSent, true, tr(" grad back"), Qt::DashLine, 1.3, {}});
   m_bytes->setToolTip(
       tr("fwd: activations and labels each stage sent downstream; grad back: the boundary "
          "gradients it sent upstream (pipeline mode, overlapping updates). Both measured."));
   m_memory = new PlotPanel(tr("Memory per stage (peak)"), tr("bytes"), data, this);
+  m_memory->setYBytes(true);
   m_memory->addRule({s::kMemoryBytes, true, tr(" allocator"), Qt::SolidLine, 1.3, {}});
   m_memory->addRule({s::kActivationBytes, true, tr(" activations"), Qt::DotLine, 1.3, {}});
   m_memory->setToolTip(

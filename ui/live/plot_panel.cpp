@@ -123,6 +123,11 @@ QString PlotPanel::title() const {
   return m_frame->title();
 }
 
+void PlotPanel::setYBytes(bool on) {
+  m_frame->setYBytes(on);
+  refresh(true);
+}
+
 bool PlotPanel::logY() const {
   return m_frame->logY();
 }
@@ -279,6 +284,7 @@ void PlotPanel::sortLegend() {
   };
   std::stable_sort(m_bound.begin(), m_bound.end(),
                    [&](const Bound& a, const Bound& b) { return order(a) < order(b); });
+  unfoldLegend();
   m_plot->legend->clearItems();
   updateLegendVisibility();
   for (const auto& b : m_bound) {
@@ -396,7 +402,31 @@ int PlotPanel::legendRows() const {
   return m_plot->legend->rowCount();
 }
 
+void PlotPanel::unfoldLegend() {
+  if (m_moreItem) {
+    m_plot->legend->removeItem(m_moreItem);  // deletes it
+    m_moreItem = nullptr;
+  }
+  // The folded were the legend's last entries: appended, they are back in their order.
+  for (QCPGraph* g : m_folded) {
+    PlotFrame::setReadOutUnlisted(g, false);
+    g->addToLegend();
+  }
+  m_folded.clear();
+}
+
+QStringList PlotPanel::foldedLegendEntries() const {
+  QStringList names;
+  for (const QCPGraph* g : m_folded) names << PlotFrame::fullName(g);
+  return names;
+}
+
+int PlotPanel::minAxisWidth() const {
+  return std::max(kMinAxisWidth, std::min(200, m_plot->viewport().width() * 3 / 5));
+}
+
 void PlotPanel::fitLegend() {
+  unfoldLegend();
   // Nine stages in three modes list 24 entries or more: one column was taller than the panel
   // and its lower entries were cut off. As many rows as the plot's height holds, then a new
   // column, in a smaller font once there are several.
@@ -452,7 +482,7 @@ void PlotPanel::fitLegendWidth() {
   // column): what is left is the legend's. More than that and QCustomPlot squeezes both.
   const QCPAxisRect* rect = m_plot->axisRect();
   const int axisMargins = rect->outerRect().width() - rect->width();
-  int plotColumn = kMinAxisWidth + std::max(0, axisMargins);
+  int plotColumn = minAxisWidth() + std::max(0, axisMargins);
   if (QCPLayoutElement* title = m_plot->plotLayout()->element(0, 0))
     if (title != rect) plotColumn = std::max(plotColumn, title->minimumOuterSizeHint().width());
   const int room = m_plot->viewport().width() - plotColumn - m_plot->plotLayout()->columnSpacing();
@@ -518,10 +548,34 @@ void PlotPanel::fitLegendWidth() {
     f.graph->setName(name);
   }
   if (distinct) return;
-  // Cells too narrow even for the tags: the short forms whole, the plot a little narrower,
-  // rather than two entries that read the same.
+  // Cells too narrow even for the tags: the short forms whole, rather than two entries that
+  // read the same, in as many columns as the room holds; the last entries folded into
+  // "+N more" (their names in the tooltip, their values still read out), so the legend never
+  // grows past its panel (issue 36: two 9-stage runs in three modes).
   for (const auto& b : m_bound) b.graph->setName(brief(b));
   for (const auto& f : m_finals) f.graph->setName(f.brief);
+  std::vector<QCPPlottableLegendItem*> items;
+  int entry = 1;
+  for (int i = 0; i < legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i))) {
+      items.push_back(item);
+      entry = std::max(entry, static_cast<QCPLayoutElement*>(item)->minimumOuterSizeHint().width());
+    }
+  const int rows = legend->wrap() > 0 ? legend->wrap() : int(items.size());
+  const int spacing = legend->columnSpacing();
+  // A few pixels spare: the y axis's labels may widen a little at the next layout.
+  const int fits = std::max(1, (room - lm.left() - lm.right() - 8 + spacing) / (entry + spacing));
+  const int capacity = fits * rows;
+  if (capacity >= int(items.size())) return;
+  const int keep = std::max(1, capacity - 1);
+  for (size_t i = size_t(keep); i < items.size(); ++i)
+    if (auto* g = qobject_cast<QCPGraph*>(items[i]->plottable())) m_folded.push_back(g);
+  for (QCPGraph* g : m_folded) {
+    g->removeFromLegend();
+    PlotFrame::setReadOutUnlisted(g, true);
+  }
+  legend->setFillOrder(QCPLayoutGrid::foRowsFirst, /*rearrange=*/true);
+  m_moreItem = addFoldedLegendItem(legend, int(m_folded.size()), entry);
 }
 
 void PlotPanel::fitTicks() {
@@ -553,6 +607,7 @@ void PlotPanel::resizeEvent(QResizeEvent* event) {
 }
 
 void PlotPanel::onCleared() {
+  unfoldLegend();
   for (const auto& b : m_bound) m_plot->removeGraph(b.graph);
   m_bound.clear();
   for (const auto& f : m_finals) m_plot->removeGraph(f.graph);
@@ -730,6 +785,10 @@ bool PlotPanel::event(QEvent* event) {
     const auto* help = static_cast<QHelpEvent*>(event);
     const QPoint at = m_plot->mapFromGlobal(help->globalPos());
     const bool overData = m_plot->rect().contains(at) && m_plot->axisRect()->rect().contains(at);
+    if (m_moreItem && m_moreItem->outerRect().contains(at)) {  // "+N more": their names
+      QToolTip::showText(help->globalPos(), foldedLegendEntries().join(QLatin1Char('\n')), this);
+      return true;
+    }
     if (const QString tip = overData ? markerTip(at) : QString(); !tip.isEmpty()) {
       QToolTip::showText(help->globalPos(), tip, this);
       return true;
@@ -798,16 +857,18 @@ void PlotPanel::placeMarkerLabels() {
   // being cut off mid-word there (issue 36: "ts [1,2,3…" in the queue panel at 1366 px); its
   // line's tooltip gives it whole. Each label takes the highest row where it overlaps no label
   // already placed (by its width as drawn); with more changes close together than rows, the
-  // later labels are left out (their lines and tooltips stay, and the event log lists them)
-  // instead of printing over each other. A label whose line is off the view is hidden.
+  // older labels are left out (their lines and tooltips stay, and the event log lists them)
+  // instead of printing over each other: the newest are placed first, so the change just made
+  // is the one that reads (issue 36). A label whose line is off the view is hidden.
   const QCPRange range = m_plot->xAxis->range();
   const QCPAxisRect* rect = m_plot->axisRect();
   const int height = std::max(1, rect->height());
   const double left = rect->left(), right = rect->right();
   std::vector<std::vector<std::pair<double, double>>> rows;  // per row: the pixel spans taken
-  for (size_t i = 1; i < m_markerItems.size(); i += 2) {
+  for (size_t k = m_markerItems.size() / 2; k-- > 0;) {
+    const size_t i = 2 * k + 1;
     auto* text = static_cast<QCPItemText*>(m_markerItems[i]);
-    const QString& full = m_markerLabels[qsizetype(i / 2)];
+    const QString& full = m_markerLabels[qsizetype(k)];
     const double x = text->position->coords().x();
     if (!range.contains(x)) {  // its line is off the view too
       text->setVisible(false);

@@ -13,6 +13,7 @@
 
 class QCPGraph;
 class QCPAbstractItem;
+class QCPAbstractLegendItem;
 class QCPItemText;
 class QCustomPlot;
 
@@ -47,6 +48,8 @@ class PlotPanel : public QWidget {
   XAxisKind xAxisKind() const { return m_axis; }
   void setLogY(bool on);
   bool logY() const;
+  /// The y axis counts bytes: ticks and read-out in IEC units (KiB, MiB, GiB; issue 36 §3).
+  void setYBytes(bool on);
   /// Keeps the y axis at [lo, hi] (accuracy, cosine) instead of fitting the data.
   void setFixedYRange(double lo, double hi);
   /// Puts the legend under the plot with this many entries per row (many series: a wide legend
@@ -64,6 +67,9 @@ class PlotPanel : public QWidget {
   QCPGraph* finalGraph(int phase, const std::string& series) const;
   /// Rows of the legend column (after the last layout): entries past it start a new column.
   int legendRows() const;
+  /// The entries the legend has no room for, folded into "+N more" (their names in the
+  /// tooltip; the read-out still lists them). Empty: every entry shown.
+  QStringList foldedLegendEntries() const;
   /// The least height of the axis rect the layout keeps (issue 36 §2.3: a plot squeezed to
   /// about 20 px under a tall legend).
   static constexpr int kMinAxisHeight = 60;
@@ -186,6 +192,13 @@ class PlotPanel : public QWidget {
   bool m_settingRange = false;
   uint64_t m_seenRevision = ~uint64_t(0);
   uint64_t m_seenPoints = ~uint64_t(0);
+  std::vector<QCPGraph*> m_folded;  ///< graphs the full legend folds into "+N more"
+  QCPAbstractLegendItem* m_moreItem = nullptr;
+  /// Gives the folded graphs their legend entries back (before each fit).
+  void unfoldLegend();
+  /// The least width of the axis rect beside the legend: 60 % of the panel or 200 px, the
+  /// smaller, but kMinAxisWidth at least (issue 36).
+  int minAxisWidth() const;
   int m_tickRoom = -1;  ///< the axis width fitTicks() last chose a tick count for  // points in the
                         ///< bound series at the last redraw
 };

@@ -13,6 +13,7 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QToolButton>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -26,6 +27,7 @@
 #include "common/theme.h"
 #include "runs/draw_decimation.h"
 #include "runs/last_stage_series.h"
+#include "runs/overlay_legend.h"
 #include "runs/run_history.h"
 #include "runs/whole_set_evals.h"
 #include "stagewise/engine/machine_load.h"
@@ -92,6 +94,19 @@ QVector<QCPGraphData> graphPoints(const std::vector<std::pair<double, double>>& 
     points << QCPGraphData(x * f, y);
   }
   return points;
+}
+
+/// The unit of an overlaid series, for the y axis's title (issue 36 §3: units on every axis).
+QString seriesUnit(const std::string& series) {
+  namespace s = engine::series;
+  if (series == s::kLoss || series == s::kTestLoss || series == s::kValLoss)
+    return QStringLiteral("nats");
+  if (series == s::kAccuracy || series == s::kTestAccuracy || series == s::kValAccuracy)
+    return QStringLiteral("fraction");
+  if (series == s::kSamplesPerSec) return QStringLiteral("samples/s");
+  if (series == s::kStepsPerSec) return QStringLiteral("steps/s");
+  if (series == s::kGradCosine) return QStringLiteral("cosine");
+  return {};
 }
 
 QString runLabel(const storage::RunRecord& r) {
@@ -183,6 +198,18 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
         if (!std::isfinite(it->value)) return std::nullopt;
         return PlotFrame::HoverPoint{it->key, it->value};
       });
+  // Samples and compute are each run's steps times its factor: the read-out names the step too
+  // (issue 36). The wall time has no step stored beside it.
+  m_overlayFrame->setStepLookup([this](const QCPGraph* graph, double x) -> std::optional<qint64> {
+    const auto run = m_graphRun.find(graph);
+    const int choice = m_align->currentIndex();
+    if (run == m_graphRun.end() || (choice != kXSamples && choice != kXFlops) ||
+        run->second >= m_drawnFactor.size())
+      return std::nullopt;
+    const double f = m_drawnFactor[run->second];
+    if (!std::isfinite(f) || f <= 0) return std::nullopt;
+    return qint64(std::llround(x / f));
+  });
   // Readable, and at 1366x768 it leaves the Groups table above 8 rows (issue 36).
   m_overlay->setMinimumHeight(180);
   m_overlay->legend->setVisible(true);
@@ -249,24 +276,38 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
   layout->addWidget(m_axisNote);
   layout->addWidget(split, 1);
 
-  connect(m_metric, &QComboBox::currentIndexChanged, this, &ComparePanel::reload);
+  restoreOverlaySettings();
+  connect(m_metric, &QComboBox::currentIndexChanged, this, [this] {
+    saveOverlaySettings();
+    reload();
+  });
   connect(m_align, &QComboBox::currentIndexChanged, this, [this] {
     QSettings().setValue(QStringLiteral("runs/overlay_x_axis"), m_align->currentData());
     reload();
   });
   connect(m_group, &QComboBox::currentIndexChanged, this, [this](int index) {
+    saveOverlaySettings();
     if (index > 0) Q_EMIT spreadChanged(spread());
     reload();
   });
   connect(m_summaryMetric, &QComboBox::currentIndexChanged, this, &ComparePanel::drawSummary);
   // Smoothing reads the store again (it smooths every stored point, not the grid); the scale
   // redraws what is loaded.
-  connect(m_overlayFrame, &PlotFrame::smoothingChanged, this, &ComparePanel::reload);
-  connect(m_overlayFrame, &PlotFrame::logYChanged, this, &ComparePanel::drawOverlay);
+  connect(m_overlayFrame, &PlotFrame::smoothingChanged, this, [this] {
+    saveOverlaySettings();
+    reload();
+  });
+  connect(m_overlayFrame, &PlotFrame::logYChanged, this, [this] {
+    saveOverlaySettings();
+    drawOverlay();
+  });
+  connect(m_overlay, &QCustomPlot::afterLayout, this, &ComparePanel::fitXTicks);
+  drawOverlay();  // empty: the chosen x axis's label and plain axes, not QCustomPlot's 0 to 5
   // Zoom and pan: the runs drawn from their stored points are drawn again for the new range.
   connect(m_overlay->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
           &ComparePanel::drawVisible);
 }
+
 
 void ComparePanel::setMetricList(const std::vector<Metric>& extra) {
   std::vector<Metric> metrics;
@@ -527,8 +568,24 @@ void ComparePanel::showLoaded(const Data& data) {
 bool ComparePanel::eventFilter(QObject* watched, QEvent* event) {
   // A read-out left behind after the mouse went elsewhere names a point no one points at.
   if (watched == m_overlay && event->type() == QEvent::Leave) m_overlayFrame->hideHover();
+  if (watched == m_overlay && event->type() == QEvent::Resize) {
+    fitLegend();
+    m_overlay->replot(QCustomPlot::rpQueuedReplot);
+  }
+  if (watched == m_overlay && event->type() == QEvent::ToolTip) {
+    // Over the legend: every entry's full name (the legend's are short, some folded away).
+    const QPoint pos = static_cast<QHelpEvent*>(event)->pos();
+    if (m_overlay->legend->visible() && m_overlay->legend->outerRect().contains(pos)) {
+      QStringList names;
+      for (const auto& e : m_legendEntries) names << e.full;
+      QToolTip::showText(static_cast<QHelpEvent*>(event)->globalPos(),
+                         names.join(QLatin1Char('\n')), m_overlay);
+      return true;
+    }
+  }
   return QWidget::eventFilter(watched, event);
 }
+
 
 std::vector<double> ComparePanel::xFactors() const {
   std::vector<double> out;
@@ -578,8 +635,10 @@ void ComparePanel::drawVisible() {
 }
 
 void ComparePanel::drawOverlay() {
+  m_legendEntries.clear();
   m_overlay->clearGraphs();
   m_graphRun.clear();
+  m_marksRun.clear();
   m_storedGraphs.clear();
   m_overlayFrame->hideHover();
   // The x axis: samples and compute scale each run's steps by its own factor; a run without it
@@ -650,6 +709,7 @@ void ComparePanel::drawOverlay() {
     // one, named in the legend and read out on their own.
     if (i < m_whole.size() && !m_whole[i].empty()) {
       auto* marks = m_overlay->addGraph();
+      m_marksRun[marks] = i;
       marks->setName(runLabel(m_runs[i]) + tr(" · whole test set"));
       marks->setLineStyle(QCPGraph::lsNone);
       marks->setScatterStyle(
@@ -666,21 +726,46 @@ void ComparePanel::drawOverlay() {
     m_overlayFrame->setXQuantity(tr("samples"), tr("samples"));
   else if (m_align->currentIndex() == kXFlops)
     m_overlayFrame->setXQuantity(tr("training FLOPs"), tr("FLOPs"));
-  else
-    m_overlayFrame->setTimeAxis(a.axis == storage::XAxis::Time);
-  m_overlay->yAxis->setLabel(m_metric->currentText());
-  // Many runs: the legend column wraps into further columns rather than run off the plot.
+  else  // from the choice, not the data: an empty overlay says "time (s)" under "x: wall time"
+    m_overlayFrame->setTimeAxis(m_align->currentIndex() == kXTime);
   {
-    int entries = 0;
-    for (int k = 0; k < m_overlay->graphCount(); ++k)
-      entries += m_overlay->legend->hasItemWithPlottable(m_overlay->graph(k));
-    const int rows = std::max(4, (m_overlay->height() - 60) / 15);
-    m_overlay->legend->setWrap(entries > rows ? rows : 0);
-    m_overlay->legend->setFillOrder(QCPLayoutGrid::foRowsFirst, /*rearrange=*/true);
-    // Nothing drawn: no empty legend box, and the plot gets the width back.
-    m_overlay->legend->setVisible(entries > 0);
-    if (auto* side = qobject_cast<QCPLayoutGrid*>(m_overlay->legend->layout()))
-      side->setVisible(entries > 0);
+    const int index = m_metric->currentIndex();
+    const QString unit = index >= 0 && size_t(index) < m_metrics.size()
+                             ? seriesUnit(m_metrics[size_t(index)].series)
+                             : QString();
+    m_overlay->yAxis->setLabel(unit.isEmpty()
+                                   ? m_metric->currentText()
+                                   : QStringLiteral("%1 (%2)").arg(m_metric->currentText(), unit));
+  }
+  // The legend: short entries ("#12 lr=0.001 s1", the keys that differ among the drawn runs)
+  // in the room the plot leaves (overlay_legend.h); nothing drawn: no legend box.
+  {
+    std::vector<const storage::SpecDifference*> differing;
+    for (const auto& d : m_diffs) {
+      if (d.key == "name" || d.key.rfind("checkpoint.", 0) == 0) continue;
+      std::set<std::string> seen;
+      for (size_t i = 0; i < d.values.size() && i < m_drawnFactor.size(); ++i)
+        if (std::isfinite(m_drawnFactor[i])) seen.insert(d.values[i].value_or("-"));
+      if (seen.size() > 1) differing.push_back(&d);
+    }
+    const auto shortLabel = [&](size_t i) {
+      std::vector<std::pair<std::string, std::string>> keys;
+      for (const auto* d : differing)
+        keys.emplace_back(d->key, i < d->values.size() ? d->values[i].value_or("-") : "-");
+      return shortRunLabel(m_runs[i].id, QString::fromStdString(m_runs[i].name), keys);
+    };
+    m_legendEntries.clear();
+    for (int k = 0; k < m_overlay->graphCount(); ++k) {
+      QCPGraph* g = m_overlay->graph(k);
+      if (!m_overlay->legend->hasItemWithPlottable(g)) continue;
+      QString text = g->name();
+      if (const auto run = m_graphRun.find(g); run != m_graphRun.end())
+        text = shortLabel(run->second);
+      else if (const auto marks = m_marksRun.find(g); marks != m_marksRun.end())
+        text = shortLabel(marks->second) + tr(" · whole set");
+      m_legendEntries.push_back({g, text, g->name()});
+    }
+    fitLegend();
   }
   // Margins around the data: no value on an axis, and a one-point run fully visible.
   if (xLo <= xHi) {
@@ -688,6 +773,13 @@ void ComparePanel::drawOverlay() {
     const double yPad = yHi > yLo ? (yHi - yLo) * 0.08 : std::max(1e-3, std::abs(yHi) * 0.05);
     m_overlay->xAxis->setRange(xLo - xPad, xHi + xPad);
     m_overlayFrame->setYRange(yLo, yHi, yPad);
+  } else if (m_overlay->graphCount() == 0) {
+    // Nothing drawn (no run selected): the axes of the runs before are not kept (issue 36).
+    m_overlay->xAxis->setRange(0, 1);
+    if (m_overlayFrame->logY())
+      m_overlay->yAxis->setRange(0.1, 10);
+    else
+      m_overlay->yAxis->setRange(0, 1);
   } else {
     m_overlay->rescaleAxes();
   }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "runs/overlay_legend.h"
 #include "runs/store_executor.h"
 #include "stagewise/study/search_views.h"
 
@@ -97,6 +98,11 @@ class ComparePanel : public QWidget {
   /// stage) or of `layer` (>= 0: per-layer series, whichever stage holds the layer). False if
   /// the metric list has no such entry (per-layer entries appear once runs that have them load).
   bool selectMetric(const std::string& series, int stage, int layer = -1);
+  /// The full names of the overlay entries its legend folds into "+N more" (empty: none).
+  QStringList foldedLegendEntries() const { return m_legendFolded; }
+  /// Forgets the overlay's kept smoothing, log scale, grouping and metric (tests start from
+  /// the defaults).
+  static void forgetOverlaySettings();
 
  public Q_SLOTS:
   void reload();
@@ -156,6 +162,14 @@ class ComparePanel : public QWidget {
   void drawSummary();
   void updateLoadWarning();
   void setMetricList(const std::vector<Metric>& extra);
+  /// Lays the overlay's legend out in the room the plot leaves (after each draw and resize).
+  void fitLegend();
+  /// As many x ticks as their labels leave room for (after each layout).
+  void fitXTicks();
+  /// The overlay's smoothing, log scale, grouping and metric as last chosen (QSettings), and
+  /// keeping them there on each change (issue 36 §4: session restore).
+  void restoreOverlaySettings();
+  void saveOverlaySettings() const;
 
   StoreExecutor* m_executor;
   std::vector<int64_t> m_ids;
@@ -180,6 +194,10 @@ class ComparePanel : public QWidget {
   std::vector<std::vector<double>> m_breaks;                     // Data::breaks
   std::vector<std::vector<WholeSetPoint>> m_whole;               // Data::whole
   std::map<const QCPGraph*, size_t> m_graphRun;  // each run's graph -> its index in m_runs
+  std::map<const QCPGraph*, size_t> m_marksRun;  // whole-test-set marks -> their run's index
+  std::vector<OverlayLegendEntry> m_legendEntries;  // the overlay legend's, in order
+  QStringList m_legendFolded;                       // the entries "+N more" stands for
+  int m_tickRoom = -1;  // the axis width fitXTicks() last chose a tick count for
   std::vector<bool> m_storedAll;                 // Data::storedAll
   std::map<QCPGraph*, size_t> m_storedGraphs;    // graphs drawn from m_stored (drawVisible)
   std::vector<double> m_drawnFactor;             // per run, as drawn
