@@ -1,22 +1,15 @@
 // The replication report's accuracy findings: accuracy at equal time and its convergence rule,
 // overlapping updates, the speed/accuracy front and random labels, on image and on text runs
 // (bits per byte), each verdict rule on stored runs made for the test.
-#include <QRegularExpression>
-#include <QTemporaryDir>
-#include <QXmlStreamReader>
 #include <QtTest>
 #include <cmath>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <set>
 
 #include "report_fixture.h"
 #include "stagewise/report/collect.h"
 #include "stagewise/report/findings.h"
 #include "stagewise/report/report.h"
-#include "stagewise/report/session.h"
-#include "stagewise/report/suite.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 

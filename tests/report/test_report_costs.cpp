@@ -1,22 +1,18 @@
 // The replication report's cost findings: each verdict rule on stored runs made for the test
 // (cases that reproduce, that do not, and that are inconclusive) for gradient similarity,
 // communication, memory (and recomputation's), throughput, and the tables every document holds.
-#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <set>
 
 #include "report_fixture.h"
 #include "stagewise/report/collect.h"
 #include "stagewise/report/findings.h"
 #include "stagewise/report/report.h"
-#include "stagewise/report/session.h"
-#include "stagewise/report/suite.h"
 #include "stagewise/storage/run_reader.h"
 #include "stagewise/storage/run_store.h"
 

@@ -1,14 +1,12 @@
 // The replication report's suite and documents: its studies and runs (schedules swept where the
 // stage count allows, tuned rates), reuse of stored runs, and the documents (report.json's
 // fields; report.html well-formed, with every plot inline and nothing referenced outside itself).
-#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <set>
 
 #include "report_fixture.h"
