@@ -1,9 +1,10 @@
 #pragma once
 #include <torch/torch.h>  // free here: the engine precompiles it
 // A training method: what differs between local updates, backprop and pipelined backprop. The
-// run (run_impl.cpp) and the stage worker (stage_worker.cpp) share the loader, the channels,
-// the meters, the probe, checkpoints and the reporter; a method owns the layout of its stages,
-// what a stage does with a batch and what travels back. See docs/architecture.md, "Methods".
+// run (TorchRun, torch_run.h) and the stage worker (stage_worker.cpp) share the loader, the
+// channels, the meters, the probe, checkpoints and the reporter; a method owns the layout of its
+// stages, what a stage does with a batch and what travels back. See docs/architecture.md,
+// "Methods".
 
 #include <memory>
 #include <optional>

@@ -12,7 +12,7 @@ namespace {
 // GPipe and 1F1B (and zb-h1, which is 1F1B with each backward split): stage k runs `warm`
 // forwards, then a forward and a backward in turn, then the remaining backwards. GPipe's warm-up
 // is every micro-batch; 1F1B's the stages downstream (the pipeline's fill), so at most p - k
-// micro-batches' activations are held. This is the order methods.cpp's PipelineStep runs.
+// micro-batches' activations are held. This is the order pipeline_step.cpp's PipelineStep runs.
 std::vector<Action> oneFOneB(int k, int p, int m, bool gpipe, bool split) {
   std::vector<Action> out;
   const int warm = gpipe ? m : std::min(p - 1 - k, m);

@@ -1,9 +1,9 @@
 #pragma once
 // Where a run's stages live: all in this process, or spread over processes joined by c10d. The
-// run (run_impl.cpp) asks the topology, never the other way round: which stages this process
-// runs, and what the other processes reported. In-process is the trivial implementation here;
-// C10dTopology (dist/c10d_topology.h) is the real one. Modelled on flashlight's fl/distributed:
-// one interface, an in-process implementation and a real one.
+// run (TorchRun, torch_run.h) asks the topology, never the other way round: which stages this
+// process runs, and what the other processes reported. In-process is the trivial implementation
+// here; C10dTopology (dist/c10d_topology.h) is the real one. Modelled on flashlight's
+// fl/distributed: one interface, an in-process implementation and a real one.
 
 #include <atomic>
 #include <cstddef>
