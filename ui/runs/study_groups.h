@@ -4,10 +4,10 @@
 // std of test accuracy, samples/s, wall time and training FLOPs, time-to-target (over the runs
 // that reached it, "k of n"), and whether the group is on the front; or one row per run. It is
 // `stagewise-cli study show` in the workbench, from the same code (stagewise_study_results).
-// A search shows its tuned comparison beside the groups: per point of the vary grid, the settings its
-// search chose, the validation value they were chosen on, and the tuned runs' test accuracy as
-// mean ± 95 % CI (Student t) over the tuned seeds; below both the study views (parallel coordinates,
-// best so far, slices, importance). The groups' spread is std, standard error, 95 % CI or
+// A search shows its tuned comparison beside the groups: per point of the vary grid, the
+// settings its search chose, the validation value they were chosen on, and the tuned runs' test
+// accuracy as mean ± 95 % CI (Student t) over the tuned seeds; below both, the study views
+// (parallel coordinates, best so far, slices, importance). The groups' spread is std, standard error, 95 % CI or
 // min–max, as chosen (kept in the settings, and the overlay's band follows it).
 
 #include <QWidget>
