@@ -218,6 +218,10 @@ class TestRunsList : public QObject {
                          .arg(ws.table()->viewport()->width())
                          .arg(shown.join(QLatin1Char(' ')))));
     }
+    // The names stay readable beside them (not squeezed to make room for the keys).
+    QVERIFY(header->sectionSize(RunTableModel::kName) >=
+            ws.table()->fontMetrics().horizontalAdvance(QLatin1Char('x')) *
+                RunTableColumns::kNameLeastChars);
     // The short fixed columns are narrow: the date without year and seconds fits its column.
     QVERIFY(header->sectionSize(RunTableModel::kDate) <
             ws.table()->fontMetrics().horizontalAdvance(QStringLiteral("2026-12-01 20:44:31")));
@@ -241,6 +245,7 @@ class TestRunsList : public QObject {
     ws.show();
     waitLoaded(ws, 5);
     RunTableModel* model = ws.model();
+    QVERIFY(ws.table()->itemDelegateForColumn(RunTableModel::kName));  // draws elideName()
     QStringList elided;
     const int width = ws.table()->horizontalHeader()->sectionSize(RunTableModel::kName) - 8;
     for (size_t i = 0; i < ids.size(); ++i) {
@@ -250,10 +255,31 @@ class TestRunsList : public QObject {
       QVERIFY(model->data(model->index(model->rowOf(ids[i]), RunTableModel::kName), Qt::ToolTipRole)
                   .toString()
                   .startsWith(QString::fromStdString(head)));
-      elided << ws.table()->fontMetrics().elidedText(shown, ws.table()->textElideMode(), width);
+      elided << RunTableColumns::elideName(shown, ws.table()->fontMetrics(), width);
     }
     elided.removeDuplicates();
     QCOMPARE(elided.size(), int(ids.size()));
+    // A search's tuned runs share no item: what differs (the mode) is early in the name. Its
+    // end is kept, and the study part, not the middle (two rows read the same that way).
+    const QFontMetrics metrics = ws.table()->fontMetrics();
+    const int narrow = metrics.horizontalAdvance(QLatin1Char('x')) * 40;
+    const QString local =
+        QStringLiteral("walkb-search · tuned: mode=local, train.lr=0.0001813, seed 3");
+    const QString backprop =
+        QStringLiteral("walkb-search · tuned: mode=backprop, train.lr=0.0001813, seed 3");
+    QVERIFY(metrics.horizontalAdvance(local) > narrow);
+    const QString a = RunTableColumns::elideName(local, metrics, narrow);
+    const QString b = RunTableColumns::elideName(backprop, metrics, narrow);
+    const QString b2 = RunTableColumns::elideName(
+        QString(backprop).replace(QStringLiteral("seed 3"), QStringLiteral("seed 2")), metrics,
+        narrow);
+    QVERIFY2(a != b && b != b2, qPrintable(a + QLatin1Char('|') + b + QLatin1Char('|') + b2));
+    QVERIFY2(
+        a.startsWith(QStringLiteral("walkb-search · ")) && a.endsWith(QStringLiteral("seed 3")),
+        qPrintable(a));
+    QVERIFY(metrics.horizontalAdvance(a) <= narrow);
+    QCOMPARE(RunTableColumns::elideName(QStringLiteral("short"), metrics, narrow),
+             QStringLiteral("short"));
     // A name of no study, or alone of its study, is shown whole.
     const auto alone = RunTableModel::shortNames({{1, "a · x=1, seed 1"}, {2, "b · x=1, seed 1"}});
     QVERIFY(alone.empty());

@@ -1,7 +1,10 @@
 #include "runs/run_table_columns.h"
 
+#include <QApplication>
 #include <QEvent>
 #include <QHeaderView>
+#include <QStyle>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <algorithm>
 #include <utility>
@@ -9,6 +12,43 @@
 #include "runs/run_table_model.h"
 
 namespace stagewise::ui {
+
+namespace {
+/// Draws the Name column's text elided by RunTableColumns::elideName.
+class NameDelegate : public QStyledItemDelegate {
+ public:
+  using QStyledItemDelegate::QStyledItemDelegate;
+
+ protected:
+  void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
+    QStyledItemDelegate::initStyleOption(option, index);
+    const QStyle* style = option->widget ? option->widget->style() : QApplication::style();
+    const int margin =
+        style->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, option->widget) + 1;
+    const int width = option->rect.width() - 2 * margin;
+    if (width > 0)
+      option->text = RunTableColumns::elideName(option->text, option->fontMetrics, width);
+  }
+};
+}  // namespace
+
+QString RunTableColumns::elideName(const QString& name, const QFontMetrics& metrics, int width) {
+  if (metrics.horizontalAdvance(name) <= width) return name;
+  static const QString kSeparator = QStringLiteral(" · ");
+  const int at = name.indexOf(kSeparator);
+  if (at < 0) return metrics.elidedText(name, Qt::ElideMiddle, width);
+  QString head = name.left(at + kSeparator.size());
+  if (metrics.horizontalAdvance(head) > width / 3)
+    head = metrics.elidedText(name.left(at), Qt::ElideRight, width / 3) + kSeparator;
+  const int room = width - metrics.horizontalAdvance(head);
+  // The items between the first (a trial's label, the mode) and the last (the seed) go first:
+  // they are the key columns' values; then the start of what is left.
+  QString rest = name.mid(at + kSeparator.size());
+  const QStringList items = rest.split(QStringLiteral(", "));
+  if (metrics.horizontalAdvance(rest) > room && items.size() > 2)
+    rest = items.front() + QStringLiteral(", …, ") + items.back();
+  return head + metrics.elidedText(rest, Qt::ElideLeft, room);
+}
 
 RunTableColumns::RunTableColumns(QTableView* table, RunTableModel* model)
     : QObject(table), m_table(table), m_model(model) {
@@ -40,6 +80,7 @@ RunTableColumns::RunTableColumns(QTableView* table, RunTableModel* model)
     if (section == RunTableModel::kName && !m_fitting) m_nameWidthByUser = true;
   });
   m_table->viewport()->installEventFilter(this);
+  m_table->setItemDelegateForColumn(RunTableModel::kName, new NameDelegate(m_table));
   showKeyColumns();
 }
 
@@ -68,9 +109,8 @@ void RunTableColumns::showKeyColumns() {
 }
 
 void RunTableColumns::fitNameColumn() {
-  // The column grows to the longest shown name, up to a bound (the middle elides past it),
-  // unless the user sized it. It grows only into room the list has: the columns after it
-  // must not be pushed out of view at 1366 px.
+  // The column is as wide as the longest shown name, up to a bound (the middle elides past
+  // it), unless the user sized it.
   if (m_nameWidthByUser) return;
   const QFontMetrics metrics = m_table->fontMetrics();
   const int bound = metrics.horizontalAdvance(QLatin1Char('x')) * kNameColumnChars;
@@ -80,22 +120,24 @@ void RunTableColumns::fitNameColumn() {
       widest = std::max(widest, metrics.horizontalAdvance(
                                     m_model->index(row, RunTableModel::kName).data().toString()) +
                                     16);
+  // Beside it, in view: the id and the first kKeysInView key columns (the fixed columns after
+  // them may scroll out of view at 1366 px; the keys are what tells runs apart).
   auto* header = m_table->horizontalHeader();
-  int last = -1;  // the shown column drawn last: it stretches over what is left
-  for (int c = 0; c < m_model->columnCount(); ++c)
-    if (!m_table->isColumnHidden(c) &&
-        (last < 0 || header->visualIndex(c) > header->visualIndex(last)))
-      last = c;
-  int others = 0;
-  for (int c = 0; c < m_model->columnCount(); ++c)
-    if (c != RunTableModel::kName && c != last && !m_table->isColumnHidden(c))
+  int others =
+      header->isSectionHidden(RunTableModel::kId) ? 0 : header->sectionSize(RunTableModel::kId);
+  int keys = 0;
+  for (int c = RunTableModel::kColumnCount; c < m_model->columnCount() && keys < kKeysInView; ++c)
+    if (!m_table->isColumnHidden(c)) {
       others += header->sectionSize(c);
-  // The last column keeps room for a short value.
-  const int room =
-      m_table->viewport()->width() - others - metrics.horizontalAdvance(QLatin1Char('x')) * 12;
+      ++keys;
+    }
+  const int x = metrics.horizontalAdvance(QLatin1Char('x'));
+  const int room = m_table->viewport()->width() - others - x * 2;
   if (widest == 0) return;  // nothing loaded yet
-  // As wide as the longest name needs, not wider (a shorter list narrows it).
-  const int least = metrics.horizontalAdvance(tr("Name")) + 24;
+  // As wide as the longest name needs, not wider (a shorter list narrows it); the room bounds
+  // it down to kNameLeastChars, never below.
+  const int least =
+      std::max(metrics.horizontalAdvance(tr("Name")) + 24, std::min(widest, x * kNameLeastChars));
   const int width = std::max(least, std::min({bound, widest, room}));
   if (width == header->sectionSize(RunTableModel::kName)) return;
   m_fitting = true;

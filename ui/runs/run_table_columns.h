@@ -5,6 +5,8 @@
 
 #include <QObject>
 
+class QFontMetrics;
+
 class QTableView;
 
 namespace stagewise::ui {
@@ -19,10 +21,20 @@ class RunTableColumns : public QObject {
   RunTableColumns(QTableView* table, RunTableModel* model);
 
   /// The widest Name column a fit gives, in average characters.
-  static constexpr int kNameColumnChars = 40;
-  /// Widens the Name column to the longest loaded name, up to kNameColumnChars and the room
-  /// the list has beside the other shown columns.
+  static constexpr int kNameColumnChars = 46;
+  /// The least a fit leaves it (for a name that long) when the list is narrow.
+  static constexpr int kNameLeastChars = 22;
+  /// The key columns kept in view beside Name: the Name column gives them room.
+  static constexpr int kKeysInView = 3;
+  /// Sizes the Name column to the longest shown name, up to kNameColumnChars and the room the
+  /// list has beside the id and kKeysInView key columns (down to kNameLeastChars).
   void fitNameColumn();
+  /// A name as the Name column draws it in `width` pixels: whole if it fits; a study's run
+  /// ("<study> · <item>, <item>…") keeps its study part (up to a third of the width), its first
+  /// and last items (a trial's label and mode, the seed) before the ones between, and loses the
+  /// start of what is left, not the end (issue 36: middle elision made four rows read the
+  /// same); any other name loses its middle.
+  static QString elideName(const QString& name, const QFontMetrics& metrics, int width);
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;

@@ -107,8 +107,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_clickHold.setSingleShot(true);
   m_clickHold.setInterval(1000);
   connect(&m_clickHold, &QTimer::timeout, this, &RunsWorkspace::updateOrderFreeze);
-  // Studies put what tells their runs apart at the end of the name ("… lr=0.001 seed=3"):
-  // elide the middle, not the end (issue 36 §3).
+  // Long values (lists) keep both ends; the Name column elides by RunTableColumns::elideName.
   m_table->setTextElideMode(Qt::ElideMiddle);
   // The differing spec keys after Name; the fixed columns narrow (issue 36, at 1366 px).
   m_columns = new RunTableColumns(m_table, m_model);
