@@ -41,12 +41,22 @@ QString RunTableColumns::elideName(const QString& name, const QFontMetrics& metr
   if (metrics.horizontalAdvance(head) > width / 3)
     head = metrics.elidedText(name.left(at), Qt::ElideRight, width / 3) + kSeparator;
   const int room = width - metrics.horizontalAdvance(head);
-  // The items between the first (a trial's label, the mode) and the last (the seed) go first:
-  // they are the key columns' values; then the start of what is left.
+  // The items between the first (a trial's label, the mode) and the last (the seed) lose their
+  // start first (their values are in the key columns); then the start of what is left.
   QString rest = name.mid(at + kSeparator.size());
   const QStringList items = rest.split(QStringLiteral(", "));
-  if (metrics.horizontalAdvance(rest) > room && items.size() > 2)
-    rest = items.front() + QStringLiteral(", …, ") + items.back();
+  if (metrics.horizontalAdvance(rest) > room && items.size() > 2) {
+    const QString first = items.front() + QStringLiteral(", ");
+    const QString last = QStringLiteral(", ") + items.back();
+    const QString middle = items.mid(1, items.size() - 2).join(QStringLiteral(", "));
+    const int left = room - metrics.horizontalAdvance(first + last);
+    // The middle items' ends (`…batch_size=64`) while they fit a few characters, else "…".
+    rest = first +
+           (left > metrics.horizontalAdvance(QStringLiteral("x=00…"))
+                ? metrics.elidedText(middle, Qt::ElideLeft, left)
+                : QStringLiteral("…")) +
+           last;
+  }
   return head + metrics.elidedText(rest, Qt::ElideLeft, room);
 }
 

@@ -170,7 +170,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_historyScroll->setFrameShape(QFrame::NoFrame);
   // Always there, its least height fixed: a selection fills it, it does not appear and take
   // the run list's height (issue 36: 8 rows became 5 when one run was selected).
-  m_historyScroll->setMinimumHeight(80);
+  m_historyScroll->setMinimumHeight(40);  // more would raise the pane's least height (Groups rows)
   m_delete = new QPushButton(tr("Delete…"), this);
   m_export = new QPushButton(tr("Export CSV…"), this);
   m_export->setToolTip(tr("Every point of the selected runs (or all listed runs) as CSV."));
