@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QMenu>
+#include <QScrollArea>
 #include <QTableView>
 #include <QTableWidget>
 #include <QToolButton>
@@ -56,6 +57,47 @@ void waitLoaded(RunsWorkspace& ws, int rows) {
   QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), rows, 5000);
   for (int r = 0; r < rows; ++r) ws.model()->data(ws.model()->index(r, 0), Qt::DisplayRole);
   QTRY_VERIFY_WITH_TIMEOUT(ws.model()->isSettled() && ws.model()->runId(rows - 1) >= 0, 5000);
+}
+
+// The walkthrough's search: three varied keys, two searched, three trials (one pruned), two
+// tuned seeds per point.
+int64_t addSearchStudy(storage::RunStore& store) {
+  study::StudyPlan plan;
+  plan.keys = {study::parseVary("train.weight_decay=[0,0.001]"),
+               study::parseVary(R"(model.activation=["relu","tanh"])"),
+               study::parseVary("train.momentum=[0.9,0.99]")};
+  plan.search.keys = {study::parseSearchArgument("train.lr=log_uniform:1e-4:1e-1"),
+                      study::parseSearchArgument("stage_defaults.aux_hidden=choice:[64,128,256]")};
+  plan.search.trials = 3;
+  plan.search.prune = study::PruneSpec{};
+  plan.search.tune = study::TuneSpec{"val_accuracy", 2};
+  const int64_t study =
+      store.createStudy(study::newStudyRecord("walk search", "{}", plan, std::nullopt, 0));
+  const int points = int(study::varyGrid(plan).size());
+  std::vector<std::string> best;
+  for (int trial = 0; trial < plan.search.trials; ++trial) {
+    const auto draw = study::drawTrial(plan.search, 1, trial);
+    if (trial == 0) best = draw;
+    for (int v = 0; v < points; ++v) {
+      const auto p = study::trialPoint(plan, v, trial, draw);
+      const int64_t id = addRun(store, spec("walk search trial", 0.001, 1), 0.8, 50);
+      storage::StudyRunRecord link;
+      link.point = p.index, link.runId = id, link.seed = int64_t(p.seed);
+      link.valuesJson = study::pointValuesJson(p);
+      store.linkStudyRun(study, link);
+      if (trial == 1 && v == 0) store.markRunPruned(study, id, 100, "pruned");
+    }
+  }
+  for (int v = 0; v < points; ++v)
+    for (int j = 0; j < 2; ++j) {
+      const auto p = study::tunedPoint(plan, v, j, best);
+      const int64_t id = addRun(store, spec("walk search tuned", 0.001, 2 + j), 0.8, 50);
+      storage::StudyRunRecord link;
+      link.point = p.index, link.runId = id, link.seed = int64_t(p.seed);
+      link.valuesJson = study::pointValuesJson(p);
+      store.linkStudyRun(study, link);
+    }
+  return study;
 }
 
 }  // namespace
@@ -363,42 +405,7 @@ class TestRunsStudies : public QObject {
     test::TempStore t;
     int64_t study = 0;
     if (search) {
-      study::StudyPlan plan;
-      plan.keys = {study::parseVary("train.weight_decay=[0,0.001]"),
-                   study::parseVary(R"(model.activation=["relu","tanh"])"),
-                   study::parseVary("train.momentum=[0.9,0.99]")};
-      plan.search.keys = {
-          study::parseSearchArgument("train.lr=log_uniform:1e-4:1e-1"),
-          study::parseSearchArgument("stage_defaults.aux_hidden=choice:[64,128,256]")};
-      plan.search.trials = 3;
-      plan.search.prune = study::PruneSpec{};
-      plan.search.tune = study::TuneSpec{"val_accuracy", 2};
-      study =
-          t.store->createStudy(study::newStudyRecord("walk search", "{}", plan, std::nullopt, 0));
-      const int points = int(study::varyGrid(plan).size());
-      std::vector<std::string> best;
-      for (int trial = 0; trial < plan.search.trials; ++trial) {
-        const auto draw = study::drawTrial(plan.search, 1, trial);
-        if (trial == 0) best = draw;
-        for (int v = 0; v < points; ++v) {
-          const auto p = study::trialPoint(plan, v, trial, draw);
-          const int64_t id = addRun(*t.store, spec("walk search trial", 0.001, 1), 0.8, 50);
-          storage::StudyRunRecord link;
-          link.point = p.index, link.runId = id, link.seed = int64_t(p.seed);
-          link.valuesJson = study::pointValuesJson(p);
-          t.store->linkStudyRun(study, link);
-          if (trial == 1 && v == 0) t.store->markRunPruned(study, id, 100, "pruned");
-        }
-      }
-      for (int v = 0; v < points; ++v)
-        for (int j = 0; j < 2; ++j) {
-          const auto p = study::tunedPoint(plan, v, j, best);
-          const int64_t id = addRun(*t.store, spec("walk search tuned", 0.001, 2 + j), 0.8, 50);
-          storage::StudyRunRecord link;
-          link.point = p.index, link.runId = id, link.seed = int64_t(p.seed);
-          link.valuesJson = study::pointValuesJson(p);
-          t.store->linkStudyRun(study, link);
-        }
+      study = addSearchStudy(*t.store);
     } else {
       storage::NewStudy ns;
       ns.name = "many keys";
@@ -457,6 +464,107 @@ class TestRunsStudies : public QObject {
     QVERIFY2(window.width() <= 1366 && window.height() <= 768,
              qPrintable(QStringLiteral("%1x%2").arg(window.width()).arg(window.height())));
     t.store->finishStudy(study, storage::StudyStatus::Completed);
+  }
+
+  void groupsFollowTheFilter() {
+    // Issue 36 walkthrough: typing in the filter narrowed the Runs list, but the Groups tab still
+    // grouped every run of the study. It groups the runs the filter admits and says n of N.
+    test::TempStore t;
+    storage::NewStudy ns;
+    ns.name = "filtered";
+    ns.baseSpecJson = "{}";
+    ns.keys = {{"train.lr", "[0.001,0.002]"}, {"train.batch_size", "[32,64]"}};
+    ns.seeds = 2;
+    ns.runsTotal = 8;
+    const int64_t study = t.store->createStudy(ns);
+    for (int i = 0; i < 8; ++i) {
+      const double lr = 0.001 * (i % 2 + 1);
+      const int batch = i / 2 % 2 ? 64 : 32;
+      const std::string name = "grid bs" + std::to_string(batch) + " lr" + std::to_string(i % 2);
+      const int64_t id = addRun(*t.store, spec(name.c_str(), lr, i / 4 + 1), 0.7 + 0.01 * i, 50);
+      storage::StudyRunRecord link;
+      link.point = i % 4, link.runId = id, link.seed = i / 4 + 1;
+      link.valuesJson = QStringLiteral("[%1,%2]").arg(lr).arg(batch).toStdString();
+      t.store->linkStudyRun(study, link);
+    }
+    t.store->finishStudy(study, storage::StudyStatus::Completed);
+    RunsWorkspace ws(t.store);
+    ws.resize(1300, 900);
+    ws.show();
+    QTRY_COMPARE_WITH_TIMEOUT(ws.studyCombo()->count(), 2, 5000);
+    ws.studyCombo()->setCurrentIndex(1);
+    ws.listTabs()->setCurrentIndex(1);
+    StudyGroupTable* groups = ws.groupTable();
+    QTRY_VERIFY_WITH_TIMEOUT(groups->isLoaded() && groups->table()->rowCount() == 4, 5000);
+    QCOMPARE(groups->groupedRuns(), 8);
+    QVERIFY2(!groups->note()->text().contains(QStringLiteral(" of 8")),
+             qPrintable(groups->note()->text()));
+    ws.searchEdit()->setText(QStringLiteral("bs64"));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.model()->rowCount(), 4, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(groups->isLoaded() && groups->groupedRuns() == 4, 5000);
+    QCOMPARE(groups->table()->rowCount(), 2);  // the batch-64 groups, two seeds each
+    for (const study::Group& g : groups->groups()) QCOMPARE(g.accuracy.n, 2);
+    QVERIFY2(groups->note()->text().contains(QStringLiteral("4 of 8")),
+             qPrintable(groups->note()->text()));
+    // Clearing the filter groups every run again; a query filters them as well.
+    ws.searchEdit()->clear();
+    QTRY_VERIFY_WITH_TIMEOUT(groups->isLoaded() && groups->groupedRuns() == 8, 5000);
+    QCOMPARE(groups->table()->rowCount(), 4);
+    ws.searchEdit()->setText(QStringLiteral("train.lr < 0.0015"));
+    QTRY_VERIFY_WITH_TIMEOUT(groups->isLoaded() && groups->groupedRuns() == 4, 5000);
+    for (const study::Group& g : groups->groups())
+      QCOMPARE(QString::fromStdString(g.values.front()).toDouble(), 0.001);
+  }
+
+  void searchGroupsShowSixRowsAt1366x768() {
+    // Issue 36 walkthrough: a search study's Groups tab (the tuned comparison, the groups, the
+    // study views) left the groups table about 2 rows at 1366x768. It gets 6 or more, in view.
+    test::TempStore t;
+    const int64_t study = addSearchStudy(*t.store);
+    t.store->finishStudy(study, storage::StudyStatus::Completed);
+    engine::FakeScript script;
+    AppSettings::setSession({});
+    MainWindow window(fakeEngineServices(script), t.store);
+    window.resize(1366, 768);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showWorkspace(MainWindow::kRuns);
+    RunsWorkspace* ws = window.runsWorkspace();
+    QTRY_COMPARE_WITH_TIMEOUT(ws->studyCombo()->count(), 2, 5000);
+    ws->studyCombo()->setCurrentIndex(1);
+    ws->listTabs()->setCurrentIndex(1);
+    QTRY_VERIFY_WITH_TIMEOUT(ws->groupTable()->isLoaded(), 5000);
+    QApplication::processEvents();
+    QVERIFY(ws->groupTable()->tunedTable()->isVisible());
+    QTableWidget* table = ws->groupTable()->table();
+    QVERIFY2(table->rowCount() >= 6, qPrintable(QString::number(table->rowCount())));
+    // Rows drawn whole in the table and inside the part of the tab in view (it scrolls).
+    auto* scroll = ws->groupTable()->findChild<QScrollArea*>();
+    QVERIFY(scroll);
+    const QRect inView = scroll->viewport()->rect();
+    int whole = 0;
+    for (int row = 0; row < table->rowCount(); ++row) {
+      const int top = table->rowViewportPosition(row);
+      const int bottom = top + table->rowHeight(row);
+      if (top < 0 || bottom > table->viewport()->height()) continue;
+      const QPoint a = table->viewport()->mapTo(scroll->viewport(), QPoint(0, top));
+      const QPoint b = table->viewport()->mapTo(scroll->viewport(), QPoint(0, bottom));
+      if (inView.contains(a) && b.y() <= inView.bottom() + 1) ++whole;
+    }
+    QVERIFY2(whole >= 6,
+             qPrintable(QStringLiteral("%1 rows in view; table viewport %2 px, tab "
+                                       "viewport %3 px, rows %4 px, table %5 px, "
+                                       "box min %6, tuned %7")
+                            .arg(whole)
+                            .arg(table->viewport()->height())
+                            .arg(inView.height())
+                            .arg(table->rowHeight(0))
+                            .arg(table->height())
+                            .arg(table->parentWidget()->minimumHeight())
+                            .arg(ws->groupTable()->tunedTable()->parentWidget()->height())));
+    QVERIFY2(ws->comparePanel()->overlayPlot()->height() >= 120,
+             qPrintable(QString::number(ws->comparePanel()->overlayPlot()->height())));
+    QVERIFY2(window.height() <= 768, qPrintable(QString::number(window.height())));
   }
 
   void groupsTableShowsEightRowsAt1366x768() {

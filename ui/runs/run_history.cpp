@@ -80,6 +80,10 @@ QStringList settingsDifferingFromDefaults(const engine::ExperimentSpec& spec) {
   QStringList out;
   differing(nlohmann::json::parse(engine::specToJson(spec)),
             nlohmann::json::parse(engine::specToJson(engine::ExperimentSpec{})), "", out);
+  // The default 0 micro-batches means one per stage: a pipeline run says the M it used
+  // (issue 36: "0" read as none).
+  if (spec.mode == engine::Mode::Pipeline && spec.pipeline.microBatches == 0)
+    out << QStringLiteral("pipeline.micro_batches = 0 (M=%1)").arg(spec.stageCount());
   return out;
 }
 

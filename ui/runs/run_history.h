@@ -29,6 +29,7 @@ struct RunHistory {
 
 /// The keys of `spec` whose values differ from a default spec's, dotted, with their JSON values
 /// (lists whole), in the format's order.
+/// A pipeline run at the default 0 micro-batches gets "pipeline.micro_batches = 0 (M=K)".
 QStringList settingsDifferingFromDefaults(const engine::ExperimentSpec& spec);
 
 /// The history in a run's stored events; `spec` gives the partition it started with.

@@ -132,6 +132,8 @@ void RunTableModel::updateKeyColumns() {
   std::vector<std::pair<size_t, std::string>> differing;
   for (auto& [key, set] : values) {
     if (key == "name" || key.rfind("checkpoint.", 0) == 0) continue;
+    // A key the fixed columns show (Mode, Model) is not repeated (issue 36: `mode` twice).
+    if (key == "mode" || key == "model.kind") continue;
     size_t count = set.size();
     // A run lacking the key counts as one more value, unless its mode does not read the key.
     for (const auto& [id, flat] : m_flatSpecs)
@@ -151,11 +153,72 @@ void RunTableModel::updateKeyColumns() {
     if (keys.size() < size_t(kMaxKeyColumns)) keys.push_back(key);
   const bool changed = keys != m_keyColumns;
   m_keyColumns = std::move(keys);
+  updateShortNames();
   if (changed)
     Q_EMIT headerDataChanged(Qt::Horizontal, kColumnCount, kColumnCount + kMaxKeyColumns - 1);
   if (m_count > 0)
     Q_EMIT dataChanged(index(0, kColumnCount),
                        index(m_count - 1, kColumnCount + kMaxKeyColumns - 1));
+}
+
+std::map<int64_t, std::string> RunTableModel::shortNames(
+    const std::vector<std::pair<int64_t, std::string>>& names) {
+  // A study names its runs "<study> · <item>, <item>, …": group the names by what precedes
+  // " · " and drop the items every name of the group has (issue 36: four rows of a report read
+  // "report 2026-12-…tches=1, seed 1", the part that told them apart elided).
+  static const std::string kSeparator = " · ";
+  struct Split {
+    int64_t id;
+    std::string head;
+    std::vector<std::string> items;
+  };
+  std::map<std::string, std::vector<Split>> groups;
+  for (const auto& [id, name] : names) {
+    const size_t at = name.find(kSeparator);
+    if (at == std::string::npos) continue;
+    Split split{id, name.substr(0, at), {}};
+    std::string rest = name.substr(at + kSeparator.size());
+    for (size_t start = 0;;) {
+      const size_t comma = rest.find(", ", start);
+      split.items.push_back(rest.substr(start, comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 2;
+    }
+    groups[split.head].push_back(std::move(split));
+  }
+  std::map<int64_t, std::string> out;
+  for (const auto& [head, members] : groups) {
+    if (members.size() < 2) continue;
+    std::set<std::string> common(members.front().items.begin(), members.front().items.end());
+    for (const auto& m : members) {
+      const std::set<std::string> mine(m.items.begin(), m.items.end());
+      std::erase_if(common, [&mine](const std::string& item) { return !mine.count(item); });
+    }
+    if (common.empty()) continue;
+    for (const auto& m : members) {
+      std::string kept;
+      for (const auto& item : m.items)
+        if (!common.count(item)) kept += (kept.empty() ? "" : ", ") + item;
+      if (!kept.empty()) out[m.id] = head + kSeparator + kept;
+    }
+  }
+  return out;
+}
+
+void RunTableModel::updateShortNames() {
+  std::vector<std::pair<int64_t, std::string>> names;
+  for (const auto& [page, rows] : m_pages)
+    for (const auto& r : rows) names.emplace_back(r.id, r.name);
+  auto fresh = shortNames(names);
+  if (fresh == m_shortNames) return;
+  m_shortNames = std::move(fresh);
+  if (m_count > 0) Q_EMIT dataChanged(index(0, kName), index(m_count - 1, kName));
+}
+
+QString RunTableModel::shownName(const storage::RunRecord& r) const {
+  if (r.name.empty()) return QStringLiteral("(unnamed)");
+  const auto it = m_shortNames.find(r.id);
+  return QString::fromStdString(it != m_shortNames.end() ? it->second : r.name);
 }
 
 int RunTableModel::keyRank(const std::string& key) {
@@ -345,6 +408,9 @@ QVariant RunTableModel::display(const RunRecord& r, int column) const {
     // A searched rate has 16 digits; 4 significant ones tell runs apart and fit the column (an
     // elided middle would read as another number). Export CSV writes the stored text (exported).
     const QString text = QString::fromStdString(value->second);
+    // 0 micro-batches means one per stage: say the M the run used (issue 36).
+    if (m_keyColumns[key] == "pipeline.micro_batches" && text == QLatin1String("0"))
+      return QStringLiteral("0 (M=%1)").arg(r.stageCount);
     bool number = false;
     const double v = text.toDouble(&number);
     if (number && v != std::floor(v)) return QString::number(v, 'g', 4);
@@ -354,10 +420,9 @@ QVariant RunTableModel::display(const RunRecord& r, int column) const {
     case kId:
       return qint64(r.id);
     case kName:
-      return QString::fromStdString(r.name.empty() ? "(unnamed)" : r.name);
-    case kDate:
-      return QDateTime::fromMSecsSinceEpoch(r.createdAtMs)
-          .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+      return shownName(r);
+    case kDate:  // short, so the key columns fit at 1366 px; the tooltip and CSV say the second
+      return QDateTime::fromMSecsSinceEpoch(r.createdAtMs).toString(QStringLiteral("MM-dd HH:mm"));
     case kModel:
       return QString::fromStdString(r.modelKind);
     case kStages:
@@ -402,6 +467,9 @@ QVariant RunTableModel::exported(const RunRecord& r, int column) const {
     return value == flat->second.end() ? QString() : QString::fromStdString(value->second);
   }
   switch (column) {
+    case kDate:
+      return QDateTime::fromMSecsSinceEpoch(r.createdAtMs)
+          .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
     case kAccuracy:
       return number(r.testAccuracy);
     case kSamplesPerSec:
@@ -442,6 +510,7 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::ToolTipRole:
       if (index.column() == kStatus && !r->error.empty()) return QString::fromStdString(r->error);
+      if (index.column() == kDate) return exported(*r, kDate);
       if (index.column() == kName)  // the whole name (the cell elides its middle), then notes
         return QString::fromStdString(r->notes.empty() ? r->name : r->name + "\n\n" + r->notes);
       return {};

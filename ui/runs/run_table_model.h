@@ -82,6 +82,12 @@ class RunTableModel : public QAbstractTableModel {
   /// (mode, train.lr, train.seed, the partition, train.batch_size, pipeline.*, local.*,
   /// model.*), then the rest, then intervals and measurement bookkeeping (eval.*, probe.*…).
   static int keyRank(const std::string& key);
+  /// What the Name column shows for runs named by a study ("<study> · <item>, <item>…"): per
+  /// group of names with the same study part, the items they all share are left out, so the
+  /// rows read apart when elided; names not in such a group are absent (shown whole). The
+  /// whole name is the cell's tooltip.
+  static std::map<int64_t, std::string> shortNames(
+      const std::vector<std::pair<int64_t, std::string>>& names);
 
  Q_SIGNALS:
   void reloaded();
@@ -96,6 +102,8 @@ class RunTableModel : public QAbstractTableModel {
   /// Recomputes keyColumns() from the loaded pages; announces a change of headers and cells.
   void updateKeyColumns();
   void checkSettled();
+  void updateShortNames();
+  QString shownName(const storage::RunRecord& r) const;
   /// The runs whose spec is already flattened (a page re-read skips reading them again).
   std::set<int64_t> flattenedIds() const;
 
@@ -111,6 +119,7 @@ class RunTableModel : public QAbstractTableModel {
   mutable std::map<int, std::vector<storage::RunRecord>> m_pages;
   mutable std::map<int, bool> m_requested;
   std::vector<std::string> m_keyColumns;
+  std::map<int64_t, std::string> m_shortNames;  ///< shortNames() of the loaded runs
   /// Each loaded run's spec as dotted key -> value text, by run id.
   std::map<int64_t, std::map<std::string, std::string>> m_flatSpecs;
   std::vector<std::function<void()>> m_whenAllLoaded;

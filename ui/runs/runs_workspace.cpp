@@ -31,6 +31,7 @@
 #include "runs/compare_panel.h"
 #include "runs/query_filter.h"
 #include "runs/run_history.h"
+#include "runs/run_table_columns.h"
 #include "runs/run_table_model.h"
 #include "runs/study_groups.h"
 #include "stagewise/storage/export.h"
@@ -100,48 +101,16 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_table->verticalHeader()->hide();
   m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
   m_table->horizontalHeader()->setStretchLastSection(true);
-  m_table->horizontalHeader()->resizeSection(RunTableModel::kName, 220);
-  m_table->horizontalHeader()->resizeSection(
-      RunTableModel::kDate,
-      m_table->fontMetrics().horizontalAdvance(QStringLiteral("2026-12-01 20:44:31")) + 16);
-  m_table->horizontalHeader()->resizeSection(
-      RunTableModel::kId, m_table->fontMetrics().horizontalAdvance(QStringLiteral("#99999")) + 12);
-  // The short columns as wide as their longest word, so the key columns that follow fit.
-  for (const auto& [column, widest] : {std::pair{RunTableModel::kModel, "torchscript"},
-                                       {RunTableModel::kStages, "Stages"},
-                                       {RunTableModel::kMode, "backprop"},
-                                       {RunTableModel::kStatus, "interrupted"}})
-    m_table->horizontalHeader()->resizeSection(
-        column, m_table->fontMetrics().horizontalAdvance(QString::fromLatin1(widest)) + 20);
   m_table->setWordWrap(false);
   // issue 36: a live, sorted list moved rows under the mouse; it holds still while pointed at.
   m_table->viewport()->installEventFilter(this);
   m_clickHold.setSingleShot(true);
   m_clickHold.setInterval(1000);
   connect(&m_clickHold, &QTimer::timeout, this, &RunsWorkspace::updateOrderFreeze);
-  // Studies put what tells their runs apart at the end of the name ("… lr=0.001 seed=3"):
-  // elide the middle, not the end (issue 36 §3).
+  // Long values (lists) keep both ends; the Name column elides by RunTableColumns::elideName.
   m_table->setTextElideMode(Qt::ElideMiddle);
-  // The spec keys that differ among the listed runs follow the fixed columns; unused ones hide.
-  const auto showKeyColumns = [this] {
-    const int widest = m_table->fontMetrics().horizontalAdvance(QStringLiteral("[1,2,3,4,5,6]"));
-    for (int c = RunTableModel::kColumnCount; c < m_model->columnCount(); ++c) {
-      const QString key = m_model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
-      m_table->setColumnHidden(c, key.isEmpty());
-      if (key.isEmpty()) continue;
-      int width = 0;
-      for (int row = 0; row < std::min(m_model->rowCount(), RunTableModel::kPageSize); ++row)
-        if (m_model->record(row))  // a loaded row (asking another would load its page)
-          width = std::max(width, m_table->fontMetrics().horizontalAdvance(
-                                      m_model->index(row, c).data().toString()) +
-                                      12);
-      // The key's name whole; its values up to a bound (the middle elides).
-      m_table->horizontalHeader()->resizeSection(
-          c, std::max(m_table->fontMetrics().horizontalAdvance(key) + 20, std::min(widest, width)));
-    }
-  };
-  connect(m_model, &QAbstractItemModel::headerDataChanged, this, showKeyColumns);
-  showKeyColumns();
+  // The differing spec keys after Name; the fixed columns narrow (issue 36, at 1366 px).
+  m_columns = new RunTableColumns(m_table, m_model);
   // Export CSV… (every listed run, its pages loaded first) and Ctrl+C on the selection.
   m_exportTable = attachTableExport(m_table, QStringLiteral("runs"),
                                     [this](auto ready) { m_model->loadAll(std::move(ready)); });
@@ -172,8 +141,9 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_listTabs->setDocumentMode(true);
   m_listTabs->addTab(m_table, tr("Runs"));
   m_listTabs->addTab(m_groups, tr("Groups"));
-  m_listTabs->setTabToolTip(1, tr("The chosen study's runs grouped: mean ± std, time-to-target "
-                                  "and the front (choose a study in the filter)"));
+  m_listTabs->setTabToolTip(1, tr("The chosen study's runs that the filter admits, grouped: mean ± "
+                                  "std, time-to-target and the front (choose a study in the "
+                                  "filter)"));
 
   m_tags = new QLineEdit(this);
   m_tags->setPlaceholderText(tr("comma-separated, e.g. baseline, 4-stage"));
@@ -198,8 +168,9 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_historyScroll->setWidget(m_history);
   m_historyScroll->setWidgetResizable(true);
   m_historyScroll->setFrameShape(QFrame::NoFrame);
-  m_historyScroll->setMinimumHeight(120);
-  m_historyScroll->setVisible(false);
+  // Always there, its least height fixed: a selection fills it, it does not appear and take
+  // the run list's height (issue 36: 8 rows became 5 when one run was selected).
+  m_historyScroll->setMinimumHeight(40);  // more would raise the pane's least height (Groups rows)
   m_delete = new QPushButton(tr("Delete…"), this);
   m_export = new QPushButton(tr("Export CSV…"), this);
   m_export->setToolTip(tr("Every point of the selected runs (or all listed runs) as CSV."));
@@ -229,6 +200,8 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   split->addWidget(bottom);
   split->setSizes({300, 520});
   connect(m_listTabs, &QTabWidget::currentChanged, this, &RunsWorkspace::fitGroupsPane);
+  // A search's tab needs more than a grid's: fit again once the study has loaded.
+  connect(m_groups, &StudyGroupTable::loaded, this, &RunsWorkspace::fitGroupsPane);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(filterBar);
   layout->addWidget(split, 1);
@@ -258,12 +231,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   connect(m_model, &RunTableModel::pageLoaded, this, [this] {
     if (!m_pendingSelection.empty()) selectRuns(std::exchange(m_pendingSelection, {}));
     restoreSelection();
-    fitNameColumn();
   });
-  connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this,
-          [this](int section, int, int) {
-            if (section == RunTableModel::kName && !m_fittingName) m_nameWidthByUser = true;
-          });
   connect(m_model, &RunTableModel::loadFailed, this,
           [this](const QString& m) { Q_EMIT message(tr("Run store: %1").arg(m)); });
   connect(m_table, &QTableView::doubleClicked, this, &RunsWorkspace::openSelectedInDesign);
@@ -301,7 +269,7 @@ void RunsWorkspace::fitGroupsPane() {
   if (m_listTabs->currentWidget() != m_groups || !isVisible()) return;
   QList<int> sizes = m_split->sizes();
   if (sizes.size() != 2) return;
-  const int want = m_listTabs->tabBar()->sizeHint().height() + m_groups->heightForRows(8);
+  const int want = m_listTabs->tabBar()->sizeHint().height() + m_groups->preferredHeight();
   if (sizes[0] >= want) return;
   const int total = sizes[0] + sizes[1];
   const int bottomLeast = m_split->widget(1)->minimumSizeHint().height();
@@ -325,6 +293,7 @@ void RunsWorkspace::applyFilter() {
   const qlonglong study = m_study->currentData().toLongLong();
   if (study > 0) filter.study = study;
   m_model->setFilter(filter);
+  m_groups->setRunFilter(filter);  // the groups pool the runs the list shows (issue 36)
   m_groups->setStudy(study);
   dropFilteredOut(filter);
 }
@@ -513,7 +482,6 @@ void RunsWorkspace::updateHistory(int64_t id) {
   m_runAgain->setEnabled(id >= 0);
   if (id < 0) {
     m_history->clear();
-    m_historyScroll->setVisible(false);
     return;
   }
   m_executor->post<RunHistory>(
@@ -537,13 +505,11 @@ void RunsWorkspace::updateHistory(int64_t id) {
         if (!history.settings.isEmpty())
           parts << tr("Settings (those not at their defaults):\n%1")
                        .arg(history.settings.join(QLatin1Char('\n')));
-        m_historyScroll->setVisible(!parts.isEmpty());
         m_history->setText(parts.join(QStringLiteral("\n\n")));
       },
       [this, ticket](const QString& m) {
         if (ticket != m_historyTicket) return;
         m_history->setText(tr("Cannot read the run's changes: %1").arg(m));
-        m_historyScroll->setVisible(true);
       });
 }
 
@@ -936,9 +902,6 @@ bool RunsWorkspace::eventFilter(QObject* watched, QEvent* event) {
         m_pointerInList = false;
         updateOrderFreeze();
         break;
-      case QEvent::Resize:
-        fitNameColumn();  // the room it may grow into changed
-        break;
       case QEvent::MouseButtonPress:
       case QEvent::MouseButtonDblClick:
         m_pointerInList = true;
@@ -950,34 +913,6 @@ bool RunsWorkspace::eventFilter(QObject* watched, QEvent* event) {
     }
   }
   return QWidget::eventFilter(watched, event);
-}
-
-void RunsWorkspace::fitNameColumn() {
-  // A study's names end with what tells its runs apart ("… lr=0.001, seed 2"): the column
-  // grows to the longest loaded name, up to a bound (the middle elides past it), unless the
-  // user sized it. It grows only into room the list has: the spec-key columns (lr, seed…)
-  // must not be pushed out of view at 1366 px.
-  if (m_nameWidthByUser) return;
-  const QFontMetrics metrics = m_table->fontMetrics();
-  const int bound = metrics.horizontalAdvance(QLatin1Char('x')) * kNameColumnChars;
-  int widest = 0;
-  for (int row = 0; row < std::min(m_model->rowCount(), RunTableModel::kPageSize); ++row)
-    if (const storage::RunRecord* r = m_model->record(row))
-      widest = std::max(widest, metrics.horizontalAdvance(QString::fromStdString(r->name)) + 16);
-  auto* header = m_table->horizontalHeader();
-  int others = 0, last = -1;
-  for (int c = 0; c < m_model->columnCount(); ++c)
-    if (!m_table->isColumnHidden(c)) last = c;
-  for (int c = 0; c < last; ++c)
-    if (c != RunTableModel::kName && !m_table->isColumnHidden(c)) others += header->sectionSize(c);
-  // The last column stretches over what is left: it keeps room for a short value.
-  const int room =
-      m_table->viewport()->width() - others - metrics.horizontalAdvance(QLatin1Char('x')) * 12;
-  const int width = std::min({bound, widest, room});
-  if (width <= header->sectionSize(RunTableModel::kName)) return;
-  m_fittingName = true;
-  header->resizeSection(RunTableModel::kName, width);
-  m_fittingName = false;
 }
 
 void RunsWorkspace::updateOrderFreeze() {

@@ -30,6 +30,7 @@ class QToolButton;
 namespace stagewise::ui {
 
 class ComparePanel;
+class RunTableColumns;
 class RunTableModel;
 class StudyGroupTable;
 
@@ -126,10 +127,7 @@ class RunsWorkspace : public QWidget {
   /// The list's order stays still while the pointer is over it or just after a click (a live
   /// run's numbers would move rows under the mouse); the store's changes wait, then apply.
   void updateOrderFreeze();
-  /// Widens the Name column to the longest loaded name, up to kNameColumnChars.
-  void fitNameColumn();
-  static constexpr int kNameColumnChars = 48;
-  /// With the Groups tab shown, gives the list pane room for 8 of its rows (the overlay below
+  /// With the Groups tab shown, gives the list pane the tab's preferredHeight() (the overlay below
   /// keeps its least height); the user's larger split is kept.
   void fitGroupsPane();
   void applyFilter();
@@ -161,6 +159,7 @@ class RunsWorkspace : public QWidget {
   std::unique_ptr<StoreExecutor> m_executor;
   RunTableModel* m_model;
   QTableView* m_table;
+  RunTableColumns* m_columns;
   QAction* m_exportTable = nullptr;
   ComparePanel* m_compare;
   StudyGroupTable* m_groups;
@@ -192,8 +191,6 @@ class RunsWorkspace : public QWidget {
   QTimer m_clickHold;              ///< running: a click on the list holds its order
   bool m_pointerInList = false;    ///< the pointer is over the list's rows
   bool m_reloadDeferred = false;   ///< the store gained or lost runs while the order was held
-  bool m_nameWidthByUser = false;  ///< the user sized the Name column: it is not fitted
-  bool m_fittingName = false;
   std::vector<int64_t> m_shown;                 ///< what the panels show (sorted ids)
   std::map<int64_t, std::string> m_shownNames;  ///< their names, for messages
   bool m_restoring = false;                     ///< selection changes made by restoreSelection()

@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "common/app_settings.h"
 #include "common/format.h"
@@ -190,17 +191,24 @@ StudyGroupTable::StudyGroupTable(StoreExecutor* executor, QWidget* parent)
   bar->addWidget(m_spread);
   bar->addWidget(m_note, 1);
   auto* groupsBox = new QWidget(this);
+  m_groupsBox = groupsBox;
   auto* groupsLayout = new QVBoxLayout(groupsBox);
   groupsLayout->setContentsMargins(0, 0, 0, 0);
   groupsLayout->addLayout(bar);
   groupsLayout->addWidget(m_table, 1);
+  // A search's tuned comparison (a few columns) beside the groups, not above them: stacked,
+  // the groups kept ~2 rows at 1366x768 (issue 36). The study views below.
+  auto* beside = new QSplitter(Qt::Horizontal, this);
+  beside->addWidget(m_tunedBox);
+  beside->addWidget(groupsBox);
+  beside->setStretchFactor(0, 2);
+  beside->setStretchFactor(1, 3);
+  beside->setChildrenCollapsible(false);
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(m_tunedBox);
-  split->addWidget(groupsBox);
+  split->addWidget(beside);
   split->addWidget(m_views);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
-  split->setStretchFactor(2, 2);
   // A search stacks the tuned comparison, the groups and the study views: their least heights
   // add up past a small screen's (the main window grew to 1040 px on 1366x768). The tab scrolls
   // instead, so it never sets the window's least size.
@@ -235,12 +243,39 @@ int StudyGroupTable::heightForRows(int rows) const {
          2 * m_table->frameWidth() + scrollBar + 4;
 }
 
+int StudyGroupTable::preferredHeight() const {
+  if (!m_tunedBox->isVisibleTo(this)) return heightForRows(8);
+  // A search: the groups (the tuned comparison beside them) in view with 6 rows or more; the
+  // study views follow below (the tab scrolls to them).
+  return std::max(m_tunedBox->minimumSizeHint().height(), heightForRows(6));
+}
+
 void StudyGroupTable::setStudy(int64_t id) {
   if (id == m_study) return;
   m_study = id;
   m_results.reset();
   m_keys->menu()->clear();
   reload();
+}
+
+// Whether `f` can leave a run out (its study aside).
+static bool restricts(const storage::RunFilter& f) {
+  return !f.text.empty() || !f.statuses.empty() || !f.mode.empty() || f.createdFrom ||
+         f.createdTo || !f.tags.empty() || (f.query && !f.query->matchesAll());
+}
+
+void StudyGroupTable::setRunFilter(const storage::RunFilter& filter) {
+  storage::RunFilter f = filter;
+  f.study.reset();
+  const bool was = m_filtered;
+  m_filter = std::move(f);
+  m_filtered = restricts(m_filter);
+  // A filter that admits every run before and after changes nothing here.
+  if ((was || m_filtered) && m_study > 0) reload();
+}
+
+int StudyGroupTable::groupedRuns() const {
+  return m_results ? int(m_results->outcomes.size()) : 0;
 }
 
 void StudyGroupTable::reload() {
@@ -254,13 +289,43 @@ void StudyGroupTable::reload() {
   const int64_t id = m_study;
   const std::optional<double> target =
       m_target->value() > 0 ? std::optional<double>(m_target->value()) : std::nullopt;
-  m_executor->post<study::StudyResults>(
+  std::optional<storage::RunFilter> filter;
+  if (m_filtered) {
+    filter = m_filter;
+    filter->study = id;
+  }
+  struct Loaded {
+    study::StudyResults results;
+    int all = 0;                                ///< the study's outcomes, unfiltered
+    std::optional<std::set<int64_t>> admitted;  ///< the runs the filter admits
+  };
+  m_executor->post<Loaded>(
       this,
-      [id, target](storage::RunReader& reader, storage::RunStore&) {
-        return study::loadStudyResults(reader, id, target);
+      [id, target, filter](storage::RunReader& reader, storage::RunStore&) {
+        study::StudyResults results = study::loadStudyResults(reader, id, target);
+        const int all = int(results.outcomes.size());
+        if (filter) {
+          // Issue 36: the Groups tab grouped every run while the list showed the filter's.
+          std::set<int64_t> admitted;
+          for (const auto& r : reader.listRuns(*filter)) admitted.insert(r.id);
+          std::vector<study::RunOutcome> outcomes;
+          std::vector<size_t> outcomeRows;
+          for (size_t i = 0; i < results.outcomes.size(); ++i)
+            if (admitted.count(results.rows[results.outcomeRows[i]].run.id)) {
+              outcomes.push_back(std::move(results.outcomes[i]));
+              outcomeRows.push_back(results.outcomeRows[i]);
+            }
+          results.outcomes = std::move(outcomes);
+          results.outcomeRows = std::move(outcomeRows);
+          return Loaded{std::move(results), all, std::move(admitted)};
+        }
+        return Loaded{std::move(results), all, std::nullopt};
       },
-      [this, ticket](study::StudyResults results) {
+      [this, ticket](Loaded read) {
         if (ticket != m_ticket) return;
+        study::StudyResults results = std::move(read.results);
+        m_studyRuns = read.all;
+        m_admitted = std::move(read.admitted);
         // The Keys menu: the study's keys, all checked the first time.
         if (m_keys->menu()->actions().size() != int(results.keys.size())) {
           m_keys->menu()->clear();
@@ -513,6 +578,7 @@ void StudyGroupTable::fill() {
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const study::StudyRunRow& pr = r.rows[i];
     if (pr.link.replaced || pr.run.status != storage::RunStatus::Pruned) continue;
+    if (m_admitted && !m_admitted->count(pr.run.id)) continue;  // the filter hides it
     const int row = m_table->rowCount();
     m_table->insertRow(row);
     int c = 0;
@@ -539,13 +605,19 @@ void StudyGroupTable::fill() {
   }
   m_table->resizeColumnsToContents();
   m_table->setSortingEnabled(true);
+  // Issue 36: a search's groups kept ~2 rows at 1366x768; the study views below scroll.
+  m_groupsBox->setMinimumHeight(m_tunedBox->isVisibleTo(this) ? heightForRows(6) : 0);
   const QString target = locale.toString(r.target, 'f', 4);
   m_note->setText(
       (r.targetIsDefault ? tr("target %1 (the lowest best accuracy of the runs)") : tr("target %1"))
           .arg(target) +
       QStringLiteral(" · ") +
-      (r.outcomes.size() == 1 ? tr("1 completed run")
-                              : tr("%1 completed runs").arg(r.outcomes.size())));
+      (r.outcomes.size() == size_t(m_studyRuns)
+           ? (r.outcomes.size() == 1 ? tr("1 completed run")
+                                     : tr("%1 completed runs").arg(r.outcomes.size()))
+           : tr("%1 of %2 completed runs (those the filter admits)")
+                 .arg(r.outcomes.size())
+                 .arg(m_studyRuns)));
 }
 
 }  // namespace stagewise::ui

@@ -4,14 +4,15 @@
 // std of test accuracy, samples/s, wall time and training FLOPs, time-to-target (over the runs
 // that reached it, "k of n"), and whether the group is on the front; or one row per run. It is
 // `stagewise-cli study show` in the workbench, from the same code (stagewise_study_results).
-// A search shows its tuned comparison first: per point of the vary grid, the settings its
-// search chose, the validation value they were chosen on, and the tuned runs' test accuracy as
-// mean ± 95 % CI (Student t) over the tuned seeds; then the study views (parallel coordinates,
-// best so far, slices, importance). The groups' spread is std, standard error, 95 % CI or
+// A search shows its tuned comparison beside the groups: per point of the vary grid, the
+// settings its search chose, the validation value they were chosen on, and the tuned runs' test
+// accuracy as mean ± 95 % CI (Student t) over the tuned seeds; below both, the study views
+// (parallel coordinates, best so far, slices, importance). The groups' spread is std, standard error, 95 % CI or
 // min–max, as chosen (kept in the settings, and the overlay's band follows it).
 
 #include <QWidget>
 #include <optional>
+#include <set>
 
 #include "runs/store_executor.h"
 #include "stagewise/study/results.h"
@@ -35,6 +36,13 @@ class StudyGroupTable : public QWidget {
 
   /// Shows the study `id` (<= 0: none).
   void setStudy(int64_t id);
+  /// Groups only the study's runs this filter admits (the Runs filter: text, query, status,
+  /// mode; its study is ignored), as the run list shows them; the note says "n of N".
+  void setRunFilter(const storage::RunFilter& filter);
+  /// The completed runs grouped, and of how many the study has (equal when nothing is
+  /// filtered out).
+  int groupedRuns() const;
+  int studyRuns() const { return m_studyRuns; }
   int64_t study() const { return m_study; }
 
   /// How rows are made: by the chosen keys (every key but the seed by default), or one per run.
@@ -63,6 +71,9 @@ class StudyGroupTable : public QWidget {
   int heightForRows(int rows) const;
   /// A row of the tables: a text line and a little.
   int rowHeight() const;
+  /// The height the Runs workspace gives this tab: a grid study's 8 rows (heightForRows), or a
+  /// search's tuned comparison at its least height and 6 rows of its groups below.
+  int preferredHeight() const;
 
  public Q_SLOTS:
   void reload();
@@ -77,6 +88,10 @@ class StudyGroupTable : public QWidget {
 
   StoreExecutor* m_executor;
   int64_t m_study = 0;
+  storage::RunFilter m_filter;                  ///< study unset
+  bool m_filtered = false;                      ///< m_filter admits fewer than all runs
+  int m_studyRuns = 0;                          ///< the study's completed runs before the filter
+  std::optional<std::set<int64_t>> m_admitted;  ///< the runs the filter admits (filtered)
   quint64 m_ticket = 0;
   quint64 m_loadedTicket = 0;
   std::optional<study::StudyResults> m_results;
@@ -89,6 +104,7 @@ class StudyGroupTable : public QWidget {
   QHBoxLayout* m_groupsBar;  ///< Group by, Keys, target, spread and the note
   QComboBox* m_spread;
   QWidget* m_tunedBox;
+  QWidget* m_groupsBox;  ///< the bar and the groups table (the tuned comparison beside it)
   QLabel* m_tunedNote;
   QTableWidget* m_tunedTable;
   StudyViews* m_views;
