@@ -14,10 +14,11 @@ std::string fmt(double v, int digits) {
 
 std::string fmtBytes(double bytes) {
   if (!std::isfinite(bytes)) return "n/a";
-  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  // IEC, as every other place bytes are shown (issue 36: one unit system).
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   double v = bytes;
-  while (std::abs(v) >= 1000 && u < 4) v /= 1000, ++u;
+  while (std::abs(v) >= 1024 && u < 4) v /= 1024, ++u;
   return fmt(v, u == 0 ? 0 : 1) + " " + units[u];
 }
 

@@ -430,13 +430,13 @@ class TestReportCosts : public QObject {
     QCOMPARE(rows[1]["judged"].get<bool>(), false);
     QCOMPARE(rows[2]["judged"].get<bool>(), true);
     QCOMPARE(f.tables[0].rows[0],
-             (std::vector<std::string>{"2", "8", "2.0 MB", "3.0 MB", "500.0 kB", "0.67", "4.00",
+             (std::vector<std::string>{"2", "8", "1.9 MiB", "2.9 MiB", "488.3 KiB", "0.67", "4.00",
                                        "1000", "700", ""}));
     QVERIFY2(f.oursText.find("q_rec = 0.800 at 4 stages M = 8") == 0, f.oursText.c_str());
     QVERIFY2(f.oursText.find("elsewhere 2 stages M = 8: q_rec = 4.00 (0.67 without)") !=
                  std::string::npos,
              f.oursText.c_str());
-    QVERIFY2(f.why.find("from 1.6 MB to 1.0 MB") != std::string::npos, f.why.c_str());
+    QVERIFY2(f.why.find("from 1.5 MiB to 976.6 KiB") != std::string::npos, f.why.c_str());
     QCOMPARE(f.plots.size(), size_t{1});
     QCOMPARE(f.plots[0].categories.size(), size_t{3});
     QCOMPARE(f.plots[0].series[2].y[2], 1000000.0);
