@@ -1153,8 +1153,21 @@ class TestPlotPanel : public QObject {
     const QString first = overlayLegendText(overlay, 0);
     QVERIFY2(first.startsWith(QStringLiteral("#%1 ").arg(ids[0])), qPrintable(first));
     QVERIFY2(!first.contains(QStringLiteral("grid-fmnist")), qPrintable(first));
-    QVERIFY2(first.contains(QStringLiteral("lr=")) || first.endsWith(QChar(0x2026)),
-             qPrintable(first));
+    // Every key's value stays (the seed, the last key, was cut off in "#4 cuts=[2,4,6] bs=3…"):
+    // named where the column holds it, else the values only, never elided.
+    for (int i = 0; i < items; ++i) {
+      const QString text = overlayLegendText(overlay, i);
+      if (!text.startsWith(QLatin1Char('#'))) continue;  // "+N more"
+      QVERIFY2(!text.endsWith(QChar(0x2026)) && QRegularExpression(QStringLiteral(" s[12]$"))
+                                                    .match(text)
+                                                    .hasMatch(),
+               qPrintable(text + QStringLiteral(" in a legend %1 wide; plot %2 of %3")
+                                     .arg(legend.width())
+                                     .arg(overlay->axisRect()->width())
+                                     .arg(width)));
+      QVERIFY2(text.contains(QStringLiteral("lr=")) == first.contains(QStringLiteral("lr=")),
+               qPrintable(text + QStringLiteral(" against ") + first));
+    }
     // Every run is in the legend or in "+N more".
     const QStringList folded = compare.foldedLegendEntries();
     int entries = 0;

@@ -218,6 +218,13 @@ class TestRunsList : public QObject {
                          .arg(ws.table()->viewport()->width())
                          .arg(shown.join(QLatin1Char(' ')))));
     }
+    // Then what a comparison reads, in view too: the mode and the test accuracy (they were past
+    // the edge once the keys came first); date, model, stages and devices go last.
+    for (const int column : {int(RunTableModel::kMode), int(RunTableModel::kAccuracy)})
+      QVERIFY2(header->sectionViewportPosition(column) + header->sectionSize(column) <=
+                   ws.table()->viewport()->width(),
+               qPrintable(shown.join(QLatin1Char(' '))));
+    QCOMPARE(header->visualIndex(RunTableModel::kDevices), header->count() - 1);
     // The names stay readable beside them (not squeezed to make room for the keys).
     QVERIFY(header->sectionSize(RunTableModel::kName) >=
             ws.table()->fontMetrics().horizontalAdvance(QLatin1Char('x')) *

@@ -308,7 +308,6 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
           &ComparePanel::drawVisible);
 }
 
-
 void ComparePanel::setMetricList(const std::vector<Metric>& extra) {
   std::vector<Metric> metrics;
   for (const auto& m : kMetrics) metrics.push_back({tr(m.label), m.series, m.stage, -1});
@@ -376,8 +375,8 @@ void ComparePanel::reload() {
         std::vector<storage::SeriesRef> refs;
         std::vector<storage::SeriesRef> spanRefs;  // aligned too, so the grid spans every piece
         std::map<size_t, PiecedSeries> pieced;     // runs whose last stage changed index
-        std::map<int, std::string> layerNames;  // layers with a per-layer cosine
-        int cosineStages = 0;                   // stages with a per-stage cosine
+        std::map<int, std::string> layerNames;     // layers with a per-layer cosine
+        int cosineStages = 0;                      // stages with a per-stage cosine
         for (int64_t id : ids) {
           auto run = reader.run(id);
           if (!run) continue;
@@ -586,7 +585,6 @@ bool ComparePanel::eventFilter(QObject* watched, QEvent* event) {
   return QWidget::eventFilter(watched, event);
 }
 
-
 std::vector<double> ComparePanel::xFactors() const {
   std::vector<double> out;
   for (const auto& r : m_runs) {
@@ -748,22 +746,26 @@ void ComparePanel::drawOverlay() {
         if (std::isfinite(m_drawnFactor[i])) seen.insert(d.values[i].value_or("-"));
       if (seen.size() > 1) differing.push_back(&d);
     }
-    const auto shortLabel = [&](size_t i) {
+    const auto shortLabel = [&](size_t i, bool named = true) {
       std::vector<std::pair<std::string, std::string>> keys;
       for (const auto* d : differing)
         keys.emplace_back(d->key, i < d->values.size() ? d->values[i].value_or("-") : "-");
-      return shortRunLabel(m_runs[i].id, QString::fromStdString(m_runs[i].name), keys);
+      return shortRunLabel(m_runs[i].id, QString::fromStdString(m_runs[i].name), keys, named);
     };
     m_legendEntries.clear();
     for (int k = 0; k < m_overlay->graphCount(); ++k) {
       QCPGraph* g = m_overlay->graph(k);
       if (!m_overlay->legend->hasItemWithPlottable(g)) continue;
       QString text = g->name();
-      if (const auto run = m_graphRun.find(g); run != m_graphRun.end())
+      QString bare;
+      if (const auto run = m_graphRun.find(g); run != m_graphRun.end()) {
         text = shortLabel(run->second);
-      else if (const auto marks = m_marksRun.find(g); marks != m_marksRun.end())
+        if (!differing.empty()) bare = shortLabel(run->second, false);
+      } else if (const auto marks = m_marksRun.find(g); marks != m_marksRun.end()) {
         text = shortLabel(marks->second) + tr(" · whole set");
-      m_legendEntries.push_back({g, text, g->name()});
+        if (!differing.empty()) bare = shortLabel(marks->second, false) + tr(" · whole set");
+      }
+      m_legendEntries.push_back({g, text, g->name(), bare});
     }
     fitLegend();
   }

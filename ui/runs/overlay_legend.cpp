@@ -57,14 +57,15 @@ QString shortSpecKey(const std::string& key) {
 }
 
 QString shortRunLabel(int64_t id, const QString& name,
-                      const std::vector<std::pair<std::string, std::string>>& keys) {
+                      const std::vector<std::pair<std::string, std::string>>& keys, bool named) {
   QStringList parts{QStringLiteral("#%1").arg(id)};
   for (const auto& [key, json] : keys) {
     QString value = formatSpecValue(json);
     value.remove(QLatin1Char(' '));
     const QString k = shortSpecKey(key);
     parts << (k == QLatin1String("seed") ? QStringLiteral("s") + value
-                                         : QStringLiteral("%1=%2").arg(k, value));
+              : named                    ? QStringLiteral("%1=%2").arg(k, value)
+                                         : value);
   }
   if (keys.empty() && !name.isEmpty()) parts << name;
   return parts.join(QLatin1Char(' '));
@@ -100,14 +101,32 @@ OverlayLegendFit fitOverlayLegend(QCustomPlot* plot,
                                                      : std::max(60, plot->height() - 70);
   const int rows = std::max(1, (height - lm.top() - lm.bottom() - 2) / rowHeight);
   const int n = int(entries.size());
-  int widest = 0;
-  for (const auto& e : entries) widest = std::max(widest, fm.horizontalAdvance(e.text));
-  const int natural = icon.width() + pad + widest + 2;
-  // An entry narrower than this says too little ("#12 lr=0.0…"): fewer entries instead.
-  const int least =
-      std::min(natural, icon.width() + pad + fm.horizontalAdvance(QStringLiteral("#000 lr=0.00…")));
   const int spacing = legend->columnSpacing();
-  int columns = (n + rows - 1) / rows;
+  const int needed = (n + rows - 1) / rows;  // columns, every entry shown
+  const auto widthOf = [&](bool bare) {
+    int widest = 0;
+    for (const auto& e : entries)
+      widest = std::max(widest, fm.horizontalAdvance(bare ? e.bare : e.text));
+    // Two pixels more than the text's rounded advance: elidedText measures the unrounded
+    // width, and a text a fraction wider than its rounded advance was cut ("#10 … 0.001 …").
+    return icon.width() + pad + widest + 4;
+  };
+  int natural = widthOf(false);
+  // An entry narrower than this says too little ("#12 lr=0.0…"): fewer entries instead.
+  int least =
+      std::min(natural, icon.width() + pad + fm.horizontalAdvance(QStringLiteral("#000 lr=0.00…")));
+  // Where the named entries would be cut ("#4 cuts=[2,4,6] bs=3…", the rest of the keys lost),
+  // the values only ("#4 [2,4,6] 32 0.001 s1"; the tooltip names them), whole: fewer of them
+  // shown rather than cut, unless even one column cannot hold one.
+  const bool hasBare = std::all_of(entries.begin(), entries.end(),
+                                   [](const OverlayLegendEntry& e) { return !e.bare.isEmpty(); });
+  const bool bare = hasBare && needed * natural + (needed - 1) * spacing > room;
+  if (bare) {
+    natural = widthOf(true);
+    least = std::min(natural, room);
+  }
+  const auto textOf = [&](const OverlayLegendEntry& e) { return bare ? e.bare : e.text; };
+  int columns = needed;
   const int most = std::max(1, (room + spacing) / (least + spacing));
   int shown = n;
   if (columns > most) {
@@ -121,11 +140,12 @@ OverlayLegendFit fitOverlayLegend(QCustomPlot* plot,
   for (int i = 0; i < shown; ++i) {
     const auto& e = entries[size_t(i)];
     legend->addItem(
-        new TextLegendItem(legend, e.graph, fm.elidedText(e.text, Qt::ElideRight, textRoom)));
+        new TextLegendItem(legend, e.graph, fm.elidedText(textOf(e), Qt::ElideRight, textRoom)));
   }
   for (int i = 0; i < n; ++i) PlotFrame::setReadOutUnlisted(entries[size_t(i)].graph, i >= shown);
   for (int i = shown; i < n; ++i) fit.folded << entries[size_t(i)].full;
   if (!fit.folded.isEmpty()) addFoldedLegendItem(legend, int(fit.folded.size()));
+  fit.bare = bare;
   fit.columns = columns;
   fit.rows = rows;
   fit.shown = shown;

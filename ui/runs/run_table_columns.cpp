@@ -81,6 +81,12 @@ RunTableColumns::RunTableColumns(QTableView* table, RunTableModel* model)
   for (int k = 0; k < RunTableModel::kMaxKeyColumns; ++k)
     header->moveSection(header->visualIndex(RunTableModel::kColumnCount + k),
                         header->visualIndex(RunTableModel::kName) + 1 + k);
+  // Then what a comparison reads (mode, status, accuracy, speed, duration, tags); the columns
+  // that rarely tell runs apart (date, model, stages, devices) go last, so at 1366 px it is
+  // they that scroll out of view (the walkthrough found Mode and Test acc. past the edge).
+  for (const int column : {RunTableModel::kDate, RunTableModel::kModel, RunTableModel::kStages,
+                           RunTableModel::kDevices})
+    header->moveSection(header->visualIndex(column), header->count() - 1);
   connect(m_model, &QAbstractItemModel::headerDataChanged, this, &RunTableColumns::showKeyColumns);
   connect(m_model, &RunTableModel::pageLoaded, this, [this] {
     showKeyColumns();
