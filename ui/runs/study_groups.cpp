@@ -428,6 +428,12 @@ void StudyGroupTable::fillTuned() {
                         t.trials);
     m_tunedTable->setItem(row, c++, trials);
   }
+  // The verdict (test accuracy) right after the point's keys: beside the groups at 1366 px the
+  // table is narrow, and it was the column cut off (the CSV keeps the model's order).
+  auto* header = m_tunedTable->horizontalHeader();
+  const int testColumn = int(varied) + 2;
+  if (header->visualIndex(testColumn) != int(varied))
+    header->moveSection(header->visualIndex(testColumn), int(varied));
   m_tunedTable->resizeColumnsToContents();
   m_tunedNote->setText(
       tr("Each point searched %1 trials (%2 sampler%3), chose on %4 (validation), and ran the "
