@@ -126,7 +126,7 @@ QString StudyQueue::start(const std::string& baseSpecJson, const study::StudyObj
   m_watch.reset();
   m_current = -1;
   m_skipCurrent = m_stopping = false;
-  m_currentFraction = 0;
+  m_progress = {};
   m_clock.start();
   syncEntries();
   showEntries();
@@ -220,7 +220,7 @@ QString StudyQueue::startReport(std::shared_ptr<report::ReportSession> session,
   m_entries = std::move(entries);
   m_current = -1;
   m_skipCurrent = m_stopping = false;
-  m_currentFraction = 0;
+  m_progress = {};
   m_clock.start();
   showEntries();
   Q_EMIT message(tr("Replication report: %1 studies, %2 to train, %3 reused from the store")
@@ -271,7 +271,7 @@ void StudyQueue::runNextOfReport(size_t i) {
   spec.name = m_report->runName(e.job);
   m_current = int(i);
   m_skipCurrent = false;
-  m_currentFraction = 0;
+  m_progress = {};
   e.state = EntryState::Running;
   auto onRecorded = [session = m_report, job = e.job, self = QPointer<StudyQueue>(this),
                      point = e.point.index](int64_t runId) {
@@ -366,7 +366,7 @@ void StudyQueue::runNextOfStudy() {
     e->resolved.spec = job->spec;
     m_current = int(e - m_entries.data());
     m_skipCurrent = false;
-    m_currentFraction = 0;
+    m_progress = {};
     m_watch = m_driver->watch(*job);
     m_job = std::move(job);
     RunHooks hooks;
@@ -423,6 +423,7 @@ void StudyQueue::runEnded(const std::optional<engine::RunSummary>& summary) {
   } else {
     e.testAccuracy = summary->testAccuracy;
     e.wallSeconds = summary->wallSeconds;
+    e.steps = summary->steps;
     e.state = summary->status == engine::RunStatus::Completed ? EntryState::Completed
               : summary->status == engine::RunStatus::Failed  ? EntryState::Failed
                                                               : EntryState::Stopped;
@@ -459,7 +460,7 @@ void StudyQueue::runEnded(const std::optional<engine::RunSummary>& summary) {
     m_report->runEnded(e.job, e.state == EntryState::Completed,
                        summary ? summary->error : std::string("it could not start"));
   m_current = -1;
-  m_currentFraction = 0;
+  m_progress = {};
   showEntries();
   if (m_stopping) {
     finish(true);
@@ -471,7 +472,7 @@ void StudyQueue::runEnded(const std::optional<engine::RunSummary>& summary) {
 
 void StudyQueue::runProgress(const engine::Progress& p) {
   if (!isRunning()) return;
-  m_currentFraction = p.totalSteps > 0 ? double(p.step) / double(p.totalSteps) : 0;
+  m_progress = p;
   updateHeader();
 }
 
@@ -620,6 +621,42 @@ void StudyQueue::showEntries() {
   updateHeader();
 }
 
+double StudyQueue::etaSeconds(const std::vector<Entry>& entries, int current,
+                              const engine::Progress& progress) {
+  double seconds = 0;
+  int64_t steps = 0;
+  std::vector<int64_t> lengths;  // of the runs measured, for a length in epochs
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    if (int(i) == current || e.wallSeconds <= 0 || e.steps <= 0) continue;
+    seconds += e.wallSeconds;
+    steps += e.steps;
+    if (e.state == EntryState::Completed) lengths.push_back(e.steps);
+  }
+  const bool running = current >= 0 && size_t(current) < entries.size();
+  if (running && progress.step > 0 && progress.elapsedS > 0) {
+    seconds += progress.elapsedS;
+    steps += progress.step;
+  }
+  if (running && progress.totalSteps > 0) lengths.push_back(progress.totalSteps);
+  if (steps <= 0 || seconds <= 0) return -1;
+  const double perStep = seconds / double(steps);
+  double eta = 0;
+  if (running) {
+    const double byRate = double(std::max<int64_t>(0, progress.totalSteps - progress.step)) *
+                          perStep;
+    eta = progress.etaS >= 0 ? progress.etaS : byRate;  // the run's own, when it has one
+  }
+  std::sort(lengths.begin(), lengths.end());
+  const int64_t typical = lengths.empty() ? 0 : lengths[lengths.size() / 2];
+  for (const Entry& e : entries) {
+    if (e.state != EntryState::Waiting) continue;
+    const int64_t planned = e.resolved.spec.train.maxSteps;
+    eta += double(planned > 0 ? planned : typical) * perStep;
+  }
+  return eta;
+}
+
 QString StudyQueue::statusText(const Entry& e) {
   if (e.state == EntryState::Pruned)
     return e.rung > 0 ? tr("pruned at rung %1 (%2 steps)").arg(e.rung).arg(e.prunedAt)
@@ -651,16 +688,8 @@ void StudyQueue::updateHeader() {
                                m_entries.size(),
                                m_driver && !m_reportEntries ? size_t(m_driver->totalCount()) : 0));
   if (isRunning()) {
-    // The runs so far (the current one by its progress) predict the rest.
-    int ran = 0;
-    for (const auto& e : m_entries)
-      ran += e.state == EntryState::Completed || e.state == EntryState::Stopped ||
-             e.state == EntryState::Failed;
-    const double units = ran + m_currentFraction;
-    if (units > 0.02 && left > 0) {
-      const double perRun = double(m_clock.elapsed()) / 1000.0 / units;
-      text += tr(" · ETA %1").arg(formatDuration(perRun * (left - m_currentFraction)));
-    }
+    const double eta = etaSeconds(m_entries, m_current, m_progress);
+    if (eta >= 0 && left > 0) text += tr(" · ETA %1").arg(formatDuration(eta));
     if (m_stopping) text += tr(" · stopping");
   }
   m_header->setText(text);

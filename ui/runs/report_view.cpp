@@ -3,16 +3,19 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QImage>
 #include <QMessageBox>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSvgRenderer>
 #include <QTextBrowser>
 #include <QVBoxLayout>
+#include <stdexcept>
 
 #include "common/app_settings.h"
 #include "stagewise/report/report.h"
@@ -27,17 +30,34 @@ QUrl plotUrl(size_t finding, size_t plot) {
   return QUrl(QStringLiteral("plot:%1-%2").arg(finding).arg(plot));
 }
 
-/// A plot as an image at twice its size (sharp on a high-density screen and in the PDF).
-QImage plotImage(const report::Plot& plot) {
+/// The SVG without its clip paths: QtSvg before 6.7 (SVG Tiny) does not know <clipPath> and draws
+/// the polygon inside it as a shape filled black, over the whole plot (walkthrough of issue 36:
+/// every plot a black rectangle with only its legend on top). PLplot clips text to the page or
+/// the plot's frame, which nothing here crosses.
+QByteArray withoutClipPaths(const std::string& svg) {
+  QString text = QString::fromStdString(svg);
+  static const QRegularExpression clipPath(QStringLiteral("<clipPath\\b.*?</clipPath>"),
+                                           QRegularExpression::DotMatchesEverythingOption);
+  static const QRegularExpression clipAttr(QStringLiteral("\\s+clip-path=\"[^\"]*\""));
+  text.remove(clipPath);
+  text.remove(clipAttr);
+  return text.toUtf8();
+}
+
+}  // namespace
+
+QImage ReportView::plotImage(const report::Plot& plot) {
   QImage image(2 * kPlotWidth, 2 * kPlotHeight, QImage::Format_ARGB32_Premultiplied);
   image.fill(Qt::white);
-  QSvgRenderer renderer(
-      QByteArray::fromStdString(report::renderSvg(plot, kPlotWidth, kPlotHeight)));
+  QSvgRenderer renderer(withoutClipPaths(report::renderSvg(plot, kPlotWidth, kPlotHeight)));
+  if (!renderer.isValid()) throw std::runtime_error("QtSvg cannot read the plot's SVG");
   QPainter painter(&image);
   painter.setRenderHint(QPainter::Antialiasing);
   renderer.render(&painter);
   return image;
 }
+
+namespace {
 
 bool writeText(const QString& path, const std::string& text, QString* error) {
   QSaveFile file(path);  // whole or not at all
@@ -76,8 +96,8 @@ ReportView::ReportView(std::shared_ptr<const report::ReportDoc> doc, QWidget* pa
 
   m_saveHtml = new QPushButton(tr("Save HTML…"), this);
   m_saveHtml->setToolTip(
-      tr("report.html (one self-contained page, plots inline as SVG) and "
-         "report.json, as stagewise-cli report writes them."));
+      tr("report.html (one self-contained page, plots inline as SVG) and report.json beside "
+         "it, as stagewise-cli report writes them."));
   m_savePdf = new QPushButton(tr("Save PDF…"), this);
   m_savePdf->setToolTip(tr("The report as shown here, as a PDF."));
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close, this);
@@ -93,14 +113,18 @@ ReportView::ReportView(std::shared_ptr<const report::ReportDoc> doc, QWidget* pa
 }
 
 bool ReportView::saveHtml(const QString& dir, QString* error) const {
-  if (!QDir().mkpath(dir)) {
-    if (error) *error = tr("cannot create the folder %1").arg(dir);
+  return saveHtmlFile(QDir(dir).filePath(QStringLiteral("report.html")), error);
+}
+
+bool ReportView::saveHtmlFile(const QString& path, QString* error) const {
+  const QFileInfo html(path);
+  if (!QDir().mkpath(html.absolutePath())) {
+    if (error) *error = tr("cannot create the folder %1").arg(html.absolutePath());
     return false;
   }
-  return writeText(QDir(dir).filePath(QStringLiteral("report.html")), report::reportHtml(*m_doc),
-                   error) &&
-         writeText(QDir(dir).filePath(QStringLiteral("report.json")), report::reportJson(*m_doc),
-                   error);
+  const QString json = html.dir().filePath(html.completeBaseName() + QStringLiteral(".json"));
+  return writeText(html.absoluteFilePath(), report::reportHtml(*m_doc), error) &&
+         writeText(json, report::reportJson(*m_doc), error);
 }
 
 bool ReportView::savePdf(const QString& path, QString* error) const {
@@ -117,19 +141,28 @@ bool ReportView::savePdf(const QString& path, QString* error) const {
   return true;
 }
 
+QString ReportView::startFolder() {
+  // The folder a report was last saved in; else the last export folder, else Documents.
+  const QString last = AppSettings::lastReportDir();
+  return QFileInfo(last).isDir() && last != QDir::homePath() ? last : AppSettings::lastExportDir();
+}
+
 void ReportView::chooseHtml() {
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Save the report into"),
-                                                        AppSettings::lastReportDir());
-  if (dir.isEmpty()) return;
-  AppSettings::setLastReportDir(dir);
+  // A file name, not a folder (issue 36: the folder dialog could not make a new folder, and
+  // typing one said "Directory not found"); a folder typed in the name is created.
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Save the report as HTML (its .json beside it)"),
+      QDir(startFolder()).filePath(QStringLiteral("report.html")), tr("HTML (*.html *.htm)"));
+  if (path.isEmpty()) return;
+  AppSettings::setLastReportDir(QFileInfo(path).absolutePath());
   QString error;
-  if (!saveHtml(dir, &error)) QMessageBox::warning(this, tr("Report not saved"), error);
+  if (!saveHtmlFile(path, &error)) QMessageBox::warning(this, tr("Report not saved"), error);
 }
 
 void ReportView::choosePdf() {
   const QString path = QFileDialog::getSaveFileName(
       this, tr("Save the report as PDF"),
-      QDir(AppSettings::lastReportDir()).filePath(QStringLiteral("report.pdf")), tr("PDF (*.pdf)"));
+      QDir(startFolder()).filePath(QStringLiteral("report.pdf")), tr("PDF (*.pdf)"));
   if (path.isEmpty()) return;
   AppSettings::setLastReportDir(QFileInfo(path).absolutePath());
   QString error;

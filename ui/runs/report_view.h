@@ -5,6 +5,7 @@
 // CLI writes them) or as a PDF of what is shown.
 
 #include <QDialog>
+#include <QImage>
 #include <memory>
 
 class QPushButton;
@@ -12,7 +13,8 @@ class QTextBrowser;
 
 namespace stagewise::report {
 struct ReportDoc;
-}
+struct Plot;
+}  // namespace stagewise::report
 
 namespace stagewise::ui {
 
@@ -25,10 +27,20 @@ class ReportView : public QDialog {
   const report::ReportDoc& doc() const { return *m_doc; }
   /// Writes report.html and report.json into `dir` (created if needed). False with `error`.
   bool saveHtml(const QString& dir, QString* error = nullptr) const;
+  /// Writes the page to `path` (NAME.html) and the report's JSON beside it (NAME.json); the
+  /// folder is created if needed. False with `error`.
+  bool saveHtmlFile(const QString& path, QString* error = nullptr) const;
+  QPushButton* saveHtmlButton() const { return m_saveHtml; }
   /// Writes the report as shown here to a PDF file. False with `error`.
   bool savePdf(const QString& path, QString* error = nullptr) const;
+  /// A plot as shown here: its SVG drawn by QtSvg into an image at twice its size (sharp on a
+  /// high-density screen and in the PDF). Throws when it cannot be drawn.
+  static QImage plotImage(const report::Plot& plot);
 
  private:
+  /// Where the save dialogs open: the last report folder, else the last export folder or
+  /// Documents.
+  static QString startFolder();
   void chooseHtml();
   void choosePdf();
 
