@@ -69,7 +69,21 @@ bool sharedLrStudy(const Suite& suite, const SuiteStudy& s) {
   return false;
 }
 
+/// Whether begin() reuses a job from `stored` (a pruned trial: when it has a rung to be kept at).
+bool reusable(const SuiteJob& job, const StoredRuns& stored) {
+  return (!job.fresh && stored.completed.count(job.identity)) ||
+         (job.trial && (stored.pruned.count(job.identity) || stored.failed.count(job.identity)));
+}
+
 }  // namespace
+
+std::vector<bool> reusableJobs(storage::RunStore& store, const std::vector<SuiteJob>& jobs) {
+  const StoredRuns stored = storedRuns(store);
+  std::vector<bool> out;
+  out.reserve(jobs.size());
+  for (const auto& job : jobs) out.push_back(reusable(job, stored));
+  return out;
+}
 
 std::vector<size_t> ReportSession::begin() {
   for (size_t i = 0; i < m_suite.studies.size(); ++i) {

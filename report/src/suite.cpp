@@ -122,6 +122,9 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
   const int64_t learnSteps = options.quick ? stepsFor(kQuickSamples) : baseSteps;
   const int64_t speedSteps = stepsFor(options.quick ? kQuickSpeedSamples : kFullSpeedSamples);
   const int64_t every = std::max<int64_t>(1, learnSteps / kEvaluations);
+  suite.baseSteps = baseSteps;
+  suite.learnSteps = learnSteps;
+  suite.speedSteps = speedSteps;
 
   // What every run of the suite shares: the base's cut as explicit cuts, no checkpoints.
   std::vector<std::string> common = {

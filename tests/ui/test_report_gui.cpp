@@ -127,7 +127,8 @@ class TestReportGui : public QObject {
     QVERIFY2(runs > 20, qPrintable(QString::number(runs)));
     // Issue 36: the question promised "about 10 minutes" whatever the plan; it says the runs
     // the quick report then queued (no run of this model was stored yet to time them by).
-    QVERIFY2(promise.contains(QStringLiteral("The quick report queues %1 runs").arg(runs)),
+    QVERIFY2(promise.contains(
+                 QStringLiteral("The quick report: %1 of %1 runs to train, 0 reused").arg(runs)),
              qPrintable(promise));
     QVERIFY2(promise.contains(QStringLiteral("train one first")), qPrintable(promise));
     QVERIFY(
@@ -198,6 +199,15 @@ class TestReportGui : public QObject {
     // named after the first finding that needs it: memory's own are its larger settings).
     view->close();
     QTRY_VERIFY(window.reportView() == nullptr);
+    // Issue 36: the estimate counts the runs to train, not the reused ones (the dialog promised
+    // all 90 runs again on a second start).
+    const auto again = train->estimateReport(engine::specToJson(baseSpec()), true);
+    QVERIFY2(again.reused > 0 && again.reused < again.runs, qPrintable(QString::number(again.reused)));
+    QVERIFY(TrainWorkspace::describeEstimate(again, true, QDateTime::currentDateTime())
+                .contains(QStringLiteral("%1 of %2 runs to train, %3 reused")
+                              .arg(again.runs - again.reused)
+                              .arg(again.runs)
+                              .arg(again.reused)));
     QVERIFY(window.startReport(true));
     int fresh = 0;
     for (int i = 0; i < queue->view()->topLevelItemCount(); ++i) {
@@ -206,6 +216,7 @@ class TestReportGui : public QObject {
                name.startsWith(QStringLiteral("memory"));
     }
     QCOMPARE(queue->view()->topLevelItemCount(), fresh);
+    QCOMPARE(queue->view()->topLevelItemCount(), again.runs - again.reused);
     QTRY_VERIFY_WITH_TIMEOUT(window.reportView() != nullptr, 60000);
     // Two reports within the minute: the second one's studies are named apart from the first's.
     storage::RunReader storeReader(*t.store);
@@ -237,14 +248,40 @@ class TestReportGui : public QObject {
     const auto after = train->estimateReport(base, false);
     QCOMPARE(after.runs, before.runs);
     QCOMPARE(after.measuredRuns, 3);
-    QVERIFY2(std::abs(after.seconds - 0.01 * double(after.steps)) < 1e-6 * double(after.steps),
+    // Runs of a batch no stored run has (the front's at 4x the batch) are timed by the design's
+    // time per sample, and counted: more than 0.01 s a step, at most 4x that.
+    QVERIFY(after.proxied > 0 && after.proxied < after.runs);
+    QVERIFY2(after.seconds > 0.01 * double(after.steps) &&
+                 after.seconds <= 0.04 * double(after.steps) + 1e-9,
              qPrintable(QString::number(after.seconds)));
+    QVERIFY(TrainWorkspace::describeEstimate(after, false, QDateTime::currentDateTime())
+                .contains(QStringLiteral("%1 of the runs have a network or batch size no stored "
+                                         "run has")
+                              .arg(after.proxied)));
+    // A stored run at that batch times them by its own step time (0.01 s here too).
+    engine::ExperimentSpec larger = baseSpec();
+    larger.train.batchSize *= 4;
+    test::addRun(*t.store, larger, 0.8, 100);
+    const auto timed = train->estimateReport(base, false);
+    QVERIFY2(timed.proxied < after.proxied, qPrintable(QString::number(timed.proxied)));
+    QVERIFY2(timed.seconds < after.seconds, qPrintable(QString::number(timed.seconds)));
     const auto quick = train->estimateReport(base, true);
     QVERIFY(quick.steps < after.steps);
+    // Issue 36: each choice says the lengths it trains (a 120-step design: the full report's
+    // learning runs are its own length; the quick one's are said whatever they are).
+    QCOMPARE(after.learnSteps, 120);
+    QVERIFY(TrainWorkspace::describeEstimate(after, false, QDateTime())
+                .contains(QStringLiteral("learning runs 120 steps, the design's own length")));
+    QVERIFY(quick.learnSteps > 0 && quick.learnSteps <= 120);
+    QVERIFY(TrainWorkspace::describeEstimate(quick, true, QDateTime())
+                .contains(QStringLiteral("learning runs %1 steps").arg(quick.learnSteps)));
     const QDateTime now(QDate(2026, 12, 6), QTime(9, 0));
     const QString text = TrainWorkspace::describeEstimate(after, false, now);
     QVERIFY2(
-        text.contains(QStringLiteral("queues %1 runs").arg(after.runs)) &&
+        text.contains(QStringLiteral("%1 of %2 runs to train, %3 reused")
+                          .arg(after.runs - after.reused)
+                          .arg(after.runs)
+                          .arg(after.reused)) &&
             text.contains(now.addSecs(qint64(after.seconds)).toString(QStringLiteral("HH:mm"))),
         qPrintable(text));
   }

@@ -336,44 +336,59 @@ TrainWorkspace::ReportEstimate TrainWorkspace::estimateReport(const std::string&
     const report::Suite suite = report::planSuite(baseSpecJson, options, shapes);
     jobs = report::planJobs(suite, desc.devices, shapes);
     for (const auto& st : suite.studies) e.tunedLater = e.tunedLater || st.tuned;
+    e.seeds = suite.seeds;
+    e.baseSteps = suite.baseSteps;
+    e.learnSteps = suite.learnSteps;
+    e.speedSteps = suite.speedSteps;
   } catch (const std::exception& ex) {
     e.problem = QString::fromStdString(ex.what());
     return e;
   }
   e.runs = int(jobs.size());
-  // Seconds a step, per mode, from the store's finished runs of the same model and batch.
-  std::map<std::string, std::vector<double>> perStep;
-  std::vector<double> all, lengths;
+  // Issue 36: the dialog promised every run on a second start, though finished ones are
+  // reused (free); only the others are timed.
+  std::vector<bool> reused(jobs.size(), false);
+  if (m_store) {
+    try {
+      reused = report::reusableJobs(*m_store, jobs);
+    } catch (const std::exception&) {
+      // the store cannot be read now: every run counts
+    }
+  }
+  // Seconds a step from the store's finished runs of the same network and data (not only the
+  // family: a 256-wide 9-stage MLP is not timed by a 512-wide one) and batch size, per mode
+  // where it has them; a run of a network or batch no stored run has (memory's larger
+  // settings) at the design's time per sample, and said so.
+  const auto networkOf = [](const engine::ExperimentSpec& spec) {
+    engine::ExperimentSpec only;
+    only.model = spec.model;
+    only.dataset.kind = spec.dataset.kind;
+    only.dataset.size = spec.dataset.size;
+    only.dataset.channels = spec.dataset.channels;
+    only.dataset.context = spec.dataset.context;
+    only.train.batchSize = spec.train.batchSize;
+    return engine::specToJson(only, -1);
+  };
+  std::map<std::string, std::map<std::string, std::vector<double>>> perStep;  // network, mode
+  std::vector<double> lengths;
   if (m_store && !jobs.empty()) {
     try {
       storage::RunReader reader(*m_store);
       storage::RunFilter filter;
       filter.statuses = {storage::RunStatus::Completed};
       const engine::ExperimentSpec& base = jobs.front().spec;
-      // The same network and data (not only the family: a 256-wide 9-stage MLP is not timed by
-      // a 512-wide one; walkthrough of issue 36), and the same batch size.
-      const auto networkOf = [](const engine::ExperimentSpec& spec) {
-        engine::ExperimentSpec only;
-        only.model = spec.model;
-        only.dataset.kind = spec.dataset.kind;
-        only.dataset.size = spec.dataset.size;
-        only.dataset.channels = spec.dataset.channels;
-        only.dataset.context = spec.dataset.context;
-        return engine::specToJson(only, -1);
-      };
-      const std::string network = networkOf(engine::parseSpec(baseSpecJson));
       for (const auto& r : reader.listRuns(filter, {}, 200)) {
-        if (r.modelKind != base.model.kind || r.batchSize != base.train.batchSize) continue;
+        if (r.modelKind != base.model.kind) continue;
+        if (!r.wallSeconds || !r.steps || *r.steps <= 0) continue;
+        std::string network;
         try {
           const std::optional<storage::RunRecord> whole = reader.run(r.id);  // with its spec
-          if (!whole || networkOf(engine::parseSpec(whole->specJson)) != network) continue;
+          if (!whole) continue;
+          network = networkOf(engine::parseSpec(whole->specJson));
         } catch (const std::exception&) {
           continue;  // a stored spec this version cannot read: not this network
         }
-        if (!r.wallSeconds || !r.steps || *r.steps <= 0) continue;
-        const double s = *r.wallSeconds / double(*r.steps);
-        perStep[r.mode].push_back(s);
-        all.push_back(s);
+        perStep[network][r.mode].push_back(*r.wallSeconds / double(*r.steps));
         lengths.push_back(double(r.totalSteps));
       }
     } catch (const std::exception&) {
@@ -385,16 +400,39 @@ TrainWorkspace::ReportEstimate TrainWorkspace::estimateReport(const std::string&
     std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
     return v[v.size() / 2];
   };
-  e.measuredRuns = int(all.size());
-  const double anyMode = median(all);
+  const auto rateOf = [&](const std::string& network, const std::string& mode) {
+    const auto it = perStep.find(network);
+    if (it == perStep.end()) return std::nan("");
+    if (const auto m = it->second.find(mode); m != it->second.end()) return median(m->second);
+    std::vector<double> all;
+    for (const auto& [_, v] : it->second) all.insert(all.end(), v.begin(), v.end());
+    return median(all);
+  };
+  const std::string designNetwork = networkOf(engine::parseSpec(baseSpecJson));
+  for (const auto& [network, modes] : perStep)
+    if (network == designNetwork)
+      for (const auto& [_, v] : modes) e.measuredRuns += int(v.size());
+  const double designBatch = std::max(1, engine::parseSpec(baseSpecJson).train.batchSize);
   double seconds = 0;
-  for (const auto& job : jobs) {
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (reused[i]) {
+      ++e.reused;
+      continue;
+    }
+    const auto& job = jobs[i];
     // A length in epochs: as long as the measured runs were (their planned steps).
     int64_t steps = job.spec.train.maxSteps;
     if (steps <= 0 && !lengths.empty()) steps = int64_t(median(lengths));
-    e.steps += std::max<int64_t>(0, steps);
-    const auto it = perStep.find(engine::toString(job.spec.mode));
-    seconds += double(steps) * (it != perStep.end() ? median(it->second) : anyMode);
+    steps = std::max<int64_t>(0, steps);
+    e.steps += steps;
+    const std::string mode = engine::toString(job.spec.mode);
+    double rate = rateOf(networkOf(job.spec), mode);
+    if (!std::isfinite(rate)) {
+      rate = rateOf(designNetwork, mode) * double(std::max(1, job.spec.train.batchSize)) /
+             designBatch;
+      ++e.proxied;
+    }
+    seconds += double(steps) * rate;
   }
   if (e.measuredRuns > 0 && std::isfinite(seconds)) e.seconds = seconds;
   return e;
@@ -404,10 +442,24 @@ QString TrainWorkspace::describeEstimate(const ReportEstimate& e, bool quick,
                                          const QDateTime& now) {
   const QString kind = quick ? tr("The quick report") : tr("The full report");
   if (!e.problem.isEmpty()) return tr("%1 cannot be planned: %2").arg(kind, e.problem);
-  QString text =
-      e.runs == 1 ? tr("%1 queues 1 run").arg(kind) : tr("%1 queues %2 runs").arg(kind).arg(e.runs);
+  const int toTrain = e.runs - e.reused;
+  QString text = tr("%1: %2 of %3 runs to train, %4 reused")
+                     .arg(kind)
+                     .arg(toTrain)
+                     .arg(e.runs)
+                     .arg(e.reused);
   if (e.steps > 0) text += tr(", %1 steps in all").arg(QLocale().toString(qlonglong(e.steps)));
-  if (std::isfinite(e.seconds)) {
+  // Issue 36: "Quick: fewer steps" was said of a 150-step design both choices train 150 steps.
+  if (e.learnSteps > 0)
+    text += tr(" (learning runs %1 steps%2, throughput runs %3 steps, %4 seeds)")
+                .arg(e.learnSteps)
+                .arg(e.learnSteps < e.baseSteps ? tr(" of the design's %1").arg(e.baseSteps)
+                                                : tr(", the design's own length"))
+                .arg(e.speedSteps)
+                .arg(e.seeds);
+  if (toTrain == 0) {
+    text += tr(": nothing to train");
+  } else if (std::isfinite(e.seconds)) {
     text += tr(": about %1 at the step time of %2 finished run%3 of this model in the store, "
                "done around %4")
                 .arg(formatDuration(e.seconds))
@@ -417,6 +469,10 @@ QString TrainWorkspace::describeEstimate(const ReportEstimate& e, bool quick,
                          .toString(now.addSecs(qint64(e.seconds)).date() == now.date()
                                        ? QStringLiteral("HH:mm")
                                        : QStringLiteral("ddd HH:mm")));
+    if (e.proxied > 0)
+      text += tr(" (%1 of the runs have a network or batch size no stored run has: timed by "
+                 "this design's time per sample, they may take longer)")
+                  .arg(e.proxied);
   } else {
     text +=
         tr(" (no finished run of this model and batch size in the store to time it by: "

@@ -74,11 +74,18 @@ class TrainWorkspace : public QWidget {
   /// they take at the step time measured on this store's finished runs of the same model and
   /// batch size (per mode where it has them). `seconds` is NaN when nothing was measured.
   struct ReportEstimate {
-    int runs = 0;
-    int64_t steps = 0;
+    int runs = 0;    ///< every run the plan needs
+    int reused = 0;  ///< of them, those the store has (the report reuses them: no time)
+    int64_t steps = 0;  ///< of the runs to train
     double seconds = std::nan("");
     int measuredRuns = 0;     ///< stored runs the step time comes from
+    int proxied = 0;  ///< runs to train of a network or batch no stored run has: timed by the
+                      ///< design's step time, scaled by their size (they may take longer)
     bool tunedLater = false;  ///< tuned studies add runs once the search has chosen
+    int seeds = 0;            ///< seeds per group of the accuracy findings
+    int64_t baseSteps = 0;    ///< the design's own length
+    int64_t learnSteps = 0;   ///< a learning run's steps in this report
+    int64_t speedSteps = 0;   ///< a throughput run's steps
     QString problem;          ///< the suite cannot be planned: why
   };
   ReportEstimate estimateReport(const std::string& baseSpecJson, bool quick) const;

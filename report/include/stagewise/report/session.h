@@ -92,6 +92,11 @@ class ReportSession {
   std::map<std::string, double> m_chosen;
 };
 
+/// Which of `jobs` a report would reuse from `store` as it stands (stored runs of the same spec
+/// and seed, as ReportSession::begin() finds them); nothing is written. The workbench's estimate
+/// counts only the others. Throws storage::StoreError.
+std::vector<bool> reusableJobs(storage::RunStore& store, const std::vector<SuiteJob>& jobs);
+
 /// "2026-12-02T17:05:11Z" for now.
 std::string isoNow();
 

@@ -53,6 +53,10 @@ struct Suite {
   std::vector<std::string> adaptations;
   // issue 32 §5
   double baseLr = 0;  ///< the base's train.lr: the shared rate of the shared-lr runs
+  // issue 36: the dialog says what lengths each choice uses
+  int64_t baseSteps = 0;   ///< the base's own length in steps
+  int64_t learnSteps = 0;  ///< a learning run's steps (quick: scaled by the model's FLOPs)
+  int64_t speedSteps = 0;  ///< a throughput run's steps
 };
 
 /// The suite for a base experiment (its JSON, --set applied). Throws study::StudyError with
