@@ -417,6 +417,22 @@ class TestCli : public QObject {
     // Its clock continued from the checkpoint's training time.
     QVERIFY2(o["wall_seconds"].toDouble() > elapsed,
              qPrintable(QString("%1 vs %2").arg(o["wall_seconds"].toDouble()).arg(elapsed)));
+    // Every stage's steps are the whole run's (issue 36 §1.2: they were the resumed part's),
+    // in the summary and in the stored stage rows that `runs show` lists.
+    const QJsonArray stages = o["stages"].toArray();
+    QVERIFY(!stages.isEmpty());
+    for (const auto& st : stages) QCOMPARE(st.toObject()["steps"].toInt(), 60);
+    Result exported =
+        runCli({"runs", "--db", db, "export", QString::number(id), "--format", "json"});
+    QVERIFY2(exported.code == 0, qPrintable(exported.err));
+    const QJsonArray stored = QJsonDocument::fromJson(exported.out.toUtf8())
+                                  .object()["runs"]
+                                  .toArray()
+                                  .first()
+                                  .toObject()["stages"]
+                                  .toArray();
+    QCOMPARE(stored.size(), stages.size());
+    for (const auto& st : stored) QCOMPARE(st.toObject()["steps"].toInt(), 60);
     Result none = runCli({"runs", "resume", "999", "--db", db});
     QVERIFY(none.code != 0);
     QVERIFY(none.err.contains("no run 999"));

@@ -164,6 +164,93 @@ class TestCheckpoint : public QObject {
     }
   }
 
+  void throughputAndStageFiguresContinueAcrossResume() {
+    // Issue 36 §1.2: a run stopped at 60 and resumed to 160 reports the whole run's samples/s
+    // (samples over training time) and per-stage steps, not the resumed part's. The first part
+    // is slow (stage 0 sleeps 10 ms a step), the resumed part fast: the resumed part's own
+    // rate is several times the whole run's.
+    for (const std::string mode : {"local", "pipeline"}) {
+      QTemporaryDir dir;
+      RecordingObserver first;
+      ExperimentSpec s0 = spec(dir.path().toStdString(),
+                               {"mode=" + mode, "train.max_steps=100", "checkpoint.interval=60"});
+      s0.stages.resize(3);
+      s0.stages[0].delayMs = 10;
+      RunSummary a = train(s0, first);
+      QVERIFY2(a.status == RunStatus::Completed, a.error.c_str());
+      const CheckpointInfo info = readCheckpointInfo(dir.path().toStdString() + "/step-60");
+      {
+        std::ifstream in(info.path + "/state.json");
+        const nlohmann::json state = nlohmann::json::parse(in, nullptr, false);
+        QVERIFY(state.value("measured_samples", int64_t{0}) > 0);
+        QVERIFY(state.value("measured_s", 0.0) > 0);
+        for (const auto& c : state["counters"])
+          QCOMPARE(c.value("steps", int64_t{-1}), int64_t{60});
+      }
+      ExperimentSpec s1 = info.spec;
+      s1.stages.clear();  // the resumed part runs at full speed
+      s1.train.maxSteps = 160;
+      RecordingObserver resumed;
+      RunOptions options;
+      options.resumeFrom = info.path;
+      RunSummary r = train(s1, resumed, options);
+      QVERIFY2(r.status == RunStatus::Completed, r.error.c_str());
+      QCOMPARE(r.steps, int64_t{160});
+      for (const auto& st : r.stages) QCOMPARE(st.steps, int64_t{160});
+      const auto label = [&](double value, double reference) {
+        return qPrintable(QStringLiteral("%1: samples/s %2 against samples/wall %3")
+                              .arg(QString::fromStdString(mode))
+                              .arg(value)
+                              .arg(reference));
+      };
+      const double perWall = double(r.samples) / r.wallSeconds;
+      QVERIFY2(std::abs(r.samplesPerSec / perWall - 1) < 0.4, label(r.samplesPerSec, perWall));
+      // The live figure continues too: no jump to the resumed part's rate at the resume.
+      std::lock_guard lock(resumed.mutex);
+      int seen = 0;
+      for (const auto& p : resumed.points) {
+        if (p.name != series::kSamplesPerSec || p.timeS <= 0) continue;
+        const double sofar = double(p.step) * 16 / p.timeS;
+        QVERIFY2(p.value > 0.5 * sofar && p.value < 1.5 * sofar, label(p.value, sofar));
+        ++seen;
+      }
+      QVERIFY(seen > 0);
+    }
+  }
+
+  void oldCheckpointSaysFiguresCoverTheResumedPart() {
+    // A checkpoint written before the whole-run totals: the resumed run says its figures
+    // cover the resumed part, and invents nothing.
+    QTemporaryDir dir;
+    RecordingObserver first;
+    RunSummary a = train(spec(dir.path().toStdString()), first);
+    QVERIFY2(a.status == RunStatus::Completed, a.error.c_str());
+    const CheckpointInfo info = readCheckpointInfo(dir.path().toStdString() + "/step-30");
+    nlohmann::json state;
+    {
+      std::ifstream in(info.path + "/state.json");
+      state = nlohmann::json::parse(in);
+    }
+    state.erase("measured_samples");
+    state.erase("measured_s");
+    for (auto& c : state["counters"]) c.erase("steps");
+    {
+      std::ofstream out(info.path + "/state.json");
+      out << state.dump(2);
+    }
+    RecordingObserver resumed;
+    RunOptions options;
+    options.resumeFrom = info.path;
+    RunSummary r = train(info.spec, resumed, options);
+    QVERIFY2(r.status == RunStatus::Completed, r.error.c_str());
+    for (const auto& st : r.stages) QCOMPARE(st.steps, int64_t{50});
+    bool said = false;
+    for (const auto& e : resumed.events)
+      said = said || (e.kind == EventKind::Warning &&
+                      e.message.find("cover the resumed part only") != std::string::npos);
+    QVERIFY(said);
+  }
+
   void resumesWithAValidationSplit() {
     // The split depends on the dataset alone: a resumed run trains on the same samples (the
     // same losses) and measures the same validation samples, with nothing saved for it.

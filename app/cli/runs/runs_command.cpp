@@ -331,7 +331,8 @@ Browse and manage the stored runs.
   show ID [--json]    everything about one run
   export ID... [--format csv|json] [--out FILE]
                       points as long CSV (run_id,run_name,series,stage,layer,step,time_s,value)
-                      or one JSON document (the default format follows FILE's extension)
+                      or one JSON document (the default format follows FILE's extension);
+                      stage and layer count from 0 there (S1 is stage 0, -1: run-wide)
   trace ID --out FILE.json
                       the run's timeline as a Chrome trace for Perfetto (ui.perfetto.dev):
                       a track per stage grouped by rank, spans named as PyTorch pipelining's

@@ -54,6 +54,14 @@ class BubbleMeter {
   /// Mean seconds per micro-batch pass of each stage the worker ran, by stage.
   std::map<int, schedule::PassTimes> passTimes() const;
   int microBatches() const { return m_micro; }  ///< of the last step
+  /// The sum behind measured() and its steps, as a checkpoint records them; continueFrom()
+  /// makes a resumed run's mean the whole run's.
+  double measuredSum() const { return m_bubbleSum; }
+  int64_t measuredSteps() const { return m_steps; }
+  void continueFrom(double sum, int64_t steps) {
+    m_bubbleSum = sum;
+    m_steps = steps;
+  }
   /// interleaved: measured() and recentMeasured() read the worker's bubble (shared by its
   /// chunks) instead of this chunk's own; the pass times stay this chunk's.
   void measureAsWorker(std::shared_ptr<const WorkerBubble> worker) { m_worker = std::move(worker); }

@@ -31,6 +31,13 @@ void StageMeter::addStep(double endS, double computeS, double waitS, double bloc
   ++m_steps;
 }
 
+void StageMeter::continueFrom(const Totals& t) {
+  m_steps = t.steps;
+  m_compute = t.computeS;
+  m_wait = t.waitS;
+  m_blocked = t.blockedS;
+}
+
 void StageMeter::addLoss(double loss, double accuracy) {
   m_losses.push_back(loss);
   m_accuracies.push_back(accuracy);

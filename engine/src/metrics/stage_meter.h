@@ -14,6 +14,11 @@ class StageMeter {
   struct Fractions {
     double compute = 0, wait = 0, blocked = 0;
   };
+  /// The whole-run sums a checkpoint records, so a resumed run's figures continue from them.
+  struct Totals {
+    int64_t steps = 0;
+    double computeS = 0, waitS = 0, blockedS = 0;
+  };
 
   /// One finished step: seconds spent in each state and the step's end time (run clock).
   void addStep(double endS, double computeS, double waitS, double blockedS);
@@ -26,6 +31,9 @@ class StageMeter {
   double recentLoss() const;      ///< mean of the last 50
   double recentAccuracy() const;  ///< mean of the last 50
   int64_t steps() const { return m_steps; }
+  Totals totals() const { return {m_steps, m_compute, m_wait, m_blocked}; }
+  /// A resumed run: the steps and seconds before its checkpoint count as this run's.
+  void continueFrom(const Totals& t);
 
  private:
   struct Entry {

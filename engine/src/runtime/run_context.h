@@ -182,6 +182,10 @@ struct RunContext {
   std::atomic<int64_t> samplesAfterWarmup{0};
   std::atomic<double> warmupEndS{-1.0};
   std::atomic<double> lastStepEndS{-1.0};  ///< when the last stage finished its latest step
+  /// A resumed run: samples/s's measurement before its checkpoint (the last stage's samples
+  /// after the warm-up and the training time they took), counted with this run's own.
+  int64_t priorMeasuredSamples = 0;
+  double priorMeasuredS = 0;
 
   /// Called by stopAll(): aborts transfers to other processes that are not channels.
   std::function<void()> abortTransfers;

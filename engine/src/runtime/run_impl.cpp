@@ -226,8 +226,13 @@ double TorchRun::samplesPerSec(double now) const {
   const double last = m_ctx.lastStepEndS.load();
   // Once the last stage is done, count up to its final step, not up to when we look.
   if (m_pipelineDone.load() && last > 0) now = last;
-  if (warm < 0 || now <= warm) return 0;
-  return static_cast<double>(m_ctx.samplesAfterWarmup.load()) / (now - warm);
+  // A resumed run counts what was measured before its checkpoint (docs/metrics.md, "What
+  // continues across a resume"): during its own warm-up the figure stays the checkpoint's.
+  const auto priorSamples = static_cast<double>(m_ctx.priorMeasuredSamples);
+  const double priorS = m_ctx.priorMeasuredS;
+  if (warm < 0 || now <= warm) return priorS > 0 ? priorSamples / priorS : 0;
+  return (priorSamples + static_cast<double>(m_ctx.samplesAfterWarmup.load())) /
+         (priorS + now - warm);
 }
 
 void TorchRun::supervise() {
@@ -243,6 +248,11 @@ void TorchRun::supervise() {
     m_reporter.event(
         {EventKind::Info, 0.0, -1,
          "resumed from " + m_resumedFrom + " at step " + std::to_string(m_ctx.startStep)});
+  if (!m_resumedFrom.empty() && m_resumedPartly)
+    m_reporter.event({EventKind::Warning, 0.0, -1,
+                      "the checkpoint predates the whole-run counters: samples/s and the stages' "
+                      "steps, times and bubbles cover the resumed part only (from step " +
+                          std::to_string(m_ctx.startStep) + ")"});
   // Before the clock starts: the start's steal share is read over a short window.
   m_loadStart = m_loadMeter.start();
   {

@@ -180,16 +180,36 @@ void TorchRun::resumeFrom(const std::string& path) {
       rebuild(cuts, 0, &info.spec, fresh, kept);
     }
   }
-  const int64_t step = loadCheckpoint(path, m_stages);
+  RunTotals totals;
+  const int64_t step = loadCheckpoint(path, m_stages, &totals);
   if (step >= m_ctx.totalSteps)
     throw SpecError("train.max_steps", "the checkpoint is at step " + std::to_string(step) +
                                            " of " + std::to_string(m_ctx.totalSteps) +
                                            ": nothing left to train; raise it");
   m_ctx.startStep = step;
-  m_ctx.clockOffsetS = readCheckpointInfo(path).elapsedS;
+  m_ctx.clockOffsetS = totals.elapsedS;
+  m_ctx.priorMeasuredSamples = totals.measuredSamples;
+  m_ctx.priorMeasuredS = totals.measuredS;
+  m_resumedPartly = !totals.complete;
   for (size_t i = 0; i <= m_stages.size(); ++i) m_ctx.produced[i].store(step);
   m_ctx.lastStageSteps.store(step);
   m_resumedFrom = path;
+}
+
+RunTotals TorchRun::runTotals() const {
+  RunTotals t;
+  t.elapsedS = m_ctx.now();
+  // samples/s's measurement so far: before the resume, then this run's after its warm-up (up
+  // to the last stage's latest step: every stage stands at the checkpoint's step).
+  t.measuredSamples = m_ctx.priorMeasuredSamples;
+  t.measuredS = m_ctx.priorMeasuredS;
+  const double warm = m_ctx.warmupEndS.load();
+  const double last = m_ctx.lastStepEndS.load();
+  if (warm >= 0 && last > warm) {
+    t.measuredSamples += m_ctx.samplesAfterWarmup.load();
+    t.measuredS += last - warm;
+  }
+  return t;
 }
 
 void TorchRun::saveAt(int64_t step) {
@@ -197,7 +217,7 @@ void TorchRun::saveAt(int64_t step) {
     const std::string path =
         saveCheckpoint(m_checkpointDir, step, m_ctx.totalSteps,
                        specToJson(changed() ? currentSpec() : m_spec), m_stages,
-                       /*injectFailure=*/m_spec.debug.failCheckpoint == step, m_ctx.now());
+                       /*injectFailure=*/m_spec.debug.failCheckpoint == step, runTotals());
     m_reporter.event({EventKind::Checkpoint, m_ctx.now(), -1, path});
     m_lastCheckpoint = step;
   } catch (const std::exception& e) {

@@ -78,9 +78,14 @@ RunSummary SummaryBuilder::build(double cpuSeconds, double samplesPerSec,
     if (const auto last =
             m_topology.remoteLastStage()) {  // the last stage ran elsewhere: its numbers
       s.steps = last->steps;
-      const double span = last->lastStepEndS - last->warmupEndS;
-      s.samplesPerSec =
-          last->warmupEndS >= 0 && span > 0 ? last->samplesAfterWarmup / span : kNoValue;
+      // As samplesPerSec(): with what was measured before a resume.
+      auto samples = static_cast<double>(m_ctx.priorMeasuredSamples);
+      double span = m_ctx.priorMeasuredS;
+      if (last->warmupEndS >= 0 && last->lastStepEndS > last->warmupEndS) {
+        samples += static_cast<double>(last->samplesAfterWarmup);
+        span += last->lastStepEndS - last->warmupEndS;
+      }
+      s.samplesPerSec = span > 0 ? samples / span : kNoValue;
     }
   s.samples = s.steps * spec.train.batchSize;
   // This process's CPU time over this segment of the run (a resumed run's clock starts later).

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "data/tensor_data.h"
+#include "runtime/checkpoint_io.h"
 #include "runtime/measure_budget.h"
 #include "runtime/memory_meter.h"
 #include "runtime/method.h"
@@ -163,6 +164,8 @@ class TorchRun final : public Run {
   void resumeFrom(const std::string& path);
 
   void saveAt(int64_t step);
+  /// The run's totals a checkpoint taken now records (checkpoint_io.h).
+  RunTotals runTotals() const;
 
   void supervise();
 
@@ -221,6 +224,9 @@ class TorchRun final : public Run {
   static constexpr double kDrainTimeoutS = 5.0;
   std::string m_checkpointDir;
   std::string m_resumedFrom;
+  /// The checkpoint resumed from predates the whole-run totals: the figures cover the resumed
+  /// part (said at the start).
+  bool m_resumedPartly = false;
   int64_t m_lastCheckpoint = -1;  ///< the step of the last checkpoint saved
   bool m_distributed = false;     ///< stages in several processes
   std::atomic<double> m_drainSince{-1.0};
