@@ -253,6 +253,8 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
     graph->setPen(pen);
     graph->setName(legend);
     PlotFrame::setFullName(graph, legend);
+    PlotFrame::setShortName(
+        graph, tag.isEmpty() || what.isEmpty() ? tag + what : tag + QLatin1Char(' ') + what);
     graph->setAdaptiveSampling(true);
     m_bound.push_back({key, graph, pen, rule.markers, r, legend, tag, what, pipeline || backprop});
     sortLegend();
