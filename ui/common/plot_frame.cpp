@@ -573,7 +573,11 @@ void PlotFrame::placeReadout(const QStringList& lines, const QStringList& shortN
     Layout l;
     l.font = font;
     const QFontMetrics metrics(font);
-    const int lineHeight = metrics.lineSpacing();
+    // A line's height as a text item lays several out (a scaled font's is not lineSpacing()).
+    const int lineHeight =
+        std::max(metrics.lineSpacing(),
+                 metrics.boundingRect(QRect(), Qt::AlignLeft, QStringLiteral("X\nX")).height() -
+                     metrics.boundingRect(QRect(), Qt::AlignLeft, QStringLiteral("X")).height());
     // In the axis rect's top-left corner while it fits there; taller, from the widget's top,
     // and in columns of as many lines as the widget's height holds.
     const int fitsInRect = (rect.height() - 4 - pad.top() - pad.bottom()) / lineHeight;
