@@ -1336,6 +1336,11 @@ class TestPlotPanel : public QObject {
     plot->replot();
     moveTo(plot, mid);
     QVERIFY(!panel.readout().isEmpty());
+    data.setSmoothing(0.5);  // Train's smoothing: the panel's next redraw
+    panel.refresh();
+    QVERIFY2(panel.readout().isEmpty(), qPrintable(panel.readout()));
+    moveTo(plot, mid);
+    QVERIFY(!panel.readout().isEmpty());
     panel.hide();
     QVERIFY2(panel.readout().isEmpty(), qPrintable(panel.readout()));
 
