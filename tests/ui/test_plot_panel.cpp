@@ -1308,6 +1308,175 @@ class TestPlotPanel : public QObject {
     moveTo(overlay, QPoint(2, 2));
     QTRY_VERIFY(frame->readout().isEmpty());
   }
+
+  void readoutGoesWithThePointerAndTheSettings() {
+    // Issue 36: read-outs stayed on screen after the pointer left, several panels at once,
+    // and one kept the unsmoothed values after the smoothing changed.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Loss"), QStringLiteral("nats"), &data);
+    panel.addRule({engine::series::kLoss, true, {}, Qt::SolidLine, 1.5, {}});
+    panel.resize(600, 400);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    fill(data, 300);
+    panel.refresh(true);
+    QCustomPlot* plot = panel.plot();
+    plot->replot();
+    const QPoint mid = plot->axisRect()->center();
+    moveTo(plot, mid);
+    QTRY_VERIFY(!panel.readout().isEmpty());
+    QEvent leave(QEvent::Leave);
+    QApplication::sendEvent(plot, &leave);
+    QVERIFY2(panel.readout().isEmpty(), qPrintable(panel.readout()));
+    moveTo(plot, mid);
+    QVERIFY(!panel.readout().isEmpty());
+    panel.setLogY(true);  // a setting change: the values shown are no longer the plot's
+    QVERIFY2(panel.readout().isEmpty(), qPrintable(panel.readout()));
+    panel.setLogY(false);
+    plot->replot();
+    moveTo(plot, mid);
+    QVERIFY(!panel.readout().isEmpty());
+    data.setSmoothing(0.5);  // Train's smoothing: the panel's next redraw
+    panel.refresh();
+    QVERIFY2(panel.readout().isEmpty(), qPrintable(panel.readout()));
+    moveTo(plot, mid);
+    QVERIFY(!panel.readout().isEmpty());
+    panel.hide();
+    QVERIFY2(panel.readout().isEmpty(), qPrintable(panel.readout()));
+
+    PlotFrame frame(QStringLiteral("Overlay"),
+                    PlotFrame::SmoothingControl | PlotFrame::HoverReadout);
+    QCPGraph* graph = frame.plot()->addGraph();
+    graph->setName(QStringLiteral("run"));
+    for (int i = 0; i < 50; ++i) graph->addData(i, i % 3);
+    frame.plot()->rescaleAxes();
+    frame.resize(500, 300);
+    frame.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&frame));
+    frame.plot()->replot();
+    moveTo(frame.plot(), frame.plot()->axisRect()->center());
+    QVERIFY(!frame.readout().isEmpty());
+    frame.setSmoothing(0.5);
+    QVERIFY2(frame.readout().isEmpty(), qPrintable(frame.readout()));
+  }
+
+  void sparseReadoutTakesThePointNearestItsStep() {
+    // Issue 36: "Bytes at step 286" read a sparse series at 295 though 282 was nearer: each
+    // graph was looked up at the mouse, not at the step the header names.
+    PlotFrame frame(QStringLiteral("Bytes"), PlotFrame::HoverReadout);
+    frame.setTimeAxis(false);
+    QCustomPlot* plot = frame.plot();
+    QCPGraph* dense = plot->addGraph();
+    dense->setName(QStringLiteral("dense"));
+    for (double x : {280.0, 286.0, 300.0}) dense->addData(x, 5);
+    QCPGraph* sparse = plot->addGraph();
+    sparse->setName(QStringLiteral("sparse"));
+    sparse->addData(282, 1);
+    sparse->addData(295, 2);
+    plot->xAxis->setRange(270, 310);
+    plot->yAxis->setRange(0, 6);
+    plot->legend->setVisible(true);
+    frame.resize(600, 300);
+    frame.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&frame));
+    plot->replot();
+    // 289.6: the dense point at 286 is nearest (3.6 away; the sparse 295 is 5.4 away).
+    moveTo(plot, QPoint(int(plot->xAxis->coordToPixel(289.6)), plot->axisRect()->center().y()));
+    const QString readout = frame.readout();
+    QVERIFY2(readout.startsWith(QStringLiteral("step 286")), qPrintable(readout));
+    QVERIFY2(readout.contains(QStringLiteral("sparse: 1 (step 282)")), qPrintable(readout));
+  }
+
+  void byteTicksAreWholeAndDistinct() {
+    // Issue 36: an all-zero series ticked five "0 B", an empty panel "0.2 B".
+    PlotFrame frame(QStringLiteral("Bytes"), PlotFrame::HoverReadout);
+    frame.setYBytes(true);
+    frame.resize(500, 300);
+    frame.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&frame));
+    QCustomPlot* plot = frame.plot();
+    for (const QCPRange& range : {QCPRange(-1e-9, 1e-9), QCPRange(0, 1), QCPRange(0, 3),
+                                  QCPRange(10, 12), QCPRange(0, 3e6)}) {
+      plot->yAxis->setRange(range);
+      plot->replot();
+      const QVector<double> ticks = plot->yAxis->tickVector();
+      const QVector<QString> labels = plot->yAxis->tickVectorLabels();
+      const QString all = QStringList(labels.begin(), labels.end()).join(QLatin1Char(' '));
+      QVERIFY2(!ticks.isEmpty(), qPrintable(all));
+      QCOMPARE(QSet<QString>(labels.begin(), labels.end()).size(), labels.size());
+      for (double tick : ticks)
+        QVERIFY2(tick == std::round(tick), qPrintable(QString::number(tick) + ": " + all));
+    }
+  }
+
+  void readoutKeepsNamesAndStaysInTheWidget() {
+    // Issue 36: 3 modes x 9 stages, the Bytes read-out said ": 17.8 MiB (step 282)" and
+    // "pipe …: 0 B", and its fourth column was cut off at the window's edge.
+    LiveData data;
+    PlotPanel panel(QStringLiteral("Bytes sent"), QStringLiteral("bytes"), &data);
+    panel.addRule(
+        {engine::series::kBytesSent, true, QStringLiteral(" fwd"), Qt::SolidLine, 1.3, {}});
+    panel.addRule({engine::series::kGradBytesSent,
+                   true,
+                   QStringLiteral(" grad back"),
+                   Qt::DashLine,
+                   1.3,
+                   {}});
+    panel.setYBytes(true);
+    panel.resize(300, 220);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    const engine::Mode modes[] = {engine::Mode::Local, engine::Mode::Pipeline,
+                                  engine::Mode::Backprop};
+    for (int phase = 0; phase < 3; ++phase) {
+      engine::RunInfo info;
+      info.mode = modes[phase];
+      const int stages = modes[phase] == engine::Mode::Backprop ? 1 : 9;  // one baseline line
+      info.stages.resize(size_t(stages));
+      data.beginPhase(phase, info);
+      std::vector<engine::MetricPoint> points;
+      for (int step = 0; step <= 300; step += 15)
+        for (int k = 0; k < stages; ++k) {
+          points.push_back(
+              {engine::series::kBytesSent, k, -1, step, step * 0.01, 1.87e7 + 1e3 * k});
+          points.push_back({engine::series::kGradBytesSent, k, -1, step, step * 0.01, 0});
+        }
+      data.addPoints(phase, points);
+    }
+    panel.refresh(true);
+    QCustomPlot* plot = panel.plot();
+    plot->replot();
+    panel.refresh(true);
+    plot->replot();
+    QCOMPARE(panel.graphCount(), 38);
+    moveTo(plot, plot->axisRect()->center());
+    QVERIFY(!panel.readout().isEmpty());
+    const QStringList columns = panel.frame()->shownReadoutColumns();
+    QVERIFY(columns.size() >= 2);
+    QStringList drawn;
+    for (const QString& column : columns) drawn << column.split(QLatin1Char('\n'));
+    QCOMPARE(drawn.size(), int(panel.readout().count(QLatin1Char('\n'))) + 1);
+    QVERIFY2(drawn.join(QString()) != panel.readout().remove(QLatin1Char('\n')),
+             "the read-out fits whole at this size: the test tests nothing");
+    QSet<QString> names;
+    for (const QString& line : drawn.mid(1)) {
+      const qsizetype colon = line.indexOf(QStringLiteral(": "));
+      QVERIFY2(colon >= 2, qPrintable(line));
+      const QString name = line.left(colon);
+      // The short form whole ("pS3 fwd"), not an elided full name ("pipe …").
+      QVERIFY2(!name.contains(QStringLiteral("\u2026")) && name.size() >= 3, qPrintable(line));
+      QVERIFY2(!names.contains(name), qPrintable(name + QStringLiteral(" twice")));
+      names.insert(name);
+    }
+    const QRect shown = panel.frame()->shownReadoutRect();
+    QVERIFY2(plot->rect().contains(shown), qPrintable(QStringLiteral("%1,%2 %3x%4 outside %5x%6")
+                                                          .arg(shown.x())
+                                                          .arg(shown.y())
+                                                          .arg(shown.width())
+                                                          .arg(shown.height())
+                                                          .arg(plot->width())
+                                                          .arg(plot->height())));
+  }
 };
 
 QTEST_MAIN(TestPlotPanel)

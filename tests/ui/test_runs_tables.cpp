@@ -889,6 +889,70 @@ class TestRunsTables : public QObject {
     QCOMPARE(again.alignCombo()->currentIndex(), int(ComparePanel::kXSamples));
     again.alignCombo()->setCurrentIndex(ComparePanel::kXStep);
   }
+
+  void summaryBarLabelsNeverOverprint() {
+    // Issue 36: 16 runs' bar labels read "#9#10#11…": thinned to what fits, by font metrics.
+    test::TempStore t;
+    std::vector<int64_t> ids;
+    for (int r = 0; r < 16; ++r) ids.push_back(addSteppedRun(*t.store, 40, 4));
+    StoreExecutor executor(t.store);
+    ComparePanel compare(&executor);
+    compare.resize(700, 600);
+    compare.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&compare));
+    compare.setRuns(ids);
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCustomPlot* summary = compare.summaryPlot();
+    summary->replot();
+    summary->replot();  // the ticks as laid out at the final axis width
+    const QFontMetrics metrics(summary->xAxis->tickLabelFont());
+    const QVector<double> ticks = summary->xAxis->tickVector();
+    const QVector<QString> labels = summary->xAxis->tickVectorLabels();
+    QVERIFY(ticks.size() >= 2);
+    QVERIFY2(16 * metrics.horizontalAdvance(QStringLiteral("#%1").arg(ids.back())) >
+                 summary->axisRect()->width(),
+             "all 16 labels fit at this width: the test tests nothing");
+    double lastRight = -1e9;
+    for (qsizetype k = 0; k < ticks.size(); ++k) {
+      const double centre = summary->xAxis->coordToPixel(ticks[k]);
+      const double half = metrics.horizontalAdvance(labels[k]) / 2.0;
+      QVERIFY2(centre - half > lastRight,
+               qPrintable(labels[k] + QStringLiteral(" overprints the label before it")));
+      lastRight = centre + half;
+    }
+  }
+
+  void overlayMarksPointsOnlyWhereFewAreInView() {
+    // Issue 36: 16 runs of 150-300 evaluations, every point a disc: the lines became blobs.
+    // Markers where a run has few points in view, lines alone otherwise.
+    test::TempStore t;
+    const int64_t dense = addSteppedRun(*t.store, 1600, 1);
+    const int64_t sparse = addSteppedRun(*t.store, 1600, 8);  // 200 points
+    StoreExecutor executor(t.store);
+    ComparePanel compare(&executor);
+    compare.resize(1000, 600);
+    compare.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&compare));
+    compare.alignCombo()->setCurrentIndex(ComparePanel::kXStep);
+    const auto keepNoAxis =
+        qScopeGuard([] { QSettings().remove(QStringLiteral("runs/overlay_x_axis")); });
+    compare.setRuns({dense, sparse});
+    QTRY_VERIFY_WITH_TIMEOUT(compare.isLoaded(), 5000);
+    QCustomPlot* overlay = compare.overlayPlot();
+    const auto marked = [&] {
+      int n = 0;
+      for (int g = 0; g < overlay->graphCount(); ++g)
+        n += overlay->graph(g)->scatterStyle().shape() == QCPScatterStyle::ssDisc;
+      return n;
+    };
+    QCPGraph* line = graphNamed(overlay, QStringLiteral("#%1 stepped").arg(sparse));
+    QVERIFY(line);
+    QCOMPARE(line->data()->size(), 200);  // drawn as its points: the sparse kind
+    QCOMPARE(marked(), 0);                // 200 in view, 4 px apart: a line
+    overlay->xAxis->setRange(400, 560);   // 20 in view
+    QCOMPARE(marked(), 1);
+    QCOMPARE(line->scatterStyle().shape(), QCPScatterStyle::ssDisc);
+  }
 };
 
 QTEST_MAIN(TestRunsTables)

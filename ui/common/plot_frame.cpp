@@ -20,6 +20,7 @@ namespace stagewise::ui {
 namespace {
 
 const char* const kFullNameProperty = "stagewiseFullName";
+const char* const kShortNameProperty = "stagewiseShortName";
 const char* const kUnlistedProperty = "stagewiseReadOutUnlisted";
 
 /// Linear ticks for bytes (issue 36 §3: one unit system, IEC): the unit chosen from the
@@ -35,7 +36,11 @@ class BytesTicker : public QCPAxisTicker {
  protected:
   double getTickStep(const QCPRange& range) override {
     m_unit = iecUnit(std::max(std::abs(range.lower), std::abs(range.upper)));
-    return cleanMantissa(range.size() / m_unit / (tickCount() + 1e-10)) * m_unit;
+    const double step = cleanMantissa(range.size() / m_unit / (tickCount() + 1e-10)) * m_unit;
+    // Whole bytes at least (issue 36: an empty panel ticked "0.2 B", an all-zero series five
+    // "0 B"): a range under a byte shows its one whole byte, 2.5 B steps become 2 B.
+    if (m_unit == 1) return step < 1 ? 1 : step == 2.5 ? 2 : step;
+    return step;
   }
   QString getTickLabel(double tick, const QLocale&, QChar, int) override {
     return iecTickLabel(std::abs(tick) < m_unit * 1e-9 ? 0 : tick, m_unit);
@@ -194,6 +199,10 @@ void PlotFrame::setFullName(QCPGraph* graph, const QString& name) {
   graph->setProperty(kFullNameProperty, name);
 }
 
+void PlotFrame::setShortName(QCPGraph* graph, const QString& name) {
+  graph->setProperty(kShortNameProperty, name);
+}
+
 void PlotFrame::setReadOutUnlisted(QCPGraph* graph, bool on) {
   graph->setProperty(kUnlistedProperty, on);
 }
@@ -235,6 +244,8 @@ PlotFrame::PlotFrame(const QString& title, Features features, QWidget* parent)
     m_hoverText->setVisible(false);
     m_hoverText->setClipToAxisRect(false);
     connect(m_plot, &QCustomPlot::mouseMove, this, &PlotFrame::updateHover);
+    // The read-out goes with the pointer (issue 36: read-outs stayed on after it left).
+    m_plot->installEventFilter(this);
   }
   buildControls();
 
@@ -330,12 +341,14 @@ void PlotFrame::resizeEvent(QResizeEvent* event) {
 }
 
 void PlotFrame::setTimeAxis(bool seconds) {
+  if (seconds != m_timeAxis || !m_xName.isEmpty()) hideHover();  // its x is another quantity
   m_timeAxis = seconds;
   m_xName.clear();
   m_plot->xAxis->setLabel(seconds ? tr("time (s)") : tr("step"));
 }
 
 void PlotFrame::setXQuantity(const QString& axisLabel, const QString& readoutName) {
+  if (m_timeAxis || readoutName != m_xName) hideHover();
   m_timeAxis = false;
   m_xName = readoutName;
   m_plot->xAxis->setLabel(axisLabel);
@@ -350,6 +363,7 @@ void PlotFrame::setSmoothing(double weight) {
   }
   if (weight == m_smoothing) return;
   m_smoothing = weight;
+  hideHover();  // its values were the old smoothing's (issue 36)
   Q_EMIT smoothingChanged(weight);
 }
 
@@ -369,6 +383,7 @@ std::vector<double> PlotFrame::smoothed(const std::vector<double>& values, doubl
 }
 
 void PlotFrame::setLogY(bool on) {
+  if (on != m_logY) hideHover();
   m_logY = on;
   {
     const QSignalBlocker block(m_logAction);
@@ -474,7 +489,7 @@ void PlotFrame::updateHover(QMouseEvent* event) {
     const auto data = graph->data();
     if (data->isEmpty()) return std::nullopt;
     auto it = data->findBegin(at, false);
-    if (it == data->constEnd() || (it != data->constBegin() && at - (it - 1)->key < it->key - at))
+    if (it == data->constEnd() || (it != data->constBegin() && at - (it - 1)->key <= it->key - at))
       --it;
     if (!std::isfinite(it->value)) return std::nullopt;
     return HoverPoint{it->key, it->value};
@@ -482,17 +497,20 @@ void PlotFrame::updateHover(QMouseEvent* event) {
   // The read-out is at the data point nearest the cursor over all listed graphs (a dense
   // series snaps to the step under the mouse); each graph reports its own nearest point, and
   // says where it is when that is elsewhere (a sparse series such as the test accuracy).
-  std::vector<std::pair<const QCPGraph*, HoverPoint>> hits;
+  const auto lookup = [&](const QCPGraph* graph, double at) {
+    return m_lookup ? m_lookup(graph, at) : nearestDrawn(graph, at);
+  };
   double snapped = x, best = std::numeric_limits<double>::infinity();
-  for (const QCPGraph* graph : graphs) {
-    const auto hit = m_lookup ? m_lookup(graph, x) : nearestDrawn(graph, x);
-    if (!hit) continue;
-    hits.emplace_back(graph, *hit);
-    if (std::abs(hit->x - x) < best) {
+  for (const QCPGraph* graph : graphs)
+    if (const auto hit = lookup(graph, x); hit && std::abs(hit->x - x) < best) {
       best = std::abs(hit->x - x);
       snapped = hit->x;
     }
-  }
+  // Each graph's point nearest the step the header names, not the mouse (issue 36: at step
+  // 286 a sparse series read its point at 295 though 282 was nearer).
+  std::vector<std::pair<const QCPGraph*, HoverPoint>> hits;
+  for (const QCPGraph* graph : graphs)
+    if (const auto hit = lookup(graph, snapped)) hits.emplace_back(graph, *hit);
   const double pixel = std::abs(m_plot->xAxis->pixelToCoord(1) - m_plot->xAxis->pixelToCoord(0));
   // Another quantity (samples, FLOPs): whole numbers in full up to 10^9, else 4 digits.
   const auto quantity = [](double v) {
@@ -509,8 +527,10 @@ void PlotFrame::updateHover(QMouseEvent* event) {
     }
   const QLocale english(QLocale::English);
   QStringList lines;
+  QStringList shortNames{QString()};  // per line: the header has none
   for (size_t k = 0; k < hits.size(); ++k) {
     const auto& [graph, hit] = hits[k];
+    shortNames << graph->property(kShortNameProperty).toString();
     QString line = QStringLiteral("%1: %2").arg(fullName(graph), valueText(hit.y));
     if (std::abs(hit.x - snapped) > 2 * pixel)
       line += !m_xName.isEmpty() ? QStringLiteral(" (%1 %2)").arg(m_xName, quantity(hit.x))
@@ -526,29 +546,104 @@ void PlotFrame::updateHover(QMouseEvent* event) {
   lines.prepend(distinct.size() == 1
                     ? tr("%1 · step %2").arg(where, english.toString(*distinct.begin()))
                     : where);
-  placeReadout(lines);
+  placeReadout(lines, shortNames);
   m_hoverLine->point1->setCoords(snapped, 0);
   m_hoverLine->point2->setCoords(snapped, 1);
   m_hoverLine->setVisible(true);
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void PlotFrame::placeReadout(const QStringList& lines) {
+void PlotFrame::placeReadout(const QStringList& lines, const QStringList& shortNames) {
   m_readout = lines.join(QLatin1Char('\n'));
-  const QFontMetrics metrics(m_hoverText->font());
+  if (m_readoutFont.family().isEmpty()) m_readoutFont = m_hoverText->font();
   const QRect rect = m_plot->axisRect()->rect();
   const QMargins pad = m_hoverText->padding();
-  const int lineHeight = metrics.lineSpacing();
-  // In the axis rect's top-left corner while it fits there; taller, from the widget's top, and
-  // in columns of as many lines as the widget's height holds.
-  const int fitsInRect = (rect.height() - 4 - pad.top() - pad.bottom()) / lineHeight;
-  const bool inRect = int(lines.size()) <= fitsInRect;
-  const int top = inRect ? rect.top() + 2 : 1;
-  const int rows =
-      std::max(1, inRect ? fitsInRect
-                         : (m_plot->height() - top - 1 - pad.top() - pad.bottom()) / lineHeight);
-  const int columns = (int(lines.size()) + rows - 1) / rows;
-  while (int(m_hoverColumns.size()) < columns - 1) {
+  const int frame = pad.left() + pad.right() + 2;
+  const int avail = m_plot->width() - 2;
+  // Lines shortened (never emptied, never a value) to fit the widget; where they still do not,
+  // a smaller font (issue 36: a fourth column ran past the window's edge).
+  struct Layout {
+    QFont font;
+    bool inRect = true;
+    int top = 0, rows = 1, columns = 1, total = 0;
+    QStringList shown;
+    std::vector<int> widths;
+  };
+  const auto layout = [&](const QFont& font) {
+    Layout l;
+    l.font = font;
+    const QFontMetrics metrics(font);
+    // A line's height as a text item lays several out (a scaled font's is not lineSpacing()).
+    const int lineHeight =
+        std::max(metrics.lineSpacing(),
+                 metrics.boundingRect(QRect(), Qt::AlignLeft, QStringLiteral("X\nX")).height() -
+                     metrics.boundingRect(QRect(), Qt::AlignLeft, QStringLiteral("X")).height());
+    // In the axis rect's top-left corner while it fits there; taller, from the widget's top,
+    // and in columns of as many lines as the widget's height holds.
+    const int fitsInRect = (rect.height() - 4 - pad.top() - pad.bottom()) / lineHeight;
+    l.inRect = int(lines.size()) <= fitsInRect;
+    l.top = l.inRect ? rect.top() + 2 : 1;
+    l.rows = std::max(
+        1, l.inRect ? fitsInRect
+                    : (m_plot->height() - l.top - 1 - pad.top() - pad.bottom()) / lineHeight);
+    l.columns = std::max(1, (int(lines.size()) + l.rows - 1) / l.rows);
+    const auto measure = [&] {
+      l.widths.clear();
+      l.total = 0;
+      for (int c = 0; c < l.columns; ++c) {
+        int width = 0;
+        for (const QString& line : l.shown.mid(c * l.rows, l.rows))
+          width = std::max(width, metrics.horizontalAdvance(line));
+        l.widths.push_back(width + frame);
+        l.total += width + frame;
+      }
+    };
+    l.shown = lines;
+    measure();
+    if (l.total <= avail) return l;
+    // Each series' name shortened to the room left beside its value (readout() keeps the lines
+    // whole); the widest columns give up room first: the least cap on a column's width that
+    // fits.
+    int cap = *std::max_element(l.widths.begin(), l.widths.end());
+    const auto capped = [&] {
+      int sum = 0;
+      for (int w : l.widths) sum += std::min(w, cap);
+      return sum;
+    };
+    while (cap > frame + 20 && capped() > avail) cap -= 2;
+    const int room = cap - frame;
+    for (qsizetype k = 0; k < l.shown.size(); ++k) {
+      QString& line = l.shown[k];
+      const qsizetype colon = line.indexOf(QStringLiteral(": "));
+      if (colon <= 0 || metrics.horizontalAdvance(line) <= room) continue;
+      const QString value = line.mid(colon);
+      const int nameRoom = room - metrics.horizontalAdvance(value);
+      // The graph's short name ("pS3 fwd") whole, as the least that still tells it apart;
+      // without one, the name elided but to a few letters at least.
+      const QString brief = k < shortNames.size() ? shortNames[k] : QString();
+      const QString name = line.left(colon);
+      if (!brief.isEmpty() && metrics.horizontalAdvance(brief) < metrics.horizontalAdvance(name))
+        line = brief + value;
+      else
+        line = metrics.elidedText(
+                   name, Qt::ElideRight,
+                   std::max(nameRoom, metrics.horizontalAdvance(name.left(6) + u'\u2026'))) +
+               value;
+    }
+    measure();
+    return l;
+  };
+  Layout l = layout(m_readoutFont);
+  for (double scale : {0.9, 0.8, 0.7}) {
+    if (l.total <= avail) break;
+    QFont smaller = m_readoutFont;
+    if (m_readoutFont.pointSizeF() > 0)
+      smaller.setPointSizeF(m_readoutFont.pointSizeF() * scale);
+    else
+      smaller.setPixelSize(std::max(6, int(m_readoutFont.pixelSize() * scale)));
+    l = layout(smaller);
+  }
+  while (int(m_hoverColumns.size()) < l.columns - 1) {
     auto* column = new QCPItemText(m_plot);
     column->setLayer(QStringLiteral("readout"));
     column->setPositionAlignment(Qt::AlignTop | Qt::AlignLeft);
@@ -557,64 +652,51 @@ void PlotFrame::placeReadout(const QStringList& lines) {
     column->setPadding(pad);
     column->setClipToAxisRect(false);
     column->setSelectable(false);
-    column->setFont(m_hoverText->font());
     column->setBrush(m_hoverText->brush());
     column->setColor(m_hoverText->color());
     column->setPen(m_hoverText->pen());
     m_hoverColumns.push_back(column);
   }
-  const int frame = pad.left() + pad.right() + 2;
-  const auto columnWidths = [&](const QStringList& shown) {
-    std::vector<int> widths;
-    for (int c = 0; c < std::max(1, columns); ++c) {
-      int width = 0;
-      for (const QString& line : shown.mid(c * rows, rows))
-        width = std::max(width, metrics.horizontalAdvance(line));
-      widths.push_back(width + frame);
-    }
-    return widths;
-  };
-  QStringList shown = lines;
-  std::vector<int> widths = columnWidths(shown);
-  int total = 0;
-  for (int w : widths) total += w;
-  if (total > m_plot->width() - 2) {
-    // Wider than the widget: each series' name shortened to the room left beside its value
-    // (readout() keeps the lines whole).
-    // The widest columns give up room first: the least cap on a column's width that fits.
-    int cap = *std::max_element(widths.begin(), widths.end());
-    const auto capped = [&] {
-      int sum = 0;
-      for (int w : widths) sum += std::min(w, cap);
-      return sum;
-    };
-    while (cap > frame + 20 && capped() > m_plot->width() - 2) cap -= 2;
-    const int room = cap - frame;
-    for (QString& line : shown) {
-      // The name shortened, never the value and where it is ("S3 loss…: 0.8132 (step 120)").
-      const qsizetype colon = line.indexOf(QStringLiteral(": "));
-      if (colon <= 0 || metrics.horizontalAdvance(line) <= room) continue;
-      const QString value = line.mid(colon);
-      line = metrics.elidedText(line.left(colon), Qt::ElideRight,
-                                std::max(0, room - metrics.horizontalAdvance(value))) +
-             value;
-    }
-    widths = columnWidths(shown);
-    total = 0;
-    for (int w : widths) total += w;
-  }
   // From the axis rect's left, or further left (over the y axis) when the columns would run
   // past the widget's right edge.
-  int left = std::max(1, std::min(rect.left() + 4, m_plot->width() - total - 1));
-  for (int c = 0; c < std::max(1, columns); ++c) {
+  int left = std::max(1, std::min(rect.left() + 4, m_plot->width() - l.total - 1));
+  for (int c = 0; c < l.columns; ++c) {
     QCPItemText* item = c == 0 ? m_hoverText : m_hoverColumns[size_t(c - 1)];
-    item->setText(shown.mid(c * rows, rows).join(QLatin1Char('\n')));
-    item->position->setCoords(left, top);
+    item->setFont(l.font);
+    item->setText(l.shown.mid(c * l.rows, l.rows).join(QLatin1Char('\n')));
+    item->position->setCoords(left, l.top);
     item->setVisible(true);
-    left += widths[size_t(c)];
+    left += l.widths[size_t(c)];
   }
-  for (size_t c = size_t(std::max(0, columns - 1)); c < m_hoverColumns.size(); ++c)
+  for (size_t c = size_t(l.columns - 1); c < m_hoverColumns.size(); ++c)
     m_hoverColumns[c]->setVisible(false);
+}
+
+QStringList PlotFrame::shownReadoutColumns() const {
+  QStringList columns;
+  if (!m_hoverText || !m_hoverText->visible()) return columns;
+  columns << m_hoverText->text();
+  for (const QCPItemText* item : m_hoverColumns)
+    if (item->visible()) columns << item->text();
+  return columns;
+}
+
+QRect PlotFrame::shownReadoutRect() const {
+  QRect all;
+  if (!m_hoverText || !m_hoverText->visible()) return all;
+  std::vector<const QCPItemText*> items{m_hoverText};
+  for (const QCPItemText* item : m_hoverColumns)
+    if (item->visible()) items.push_back(item);
+  for (const QCPItemText* item : items) {
+    const QFontMetrics metrics(item->font());
+    const QRect text =
+        metrics.boundingRect(QRect(0, 0, 100000, 100000), Qt::AlignLeft, item->text());
+    const QPointF at = item->position->pixelPosition();
+    const QMargins pad = item->padding();
+    all |= QRect(int(at.x()), int(at.y()), text.width() + pad.left() + pad.right(),
+                 text.height() + pad.top() + pad.bottom());
+  }
+  return all;
 }
 
 void PlotFrame::restyle() {
@@ -634,6 +716,12 @@ void PlotFrame::restyle() {
     m_hoverLine->setPen(QPen(pal.color(QPalette::Mid), 1, Qt::DashLine));
   }
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool PlotFrame::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_plot && (event->type() == QEvent::Leave || event->type() == QEvent::Hide))
+    hideHover();
+  return QWidget::eventFilter(watched, event);
 }
 
 void PlotFrame::changeEvent(QEvent* event) {

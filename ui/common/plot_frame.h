@@ -119,6 +119,13 @@ class PlotFrame : public QWidget {
   /// the read-out said "pipe S1 grad …"). Without one it reads the graph's name.
   static void setFullName(QCPGraph* graph, const QString& name);
   static QString fullName(const QCPGraph* graph);
+  /// The least name that tells `graph` apart ("pS3 fwd"): what the read-out shows in place of
+  /// a full name it has no room for (issue 36: names were elided to nothing).
+  static void setShortName(QCPGraph* graph, const QString& name);
+  /// The read-out as drawn, per column (names shortened), and the pixels it covers in plot()
+  /// (tests: every column inside the widget).
+  QStringList shownReadoutColumns() const;
+  QRect shownReadoutRect() const;
   /// Reads `graph` out even while it has no legend entry (one a full legend folds into
   /// "+N more"); by default the read-out lists the legend's graphs only.
   static void setReadOutUnlisted(QCPGraph* graph, bool on);
@@ -141,6 +148,7 @@ class PlotFrame : public QWidget {
 
  protected:
   void changeEvent(QEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
 
  private:
@@ -162,7 +170,8 @@ class PlotFrame : public QWidget {
   QAction* m_logAction;
   /// Sets the read-out's text on the top layer, unclipped; lines more than the plot's height
   /// holds go on in further columns to the right, so every line stays readable.
-  void placeReadout(const QStringList& lines);
+  void placeReadout(const QStringList& lines, const QStringList& shortNames);
+  QFont m_readoutFont;  ///< the read-out's font at full size (placeReadout may draw it smaller)
   QCPItemText* m_hoverText = nullptr;        ///< the read-out's first column
   std::vector<QCPItemText*> m_hoverColumns;  ///< its further columns (many series, low plot)
   QString m_readout;                         ///< the whole read-out

@@ -253,6 +253,8 @@ void PlotPanel::onSeriesAdded(const LiveKey& key) {
     graph->setPen(pen);
     graph->setName(legend);
     PlotFrame::setFullName(graph, legend);
+    PlotFrame::setShortName(
+        graph, tag.isEmpty() || what.isEmpty() ? tag + what : tag + QLatin1Char(' ') + what);
     graph->setAdaptiveSampling(true);
     m_bound.push_back({key, graph, pen, rule.markers, r, legend, tag, what, pipeline || backprop});
     sortLegend();
@@ -654,6 +656,11 @@ QString PlotPanel::readout() const {
 void PlotPanel::refresh(bool force) {
   if (!force && m_data->revision() == m_seenRevision) return;
   m_seenRevision = m_data->revision();
+  if (m_data->smoothing() != m_seenSmoothing) {
+    // The read-out's values were the old smoothing's (issue 36: a stuck Accuracy read-out).
+    m_seenSmoothing = m_data->smoothing();
+    m_frame->hideHover();
+  }
   if (!isVisible() && !force) return;
   // Series only grow between clears: when none of this panel's grew, nothing it draws changed
   // (a panel whose series the run does not report costs no redraw at all).

@@ -192,6 +192,7 @@ class PlotPanel : public QWidget {
   bool m_settingRange = false;
   uint64_t m_seenRevision = ~uint64_t(0);
   uint64_t m_seenPoints = ~uint64_t(0);
+  double m_seenSmoothing = 0;       ///< LiveData's smoothing at the last redraw
   std::vector<QCPGraph*> m_folded;  ///< graphs the full legend folds into "+N more"
   QCPAbstractLegendItem* m_moreItem = nullptr;
   /// Gives the folded graphs their legend entries back (before each fit).

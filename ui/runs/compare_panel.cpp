@@ -38,6 +38,33 @@ namespace stagewise::ui {
 
 namespace {
 
+/// The summary bars' run labels ("#12"), every k-th where all of them would print over each
+/// other (issue 36: 16 runs read "#9#10#11…"): k the least that keeps the widest label, by the
+/// axis font's metrics, apart from the next shown.
+class ThinnedTextTicker : public QCPAxisTickerText {
+ public:
+  explicit ThinnedTextTicker(QCPAxis* axis) : m_axis(axis) {}
+
+ protected:
+  QVector<double> createTickVector(double tickStep, const QCPRange& range) override {
+    const QVector<double> all = QCPAxisTickerText::createTickVector(tickStep, range);
+    if (all.size() < 2 || !m_axis || !m_axis->axisRect() || !(range.size() > 0)) return all;
+    const QFontMetrics metrics(m_axis->tickLabelFont());
+    int widest = 0;
+    for (double tick : all)
+      widest = std::max(widest, metrics.horizontalAdvance(mTicks.value(tick)));
+    const double pixelsPerUnit = m_axis->axisRect()->width() / range.size();
+    const double gap = (all[1] - all[0]) * pixelsPerUnit;  // the bars are 1 apart
+    const int every = gap > 0 ? std::max(1, int(std::ceil((widest + 6) / gap))) : 1;
+    QVector<double> shown;
+    for (qsizetype k = 0; k < all.size(); k += every) shown << all[k];
+    return shown;
+  }
+
+ private:
+  QCPAxis* m_axis;
+};
+
 // What can always be overlaid: a series name and a stage (-1 run-level, -2 each run's last
 // stage). The gradient cosine of the other stages and of every layer is added to the list when
 // the selected runs have it.
@@ -193,7 +220,8 @@ ComparePanel::ComparePanel(StoreExecutor* executor, QWidget* parent)
         const auto data = graph->data();  // a group's mean, whole-set marks: the drawn point
         if (data->isEmpty()) return std::nullopt;
         auto it = data->findBegin(x, false);
-        if (it == data->constEnd() || (it != data->constBegin() && x - (it - 1)->key < it->key - x))
+        if (it == data->constEnd() ||
+            (it != data->constBegin() && x - (it - 1)->key <= it->key - x))
           --it;
         if (!std::isfinite(it->value)) return std::nullopt;
         return PlotFrame::HoverPoint{it->key, it->value};
@@ -613,7 +641,8 @@ std::optional<std::pair<double, double>> ComparePanel::storedNear(const QCPGraph
   const double at = x / f;  // on the storage axis (step or seconds)
   auto next = std::lower_bound(stored.begin(), stored.end(), at,
                                [](const auto& p, double v) { return p.first < v; });
-  if (next == stored.end() || (next != stored.begin() && at - (next - 1)->first < next->first - at))
+  if (next == stored.end() ||
+      (next != stored.begin() && at - (next - 1)->first <= next->first - at))  // ties: the earlier
     --next;
   if (!std::isfinite(next->second)) return std::nullopt;
   return std::make_pair(next->first * f, next->second);
@@ -630,6 +659,18 @@ void ComparePanel::drawVisible() {
                                    f, i < m_breaks.size() ? m_breaks[i] : none),
                        true);
   }
+  // A sparse run's points get markers only where few are in view, or far enough apart to tell
+  // (three markers' widths): 16 runs of 150-300 marked points were blobs (issue 36).
+  constexpr int kMarker = 7, kFewInView = 40;
+  for (QCPGraph* g : m_sparseGraphs) {
+    int inView = 0;
+    for (auto it = g->data()->findBegin(range.lower, false);
+         it != g->data()->constEnd() && it->key <= range.upper; ++it)
+      if (std::isfinite(it->value) && range.contains(it->key)) ++inView;
+    const bool marked = inView <= kFewInView || columns >= 3 * kMarker * inView;
+    g->setScatterStyle(marked ? QCPScatterStyle(QCPScatterStyle::ssDisc, kMarker)
+                              : QCPScatterStyle());
+  }
 }
 
 void ComparePanel::drawOverlay() {
@@ -638,6 +679,7 @@ void ComparePanel::drawOverlay() {
   m_graphRun.clear();
   m_marksRun.clear();
   m_storedGraphs.clear();
+  m_sparseGraphs.clear();
   m_overlayFrame->hideHover();
   // The x axis: samples and compute scale each run's steps by its own factor; a run without it
   // is left out and named.
@@ -683,7 +725,7 @@ void ComparePanel::drawOverlay() {
       // A few evaluations: the points themselves joined by lines, each marked, not a staircase
       // held across the grid.
       points = graphPoints(a.points[i], f, breaks);
-      g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
+      m_sparseGraphs.push_back(g);  // marked where few are in view (drawVisible)
     } else if (i < m_storedAll.size() && m_storedAll[i] && i < m_stored.size() &&
                !m_stored[i].empty()) {
       // Its stored points at the resolution of the visible range, redrawn on zoom and pan
@@ -1067,7 +1109,7 @@ void ComparePanel::drawSummary() {
     return;
   }
   m_front.clear();
-  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  QSharedPointer<QCPAxisTickerText> ticker(new ThinnedTextTicker(m_summary->xAxis));
   double top = 0;
   for (size_t i = 0; i < m_runs.size(); ++i) {
     const auto& r = m_runs[i];

@@ -200,6 +200,7 @@ class ComparePanel : public QWidget {
   int m_tickRoom = -1;  // the axis width fitXTicks() last chose a tick count for
   std::vector<bool> m_storedAll;                 // Data::storedAll
   std::map<QCPGraph*, size_t> m_storedGraphs;    // graphs drawn from m_stored (drawVisible)
+  std::vector<QCPGraph*> m_sparseGraphs;  ///< runs of few points: marked when few are in view
   std::vector<double> m_drawnFactor;             // per run, as drawn
   std::vector<storage::SpecDifference> m_diffs;
   QComboBox* m_summaryMetric;
