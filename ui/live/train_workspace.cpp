@@ -167,6 +167,9 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   connect(m_dashboard->timelinePanel(), &TimelinePanel::exportTraceRequested, this,
           &TrainWorkspace::exportTrace);
   m_log = new EventLog(this);
+  // The log scrolls: its least height is its header and a line, not a scroll area's 70 px,
+  // so Train fits a 1200x680 window (issue 36: such a window reopened 32 px taller).
+  m_log->setMinimumHeight(m_log->fontMetrics().height() * 2 + 8);
   m_steer = new SteerPanel(this);
   connect(m_steer, &SteerPanel::cutsRequested, controller, &EngineController::requestRepartition);
   connect(m_steer, &SteerPanel::stageChangeRequested, controller,
