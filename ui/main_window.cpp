@@ -403,6 +403,7 @@ void MainWindow::updateExportActions() {
     return table && table->model() && table->model()->rowCount() > 0 && !table->isHidden();
   };
   if (m_runs) {
+    m_runs->updatePaletteActions();  // the selected run's, one of them in this menu
     m_exportGroups->setEnabled(m_runs->groupTable()->study() > 0 &&
                                hasRows(m_runs->groupTable()->table()));
     m_exportTuned->setEnabled(m_runs->groupTable()->study() > 0 &&
@@ -734,7 +735,6 @@ QString MainWindow::shortcutsText() const {
 
 void MainWindow::showCommandPalette() {
   updateExportActions();  // the palette lists what is enabled now
-  if (m_runs) m_runs->updatePaletteActions();
   if (!m_palette) m_palette = new CommandPalette(menuBar(), this);
   m_palette->popup();
 }
