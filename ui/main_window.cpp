@@ -197,6 +197,8 @@ void MainWindow::restoreSession() {
   if (!loaded) m_doc->load(defaultSpec());
   const bool known = session.workspace >= kDesign && session.workspace <= kRuns;
   showWorkspace(known ? Workspace(session.workspace) : kDesign);
+  if (m_runs && (!session.runsFilter.isEmpty() || session.runsStudy > 0))
+    m_runs->restoreFilter(session.runsFilter, session.runsStudy);
   if (m_runs && !session.runs.isEmpty())
     m_runs->selectRuns(std::vector<int64_t>(session.runs.begin(), session.runs.end()));
   if (session.trainModes != 0) {
@@ -214,8 +216,11 @@ void MainWindow::saveSession() {
   if (session.specFile.isEmpty() && !m_doc->isModified())
     session.designJson = QString::fromStdString(experimentJson(m_doc->spec(), m_doc->study()));
   session.workspace = int(currentWorkspace());
-  if (m_runs)
+  if (m_runs) {
     for (int64_t id : m_runs->selectedRunIds()) session.runs << id;
+    session.runsFilter = m_runs->filterText();
+    session.runsStudy = m_runs->studyFilter();
+  }
   session.trainModes = m_train->modeCombo()->currentData().toInt();
   // The store this session used (given with --db, say) opens next time, unless one was chosen
   // in File → Choose run store meanwhile ("from its next start").
@@ -371,7 +376,7 @@ void MainWindow::buildExportMenu(QMenu* file) {
   if (m_runs) {
     // The run list's export, which Runs gives the window: here, with the others.
     for (QAction* a : actions())
-      if (a->parent() == m_runs && !a->menu()) {
+      if (a->parent() == m_runs && !a->menu() && a->property("exportMenu").toBool()) {
         removeAction(a);
         m_exportMenu->addAction(a);
       }
@@ -398,6 +403,7 @@ void MainWindow::updateExportActions() {
     return table && table->model() && table->model()->rowCount() > 0 && !table->isHidden();
   };
   if (m_runs) {
+    m_runs->updatePaletteActions();  // the selected run's, one of them in this menu
     m_exportGroups->setEnabled(m_runs->groupTable()->study() > 0 &&
                                hasRows(m_runs->groupTable()->table()));
     m_exportTuned->setEnabled(m_runs->groupTable()->study() > 0 &&

@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QStandardPaths>
 #include <QTreeWidget>
 #include <QtTest>
@@ -11,6 +12,9 @@
 #include "common/command_palette.h"
 #include "common/fake_services.h"
 #include "main_window.h"
+#include "run_store_fixture.h"
+#include "runs/run_table_model.h"
+#include "runs/runs_workspace.h"
 
 using namespace stagewise;
 using namespace stagewise::ui;
@@ -63,6 +67,79 @@ class TestCommandPalette : public QObject {
     const int w = CommandPalette::fuzzyScore(pattern, worse);
     QVERIFY2(b >= 0 && b > w, qPrintable(QStringLiteral("%1 vs %2").arg(b).arg(w)));
     QCOMPARE(CommandPalette::fuzzyScore(QStringLiteral("xyz"), better), -1);
+  }
+
+  void shortPatternsMatchWordStartsAndRunsOnly() {
+    // issue 36: "csv" found "Design's cuts steer the live run" (c-s-v scattered in it).
+    const auto score = [](const char* pattern, const char* text) {
+      return CommandPalette::fuzzyScore(QString::fromUtf8(pattern), QString::fromUtf8(text));
+    };
+    QCOMPARE(score("csv", "Run Design's cuts steer the live run"), -1);
+    QVERIFY(score("csv", "File › Export Export the run list as CSV…") >= 0);
+    QVERIFY(score("rs", "Run study") >= 0);         // word starts
+    QVERIFY(score("paus", "Pause / resume") >= 0);  // a run of letters
+    QCOMPARE(score("ese", "Save notes and tags"), -1);
+    // A longer pattern leaves room for a typo: most of its letters still start words or follow
+    // the one before.
+    QVERIFY(score("exprt", "Export CSV…") >= 0);
+    QCOMPARE(score("aeiou", "Design's cuts steer the live run"), -1);
+  }
+
+  void findsTheSelectedRunsActions() {
+    // issue 36: the Runs buttons (Export CSV…, Save notes and tags, Resume, Run again) were not
+    // in the palette. They are, enabled as the buttons are.
+    test::TempStore t;
+    const int64_t id = test::addRun(*t.store, test::runSpec("one", {2}), 0.8);
+    MainWindow window(services(), t.store);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.showWorkspace(MainWindow::kRuns);
+    RunsWorkspace* runs = window.runsWorkspace();
+    QTRY_VERIFY_WITH_TIMEOUT(runs->model()->rowCount() == 1 && runs->model()->isSettled(), 5000);
+    const auto open = [&](const QString& pattern) {
+      window.showCommandPalette();
+      CommandPalette* palette = window.findChild<CommandPalette*>();
+      if (!palette) return QStringList{};
+      QTest::keyClicks(palette->searchEdit(), pattern);
+      const QStringList found = rows(palette);
+      palette->hide();
+      return found;
+    };
+    // Nothing selected: the points export (every listed run) is there, not the run's own.
+    QVERIFY(!runs->saveMetaButton()->isEnabled());
+    QStringList found = open(QStringLiteral("csv"));
+    QVERIFY2(found.contains(QStringLiteral("Export the selected runs' points as CSV…")),
+             qPrintable(found.join(QLatin1Char('|'))));
+    QVERIFY(!found.contains(QStringLiteral("Design's cuts steer the live run")));
+    QVERIFY(!open(QStringLiteral("notes")).contains(QStringLiteral("Save notes and tags")));
+    QVERIFY(!open(QStringLiteral("again")).contains(QStringLiteral("Run the selected run again")));
+
+    runs->selectRuns({id});
+    QTRY_VERIFY_WITH_TIMEOUT(runs->saveMetaButton()->isEnabled(), 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(runs->runAgainButton()->isEnabled(), 5000);
+    found = open(QStringLiteral("notes"));
+    QVERIFY2(!found.isEmpty() && found.front() == QStringLiteral("Save notes and tags"),
+             qPrintable(found.join(QLatin1Char('|'))));
+    QVERIFY(open(QStringLiteral("again")).contains(QStringLiteral("Run the selected run again")));
+    // Resume follows its button: shown and enabled only for a stopped run with a checkpoint.
+    QCOMPARE(open(QStringLiteral("resume sel")).contains(QStringLiteral("Resume the selected run")),
+             runs->resumeButton()->isEnabled() && runs->resumeButton()->isVisibleTo(runs));
+    // Chosen in the palette, the action does what its button does.
+    QTest::keyClicks(runs->tagsEdit(), QStringLiteral("from-palette"));
+    window.showCommandPalette();
+    CommandPalette* palette = window.findChild<CommandPalette*>();
+    QVERIFY(palette);
+    QTest::keyClicks(palette->searchEdit(), QStringLiteral("save notes"));
+    QCOMPARE(palette->list()->topLevelItem(0)->text(0), QStringLiteral("Save notes and tags"));
+    QCOMPARE(palette->list()->topLevelItem(0)->text(1), QStringLiteral("Runs"));
+    QTest::keyClick(palette->searchEdit(), Qt::Key_Return);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+          storage::RunReader reader(*t.store);
+          const auto run = reader.run(id);
+          return run && run->tags == std::vector<std::string>{"from-palette"};
+        }(),
+        5000);
   }
 
   void findsAnActionAndRunsIt() {

@@ -6,17 +6,25 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSettings>
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QtTest>
 #include <cmath>
+#include <functional>
 #include <map>
 
+#include "common/app_settings.h"
 #include "common/command_palette.h"
 #include "common/plot_frame.h"
 #include "common/table_export.h"
@@ -68,6 +76,34 @@ class TestRunsTables : public QObject {
     QMouseEvent event(QEvent::MouseMove, QPointF(p), plot->mapToGlobal(QPointF(p)), Qt::NoButton,
                       Qt::NoButton, Qt::NoModifier);
     QApplication::sendEvent(plot, &event);
+  }
+
+  /// The folder the file dialog `open` shows starts in; `answer` (a path) is what the dialog
+  /// then returns (empty: cancelled).
+  static QString dialogFolder(const std::function<void()>& open, const QString& answer = {}) {
+    QString folder;
+    QTimer poll;
+    poll.setInterval(20);
+    QObject::connect(&poll, &QTimer::timeout, [&] {
+      auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+      if (!dialog || !folder.isEmpty()) return;
+      folder = dialog->directory().absolutePath();
+      if (answer.isEmpty()) {
+        dialog->reject();
+      } else {
+        // Typed as a user would: selectFile() with another folder's path races the dialog's
+        // own folder change and sometimes kept the proposed name.
+        if (auto* name = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit")))
+          name->setText(answer);
+        else
+          dialog->selectFile(answer);
+        static_cast<QDialog*>(dialog)->accept();  // QFileDialog::accept() is protected
+      }
+    });
+    poll.start();
+    open();
+    poll.stop();
+    return folder;
   }
 
   static void waitLoaded(RunsWorkspace& ws, int rows) {
@@ -213,11 +249,45 @@ class TestRunsTables : public QObject {
     QVERIFY(!writeTableCsv(&model, dir.filePath(QStringLiteral("no/such/dir/t.csv"))).isEmpty());
   }
 
+  void exportDialogsStartInTheLastExportFolder() {
+    // issue 36: the run list's and the tables' export dialogs opened in the working directory
+    // (the source checkout). They start in the last export folder and keep the one chosen.
+    QTemporaryDir work;
+    QTemporaryDir first;
+    QTemporaryDir second;
+    QVERIFY(work.isValid() && first.isValid() && second.isValid());
+    const QString before = QDir::currentPath();
+    QVERIFY(QDir::setCurrent(work.path()));
+    AppSettings::setLastExportDir(first.path());
+    test::TempStore t;
+    addRun(*t.store, runSpec("one", {2}), 0.8);
+    RunsWorkspace ws(t.store);
+    ws.show();
+    waitLoaded(ws, 1);
+    const QString firstDir = QDir(first.path()).canonicalPath();
+    const QString secondDir = QDir(second.path()).canonicalPath();
+    const auto canonical = [](const QString& dir) { return QDir(dir).canonicalPath(); };
+    QCOMPARE(canonical(dialogFolder([&] { ws.exportButton()->click(); })), firstDir);
+    // The folder chosen is the next dialog's, the run list's and every table's alike.
+    const QString points = QDir(second.path()).filePath(QStringLiteral("points.csv"));
+    QCOMPARE(canonical(dialogFolder([&] { ws.exportButton()->click(); }, points)), firstDir);
+    QCOMPARE(canonical(AppSettings::lastExportDir()), secondDir);
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(points), 5000);
+    QCOMPARE(canonical(dialogFolder([&] { ws.exportTableAction()->trigger(); })), secondDir);
+    const QString list = QDir(first.path()).filePath(QStringLiteral("list.csv"));
+    QCOMPARE(canonical(dialogFolder([&] { ws.exportTableAction()->trigger(); }, list)), secondDir);
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(list), 5000);
+    QCOMPARE(canonical(AppSettings::lastExportDir()), firstDir);
+    QVERIFY(QDir::setCurrent(before));
+  }
+
   void ctrlCCopiesTheSelection() {
     QTableWidget table(3, 3);
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c)
         table.setItem(r, c, new QTableWidgetItem(QStringLiteral("r%1c%2").arg(r).arg(c)));
+    table.setHorizontalHeaderLabels(
+        {QStringLiteral("a"), QStringLiteral("b\tB"), QStringLiteral("c")});
     attachTableExport(&table, QStringLiteral("t"));
     table.show();
     QVERIFY(QTest::qWaitForWindowExposed(&table));
@@ -229,14 +299,21 @@ class TestRunsTables : public QObject {
         selection->select(table.model()->index(r, c), QItemSelectionModel::Select);
     table.setCurrentCell(1, 0, QItemSelectionModel::NoUpdate);
     QTest::keyClick(&table, Qt::Key_C, Qt::ControlModifier);
-    // Every selected cell, not the current one alone: rows by line, columns by tab.
-    QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("r1c0\tr1c2\nr2c0\tr2c2\n"));
+    // Every selected cell, not the current one alone: rows by line, columns by tab, after one
+    // line of the columns' headers (issue 36: a spreadsheet paste had no column names).
+    QCOMPARE(QGuiApplication::clipboard()->text(),
+             QStringLiteral("a\tc\nr1c0\tr1c2\nr2c0\tr2c2\n"));
     // A hole inside the selection's rectangle stays an empty field.
     selection->clearSelection();
     selection->select(table.model()->index(0, 0), QItemSelectionModel::Select);
     selection->select(table.model()->index(1, 1), QItemSelectionModel::Select);
     QTest::keyClick(&table, Qt::Key_C, Qt::ControlModifier);
-    QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("r0c0\t\n\tr1c1\n"));
+    QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("a\tb B\nr0c0\t\n\tr1c1\n"));
+    // A single cell is its value alone.
+    selection->clearSelection();
+    selection->select(table.model()->index(2, 1), QItemSelectionModel::Select);
+    QTest::keyClick(&table, Qt::Key_C, Qt::ControlModifier);
+    QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("r2c1\n"));
   }
 
   void everyRunsTableExports() {
@@ -311,8 +388,11 @@ class TestRunsTables : public QObject {
     QVERIFY(copyTableSelection(ws.table()));
     const QStringList lines =
         QGuiApplication::clipboard()->text().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-    QCOMPARE(lines.size(), 2);
+    QCOMPARE(lines.size(), 3);  // the headers, then the two rows
     QCOMPARE(lines.front().split(QLatin1Char('\t')).size(), RunTableModel::kColumnCount + 3);
+    QVERIFY2(lines.front().split(QLatin1Char('\t')).contains(QStringLiteral("train.lr")),
+             qPrintable(lines.front()));
+    QVERIFY(!lines.at(1).contains(QStringLiteral("train.lr")));
     // The CSV has the shown columns, key columns included.
     const auto csv = parseCsv(tableCsv(model, ws.table()));
     QCOMPARE(int(csv.size()), 4);

@@ -811,6 +811,9 @@ class TestRunsWorkspace : public QObject {
       return std::make_unique<recorder::Recorder>(*store, options);
     };
     MainWindow window(services, t.store);
+    // The legend names its series in full at the walkthrough's width (Design no longer widens
+    // the window past the offscreen screen's 800 px to 1273).
+    window.resize(1366, 740);
     window.show();
     window.showWorkspace(MainWindow::kRuns);
     RunsWorkspace* ws = window.runsWorkspace();

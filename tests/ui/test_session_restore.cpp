@@ -4,7 +4,10 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QHeaderView>
+#include <QLineEdit>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSlider>
 #include <QStatusBar>
 #include <QTableView>
@@ -16,6 +19,7 @@
 #include "common/spec_io.h"
 #include "designer/design_document.h"
 #include "designer/design_workspace.h"
+#include "live/event_log.h"
 #include "live/live_dashboard.h"
 #include "live/plot_panel.h"
 #include "live/train_workspace.h"
@@ -209,6 +213,112 @@ class TestSessionRestore : public QObject {
     modes->setCurrentIndex(2);
     QVERIFY(window.designWorkspace()->openFile(pipeline));
     QCOMPARE(window.trainWorkspace()->currentPlan(), (RunPlan{engine::Mode::Pipeline}));
+  }
+
+  void reopensTheRunsFilterAndScrollsToTheSelection() {
+    // issue 36: the selection came back, the filter text and the study filter did not, and a
+    // selected run far down the list was out of sight.
+    test::TempStore t;
+    std::vector<int64_t> alphas;
+    for (int i = 0; i < 60; ++i)
+      alphas.push_back(addRun(
+          *t.store,
+          runSpec(QStringLiteral("alpha-%1").arg(i, 2, 10, QLatin1Char('0')).toStdString(), {2}),
+          0.5 + i / 200.0));
+    const int64_t beta = addRun(*t.store, runSpec("beta", {2}), 0.9);
+    storage::NewStudy ns;
+    ns.name = "the alphas";
+    ns.baseSpecJson = "{}";
+    ns.keys = {{"train.lr", "[0.001,0.003]"}};
+    ns.runsTotal = int(alphas.size());
+    const int64_t study = t.store->createStudy(ns);
+    for (int i = 0; i < int(alphas.size()); ++i) {
+      storage::StudyRunRecord link;
+      link.point = i;
+      link.runId = alphas[size_t(i)];
+      link.valuesJson = "[0.001]";
+      t.store->linkStudyRun(study, link);
+    }
+    t.store->finishStudy(study, storage::StudyStatus::Completed);
+    // The run far from the top: the list shows the newest first.
+    const int64_t far = alphas[1];
+    {
+      MainWindow window(services(), t.store);
+      window.resize(1200, 680);
+      window.show();
+      window.showWorkspace(MainWindow::kRuns);
+      RunsWorkspace* ws = window.runsWorkspace();
+      QTRY_COMPARE_WITH_TIMEOUT(ws->studyCombo()->count(), 2, 5000);
+      ws->studyCombo()->setCurrentIndex(1);
+      QTest::keyClicks(ws->searchEdit(), QStringLiteral("alpha-0"));
+      QTRY_COMPARE_WITH_TIMEOUT(ws->model()->rowCount(), 10, 5000);
+      selectRows(ws, {far});
+      QCOMPARE(ws->selectedRunIds(), (std::vector<int64_t>{far}));
+      QVERIFY(window.close());
+    }
+    {
+      MainWindow window(services(), t.store);
+      window.resize(1200, 680);
+      window.show();
+      RunsWorkspace* ws = window.runsWorkspace();
+      QCOMPARE(ws->searchEdit()->text(), QStringLiteral("alpha-0"));
+      QTRY_COMPARE_WITH_TIMEOUT(ws->studyCombo()->currentData().toLongLong(), study, 5000);
+      QTRY_COMPARE_WITH_TIMEOUT(ws->model()->filter().study, std::optional<int64_t>(study), 5000);
+      QTRY_COMPARE_WITH_TIMEOUT(ws->model()->rowCount(), 10, 5000);
+      QTRY_COMPARE_WITH_TIMEOUT(ws->selectedRunIds(), (std::vector<int64_t>{far}), 5000);
+      // The study filter alone: beta (in no study) stays out, the selection is scrolled to.
+      QTest::keyClick(ws->searchEdit(), Qt::Key_A, Qt::ControlModifier);
+      QTest::keyClick(ws->searchEdit(), Qt::Key_Backspace);
+      QVERIFY(window.close());
+    }
+    MainWindow window(services(), t.store);
+    window.resize(1200, 680);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    RunsWorkspace* ws = window.runsWorkspace();
+    QVERIFY(ws->searchEdit()->text().isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(ws->model()->rowCount(), 60, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(ws->model()->rowOf(beta) < 0 && ws->model()->isSettled(), 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(ws->selectedRunIds(), (std::vector<int64_t>{far}), 5000);
+    QTableView* table = ws->table();
+    const QModelIndex shown = ws->model()->index(ws->model()->rowOf(far), 0);
+    QVERIFY(shown.isValid());
+    QVERIFY2(ws->model()->rowOf(far) * table->verticalHeader()->defaultSectionSize() >
+                 table->viewport()->height(),
+             "the run would be in sight without scrolling: the test proves nothing");
+    QTRY_VERIFY_WITH_TIMEOUT(table->viewport()->rect().intersects(table->visualRect(shown)), 5000);
+  }
+
+  void aResumeKeepsTheModeSet() {
+    // issue 36: resuming a local run switched the mode box from "Local, then backprop" to
+    // "Local (parallel stages)". The run goes on in its mode; the set stays and the log says
+    // what runs.
+    EngineServices fake = services();
+    fake.resumeRun = [create = fake.createRun](const engine::ExperimentSpec& s,
+                                               engine::RunObserver* observer,
+                                               const std::string&) { return create(s, observer); };
+    MainWindow window(fake, nullptr);
+    TrainWorkspace* train = window.trainWorkspace();
+    QComboBox* modes = train->modeCombo();
+    modes->setCurrentIndex(modes->findText(QStringLiteral("Local, then backprop")));
+    QVERIFY(modes->currentIndex() >= 0);
+    auto spec = runSpec("resumed", {1, 2});
+    spec.mode = engine::Mode::Local;
+    QSignalSpy finished(train, &TrainWorkspace::runFinished);
+    QVERIFY(
+        train->resumeRun(spec, ResumePoint{"checkpoint", std::nullopt}, QStringLiteral("run #1")));
+    QCOMPARE(modes->currentText(), QStringLiteral("Local, then backprop"));
+    const QString log = train->eventLog()->messages().join(QLatin1Char('\n'));
+    QVERIFY2(log.contains(QStringLiteral("its mode, local, alone")), qPrintable(log));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 15000);
+    // A set without the run's mode (or a single other mode) shows what runs, as opening does.
+    modes->setCurrentIndex(modes->findText(QStringLiteral("Pipelined backprop")));
+    QVERIFY(
+        train->resumeRun(spec, ResumePoint{"checkpoint", std::nullopt}, QStringLiteral("run #1")));
+    QCOMPARE(train->currentPlan(), (RunPlan{engine::Mode::Local}));
+    QVERIFY(
+        !train->eventLog()->messages().join(QLatin1Char('\n')).contains(QStringLiteral("alone")));
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 15000);
   }
 };
 

@@ -100,6 +100,13 @@ QString AppSettings::lastExportDir() {
 void AppSettings::setLastExportDir(const QString& dir) {
   QSettings().setValue(QStringLiteral("files/exportDir"), dir);
 }
+QString AppSettings::exportPath(const QString& fileName) {
+  return QDir(lastExportDir()).filePath(fileName);
+}
+QString AppSettings::keepExportPath(const QString& path) {
+  if (!path.isEmpty()) setLastExportDir(QFileInfo(path).absolutePath());
+  return path;
+}
 double AppSettings::smoothing() {
   return QSettings().value(QStringLiteral("train/smoothing"), 0.6).toDouble();
 }
@@ -163,6 +170,8 @@ SessionState AppSettings::session() {
     state.runs << id.toLongLong();
   state.trainModes = settings.value(QStringLiteral("session/trainModes"), 0).toInt();
   state.storePath = settings.value(QStringLiteral("session/storePath")).toString();
+  state.runsFilter = settings.value(QStringLiteral("session/runsFilter")).toString();
+  state.runsStudy = settings.value(QStringLiteral("session/runsStudy"), -1).toLongLong();
   return state;
 }
 
@@ -176,6 +185,8 @@ void AppSettings::setSession(const SessionState& state) {
   settings.setValue(QStringLiteral("session/runs"), runs);
   settings.setValue(QStringLiteral("session/trainModes"), state.trainModes);
   settings.setValue(QStringLiteral("session/storePath"), state.storePath);
+  settings.setValue(QStringLiteral("session/runsFilter"), state.runsFilter);
+  settings.setValue(QStringLiteral("session/runsStudy"), state.runsStudy);
 }
 
 int AppSettings::trainXAxis() {

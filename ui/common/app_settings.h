@@ -22,6 +22,8 @@ struct SessionState {
   QList<qint64> runs;  ///< run ids selected in Runs
   int trainModes = 0;  ///< Train's mode set (the mode combo's data); 0: not saved
   QString storePath;   ///< the run store the session used (--db included); empty: none
+  QString runsFilter;  ///< the Runs filter's text (plain text or a run query)
+  qint64 runsStudy = -1;  ///< the study the Runs filter showed; -1: any
 };
 
 struct AppSettings {
@@ -52,6 +54,12 @@ struct AppSettings {
   /// never the working directory the app happened to start in.
   static QString lastExportDir();
   static void setLastExportDir(const QString& dir);
+  /// `fileName` in lastExportDir(): what every export dialog proposes (issue 36: a dialog given
+  /// a bare name opened in the working directory, the source checkout).
+  static QString exportPath(const QString& fileName);
+  /// Keeps the folder of a path an export dialog returned (nothing for an empty one, a
+  /// cancelled dialog); returns `path`.
+  static QString keepExportPath(const QString& path);
   static double smoothing();
   static void setSmoothing(double weight);
   /// Processes a local run is spread over (Train workspace); 1: stages as threads here.

@@ -92,7 +92,8 @@ void CommandPalette::collect() {
   if (QWidget* w = parentWidget()) {
     for (QAction* a : w->actions()) {
       if (a->isEnabled() && !a->menu() && !a->text().isEmpty())
-        m_entries.push_back({a, plain(a->text()), QString(), a->shortcut().toString()});
+        m_entries.push_back(
+            {a, plain(a->text()), a->property("palettePath").toString(), a->shortcut().toString()});
     }
   }
 }
@@ -102,7 +103,12 @@ int CommandPalette::fuzzyScore(const QString& pattern, const QString& text) {
   p.remove(QLatin1Char(' '));
   if (p.isEmpty()) return 0;
   const QString t = text.toCaseFolded();
+  // A letter counts as meant when it starts a word or follows the previous match. A short
+  // pattern matches with such letters only; a longer one (room for a typo) with two thirds of
+  // them (issue 36: "csv" found "Design's cuts steer the live run" by c-s-v scattered in it).
+  const bool strict = p.size() <= kStrictLength;
   int score = 0;
+  int meant = 0;
   int at = 0;
   int last = -2;
   for (const QChar c : p) {
@@ -110,20 +116,22 @@ int CommandPalette::fuzzyScore(const QString& pattern, const QString& text) {
     int found = -1;
     for (int i = at; i < t.size(); ++i) {
       if (t.at(i) != c) continue;
-      if (found < 0) found = i;
       if (i == last + 1 || wordStart(t, i)) {
         found = i;
         break;
       }
+      if (found < 0 && !strict) found = i;
     }
     if (found < 0) return -1;
     score += 1;
+    if (found == last + 1 || wordStart(t, found)) ++meant;
     if (found == last + 1) score += 4;
     if (wordStart(t, found)) score += 6;
     score -= std::min(found - at, 8) / 4;  // a little for the letters skipped
     last = found;
     at = found + 1;
   }
+  if (meant * 3 < int(p.size()) * 2) return -1;
   // Typed as written ranks first: "runs" finds Runs before Run study.
   if (t.startsWith(p))
     score += 12;

@@ -30,8 +30,11 @@ class CommandPalette : public QDialog {
   QAction* actionAt(int row) const;
 
   /// How well `pattern` matches `text` as a subsequence, ignoring case and spaces; -1: not at
-  /// all. Letters that start a word or follow the previous match score higher.
+  /// all. Letters that start a word or follow the previous match score higher; a pattern of up
+  /// to kStrictLength letters matches with such letters only, a longer one needs two thirds
+  /// of its letters to be such.
   static int fuzzyScore(const QString& pattern, const QString& text);
+  static constexpr int kStrictLength = 4;
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;

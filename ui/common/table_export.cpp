@@ -20,6 +20,8 @@
 #include <set>
 #include <vector>
 
+#include "common/app_settings.h"
+
 namespace stagewise::ui {
 
 namespace {
@@ -123,21 +125,32 @@ QString selectionTsv(const QItemSelectionModel* selection, const QTableView* vie
   const QAbstractItemModel* model = selection->model();
   std::map<int, std::set<int>> cells;  // row -> selected columns
   std::set<int> columns;
+  int count = 0;
   for (const QModelIndex& index : selection->selectedIndexes()) {
     if (view && view->isColumnHidden(index.column())) continue;
+    ++count;
     cells[index.row()].insert(index.column());
     columns.insert(index.column());
   }
+  const auto field = [](QString text) {
+    text.replace(QLatin1Char('\t'), QLatin1Char(' '));
+    text.replace(QLatin1Char('\n'), QLatin1Char(' '));
+    text.remove(QLatin1Char('\r'));
+    return text;
+  };
   QString out;
+  // Pasted into a spreadsheet, the columns keep their names (issue 36): one line of headers
+  // first, unless a single cell is copied (its value alone is what gets pasted).
+  if (count > 1) {
+    QStringList names;
+    for (int column : columns)
+      names << field(model->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString());
+    out += names.join(QLatin1Char('\t')) + QLatin1Char('\n');
+  }
   for (const auto& [row, selected] : cells) {
     QStringList fields;
-    for (int column : columns) {
-      QString text = selected.count(column) ? cellText(model, row, column) : QString();
-      text.replace(QLatin1Char('\t'), QLatin1Char(' '));
-      text.replace(QLatin1Char('\n'), QLatin1Char(' '));
-      text.remove(QLatin1Char('\r'));
-      fields << text;
-    }
+    for (int column : columns)
+      fields << field(selected.count(column) ? cellText(model, row, column) : QString());
     out += fields.join(QLatin1Char('\t')) + QLatin1Char('\n');
   }
   return out;
@@ -170,9 +183,9 @@ QAction* attachTableExport(QAbstractItemView* view, const QString& baseName,
   auto* exportCsv = new QAction(QObject::tr("Export CSV…"), view);
   exportCsv->setToolTip(QObject::tr("Write every row of this table as a CSV file"));
   QObject::connect(exportCsv, &QAction::triggered, view, [view, baseName, prepare] {
-    const QString path = QFileDialog::getSaveFileName(view, QObject::tr("Export CSV"),
-                                                      baseName + QStringLiteral(".csv"),
-                                                      QObject::tr("CSV files (*.csv)"));
+    const QString path = AppSettings::keepExportPath(QFileDialog::getSaveFileName(
+        view, QObject::tr("Export CSV"), AppSettings::exportPath(baseName + QStringLiteral(".csv")),
+        QObject::tr("CSV files (*.csv)")));
     if (path.isEmpty()) return;
     QPointer<QAbstractItemView> guard(view);
     auto write = [guard, path] {

@@ -31,8 +31,9 @@ QString csvField(const QString& text);
 /// The model's header row and every cell's stored value (kExportRole, else its display text) as
 /// CSV, one line per row ("\n"); the columns `view` hides are left out.
 QString tableCsv(const QAbstractItemModel* model, const QTableView* view = nullptr);
-/// The selected cells as tab-separated text: rows in model order, the columns any selected cell
-/// of the selection spans, a cell not selected inside that rectangle empty. Tabs and line breaks
+/// The selected cells as tab-separated text: a line of the columns' header names first (not for
+/// a single cell), then rows in model order, the columns any selected cell of the selection
+/// spans, a cell not selected inside that rectangle empty. Tabs and line breaks
 /// inside a cell become spaces; the columns `view` hides are left out. Empty when nothing is
 /// selected.
 QString selectionTsv(const QItemSelectionModel* selection, const QTableView* view = nullptr);

@@ -61,6 +61,9 @@ DesignWorkspace::DesignWorkspace(DesignDocument* doc, QWidget* parent)
   auto* zoomOut = toolButton(QStringLiteral("−"), tr("Zoom out"), this);
   auto* fit = toolButton(tr("Fit"), tr("Fit the network to the view"), this);
   m_summary = new QLabel(this);
+  // Wraps in a narrow canvas: on one line its width was the canvas's least and made Design
+  // wider than a 1200-px window (issue 36: opening Design widened the window to 1273 px).
+  m_summary->setWordWrap(true);
   auto* canvasBar = new QHBoxLayout;
   canvasBar->addWidget(m_summary, 1);
   canvasBar->addWidget(zoomOut);

@@ -167,6 +167,9 @@ TrainWorkspace::TrainWorkspace(EngineController* controller, DesignDocument* doc
   connect(m_dashboard->timelinePanel(), &TimelinePanel::exportTraceRequested, this,
           &TrainWorkspace::exportTrace);
   m_log = new EventLog(this);
+  // The log scrolls: its least height is its header and a line, not a scroll area's 70 px,
+  // so Train fits a 1200x680 window (issue 36: such a window reopened 32 px taller).
+  m_log->setMinimumHeight(m_log->fontMetrics().height() * 2 + 8);
   m_steer = new SteerPanel(this);
   connect(m_steer, &SteerPanel::cutsRequested, controller, &EngineController::requestRepartition);
   connect(m_steer, &SteerPanel::stageChangeRequested, controller,
@@ -630,23 +633,35 @@ void TrainWorkspace::updateProcesses() {
 bool TrainWorkspace::resumeRun(const engine::ExperimentSpec& spec, const ResumePoint& resume,
                                const QString& title) {
   if (m_controller->isBusy() || !m_controller->canResume()) return false;
-  selectPlan({spec.mode});
   // A distributed run cannot resume from a checkpoint yet: resuming runs in this process.
   return begin(spec, {spec.mode}, resume,
-               tr("Resuming %1 from %2").arg(title, QString::fromStdString(resume.checkpoint)), 1);
+               tr("Resuming %1 from %2").arg(title, QString::fromStdString(resume.checkpoint)) +
+                   keepPlanFor(spec.mode),
+               1);
+}
+
+QString TrainWorkspace::keepPlanFor(engine::Mode mode) {
+  // The run goes on in its own mode. The mode box keeps the user's set where it includes that
+  // mode, as opening a file does (issue 36: a resume switched "Local, then backprop" to
+  // "Local (parallel stages)"), and the log says what runs.
+  const RunPlan before = currentPlan();
+  selectPlan(planAfterOpening(before, mode));
+  if (currentPlan() == RunPlan{mode}) return {};
+  return tr(" (its mode, %1, alone: the mode box's set is for the next Run)")
+      .arg(QString::fromStdString(engine::toString(mode)));
 }
 
 bool TrainWorkspace::replayRun(const engine::ExperimentSpec& spec,
                                const std::vector<engine::RunChange>& changes,
                                const QString& title) {
   if (m_controller->isBusy() || m_queue->isRunning()) return false;
-  selectPlan({spec.mode});
   RunHooks hooks;
   hooks.changes = changes;
   return begin(
       spec, {spec.mode}, {},
-      tr("Running %1 again with its %n change(s)", nullptr, int(changes.size())).arg(title), 1, {},
-      std::move(hooks));
+      tr("Running %1 again with its %n change(s)", nullptr, int(changes.size())).arg(title) +
+          keepPlanFor(spec.mode),
+      1, {}, std::move(hooks));
 }
 
 bool TrainWorkspace::begin(const engine::ExperimentSpec& spec, RunPlan plan,

@@ -133,6 +133,9 @@ class TrainWorkspace : public QWidget {
   void message(const QString& text);
 
  private:
+  /// Before a resume or a replay of a run in `mode`: the mode box as planAfterOpening() leaves
+  /// it; the note for the log where it keeps a set that is not what runs (else empty).
+  QString keepPlanFor(engine::Mode mode);
   bool begin(const engine::ExperimentSpec& spec, RunPlan plan, const ResumePoint& resume,
              const QString& note, int processes, std::function<void(int64_t)> onRecorded = {},
              RunHooks hooks = {});

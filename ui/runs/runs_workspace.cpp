@@ -27,6 +27,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/app_settings.h"
 #include "common/table_export.h"
 #include "runs/compare_panel.h"
 #include "runs/query_filter.h"
@@ -118,6 +119,7 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   if (parent && parent->window() != this) {
     auto* paletteExport = new QAction(tr("Export the run list as CSV…"), this);
     paletteExport->setToolTip(m_exportTable->toolTip());
+    paletteExport->setProperty("exportMenu", true);
     connect(paletteExport, &QAction::triggered, m_exportTable, &QAction::trigger);
     parent->window()->addAction(paletteExport);
   }
@@ -174,6 +176,23 @@ RunsWorkspace::RunsWorkspace(std::shared_ptr<storage::RunStore> store, QWidget* 
   m_delete = new QPushButton(tr("Delete…"), this);
   m_export = new QPushButton(tr("Export CSV…"), this);
   m_export->setToolTip(tr("Every point of the selected runs (or all listed runs) as CSV."));
+  // The selected run's buttons are the window's actions too, so the command palette finds them
+  // (issue 36), enabled as the buttons are (updatePaletteActions).
+  if (parent && parent->window() != this) {
+    const std::pair<QPushButton*, QString> mirrored[] = {
+        {m_export, tr("Export the selected runs' points as CSV…")},
+        {m_saveMeta, tr("Save notes and tags")},
+        {m_resume, tr("Resume the selected run")},
+        {m_runAgain, tr("Run the selected run again")}};
+    for (const auto& [button, text] : mirrored) {
+      auto* action = new QAction(text, this);
+      action->setProperty("palettePath", tr("Runs"));
+      action->setProperty("exportMenu", button == m_export);
+      connect(action, &QAction::triggered, button, &QPushButton::click);
+      m_paletteActions.emplace_back(button, action);
+      parent->window()->addAction(action);
+    }
+  }
   auto* details = new QGroupBox(tr("Selected run"), this);
   auto* form = new QFormLayout;
   form->addRow(tr("Tags"), m_tags);
@@ -351,8 +370,9 @@ void RunsWorkspace::loadStudies() {
                              .arg(QString::fromStdString(storage::toString(s.status)))
                              .arg(counts.completed)
                              .arg(counts.total);
-        if (labels == m_studyLabels) return;
-        const qlonglong chosen = m_study->currentData().toLongLong();
+        if (labels == m_studyLabels && m_pendingStudy <= 0) return;
+        const qlonglong pending = std::exchange(m_pendingStudy, -1);
+        const qlonglong chosen = pending > 0 ? pending : m_study->currentData().toLongLong();
         const bool chosenChanged =
             chosen > 0 && (!m_studyLabels.count(chosen) || !labels.count(chosen) ||
                            m_studyLabels[chosen] != labels[chosen]);
@@ -368,8 +388,8 @@ void RunsWorkspace::loadStudies() {
         m_study->view()->setMinimumWidth(widest + 32);
         const int index = m_study->findData(QVariant::fromValue<qlonglong>(chosen));
         m_study->setCurrentIndex(index >= 0 ? index : 0);
-        if (index < 0 && chosen > 0) {
-          applyFilter();  // the chosen study was deleted
+        if ((index < 0 && chosen > 0) || pending > 0) {
+          applyFilter();  // the chosen study was deleted, or the session's is listed now
         } else if (chosenChanged) {
           m_model->reload();  // its runs moved on (a study in another process)
           m_groups->reload();
@@ -411,6 +431,37 @@ void RunsWorkspace::restoreSelection() {
   m_restoring = false;
 }
 
+void RunsWorkspace::updatePaletteActions() {
+  for (const auto& [button, action] : m_paletteActions) {
+    action->setEnabled(button->isEnabled() && button->isVisibleTo(this));
+    action->setToolTip(button->toolTip());
+  }
+}
+
+QString RunsWorkspace::filterText() const {
+  return m_search->text();
+}
+
+qint64 RunsWorkspace::studyFilter() const {
+  return m_pendingStudy > 0 ? m_pendingStudy : m_study->currentData().toLongLong();
+}
+
+void RunsWorkspace::restoreFilter(const QString& text, qint64 study) {
+  {
+    QSignalBlocker block(m_search);
+    m_search->setText(text);
+  }
+  // A study the filter box does not list yet (the studies load off this thread) is chosen
+  // once it does.
+  const int index = m_study->findData(QVariant::fromValue<qlonglong>(study));
+  m_pendingStudy = study > 0 && index < 0 ? study : -1;
+  {
+    QSignalBlocker block(m_study);
+    m_study->setCurrentIndex(std::max(index, 0));
+  }
+  applyFilter();
+}
+
 void RunsWorkspace::selectRuns(const std::vector<int64_t>& ids) {
   std::vector<int64_t> found;
   for (int64_t id : ids)
@@ -424,10 +475,15 @@ void RunsWorkspace::selectRuns(const std::vector<int64_t>& ids) {
   saveMetaIfEdited();
   m_shown = found;
   m_shownNames.clear();
-  for (int64_t id : found)
-    if (const storage::RunRecord* r = m_model->record(m_model->rowOf(id)))
-      m_shownNames[id] = r->name;
+  int top = -1;
+  for (int64_t id : found) {
+    const int row = m_model->rowOf(id);
+    if (const storage::RunRecord* r = m_model->record(row)) m_shownNames[id] = r->name;
+    if (top < 0 || row < top) top = row;
+  }
   restoreSelection();
+  // A restored selection further down the list is scrolled to, not left out of sight.
+  if (top >= 0) m_table->scrollTo(m_model->index(top, 0));
   showSelected();
 }
 
@@ -668,9 +724,10 @@ void RunsWorkspace::exportCsv(const QString& chosenPath) {
   std::vector<int64_t> ids = selectedRunIds();
   QString path = chosenPath;
   if (path.isEmpty())
-    path = QFileDialog::getSaveFileName(this, tr("Export runs as CSV"), QStringLiteral("runs.csv"),
+    path = QFileDialog::getSaveFileName(this, tr("Export runs as CSV"),
+                                        AppSettings::exportPath(QStringLiteral("runs.csv")),
                                         tr("CSV (*.csv)"));
-  if (path.isEmpty()) return;
+  if (AppSettings::keepExportPath(path).isEmpty()) return;
   const storage::RunFilter filter = m_model->filter();
   m_executor->post<int>(
       this,

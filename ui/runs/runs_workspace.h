@@ -80,6 +80,15 @@ class RunsWorkspace : public QWidget {
   /// Selects these runs (session restore): at once if the list holds them, else once it has
   /// loaded; ids no longer in the store are left out.
   void selectRuns(const std::vector<int64_t>& ids);
+  /// The filter's text and the study it shows (-1: any), as the session keeps them.
+  QString filterText() const;
+  qint64 studyFilter() const;
+  /// Puts the filter back as the session left it (issue 36); a study not listed yet is chosen
+  /// once the studies have loaded.
+  void restoreFilter(const QString& text, qint64 study);
+  /// The selected run's buttons as the window's actions (Export CSV…, Save notes and tags,
+  /// Resume, Run again), for the command palette: enabled as the buttons are now.
+  void updatePaletteActions();
   /// True while the tags or notes have edits not yet saved.
   bool hasUnsavedMeta() const { return m_metaDirty; }
   /// Asked when a field edited here (`field`: "tags" or "notes") was also changed outside the
@@ -202,6 +211,8 @@ class RunsWorkspace : public QWidget {
   ConflictChooser m_chooseConflict;
   std::tuple<int64_t, int64_t, int64_t> m_signature{-1, -1, -1};
   std::map<int64_t, QString> m_studyLabels;  ///< what the study filter lists, by id
+  qint64 m_pendingStudy = -1;                ///< restoreFilter()'s study, until it is listed
+  std::vector<std::pair<QPushButton*, QAction*>> m_paletteActions;
 };
 
 }  // namespace stagewise::ui
