@@ -549,7 +549,7 @@ void MainWindow::askReport() {
       QStringLiteral("\n\n") +
       TrainWorkspace::describeEstimate(m_train->estimateReport(base, false), false, now) +
       QStringLiteral("\n\n") +
-      tr("Quick: fewer steps, 2 seeds; full: the experiment's own length and 3 seeds."));
+      tr("Quick: 2 seeds; full: 3 seeds. Each choice's lengths are given above."));
   QPushButton* quick = box.addButton(tr("Quick report"), QMessageBox::AcceptRole);
   QPushButton* full = box.addButton(tr("Full report"), QMessageBox::AcceptRole);
   box.setDefaultButton(quick);
