@@ -169,6 +169,28 @@ std::string paletteColor(int index) {
 }
 
 std::string renderSvg(const Plot& plot, int width, int height) {
+  // A byte axis in IEC units, as every other byte axis in the workbench (issue 36: the memory
+  // chart read "1e+07 bytes"): the data stay in bytes (report.json), the drawing is scaled.
+  if (!plot.logY && plot.yLabel.rfind("bytes", 0) == 0) {
+    double top = 0;
+    for (const auto& s : plot.series)
+      for (const auto* v : {&s.y, &s.lo, &s.hi})
+        for (double y : *v)
+          if (std::isfinite(y)) top = std::max(top, std::abs(y));
+    static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+    double scale = 1;
+    int unit = -1;
+    while (top / scale >= 1024 && unit < 3) scale *= 1024, ++unit;
+    if (unit >= 0) {
+      Plot scaled = plot;
+      for (auto& s : scaled.series)
+        for (auto* v : {&s.y, &s.lo, &s.hi})
+          for (double& y : *v) y /= scale;
+      if (plot.yMin < plot.yMax) scaled.yMin /= scale, scaled.yMax /= scale;
+      scaled.yLabel = kUnits[unit] + plot.yLabel.substr(5);
+      return renderSvg(scaled, width, height);
+    }
+  }
   std::lock_guard lock(plplotMutex());
   if (!haveSvgDriver()) throw std::runtime_error("PLplot has no svg driver (install libplplot17)");
   const char* tmp = std::getenv("TMPDIR");

@@ -5,6 +5,7 @@
 #include <QXmlStreamReader>
 #include <QtTest>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -12,6 +13,7 @@
 #include "report_fixture.h"
 #include "stagewise/report/collect.h"
 #include "stagewise/report/findings.h"
+#include "stagewise/report/plot.h"
 #include "stagewise/report/report.h"
 #include "stagewise/report/session.h"
 #include "stagewise/report/suite.h"
@@ -700,6 +702,36 @@ class TestReportSuite : public QObject {
     QVERIFY(html.contains("Tests the paper's finding 3"));
     QVERIFY(html.contains("1 of 3 findings that test the paper reproduced"));
     QVERIFY(html.contains("OpenBLAS 0.3.21"));
+  }
+
+  // Issue 36: the report's memory chart read "1e+07, 2e+07 … bytes" where the workbench says
+  // MiB. A byte axis is drawn in IEC units (the data stay bytes); other axes are left alone.
+  void byteAxesAreDrawnInIecUnits() {
+    Plot plot;
+    plot.title = "Peak memory per stage";
+    plot.yLabel = "bytes";
+    plot.categories = {"stage 1", "stage 2"};
+    plot.series.push_back(
+        {"local", {0, 1}, {12.5 * 1048576, 30.0 * 1048576}, {}, {}, PlotSeries::Style::Bars, 0});
+    // PLplot's svg driver writes each character as an entity ("&#x4d;&#x69;&#x42;").
+    const auto drawn = [](const std::string& text) {
+      std::string out;
+      for (unsigned char c : text) {
+        char entity[12];
+        std::snprintf(entity, sizeof entity, "&#x%x;", c);
+        out += entity;
+      }
+      return out;
+    };
+    const std::string svg = renderSvg(plot);
+    QVERIFY2(svg.find(drawn("MiB")) != std::string::npos, "no MiB on the axis");
+    QVERIFY2(svg.find(drawn("e+0")) == std::string::npos, "ticks in powers of ten");
+    QVERIFY2(svg.find(drawn("30")) != std::string::npos, "no tick at 30 MiB");
+    QCOMPARE(plot.series[0].y[1], 30.0 * 1048576);  // the caller's data untouched
+    Plot accuracy = plot;
+    accuracy.yLabel = "test accuracy";
+    accuracy.series[0].y = {0.5, 0.8};
+    QVERIFY(renderSvg(accuracy).find(drawn("MiB")) == std::string::npos);
   }
 
   // issue 37: the paper's finding 6 is tested, by memory_recompute, in every document.

@@ -393,6 +393,15 @@ class TestRunsTables : public QObject {
     QVERIFY2(lines.front().split(QLatin1Char('\t')).contains(QStringLiteral("train.lr")),
              qPrintable(lines.front()));
     QVERIFY(!lines.at(1).contains(QStringLiteral("train.lr")));
+    // In the order the table shows them: the key columns right after Name (the walkthrough found
+    // the model's order, "# Name Date Model …", under a table reading "# Name train.lr …").
+    QStringList shownOrder;
+    auto* header = ws.table()->horizontalHeader();
+    for (int v = 0; v < header->count(); ++v)
+      if (!header->isSectionHidden(header->logicalIndex(v)))
+        shownOrder << model->headerData(header->logicalIndex(v), Qt::Horizontal, Qt::DisplayRole)
+                          .toString();
+    QCOMPARE(lines.front().split(QLatin1Char('\t')), shownOrder);
     // The CSV has the shown columns, key columns included.
     const auto csv = parseCsv(tableCsv(model, ws.table()));
     QCOMPARE(int(csv.size()), 4);

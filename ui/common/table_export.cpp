@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QGuiApplication>
+#include <QHeaderView>
 #include <QKeyEvent>
 #include <QLocale>
 #include <QMenu>
@@ -138,18 +139,25 @@ QString selectionTsv(const QItemSelectionModel* selection, const QTableView* vie
     text.remove(QLatin1Char('\r'));
     return text;
   };
+  // In the order the table shows them (the run list moves its key columns after Name in the
+  // view only; a copy followed the model's order).
+  std::vector<int> order(columns.begin(), columns.end());
+  if (view)
+    std::stable_sort(order.begin(), order.end(), [view](int a, int b) {
+      return view->horizontalHeader()->visualIndex(a) < view->horizontalHeader()->visualIndex(b);
+    });
   QString out;
   // Pasted into a spreadsheet, the columns keep their names (issue 36): one line of headers
   // first, unless a single cell is copied (its value alone is what gets pasted).
   if (count > 1) {
     QStringList names;
-    for (int column : columns)
+    for (int column : order)
       names << field(model->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString());
     out += names.join(QLatin1Char('\t')) + QLatin1Char('\n');
   }
   for (const auto& [row, selected] : cells) {
     QStringList fields;
-    for (int column : columns)
+    for (int column : order)
       fields << field(selected.count(column) ? cellText(model, row, column) : QString());
     out += fields.join(QLatin1Char('\t')) + QLatin1Char('\n');
   }
