@@ -307,7 +307,8 @@ Suite planSuite(const std::string& baseSpecJson, const SuiteOptions& options,
           (options.quick ? " (quick: one round)" : ""));
     } else {
       suite.adaptations.push_back(
-          "activation recomputation (memory_recompute) not measured: M = 4 and 8 do not fit batch " +
+          "activation recomputation (memory_recompute) not measured: M = 4 and 8 do not fit "
+          "batch " +
           std::to_string(batch));
     }
   }

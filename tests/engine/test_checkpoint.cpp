@@ -109,8 +109,7 @@ class TestCheckpoint : public QObject {
           // At step p.step (0-based) the stage has finished p.step + 1 steps.
           QVERIFY2(p.value >= perStep * (p.step + 1) * 0.9,
                    qPrintable(QStringLiteral("%1 %2 stage %3 step %4: %5")
-                                  .arg(QString::fromStdString(mode),
-                                       QString::fromStdString(p.name))
+                                  .arg(QString::fromStdString(mode), QString::fromStdString(p.name))
                                   .arg(k)
                                   .arg(p.step)
                                   .arg(p.value)));
@@ -150,12 +149,11 @@ class TestCheckpoint : public QObject {
       for (const auto& p : resumed.points) {
         if (p.stage != k) continue;
         if (p.name == series::kMemoryBytes) {
-          QVERIFY2(p.value >= double(memory),
-                   qPrintable(QStringLiteral("stage %1 step %2: %3 < %4")
-                                  .arg(k)
-                                  .arg(p.step)
-                                  .arg(p.value)
-                                  .arg(memory)));
+          QVERIFY2(p.value >= double(memory), qPrintable(QStringLiteral("stage %1 step %2: %3 < %4")
+                                                             .arg(k)
+                                                             .arg(p.step)
+                                                             .arg(p.value)
+                                                             .arg(memory)));
           ++seen;
         }
         if (p.name == series::kActivationBytes) QVERIFY(p.value >= double(activations));

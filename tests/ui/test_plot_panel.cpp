@@ -1158,9 +1158,8 @@ class TestPlotPanel : public QObject {
     for (int i = 0; i < items; ++i) {
       const QString text = overlayLegendText(overlay, i);
       if (!text.startsWith(QLatin1Char('#'))) continue;  // "+N more"
-      QVERIFY2(!text.endsWith(QChar(0x2026)) && QRegularExpression(QStringLiteral(" s[12]$"))
-                                                    .match(text)
-                                                    .hasMatch(),
+      QVERIFY2(!text.endsWith(QChar(0x2026)) &&
+                   QRegularExpression(QStringLiteral(" s[12]$")).match(text).hasMatch(),
                qPrintable(text + QStringLiteral(" in a legend %1 wide; plot %2 of %3")
                                      .arg(legend.width())
                                      .arg(overlay->axisRect()->width())

@@ -202,7 +202,8 @@ class TestReportGui : public QObject {
     // Issue 36: the estimate counts the runs to train, not the reused ones (the dialog promised
     // all 90 runs again on a second start).
     const auto again = train->estimateReport(engine::specToJson(baseSpec()), true);
-    QVERIFY2(again.reused > 0 && again.reused < again.runs, qPrintable(QString::number(again.reused)));
+    QVERIFY2(again.reused > 0 && again.reused < again.runs,
+             qPrintable(QString::number(again.reused)));
     QVERIFY(TrainWorkspace::describeEstimate(again, true, QDateTime::currentDateTime())
                 .contains(QStringLiteral("%1 of %2 runs to train, %3 reused")
                               .arg(again.runs - again.reused)

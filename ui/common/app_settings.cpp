@@ -68,8 +68,8 @@ QRect windowRectForScreen(QRect saved, QSize savedScreen, QSize room, QRect area
 }
 
 QSize windowSizeForScreen(QSize saved, QSize savedScreen, QSize screen) {
-  if (!saved.isValid() || !savedScreen.isValid() || !screen.isValid() ||
-      savedScreen.width() <= 0 || savedScreen.height() <= 0)
+  if (!saved.isValid() || !savedScreen.isValid() || !screen.isValid() || savedScreen.width() <= 0 ||
+      savedScreen.height() <= 0)
     return saved.boundedTo(screen);
   const double wide = double(screen.width()) / savedScreen.width();
   const double tall = double(screen.height()) / savedScreen.height();

@@ -16,13 +16,13 @@ namespace stagewise::ui {
 /// What the workbench reopens with (issue 36 §4, session restore): the experiment, the
 /// workspace shown and the runs selected in Runs when it was last closed.
 struct SessionState {
-  QString specFile;    ///< the experiment's file; empty: it had none
-  QString designJson;  ///< without a file: the design as experiment JSON (study included)
-  int workspace = 0;   ///< Design, Train, Runs
-  QList<qint64> runs;  ///< run ids selected in Runs
-  int trainModes = 0;  ///< Train's mode set (the mode combo's data); 0: not saved
-  QString storePath;   ///< the run store the session used (--db included); empty: none
-  QString runsFilter;  ///< the Runs filter's text (plain text or a run query)
+  QString specFile;       ///< the experiment's file; empty: it had none
+  QString designJson;     ///< without a file: the design as experiment JSON (study included)
+  int workspace = 0;      ///< Design, Train, Runs
+  QList<qint64> runs;     ///< run ids selected in Runs
+  int trainModes = 0;     ///< Train's mode set (the mode combo's data); 0: not saved
+  QString storePath;      ///< the run store the session used (--db included); empty: none
+  QString runsFilter;     ///< the Runs filter's text (plain text or a run query)
   qint64 runsStudy = -1;  ///< the study the Runs filter showed; -1: any
 };
 
@@ -101,4 +101,3 @@ QSize windowSizeForScreen(QSize saved, QSize savedScreen, QSize screen);
 QRect windowRectForScreen(QRect saved, QSize savedScreen, QSize room, QRect area);
 
 }  // namespace stagewise::ui
-

@@ -123,10 +123,10 @@ class PlotPanel : public QWidget {
     QCPGraph* graph;
     QPen pen;  ///< as the rule asks; dense graphs are drawn with a 1 px version of it
     bool markers;
-    int rule;      ///< index of the rule that picked it (legend order)
-    QString name;  ///< the legend's whole text (the graph's name may be shortened to fit)
-    QString tag;   ///< short: the mode and stage ("S1", "pS1" pipeline, "bp" backprop)
-    QString what;  ///< short: the rule's part ("fwd", "↑" for gradients back, "alloc")
+    int rule;        ///< index of the rule that picked it (legend order)
+    QString name;    ///< the legend's whole text (the graph's name may be shortened to fit)
+    QString tag;     ///< short: the mode and stage ("S1", "pS1" pipeline, "bp" backprop)
+    QString what;    ///< short: the rule's part ("fwd", "↑" for gradients back, "alloc")
     bool modeStyle;  ///< the pen's style names the run's mode (pipeline, backprop): always kept
   };
   struct Final {

@@ -50,7 +50,9 @@ StageMeter::Fractions StageMeter::window() const {
   return normalise(c, w, b);
 }
 
-StageMeter::Fractions StageMeter::total() const { return normalise(m_compute, m_wait, m_blocked); }
+StageMeter::Fractions StageMeter::total() const {
+  return normalise(m_compute, m_wait, m_blocked);
+}
 
 double StageMeter::windowStepsPerSec() const {
   if (m_window.empty()) return 0;
@@ -63,7 +65,11 @@ double StageMeter::meanComputeSeconds() const {
   return m_steps > 0 ? m_compute / static_cast<double>(m_steps) : 0;
 }
 
-double StageMeter::recentLoss() const { return mean(m_losses); }
-double StageMeter::recentAccuracy() const { return mean(m_accuracies); }
+double StageMeter::recentLoss() const {
+  return mean(m_losses);
+}
+double StageMeter::recentAccuracy() const {
+  return mean(m_accuracies);
+}
 
 }  // namespace stagewise::engine
